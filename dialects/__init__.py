@@ -1,0 +1,1 @@
+"""The three levels: pto (tensors), tile (V/C stages), npu (hardware)."""

@@ -1,0 +1,1039 @@
+"""The `npu` dialect: the hardware level, what an Ascend-style core does.
+
+Values are buffers `!npu.buf<128x256xbf16, l0a>`: a static shape (only `gm` buffers may
+have a dynamic dim), an element type and a memory space (`gm`, `l1`, `l0a`, `l0b`,
+`l0c`, `ub`). On-chip buffers are allocated per core at an explicit byte offset in
+their space. `npu.launch` runs a cube program on each AIC and a vector program on each
+AIV, each with its core index. One op is one tile-sized action of one pipe:
+
+- DMA `npu.dma` on MTE2 (GM -> L1/UB), MTE1 (L1 -> L0A/L0B), MTE3 (UB -> GM), with the
+  cache policy of its GM side; `npu.fixpipe` moves L0C out (to GM or L1) with an
+  optional cast, scalar dequant and atomic add (split-K partial sums);
+- the cube `npu.mmad` (L0A x L0B -> L0C, overwrite or accumulate);
+- vector instructions on whole UB buffers (`npu.vadd`, `npu.vmuls`, `npu.vreduce`,
+  `npu.vcast`, ...);
+- synchronisation: `npu.set_flag`/`npu.wait_flag` between the pipes of one core,
+  `npu.barrier` on one pipe, `npu.cross_core_set`/`npu.cross_core_wait` between cores.
+
+What this level checks: the hardware rules. Every allocation fits its space's capacity
+(from the target data file) and is block-aligned; a DMA uses a data path the target has
+and the pipe that serves it; cube ops read L0A/L0B and write L0C, vector ops read and
+write UB; the cube program touches no UB and the vector program no L1/L0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import auto
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    UnitAttr,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from pto.dialects.pto import (
+    ELEM_BYTES,
+    AngleEnum,
+    CachePolicy,
+    CachePolicyAttr,
+    ReduceKind,
+    ReduceKindAttr,
+    RoundMode,
+    RoundModeAttr,
+    broadcasts_to,
+    check_cast,
+    dims_str,
+    elem_name,
+)
+from pto.targets import target_of
+
+
+class Space(StrEnum):
+    GM = auto()
+    L1 = auto()
+    L0A = auto()
+    L0B = auto()
+    L0C = auto()
+    UB = auto()
+
+
+CUBE_SPACES = (Space.L1, Space.L0A, Space.L0B, Space.L0C)
+
+
+class Pipe(StrEnum):
+    MTE1 = auto()
+    MTE2 = auto()
+    MTE3 = auto()
+    FIXPIPE = auto()
+    CUBE = auto()
+    VECTOR = auto()
+    SCALAR = auto()
+    ALL = auto()
+
+
+@irdl_attr_definition
+class PipeAttr(AngleEnum, EnumAttribute[Pipe]):
+    name = "npu.pipe"
+
+
+# The pipe that serves each on-chip data path.
+DMA_PIPE = {
+    (Space.GM, Space.L1): Pipe.MTE2,
+    (Space.GM, Space.UB): Pipe.MTE2,
+    (Space.L1, Space.L0A): Pipe.MTE1,
+    (Space.L1, Space.L0B): Pipe.MTE1,
+    (Space.UB, Space.GM): Pipe.MTE3,
+    (Space.UB, Space.L1): Pipe.MTE3,
+    (Space.L1, Space.UB): Pipe.MTE1,
+}
+
+
+@irdl_attr_definition
+class BufferType(ParametrizedAttribute, TypeAttribute):
+    """`!npu.buf<128x1024xbf16, l1>`: a buffer in one memory space."""
+
+    name = "npu.buf"
+
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+    space: IntAttr  # index into Space, kept as data so the type prints compactly
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, space: Space):
+        super().__init__(
+            ArrayAttr([IntAttr(d) for d in shape]), element_type, IntAttr(list(Space).index(space))
+        )
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def mem(self) -> Space:
+        return list(Space)[self.space.data]
+
+    @property
+    def elem(self) -> str:
+        return elem_name(self.element_type)
+
+    def nbytes(self) -> int:
+        n = ELEM_BYTES[self.elem]
+        for d in self.get_shape():
+            n *= d
+        return n
+
+    @staticmethod
+    def check(shape: Sequence[int], elem: Attribute, space: Space) -> str | None:
+        if elem_name(elem) not in ELEM_BYTES:
+            return f"buffer element type must be one of {', '.join(ELEM_BYTES)}, got {elem}"
+        if space != Space.GM and DYNAMIC_INDEX in shape:
+            return f"only gm buffers may have a dynamic dim, got {dims_str(shape)} in {space.value}"
+        if any(d == 0 or d < DYNAMIC_INDEX for d in shape) or not shape:
+            return "buffer dims must be positive"
+        return None
+
+    def verify(self) -> None:
+        if self.space.data not in range(len(Space)):
+            raise VerifyException("unknown memory space")
+        if (msg := BufferType.check(self.get_shape(), self.element_type, self.mem)) is not None:
+            raise VerifyException(msg)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        parser.parse_punctuation("<")
+        shape, elem = parser.parse_ranked_shape()
+        parser.parse_punctuation(",")
+        space = parser.parse_str_enum(Space)
+        parser.parse_punctuation(">")
+        if (msg := cls.check(shape, elem, space)) is not None:
+            parser.raise_error(msg, start, parser.pos)
+        return (ArrayAttr([IntAttr(d) for d in shape]), elem, IntAttr(list(Space).index(space)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{dims_str(self.get_shape())}x")
+        printer.print_attribute(self.element_type)
+        printer.print_string(f", {self.mem.value}>")
+
+
+def buf(v: SSAValue) -> BufferType:
+    if not isinstance(v.type, BufferType):
+        raise VerifyException(f"expected an !npu.buf, got {v.type}")
+    return v.type
+
+
+def _need_space(op: Operation, v: SSAValue, spaces: Sequence[Space], what: str) -> BufferType:
+    t = buf(v)
+    if t.mem not in spaces:
+        raise VerifyException(
+            f"'{op.name}' {what} must be in {' or '.join(s.value for s in spaces)}, got {t.mem.value}"
+        )
+    return t
+
+
+# --------------------------------------------------------------------------- launch
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """`npu.launch cube 24 (%c) { ... } vector 48 (%v) { ... }`: run the cube program
+    on `cube` AICs and the vector program on `vector` AIVs, all at once; each region's
+    argument is the core index. Either program may be absent (count 0, empty region).
+    Counts are at most the target's core counts."""
+
+    name = "npu.launch"
+
+    cube_cores = prop_def(IntegerAttr[IntegerType])
+    vector_cores = prop_def(IntegerAttr[IntegerType])
+    cube = region_def()
+    vector = region_def()
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, cube_cores: int, cube: Region, vector_cores: int, vector: Region):
+        super().__init__(
+            properties={"cube_cores": IntegerAttr(cube_cores, i64), "vector_cores": IntegerAttr(vector_cores, i64)},
+            regions=[cube, vector],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        counts = {"cube": 0, "vector": 0}
+        regions = {"cube": Region(), "vector": Region()}
+        for kind in ("cube", "vector"):
+            if parser.parse_optional_keyword(kind):
+                counts[kind] = parser.parse_integer(allow_negative=False)
+                parser.parse_punctuation("(")
+                arg = parser.parse_argument(expect_type=False)
+                parser.parse_punctuation(")")
+                regions[kind] = parser.parse_region((arg.resolve(IndexType()),))
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(counts["cube"], regions["cube"], counts["vector"], regions["vector"])
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        for kind, count, region in (
+            ("cube", self.cube_cores, self.cube),
+            ("vector", self.vector_cores, self.vector),
+        ):
+            if not region.blocks:
+                continue
+            printer.print_string(f" {kind} {count.value.data} (")
+            printer.print_block_argument(region.block.args[0], print_type=False)
+            printer.print_string(") ")
+            printer.print_region(region, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    def verify_(self) -> None:
+        target = target_of(self)
+        for kind, count, region, limit in (
+            ("cube", self.cube_cores.value.data, self.cube, target.cube_cores),
+            ("vector", self.vector_cores.value.data, self.vector, target.vector_cores),
+        ):
+            if count < 0 or count > limit:
+                raise VerifyException(f"{kind} core count {count} is outside 0..{limit} of target {target.name}")
+            if (count == 0) != (not region.blocks):
+                raise VerifyException(f"the {kind} program needs a region exactly when its core count is positive")
+            if region.blocks:
+                args = region.block.args
+                if len(region.blocks) != 1 or len(args) != 1 or not isinstance(args[0].type, IndexType):
+                    raise VerifyException(f"the {kind} program is one block with one index argument (the core id)")
+        for op in self.cube.walk():
+            for v in (*op.operands, *op.results):
+                if isinstance(v.type, BufferType) and v.type.mem == Space.UB:
+                    raise VerifyException(f"the cube program cannot touch UB ('{op.name}')")
+            if isinstance(op, VectorOp):
+                raise VerifyException(f"'{op.name}' is a vector instruction: it belongs in the vector program")
+        for op in self.vector.walk():
+            for v in (*op.operands, *op.results):
+                if isinstance(v.type, BufferType) and v.type.mem in CUBE_SPACES:
+                    raise VerifyException(f"the vector program cannot touch {v.type.mem.value} ('{op.name}')")
+
+
+# ------------------------------------------------------------------------ allocation
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """`%b = npu.alloc ub [4096] : !npu.buf<4x1024xf32, ub>`: a per-core buffer at a byte
+    offset of its space; the buffer must be block-aligned and end within the space's
+    capacity. `%w = npu.alloc gm (%t) : !npu.buf<?x4096xbf16, gm>`: a global workspace,
+    its dynamic dim given by an operand (no offset)."""
+
+    name = "npu.alloc"
+
+    dyn_sizes = var_operand_def(IndexType)
+    offset = opt_prop_def(IntegerAttr[IntegerType])
+    result = result_def(BufferType)
+
+    def __init__(self, result_type: BufferType, offset: int | None = None, dyn_sizes: Sequence[SSAValue] = ()):
+        props: dict[str, Attribute] = {}
+        if offset is not None:
+            props["offset"] = IntegerAttr(offset, i64)
+        super().__init__(operands=[dyn_sizes], properties=props, result_types=[result_type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        parser.parse_str_enum(Space)  # repeated in the type, kept for reading
+        offset = None
+        sizes: list[SSAValue] = []
+        if parser.parse_optional_punctuation("["):
+            offset = parser.parse_integer(allow_negative=False)
+            parser.parse_punctuation("]")
+        if parser.parse_optional_punctuation("("):
+            sizes = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: parser.parse_operand())
+            parser.parse_punctuation(")")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        if not isinstance(t, BufferType):
+            parser.raise_error(f"expected an !npu.buf type, got {t}")
+        op = cls(t, offset, sizes)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        t = buf(self.result)
+        printer.print_string(f" {t.mem.value}")
+        if self.offset is not None:
+            printer.print_string(f" [{self.offset.value.data}]")
+        if self.dyn_sizes:
+            printer.print_string(" (")
+            printer.print_list(self.dyn_sizes, printer.print_operand)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(t)
+
+    def verify_(self) -> None:
+        t = buf(self.result)
+        ndyn = t.get_shape().count(DYNAMIC_INDEX)
+        if ndyn != len(self.dyn_sizes):
+            raise VerifyException(f"'npu.alloc' needs {ndyn} size operands for {t}, got {len(self.dyn_sizes)}")
+        if t.mem == Space.GM:
+            if self.offset is not None:
+                raise VerifyException("'npu.alloc' gm workspaces take no offset")
+            return
+        if self.offset is None:
+            raise VerifyException(f"'npu.alloc' a {t.mem.value} buffer needs a byte offset")
+        target = target_of(self)
+        off, size = self.offset.value.data, t.nbytes()
+        cap, block = target.capacity(t.mem.value), target.block_bytes
+        if off < 0 or off % block:
+            raise VerifyException(f"'npu.alloc' offset {off} in {t.mem.value} is not a multiple of the {block}-byte block")
+        if off + size > cap:
+            raise VerifyException(
+                f"buffer {t} at offset {off} needs {off + size} bytes of {t.mem.value}, "
+                f"but {target.name} has {cap}"
+            )
+
+
+# ---------------------------------------------------------------------- index lists
+
+DYN = -(2**63)  # marks a dynamic entry in a static index list, as MLIR's kDynamic
+
+
+def parse_index_list(parser: Parser) -> tuple[list[int], list[UnresolvedOperand]]:
+    """`[%r, 0, %c]` -> ([DYN, 0, DYN], [%r, %c])."""
+    static: list[int] = []
+    dyn: list[UnresolvedOperand] = []
+
+    def one() -> None:
+        if (o := parser.parse_optional_unresolved_operand()) is not None:
+            static.append(DYN)
+            dyn.append(o)
+        else:
+            static.append(parser.parse_integer(allow_negative=False))
+
+    parser.parse_comma_separated_list(parser.Delimiter.SQUARE, one)
+    return static, dyn
+
+
+def print_index_list(printer: Printer, static: Sequence[int], dyn: Sequence[SSAValue]) -> None:
+    it = iter(dyn)
+    printer.print_string("[")
+    printer.print_list(static, lambda s: printer.print_operand(next(it)) if s == DYN else printer.print_string(str(s)))
+    printer.print_string("]")
+
+
+def _check_index_list(op: Operation, what: str, t: BufferType, static: Sequence[int],
+                      ndyn: int, extent: Sequence[int]) -> None:
+    if len(static) != len(t.get_shape()):
+        raise VerifyException(f"'{op.name}' {what} needs {len(t.get_shape())} offsets, got {len(static)}")
+    if sum(1 for s in static if s == DYN) != ndyn:
+        raise VerifyException(f"'{op.name}' {what}: dynamic offsets and operands disagree")
+    for ax, (off, ext, dim) in enumerate(zip(static, extent, t.get_shape())):
+        if dim != DYNAMIC_INDEX and (ext > dim or (off != DYN and off + ext > dim)):
+            raise VerifyException(
+                f"'{op.name}' {what}: rows/cols [{'?' if off == DYN else off}, +{ext}) of axis {ax} exceed its size {dim}"
+            )
+
+
+# ----------------------------------------------------------------------------- DMA
+
+
+class _CopyBase(IRDLOperation):
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    src_offsets = var_operand_def(IndexType)
+    dst_offsets = var_operand_def(IndexType)
+    rows = opt_operand_def(IndexType)
+    static_src = prop_def(DenseArrayBase)
+    static_dst = prop_def(DenseArrayBase)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def extent(self) -> tuple[int, ...]:
+        """The copied tile's shape, as laid out in the destination."""
+        raise NotImplementedError
+
+    def _print_ends(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        print_index_list(printer, self.static_src.get_values(), self.src_offsets)  # type: ignore[arg-type]
+        printer.print_string(" -> ")
+        printer.print_operand(self.dst)
+        print_index_list(printer, self.static_dst.get_values(), self.dst_offsets)  # type: ignore[arg-type]
+        if self.rows is not None:
+            printer.print_string(" rows ")
+            printer.print_operand(self.rows)
+
+    @staticmethod
+    def _parse_ends(parser: Parser):
+        src = parser.parse_unresolved_operand()
+        ss, sd = parse_index_list(parser)
+        parser.parse_punctuation("->")
+        dst = parser.parse_unresolved_operand()
+        ds, dd = parse_index_list(parser)
+        rows = parser.parse_unresolved_operand() if parser.parse_optional_keyword("rows") else None
+        return src, ss, sd, dst, ds, dd, rows
+
+    @staticmethod
+    def _resolve(parser: Parser, ends, st: Attribute, dt: Attribute):
+        src, ss, sd, dst, ds, dd, rows = ends
+        idx = IndexType()
+        return (
+            parser.resolve_operand(src, st), ss, [parser.resolve_operand(o, idx) for o in sd],
+            parser.resolve_operand(dst, dt), ds, [parser.resolve_operand(o, idx) for o in dd],
+            None if rows is None else parser.resolve_operand(rows, idx),
+        )
+
+    def verify_ends(self, transposed: bool) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        ext = self.extent()
+        src_ext = tuple(reversed(ext)) if transposed else ext
+        _check_index_list(self, "source", s, self.static_src.get_values(), len(self.src_offsets), src_ext)  # type: ignore[arg-type]
+        _check_index_list(self, "destination", d, self.static_dst.get_values(), len(self.dst_offsets), ext)  # type: ignore[arg-type]
+
+
+@irdl_op_definition
+class DmaOp(_CopyBase):
+    """`npu.dma mte2 %x[%r, 0] -> %a1[0, 0] rows %n cache none_cacheable : !src -> !dst`:
+    copy one tile on a DMA pipe. The tile's shape is the on-chip side's (the destination
+    for a load, the source for a store); offsets index both ends. `rows` limits a tail
+    copy to that many rows (a load zero-fills the rest); `transpose` reads the source
+    tile transposed (a strided, slower read); `cache` is the L2 policy of the GM side."""
+
+    name = "npu.dma"
+
+    pipe = prop_def(PipeAttr)
+    cache = opt_prop_def(CachePolicyAttr)
+    transpose = opt_prop_def(UnitAttr)
+
+    def __init__(self, pipe: Pipe, src: SSAValue, src_offsets: Sequence[int | SSAValue], dst: SSAValue,
+                 dst_offsets: Sequence[int | SSAValue], rows: SSAValue | None = None,
+                 cache: CachePolicy | None = None, transpose: bool = False):
+        props: dict[str, Attribute] = {"pipe": PipeAttr(pipe)}
+        if cache is not None:
+            props["cache"] = CachePolicyAttr(cache)
+        if transpose:
+            props["transpose"] = UnitAttr()
+        _init_copy(self, src, src_offsets, dst, dst_offsets, rows, props)
+
+    def extent(self) -> tuple[int, ...]:
+        s, d = buf(self.src), buf(self.dst)
+        if d.mem == Space.GM:
+            return tuple(reversed(s.get_shape())) if self.transpose else s.get_shape()
+        return d.get_shape()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DmaOp:
+        pipe = parser.parse_str_enum(Pipe)
+        ends = cls._parse_ends(parser)
+        cache = parser.parse_str_enum(CachePolicy) if parser.parse_optional_keyword("cache") else None
+        transpose = parser.parse_optional_keyword("transpose") is not None
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        src, ss, sd, dst, ds, dd, rows = cls._resolve(parser, ends, st, dt)
+        op = cls(pipe, src, _merge(ss, sd), dst, _merge(ds, dd), rows, cache, transpose)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" " + self.pipe.data.value)
+        self._print_ends(printer)
+        if self.cache is not None:
+            printer.print_string(" cache " + self.cache.data.value)
+        if self.transpose is not None:
+            printer.print_string(" transpose")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+
+    def verify_(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        path = (s.mem, d.mem)
+        target = target_of(self)
+        if path not in DMA_PIPE or not target.has_path(s.mem.value, d.mem.value):
+            raise VerifyException(f"target {target.name} has no data path {s.mem.value} -> {d.mem.value}")
+        if DMA_PIPE[path] != self.pipe.data:
+            raise VerifyException(
+                f"{s.mem.value} -> {d.mem.value} runs on {DMA_PIPE[path].value}, not {self.pipe.data.value}"
+            )
+        if s.element_type != d.element_type:
+            raise VerifyException("'npu.dma' cannot convert element types (use npu.vcast or npu.fixpipe)")
+        if self.cache is not None and Space.GM not in path:
+            raise VerifyException("'npu.dma' a cache policy needs a gm side")
+        if self.transpose is not None and len(s.get_shape()) != 2:
+            raise VerifyException("'npu.dma' transpose works on rank-2 tiles")
+        self.verify_ends(self.transpose is not None)
+
+
+def _merge(static: Sequence[int], dyn: Sequence[SSAValue]) -> list[int | SSAValue]:
+    it = iter(dyn)
+    return [next(it) if s == DYN else s for s in static]
+
+
+def _init_copy(op: _CopyBase, src, src_offsets, dst, dst_offsets, rows, props) -> None:
+    def split(offs):
+        return [DYN if isinstance(o, SSAValue) else o for o in offs], [o for o in offs if isinstance(o, SSAValue)]
+
+    ss, sd = split(src_offsets)
+    ds, dd = split(dst_offsets)
+    props["static_src"] = DenseArrayBase.from_list(i64, ss)
+    props["static_dst"] = DenseArrayBase.from_list(i64, ds)
+    IRDLOperation.__init__(op, operands=[src, dst, sd, dd, rows], properties=props)
+
+
+# Fixpipe conversions out of L0C: accumulator type -> output types.
+FIXPIPE_OUT = {"f32": ("f32", "bf16", "f16"), "i32": ("i32", "f32", "f16", "bf16")}
+
+
+@irdl_op_definition
+class FixpipeOp(_CopyBase):
+    """`npu.fixpipe %acc[0, 0] -> %out[%r, %c] rows %n round rint deq 0.5 atomic_add :
+    !npu.buf<128x256xf32, l0c> -> !npu.buf<?x1024xbf16, gm>`: move an L0C tile out on
+    the FIXPIPE, converting to the destination's element type (`round` mode when it
+    narrows), optionally multiplying by a scalar dequant scale `deq`, and with
+    `atomic_add` adding into the destination (split-K partial sums)."""
+
+    name = "npu.fixpipe"
+
+    round = opt_prop_def(RoundModeAttr)
+    deq = opt_prop_def(FloatAttr[Float32Type])
+    atomic_add = opt_prop_def(UnitAttr)
+
+    def __init__(self, src: SSAValue, src_offsets, dst: SSAValue, dst_offsets, rows: SSAValue | None = None,
+                 round: RoundMode | None = None, deq: float | None = None, atomic_add: bool = False):
+        props: dict[str, Attribute] = {}
+        if round is not None:
+            props["round"] = RoundModeAttr(round)
+        if deq is not None:
+            props["deq"] = FloatAttr(deq, f32)
+        if atomic_add:
+            props["atomic_add"] = UnitAttr()
+        _init_copy(self, src, src_offsets, dst, dst_offsets, rows, props)
+
+    def extent(self) -> tuple[int, ...]:
+        return buf(self.src).get_shape()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FixpipeOp:
+        ends = cls._parse_ends(parser)
+        rnd = parser.parse_str_enum(RoundMode) if parser.parse_optional_keyword("round") else None
+        deq = parser.parse_float() if parser.parse_optional_keyword("deq") else None
+        atomic = parser.parse_optional_keyword("atomic_add") is not None
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        src, ss, sd, dst, ds, dd, rows = cls._resolve(parser, ends, st, dt)
+        op = cls(src, _merge(ss, sd), dst, _merge(ds, dd), rows, rnd, deq, atomic)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        self._print_ends(printer)
+        if self.round is not None:
+            printer.print_string(" round " + self.round.data.value)
+        if self.deq is not None:
+            printer.print_string(" deq ")
+            printer.print_float(self.deq.value.data, f32)
+        if self.atomic_add is not None:
+            printer.print_string(" atomic_add")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+
+    def verify_(self) -> None:
+        s = _need_space(self, self.src, (Space.L0C,), "source")
+        d = buf(self.dst)
+        target = target_of(self)
+        if not target.has_path(s.mem.value, d.mem.value):
+            raise VerifyException(f"target {target.name} has no data path l0c -> {d.mem.value}")
+        if s.elem not in FIXPIPE_OUT or d.elem not in FIXPIPE_OUT[s.elem]:
+            raise VerifyException(f"'npu.fixpipe' cannot convert {s.elem} to {d.elem}")
+        narrows = s.elem != d.elem and not (s.elem == "i32" and d.elem == "f32" and self.deq is None)
+        if narrows and self.round is None:
+            raise VerifyException(f"'npu.fixpipe' {s.elem} -> {d.elem} rounds: give a round mode")
+        if self.round is not None and self.round.data == RoundMode.NONE:
+            raise VerifyException("'npu.fixpipe' round mode 'none' is implied by omitting it")
+        if self.deq is not None and s.elem != "i32":
+            raise VerifyException("'npu.fixpipe' deq applies to i32 accumulators")
+        if self.atomic_add is not None and d.mem != Space.GM:
+            raise VerifyException("'npu.fixpipe' atomic_add needs a gm destination")
+        self.verify_ends(False)
+
+
+# ----------------------------------------------------------------------------- cube
+
+MMAD_OUT = {"bf16": "f32", "f16": "f32", "i8": "i32", "f32": "f32"}
+
+
+@irdl_op_definition
+class MmadOp(IRDLOperation):
+    """`npu.mmad %a, %b -> %c acc %k : !a, !b -> !c`: C[M,N] (L0C) = A[M,K] (L0A) x
+    B[K,N] (L0B), added to C when `acc` is true (later K tiles), overwriting it otherwise.
+    The accumulator is f32 for bf16/f16/f32 inputs, i32 for i8."""
+
+    name = "npu.mmad"
+
+    lhs = operand_def(BufferType)
+    rhs = operand_def(BufferType)
+    acc = operand_def(BufferType)
+    accumulate = opt_operand_def(i1)
+
+    assembly_format = (
+        "$lhs `,` $rhs `->` $acc (`acc` $accumulate^)? attr-dict `:` type($lhs) `,` type($rhs) `->` type($acc)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, accumulate: SSAValue | None = None):
+        super().__init__(operands=[lhs, rhs, acc, accumulate])
+
+    def verify_(self) -> None:
+        a = _need_space(self, self.lhs, (Space.L0A,), "lhs")
+        b = _need_space(self, self.rhs, (Space.L0B,), "rhs")
+        c = _need_space(self, self.acc, (Space.L0C,), "accumulator")
+        (m, k), (kb, n) = a.get_shape(), b.get_shape()
+        if k != kb or c.get_shape() != (m, n):
+            raise VerifyException(
+                f"'npu.mmad' shapes {dims_str(a.get_shape())} x {dims_str(b.get_shape())} -> {dims_str(c.get_shape())} do not agree"
+            )
+        if a.elem != b.elem or a.elem not in MMAD_OUT:
+            raise VerifyException(f"'npu.mmad' takes two bf16, f16, i8 or f32 inputs, got {a.elem} and {b.elem}")
+        if c.elem != MMAD_OUT[a.elem]:
+            raise VerifyException(f"'npu.mmad' {a.elem} inputs accumulate in {MMAD_OUT[a.elem]}, got {c.elem}")
+
+
+# --------------------------------------------------------------------------- vector
+
+
+class VectorOp(IRDLOperation):
+    """Base of the vector instructions: every buffer operand lives in UB."""
+
+    def verify_(self) -> None:
+        for v in self.operands:
+            if isinstance(v.type, BufferType):
+                _need_space(self, v, (Space.UB,), "operand")
+        self.verify_vector()
+
+    def verify_vector(self) -> None:
+        pass
+
+
+class VBinaryBase(VectorOp):
+    """`npu.vadd %a, %b -> %d : !a, !b -> !d`: elementwise on UB tiles; `a` and `b`
+    broadcast (a dim of 1, e.g. a per-row scalar [R,1] or a per-column vector [1,C])."""
+
+    lhs = operand_def(BufferType)
+    rhs = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    assembly_format = "$lhs `,` $rhs `->` $dst attr-dict `:` type($lhs) `,` type($rhs) `->` type($dst)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, dst: SSAValue):
+        super().__init__(operands=[lhs, rhs, dst])
+
+    def verify_vector(self) -> None:
+        a, b, d = buf(self.lhs), buf(self.rhs), buf(self.dst)
+        for t, what in ((a, "lhs"), (b, "rhs")):
+            if len(t.get_shape()) != len(d.get_shape()) or not broadcasts_to(t.get_shape(), d.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}' {what} {dims_str(t.get_shape())} does not broadcast to {dims_str(d.get_shape())}"
+                )
+        if not (a.element_type == b.element_type == d.element_type):
+            raise VerifyException(f"'{self.name}' operands must share one element type")
+
+
+class VUnaryBase(VectorOp):
+    """`npu.vsqrt %a -> %d : !a -> !d`: elementwise float function, same shape/type."""
+
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    assembly_format = "$src `->` $dst attr-dict `:` type($src) `->` type($dst)"
+
+    def __init__(self, src: SSAValue, dst: SSAValue):
+        super().__init__(operands=[src, dst])
+
+    def verify_vector(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        if s.get_shape() != d.get_shape() or s.element_type != d.element_type:
+            raise VerifyException(f"'{self.name}' source and destination must have one shape and element type")
+        if s.elem not in ("bf16", "f16", "f32"):
+            raise VerifyException(f"'{self.name}' works on float data")
+
+
+class VScalarBase(VectorOp):
+    """`npu.vmuls %a, 0.5 -> %d : !a -> !d`: elementwise with an f32 immediate."""
+
+    src = operand_def(BufferType)
+    scalar = prop_def(FloatAttr[Float32Type])
+    dst = operand_def(BufferType)
+    assembly_format = "$src `,` $scalar `->` $dst attr-dict `:` type($src) `->` type($dst)"
+
+    def __init__(self, src: SSAValue, scalar: float, dst: SSAValue):
+        super().__init__(operands=[src, dst], properties={"scalar": FloatAttr(scalar, f32)})
+
+    def verify_vector(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        if s.get_shape() != d.get_shape() or s.element_type != d.element_type:
+            raise VerifyException(f"'{self.name}' source and destination must have one shape and element type")
+
+
+@irdl_op_definition
+class VAddOp(VBinaryBase):
+    name = "npu.vadd"
+
+
+@irdl_op_definition
+class VSubOp(VBinaryBase):
+    name = "npu.vsub"
+
+
+@irdl_op_definition
+class VMulOp(VBinaryBase):
+    name = "npu.vmul"
+
+
+@irdl_op_definition
+class VDivOp(VBinaryBase):
+    name = "npu.vdiv"
+
+
+@irdl_op_definition
+class VMaxOp(VBinaryBase):
+    name = "npu.vmax"
+
+
+@irdl_op_definition
+class VMinOp(VBinaryBase):
+    name = "npu.vmin"
+
+
+@irdl_op_definition
+class VSqrtOp(VUnaryBase):
+    name = "npu.vsqrt"
+
+
+@irdl_op_definition
+class VRsqrtOp(VUnaryBase):
+    name = "npu.vrsqrt"
+
+
+@irdl_op_definition
+class VAbsOp(VUnaryBase):
+    name = "npu.vabs"
+
+
+@irdl_op_definition
+class VExpOp(VUnaryBase):
+    name = "npu.vexp"
+
+
+@irdl_op_definition
+class VMulsOp(VScalarBase):
+    name = "npu.vmuls"
+
+
+@irdl_op_definition
+class VAddsOp(VScalarBase):
+    name = "npu.vadds"
+
+
+@irdl_op_definition
+class VMaxsOp(VScalarBase):
+    name = "npu.vmaxs"
+
+
+@irdl_op_definition
+class VMinsOp(VScalarBase):
+    name = "npu.vmins"
+
+
+@irdl_op_definition
+class VDupOp(VectorOp):
+    """`npu.vdup 0.0 -> %d : !d`: fill a UB buffer with an immediate."""
+
+    name = "npu.vdup"
+    scalar = prop_def(FloatAttr[Float32Type])
+    dst = operand_def(BufferType)
+    assembly_format = "$scalar `->` $dst attr-dict `:` type($dst)"
+
+    def __init__(self, scalar: float, dst: SSAValue):
+        super().__init__(operands=[dst], properties={"scalar": FloatAttr(scalar, f32)})
+
+
+@irdl_op_definition
+class VReduceOp(VectorOp):
+    """`npu.vreduce sum %a -> %d : !npu.buf<4x1024xf32, ub> -> !npu.buf<4x1xf32, ub>`:
+    reduce the last axis (sum, max, min, absmax; mean is a sum and a vmuls)."""
+
+    name = "npu.vreduce"
+    kind = prop_def(ReduceKindAttr)
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+
+    def __init__(self, kind: ReduceKind, src: SSAValue, dst: SSAValue):
+        super().__init__(operands=[src, dst], properties={"kind": ReduceKindAttr(kind)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VReduceOp:
+        kind = parser.parse_str_enum(ReduceKind)
+        s = parser.parse_unresolved_operand()
+        parser.parse_punctuation("->")
+        d = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        op = cls(kind, parser.resolve_operand(s, st), parser.resolve_operand(d, dt))
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data.value} ")
+        printer.print_operand(self.src)
+        printer.print_string(" -> ")
+        printer.print_operand(self.dst)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+
+    def verify_vector(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        if self.kind.data == ReduceKind.MEAN:
+            raise VerifyException("'npu.vreduce' has no mean: reduce sum, then npu.vmuls by 1/K")
+        want = (*s.get_shape()[:-1], 1)
+        if d.get_shape() != want or d.element_type != s.element_type:
+            raise VerifyException(f"'npu.vreduce' destination must be {dims_str(want)}x{s.elem}, got {d}")
+
+
+@irdl_op_definition
+class VCastOp(VectorOp):
+    """`npu.vcast %a -> %d rint sat : !npu.buf<..xf32, ub> -> !npu.buf<..xbf16, ub>`:
+    convert element types with a round mode and optional saturation (the same table of
+    conversions as `pto.cast`)."""
+
+    name = "npu.vcast"
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    round = prop_def(RoundModeAttr)
+    sat = opt_prop_def(UnitAttr)
+
+    def __init__(self, src: SSAValue, dst: SSAValue, round: RoundMode, sat: bool = False):
+        props: dict[str, Attribute] = {"round": RoundModeAttr(round)}
+        if sat:
+            props["sat"] = UnitAttr()
+        super().__init__(operands=[src, dst], properties=props)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VCastOp:
+        s = parser.parse_unresolved_operand()
+        parser.parse_punctuation("->")
+        d = parser.parse_unresolved_operand()
+        mode = parser.parse_str_enum(RoundMode)
+        sat = parser.parse_optional_keyword("sat") is not None
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        op = cls(parser.resolve_operand(s, st), parser.resolve_operand(d, dt), mode, sat)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(" -> ")
+        printer.print_operand(self.dst)
+        printer.print_string(" " + self.round.data.value + (" sat" if self.sat else ""))
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+
+    def verify_vector(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        if s.get_shape() != d.get_shape():
+            raise VerifyException("'npu.vcast' source and destination shapes differ")
+        if (msg := check_cast(s.elem, d.elem, self.round.data, self.sat is not None)) is not None:
+            raise VerifyException(f"'npu.vcast' {msg}")
+
+
+# ------------------------------------------------------------------------------ sync
+
+_SYNC_PIPES = (Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
+
+
+class FlagBase(IRDLOperation):
+    src_pipe = prop_def(PipeAttr)
+    dst_pipe = prop_def(PipeAttr)
+    event = prop_def(IntegerAttr[IntegerType])
+
+    def __init__(self, src: Pipe, dst: Pipe, event: int):
+        super().__init__(
+            properties={"src_pipe": PipeAttr(src), "dst_pipe": PipeAttr(dst), "event": IntegerAttr(event, i64)}
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        s = parser.parse_str_enum(Pipe)
+        parser.parse_punctuation("->")
+        d = parser.parse_str_enum(Pipe)
+        parser.parse_punctuation(",")
+        e = parser.parse_integer(allow_negative=False)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(s, d, e)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.src_pipe.data.value} -> {self.dst_pipe.data.value}, {self.event.value.data}")
+        printer.print_op_attributes(self.attributes)
+
+    def verify_(self) -> None:
+        s, d = self.src_pipe.data, self.dst_pipe.data
+        if s not in _SYNC_PIPES or d not in _SYNC_PIPES:
+            raise VerifyException(f"'{self.name}' needs two named pipes, not 'all'")
+        if s == d:
+            raise VerifyException(f"'{self.name}' orders two different pipes; use npu.barrier within one")
+        if not 0 <= self.event.value.data < 8:
+            raise VerifyException(f"'{self.name}' event id must be in 0..7")
+
+
+@irdl_op_definition
+class SetFlagOp(FlagBase):
+    """`npu.set_flag mte2 -> vector, 0`: when the source pipe's earlier work is done,
+    raise event 0 for the destination pipe of the same core."""
+
+    name = "npu.set_flag"
+
+
+@irdl_op_definition
+class WaitFlagOp(FlagBase):
+    """`npu.wait_flag mte2 -> vector, 0`: the destination pipe waits for that event."""
+
+    name = "npu.wait_flag"
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """`npu.barrier vector`: later work on the pipe waits for all earlier work on it
+    (`all`: on every pipe of the core)."""
+
+    name = "npu.barrier"
+    pipe = prop_def(PipeAttr)
+
+    def __init__(self, pipe: Pipe):
+        super().__init__(properties={"pipe": PipeAttr(pipe)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BarrierOp:
+        op = cls(parser.parse_str_enum(Pipe))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" " + self.pipe.data.value)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class CrossCoreSetOp(IRDLOperation):
+    """`npu.cross_core_set 3`: once this core's earlier work is done, add one to the
+    kernel-wide counter of flag 3 (e.g. a vector core's tile is in GM)."""
+
+    name = "npu.cross_core_set"
+    flag = prop_def(IntegerAttr[IntegerType])
+    assembly_format = "$flag attr-dict"
+
+    def __init__(self, flag: int):
+        super().__init__(properties={"flag": IntegerAttr(flag, i64)})
+
+
+@irdl_op_definition
+class CrossCoreWaitOp(IRDLOperation):
+    """`npu.cross_core_wait 3, %n`: wait until flag 3's counter has reached `%n` (a cube
+    core waiting for the vector cores that produce its tile)."""
+
+    name = "npu.cross_core_wait"
+    flag = prop_def(IntegerAttr[IntegerType])
+    count = operand_def(IndexType)
+    assembly_format = "$flag `,` $count attr-dict"
+
+    def __init__(self, flag: int, count: SSAValue):
+        super().__init__(operands=[count], properties={"flag": IntegerAttr(flag, i64)})
+
+
+NPU = Dialect(
+    "npu",
+    [
+        LaunchOp, AllocOp, DmaOp, FixpipeOp, MmadOp,
+        VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
+        VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
+        VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp,
+        SetFlagOp, WaitFlagOp, BarrierOp, CrossCoreSetOp, CrossCoreWaitOp,
+    ],
+    [BufferType, PipeAttr],
+)

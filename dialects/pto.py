@@ -1,0 +1,870 @@
+"""The `pto` dialect: the tensor level, what the algorithm engineer means.
+
+A kernel is a `func.func` over builtin `tensor` values that returns its results (value
+semantics). The token axis (dim 0 of activations) is usually dynamic (`?`); there are
+no loops here: the token loop appears at the `tile` level. Each op is one whole-tensor
+step of SK-03 (RMSNorm, MatMul, casts, INT8 quant/dequant, elementwise work).
+
+What this level checks: the math. Shapes agree (with trailing broadcasting for the
+elementwise ops), matmul element types follow the cube's table, and a cast is one the
+hardware has, with a round mode that means something for it.
+
+Hints a user may pin, as discardable attributes the passes honour (checked by
+`verify_hints`):
+- on the kernel `func.func`: `pto.target = "ascend910b1"`, `pto.unroll = array<i64: ...>`,
+  `pto.options = {cube_l1_reuse_setting = {"-1" = 2, "1" = 1}, vec_nbuffer_setting = ...,
+  cube_nbuffer_setting = ...}`;
+- on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`;
+- on an op: `pto.label = "q-rmsnorm"`, `pto.vec_tile = array<i64: 4, 4096>`, and on a
+  matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`.
+
+The attributes defined here (cache policy, round mode, cube tile shape) are shared by the
+lower levels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import auto
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from pto.targets import UnknownTargetError, load_target
+
+# --------------------------------------------------------------------------- attributes
+
+
+class AngleEnum:
+    """Prints an enum attribute as `#dialect.name<value>` (xDSL's default is spaced)."""
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string("<" + self.data.value + ">")  # type: ignore[attr-defined]
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(cls.enum_type)  # type: ignore[attr-defined]
+
+
+class CachePolicy(StrEnum):
+    NORMAL = auto()
+    NONE_CACHEABLE = auto()
+
+
+@irdl_attr_definition
+class CachePolicyAttr(AngleEnum, EnumAttribute[CachePolicy]):
+    """L2 policy of a global tensor: `none_cacheable` reads/writes bypass L2 allocation."""
+
+    name = "pto.cache"
+
+
+class RoundMode(StrEnum):
+    NONE = auto()  # exact conversions only
+    RINT = auto()  # to nearest, ties to even
+    ROUND = auto()  # to nearest, ties away from zero
+    TRUNC = auto()  # toward zero
+    FLOOR = auto()
+    CEIL = auto()
+
+
+@irdl_attr_definition
+class RoundModeAttr(AngleEnum, EnumAttribute[RoundMode]):
+    name = "pto.round"
+
+
+class ReduceKind(StrEnum):
+    SUM = auto()
+    MAX = auto()
+    MIN = auto()
+    MEAN = auto()
+    ABSMAX = auto()
+
+
+@irdl_attr_definition
+class ReduceKindAttr(AngleEnum, EnumAttribute[ReduceKind]):
+    name = "pto.reduce_kind"
+
+
+@irdl_attr_definition
+class CubeTileAttr(ParametrizedAttribute):
+    """Per-axis cube tiles `m = [mL0, mL1], k = [kL0, kL1] (or [kL0, kAL1, kBL1]),
+    n = [nL0, nL1]`, optionally `split_k` (K split across cores, partial sums in GM).
+
+    Rules checked here (shape-only; capacities need the element types and the target and
+    are checked where both are known): 0 < L0 <= L1 and L1 % L0 == 0 on every axis."""
+
+    name = "pto.cube_tile"
+
+    m: DenseArrayBase
+    k: DenseArrayBase
+    n: DenseArrayBase
+    split_k: IntAttr
+
+    def __init__(self, m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False):
+        super().__init__(
+            DenseArrayBase.from_list(i64, m),
+            DenseArrayBase.from_list(i64, k),
+            DenseArrayBase.from_list(i64, n),
+            IntAttr(int(split_k)),
+        )
+
+    @property
+    def axes(self) -> dict[str, tuple[int, ...]]:
+        return {"m": self.m.get_values(), "k": self.k.get_values(), "n": self.n.get_values()}
+
+    @property
+    def is_split_k(self) -> bool:
+        return bool(self.split_k.data)
+
+    @staticmethod
+    def check(axes: dict[str, Sequence[int]]) -> str | None:
+        for ax, vals in axes.items():
+            want = (2, 3) if ax == "k" else (2,)
+            if len(vals) not in want:
+                return f"cube tile axis '{ax}' needs {' or '.join(map(str, want))} sizes [L0, L1], got {len(vals)}"
+            l0, l1s = vals[0], vals[1:]
+            if l0 <= 0:
+                return f"cube tile axis '{ax}': L0 size must be positive, got {l0}"
+            for l1 in l1s:
+                if l1 < l0:
+                    return f"cube tile axis '{ax}': L0 size {l0} exceeds L1 size {l1}"
+                if l1 % l0:
+                    return f"cube tile axis '{ax}': L1 size {l1} is not a multiple of L0 size {l0}"
+        return None
+
+    def verify(self) -> None:
+        if (msg := CubeTileAttr.check(self.axes)) is not None:
+            raise VerifyException(msg)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        parser.parse_punctuation("<")
+        axes: dict[str, list[int]] = {}
+        for ax in ("m", "k", "n"):
+            if ax != "m":
+                parser.parse_punctuation(",")
+            parser.parse_keyword(ax)
+            parser.parse_punctuation("=")
+            axes[ax] = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
+        split = False
+        if parser.parse_optional_punctuation(","):
+            parser.parse_keyword("split_k")
+            split = True
+        parser.parse_punctuation(">")
+        if (msg := cls.check(axes)) is not None:
+            parser.raise_error(msg, start, parser.pos)
+        return (
+            DenseArrayBase.from_list(i64, axes["m"]),
+            DenseArrayBase.from_list(i64, axes["k"]),
+            DenseArrayBase.from_list(i64, axes["n"]),
+            IntAttr(int(split)),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + self.body_str() + ">")
+
+    def body_str(self) -> str:
+        parts = [f"{ax} = [{', '.join(map(str, v))}]" for ax, v in self.axes.items()]
+        if self.is_split_k:
+            parts.append("split_k")
+        return ", ".join(parts)
+
+
+# ------------------------------------------------------------------ type helpers
+
+def elem_name(t: Attribute) -> str:
+    """Short element-type name used in tables and messages: bf16, f16, f32, i8, i32."""
+    if isinstance(t, BFloat16Type):
+        return "bf16"
+    if isinstance(t, Float16Type):
+        return "f16"
+    if isinstance(t, Float32Type):
+        return "f32"
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    return str(t)
+
+
+ELEM_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i8": 1, "i32": 4}
+FLOAT_ELEMS = ("bf16", "f16", "f32")
+
+# The cube's table: input element type -> legal accumulator / output element types.
+MATMUL_OUT = {"bf16": ("f32", "bf16"), "f16": ("f32", "f16"), "i8": ("i32",), "f32": ("f32",)}
+
+# The hardware's conversions: (src, dst) -> exact? An exact conversion takes round mode
+# `none` and no saturation; every other one needs an explicit round mode.
+CASTS: dict[tuple[str, str], bool] = {
+    ("bf16", "f32"): True,
+    ("f16", "f32"): True,
+    ("i8", "f16"): True,
+    ("f32", "bf16"): False,
+    ("f32", "f16"): False,
+    ("f32", "i32"): False,
+    ("i32", "f32"): False,
+    ("i32", "f16"): False,
+    ("f16", "i8"): False,
+    ("f16", "i32"): False,
+    ("bf16", "i32"): False,
+}
+
+
+def check_cast(src: str, dst: str, mode: RoundMode, sat: bool) -> str | None:
+    if (src, dst) not in CASTS:
+        hint = ""
+        if (src, dst) == ("f32", "i8"):
+            hint = " (quantize through f32 -> i32 -> f16 -> i8)"
+        return f"no hardware conversion from {src} to {dst}{hint}"
+    exact = CASTS[(src, dst)]
+    if exact and mode != RoundMode.NONE:
+        return f"conversion {src} -> {dst} is exact: round mode must be 'none', got '{mode.value}'"
+    if exact and sat:
+        return f"conversion {src} -> {dst} is exact: saturation does not apply"
+    if not exact and mode == RoundMode.NONE:
+        return f"conversion {src} -> {dst} rounds: give a round mode (rint, round, trunc, floor, ceil)"
+    return None
+
+
+def dims_str(shape: Sequence[int]) -> str:
+    return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape)
+
+
+def broadcasts_to(operand: Sequence[int], result: Sequence[int]) -> bool:
+    """Trailing-aligned broadcasting: each operand dim is 1 or equals the result dim."""
+    if len(operand) > len(result):
+        return False
+    for o, r in zip(reversed(operand), reversed(result)):
+        if o != 1 and o != r:
+            return False
+    return True
+
+
+def tensor_type(v: SSAValue) -> TensorType[Attribute]:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+class ShapedOp(IRDLOperation):
+    """Base of the compute ops shared by `pto` (any shape) and `tile` (static shapes)."""
+
+    STATIC_SHAPES: ClassVar[bool] = False
+
+    def check_static(self) -> None:
+        if not self.STATIC_SHAPES:
+            return
+        for v in (*self.operands, *self.results):
+            if isinstance(v.type, TensorType) and not v.type.has_static_shape():
+                raise VerifyException(
+                    f"'{self.name}' works on static tile shapes, got {v.type}"
+                )
+
+    def verify_(self) -> None:
+        self.check_static()
+        self.verify_shapes()
+
+    def verify_shapes(self) -> None:
+        pass
+
+
+def _same_shape(op: Operation, a: TensorType[Attribute], b: TensorType[Attribute], what: str):
+    if a.get_shape() != b.get_shape():
+        raise VerifyException(
+            f"'{op.name}' {what}: shape {dims_str(a.get_shape())} differs from {dims_str(b.get_shape())}"
+        )
+
+
+# ------------------------------------------------------------------ ops (shared bases)
+
+
+class RmsNormBase(ShapedOp):
+    """`x / sqrt(mean(x^2, last axis) + eps) [* gamma]`, computed in f32.
+
+    Operands: `input` (float tensor, rank >= 1), optional `gamma` (rank 1, length = last
+    dim). Result: same shape, element type f32 or the input's."""
+
+    input = operand_def(TensorType)
+    gamma = opt_operand_def(TensorType)
+    eps = prop_def(FloatAttr[Float32Type])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$input (`,` $gamma^)? `eps` `=` $eps attr-dict `:` type($input) (`,` type($gamma)^)? `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, gamma: SSAValue | None, eps: float, result_type: Attribute):
+        super().__init__(
+            operands=[input, gamma],
+            properties={"eps": FloatAttr(eps, f32)},
+            result_types=[result_type],
+        )
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        _same_shape(self, x, r, "result")
+        xe, re_ = elem_name(x.element_type), elem_name(r.element_type)
+        if xe not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' needs a float input, got {xe}")
+        if re_ not in ("f32", xe):
+            raise VerifyException(f"'{self.name}' result must be f32 or {xe}, got {re_}")
+        if self.eps.value.data <= 0:
+            raise VerifyException(f"'{self.name}' eps must be positive")
+        if self.gamma is not None:
+            g = tensor_type(self.gamma)
+            if g.get_num_dims() != 1 or g.get_shape()[0] != x.get_shape()[-1]:
+                raise VerifyException(
+                    f"'{self.name}' gamma must be a vector of length {x.get_shape()[-1]} "
+                    f"(the last dim of the input), got {dims_str(g.get_shape())}"
+                )
+            if elem_name(g.element_type) not in FLOAT_ELEMS:
+                raise VerifyException(f"'{self.name}' gamma must be float")
+
+
+class MatmulBase(ShapedOp):
+    """`lhs[M,K] x rhs[K,N] -> [M,N]` on the cube (`a_trans`: lhs is [K,M]; `b_trans`: rhs
+    is [N,K]). Element types follow the cube's table: bf16/f16 -> f32 or the same type,
+    i8 -> i32, f32 -> f32; both inputs have the same element type."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    a_trans = opt_prop_def(UnitAttr)
+    b_trans = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$lhs `,` $rhs (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute, a_trans: bool = False, b_trans: bool = False):
+        props: dict[str, Attribute] = {}
+        if a_trans:
+            props["a_trans"] = UnitAttr()
+        if b_trans:
+            props["b_trans"] = UnitAttr()
+        super().__init__(operands=[lhs, rhs], properties=props, result_types=[result_type])
+
+    def mkn(self) -> tuple[int, int, int, int]:
+        """(M, K of lhs, K of rhs, N) after transposition."""
+        a, b = tensor_type(self.lhs).get_shape(), tensor_type(self.rhs).get_shape()
+        m, ka = (a[1], a[0]) if self.a_trans else (a[0], a[1])
+        kb, n = (b[1], b[0]) if self.b_trans else (b[0], b[1])
+        return m, ka, kb, n
+
+    def verify_shapes(self) -> None:
+        a, b, c = tensor_type(self.lhs), tensor_type(self.rhs), tensor_type(self.result)
+        for t, what in ((a, "lhs"), (b, "rhs"), (c, "result")):
+            if t.get_num_dims() != 2:
+                raise VerifyException(f"'{self.name}' {what} must be rank 2, got rank {t.get_num_dims()}")
+        m, ka, kb, n = self.mkn()
+        if ka != kb:
+            raise VerifyException(f"'{self.name}' reduction dims differ: lhs K = {ka}, rhs K = {kb}")
+        if c.get_shape() != (m, n):
+            raise VerifyException(
+                f"'{self.name}' result must be {dims_str((m, n))}, got {dims_str(c.get_shape())}"
+            )
+        ae, be, ce = (elem_name(t.element_type) for t in (a, b, c))
+        if ae != be:
+            raise VerifyException(f"'{self.name}' operand element types differ: {ae} vs {be}")
+        if ae not in MATMUL_OUT:
+            raise VerifyException(f"'{self.name}' the cube takes bf16, f16, i8 or f32 inputs, got {ae}")
+        if ce not in MATMUL_OUT[ae]:
+            raise VerifyException(
+                f"'{self.name}' {ae} inputs give {' or '.join(MATMUL_OUT[ae])} results, got {ce}"
+            )
+
+
+class CastBase(ShapedOp):
+    """Element-type conversion with a round mode (`none` for exact conversions) and
+    optional saturation. Only conversions the hardware has verify (see `CASTS`)."""
+
+    input = operand_def(TensorType)
+    round = prop_def(RoundModeAttr)
+    sat = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    # `%y = pto.cast %x rint sat : tensor<..xf32> -> tensor<..xbf16>`
+    @classmethod
+    def parse(cls, parser: Parser):
+        x = parser.parse_unresolved_operand()
+        mode = parser.parse_str_enum(RoundMode)
+        sat = parser.parse_optional_keyword("sat") is not None
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src = parser.parse_type()
+        parser.parse_punctuation("->")
+        dst = parser.parse_type()
+        op = cls(parser.resolve_operand(x, src), dst, mode, sat)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" " + self.round.data.value + (" sat" if self.sat else ""))
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.input.type} -> {self.result.type}")
+
+    def __init__(self, input: SSAValue, result_type: Attribute, round: RoundMode, sat: bool = False):
+        props: dict[str, Attribute] = {"round": RoundModeAttr(round)}
+        if sat:
+            props["sat"] = UnitAttr()
+        super().__init__(operands=[input], properties=props, result_types=[result_type])
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        _same_shape(self, x, r, "result")
+        msg = check_cast(elem_name(x.element_type), elem_name(r.element_type), self.round.data, self.sat is not None)
+        if msg:
+            raise VerifyException(f"'{self.name}' {msg}")
+
+
+class BinaryBase(ShapedOp):
+    """Elementwise `lhs op rhs` with trailing broadcasting of either operand to the
+    result shape; all three have the same element type."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_shapes(self) -> None:
+        a, b, r = tensor_type(self.lhs), tensor_type(self.rhs), tensor_type(self.result)
+        for t, what in ((a, "lhs"), (b, "rhs")):
+            if not broadcasts_to(t.get_shape(), r.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}' {what} shape {dims_str(t.get_shape())} does not broadcast to result shape {dims_str(r.get_shape())}"
+                )
+        if not (a.element_type == b.element_type == r.element_type):
+            raise VerifyException(f"'{self.name}' operands and result must share one element type")
+        if elem_name(r.element_type) not in (*FLOAT_ELEMS, "i32"):
+            raise VerifyException(f"'{self.name}' works on bf16, f16, f32 or i32")
+
+
+class UnaryBase(ShapedOp):
+    """Elementwise float function; the result has the input's type."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[input], result_types=[result_type or input.type])
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        if x != r:
+            raise VerifyException(f"'{self.name}' result type must equal the input type {x}")
+        if elem_name(x.element_type) not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' needs a float input")
+
+
+class ScalarBase(ShapedOp):
+    """Elementwise op with an f32 immediate; the result has the input's type."""
+
+    input = operand_def(TensorType)
+    scalar = prop_def(FloatAttr[Float32Type])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `,` $scalar attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, scalar: float):
+        super().__init__(operands=[input], properties={"scalar": FloatAttr(scalar, f32)}, result_types=[input.type])
+
+    def verify_shapes(self) -> None:
+        if self.input.type != self.result.type:
+            raise VerifyException(f"'{self.name}' result type must equal the input type {self.input.type}")
+        if elem_name(tensor_type(self.input).element_type) not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' needs a float input")
+
+
+class ReduceBase(ShapedOp):
+    """Row reduction over the last axis, keeping it as size 1: `[.., K] -> [.., 1]`.
+    Kinds: sum, max, min, mean, absmax (max of |x|)."""
+
+    input = operand_def(TensorType)
+    kind = prop_def(ReduceKindAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    # `%s = pto.reduce sum %x : tensor<?x64xf32> -> tensor<?x1xf32>`
+    @classmethod
+    def parse(cls, parser: Parser):
+        kind = parser.parse_str_enum(ReduceKind)
+        x = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src = parser.parse_type()
+        parser.parse_punctuation("->")
+        dst = parser.parse_type()
+        op = cls.create(
+            operands=[parser.resolve_operand(x, src)],
+            properties={"kind": ReduceKindAttr(kind)},
+            result_types=[dst],
+            attributes=attrs,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" " + self.kind.data.value + " ")
+        printer.print_operand(self.input)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.input.type} -> {self.result.type}")
+
+    def __init__(self, input: SSAValue, kind: ReduceKind):
+        t = tensor_type(input)
+        rt = TensorType(t.element_type, [*t.get_shape()[:-1], 1])
+        super().__init__(operands=[input], properties={"kind": ReduceKindAttr(kind)}, result_types=[rt])
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        want = (*x.get_shape()[:-1], 1)
+        if r.get_shape() != want:
+            raise VerifyException(f"'{self.name}' result must be {dims_str(want)}, got {dims_str(r.get_shape())}")
+        if x.element_type != r.element_type:
+            raise VerifyException(f"'{self.name}' result element type must equal the input's")
+        if elem_name(x.element_type) not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' needs a float input")
+
+
+class QuantBase(ShapedOp):
+    """Symmetric per-token INT8 quantisation of a float `[.., K]` tensor:
+    `scale = amax(|x|) / 127` per row (`[.., 1]` f32) and
+    `q = saturate_int8(trunc(round(x * 127 / amax)))` (`[.., K]` i8)."""
+
+    input = operand_def(TensorType)
+    quantized = result_def(TensorType)
+    scale = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($quantized) `,` type($scale)"
+
+    def __init__(self, input: SSAValue):
+        t = tensor_type(input)
+        q = TensorType(IntegerType(8), t.get_shape())
+        s = TensorType(f32, [*t.get_shape()[:-1], 1])
+        super().__init__(operands=[input], result_types=[q, s])
+
+    def verify_shapes(self) -> None:
+        x, q, s = tensor_type(self.input), tensor_type(self.quantized), tensor_type(self.scale)
+        if elem_name(x.element_type) not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' needs a float input")
+        _same_shape(self, x, q, "quantized result")
+        if elem_name(q.element_type) != "i8":
+            raise VerifyException(f"'{self.name}' quantized result must be i8")
+        want = (*x.get_shape()[:-1], 1)
+        if s.get_shape() != want or elem_name(s.element_type) != "f32":
+            raise VerifyException(f"'{self.name}' scale must be {dims_str(want)}xf32")
+
+
+class DequantBase(ShapedOp):
+    """`f32(acc) * act_scale[row] [* w_scale[col]]`: undo per-token activation and
+    per-channel weight scales after an int8 matmul. `acc` is `[M, N]` i32 (or f32);
+    `act_scale` is `[M, 1]` f32; `w_scale` is `[N, 1]`, `[1, N]` or `[N]` f32."""
+
+    input = operand_def(TensorType)
+    act_scale = operand_def(TensorType)
+    w_scale = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$input `,` $act_scale (`,` $w_scale^)? attr-dict `:` type($input) `,` type($act_scale) (`,` type($w_scale)^)? `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, act_scale: SSAValue, w_scale: SSAValue | None = None):
+        t = tensor_type(input)
+        super().__init__(operands=[input, act_scale, w_scale], result_types=[TensorType(f32, t.get_shape())])
+
+    def verify_shapes(self) -> None:
+        x, a, r = tensor_type(self.input), tensor_type(self.act_scale), tensor_type(self.result)
+        if x.get_num_dims() != 2:
+            raise VerifyException(f"'{self.name}' input must be rank 2")
+        m, n = x.get_shape()
+        if elem_name(x.element_type) not in ("i32", "f32"):
+            raise VerifyException(f"'{self.name}' input must be i32 or f32")
+        _same_shape(self, x, r, "result")
+        if elem_name(r.element_type) != "f32":
+            raise VerifyException(f"'{self.name}' result must be f32")
+        if a.get_shape() != (m, 1) or elem_name(a.element_type) != "f32":
+            raise VerifyException(f"'{self.name}' act_scale must be {dims_str((m, 1))}xf32, got {a}")
+        if self.w_scale is not None:
+            w = tensor_type(self.w_scale)
+            if w.get_shape() not in ((n, 1), (1, n), (n,)) or elem_name(w.element_type) != "f32":
+                raise VerifyException(f"'{self.name}' w_scale must be {n}x1, 1x{n} or {n} f32, got {w}")
+
+
+class ReshapeBase(ShapedOp):
+    """Reshape with the same element count; a dynamic token dim must stay dim 0 and the
+    static dims must then multiply to the same count. `inplace`: no data movement (the
+    result aliases the input)."""
+
+    input = operand_def(TensorType)
+    inplace = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input (`inplace` $inplace^)? attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute, inplace: bool = False):
+        props: dict[str, Attribute] = {"inplace": UnitAttr()} if inplace else {}
+        super().__init__(operands=[input], properties=props, result_types=[result_type])
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        if x.element_type != r.element_type:
+            raise VerifyException(f"'{self.name}' cannot change the element type")
+        xs, rs = list(x.get_shape()), list(r.get_shape())
+        xdyn, rdyn = xs.count(DYNAMIC_INDEX), rs.count(DYNAMIC_INDEX)
+        if xdyn or rdyn:
+            if not (xdyn == rdyn == 1 and xs[0] == rs[0] == DYNAMIC_INDEX):
+                raise VerifyException(f"'{self.name}' a dynamic dim must be dim 0 of both input and result")
+            xs, rs = xs[1:], rs[1:]
+        px, pr = 1, 1
+        for d in xs:
+            px *= d
+        for d in rs:
+            pr *= d
+        if px != pr:
+            raise VerifyException(
+                f"'{self.name}' element count differs: {dims_str(x.get_shape())} vs {dims_str(r.get_shape())}"
+            )
+
+
+# --------------------------------------------------------------------- the pto ops
+
+
+@irdl_op_definition
+class RmsNormOp(RmsNormBase):
+    name = "pto.rms_norm"
+
+
+@irdl_op_definition
+class MatmulOp(MatmulBase):
+    name = "pto.matmul"
+
+
+@irdl_op_definition
+class CastOp(CastBase):
+    name = "pto.cast"
+
+
+@irdl_op_definition
+class AddOp(BinaryBase):
+    name = "pto.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryBase):
+    name = "pto.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryBase):
+    name = "pto.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryBase):
+    name = "pto.div"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryBase):
+    name = "pto.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryBase):
+    name = "pto.rsqrt"
+
+
+@irdl_op_definition
+class AbsOp(UnaryBase):
+    name = "pto.abs"
+
+
+@irdl_op_definition
+class MulsOp(ScalarBase):
+    name = "pto.muls"
+
+
+@irdl_op_definition
+class AddsOp(ScalarBase):
+    name = "pto.adds"
+
+
+@irdl_op_definition
+class ReduceOp(ReduceBase):
+    name = "pto.reduce"
+
+
+@irdl_op_definition
+class QuantOp(QuantBase):
+    name = "pto.quant"
+
+
+@irdl_op_definition
+class DequantOp(DequantBase):
+    name = "pto.dequant"
+
+
+@irdl_op_definition
+class ReshapeOp(ReshapeBase):
+    name = "pto.reshape"
+
+
+# ------------------------------------------------------------------------- hints
+
+SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
+
+
+def _check_setting(name: str, attr: Attribute) -> str | None:
+    if not isinstance(attr, DictionaryAttr):
+        return f"pass option '{name}' must be a dictionary {{\"group\" = count}}"
+    for key, val in attr.data.items():
+        try:
+            int(key)
+        except ValueError:
+            return f"pass option '{name}': key '{key}' is not an integer group id"
+        if not isinstance(val, IntegerAttr) or val.value.data < 1:
+            return f"pass option '{name}': value for '{key}' must be a positive integer"
+    return None
+
+
+def _int_array(attr: Attribute) -> tuple[int, ...] | None:
+    if isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType):
+        return tuple(attr.get_values())  # type: ignore[arg-type]
+    return None
+
+
+def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
+    """Check one `pto.*` discardable attribute; return an error message or None."""
+    if name == "pto.target":
+        if not isinstance(attr, StringAttr):
+            return "'pto.target' must be a string"
+        try:
+            load_target(attr.data)
+        except UnknownTargetError as e:
+            return str(e)
+    elif name == "pto.unroll":
+        vals = _int_array(attr)
+        if vals is None or not vals or min(vals) < 1:
+            return "'pto.unroll' must be a non-empty array<i64: ...> of positive factors"
+    elif name == "pto.options":
+        if not isinstance(attr, DictionaryAttr):
+            return "'pto.options' must be a dictionary"
+        for key, val in attr.data.items():
+            if key not in SETTINGS:
+                return f"unknown pass option '{key}' (known: {', '.join(SETTINGS)})"
+            if (msg := _check_setting(key, val)) is not None:
+                return msg
+    elif name == "pto.label":
+        if not isinstance(attr, StringAttr) or not attr.data:
+            return "'pto.label' must be a non-empty string"
+    elif name == "pto.vec_tile":
+        vals = _int_array(attr)
+        if vals is None or not vals or min(vals) < 1:
+            return "'pto.vec_tile' must be an array<i64: ...> of positive sizes"
+        rank = next((t.get_num_dims() for t in (o.type for o in op.operands) if isinstance(t, TensorType)), None)
+        if rank is not None and rank != len(vals):
+            return f"'pto.vec_tile' has rank {len(vals)} but the op's data has rank {rank}"
+    elif name == "pto.cube_tile":
+        if not isinstance(attr, CubeTileAttr):
+            return "'pto.cube_tile' must be a #pto.cube_tile<...>"
+        if not isinstance(op, MatmulOp):
+            return "'pto.cube_tile' belongs on a pto.matmul"
+    elif name == "pto.cache":
+        if not isinstance(attr, CachePolicyAttr):
+            return "'pto.cache' must be a #pto.cache<...>"
+    elif name.startswith("pto."):
+        return f"unknown pto hint '{name}'"
+    return None
+
+
+def verify_hints(op: Operation) -> None:
+    """Verify the `pto.*` discardable attributes of one op (and of a func's arguments)."""
+    for name, attr in op.attributes.items():
+        if name.startswith("pto.") and (msg := check_hint(op, name, attr)) is not None:
+            raise VerifyException(msg)
+    if isinstance(op, FuncOp) and op.arg_attrs is not None:
+        for i, d in enumerate(op.arg_attrs.data):
+            assert isinstance(d, DictionaryAttr)
+            for name, attr in d.data.items():
+                if name == "pto.cache":
+                    if not isinstance(attr, CachePolicyAttr):
+                        raise VerifyException(f"argument {i}: 'pto.cache' must be a #pto.cache<...>")
+                elif name.startswith("pto."):
+                    raise VerifyException(f"argument {i}: unknown pto argument hint '{name}'")
+
+
+PTO = Dialect(
+    "pto",
+    [
+        RmsNormOp,
+        MatmulOp,
+        CastOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        SqrtOp,
+        RsqrtOp,
+        AbsOp,
+        MulsOp,
+        AddsOp,
+        ReduceOp,
+        QuantOp,
+        DequantOp,
+        ReshapeOp,
+    ],
+    [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, CubeTileAttr],
+)

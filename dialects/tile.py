@@ -1,0 +1,630 @@
+"""The `tile` dialect: the V/C-staged level, what a PyPTO expert writes by hand.
+
+A kernel is a `func.func` whose inputs are followed by its outputs (destination style:
+`tile.store` writes token tiles into them; the function returns nothing). Its body is
+one `tile.token_loop` per unroll factor (the remainder cascade), each over the dynamic
+token axis with a static tile height. Inside a loop body the work is grouped, in flow
+order, into `tile.vec_stage` and `tile.cube_stage` regions, each with its semantic label
+and tile shapes; `tile.load` brings a token tile (with its valid rows for a tail) or a
+whole weight (with its cache policy) into the loop, `tile.store` assembles the result.
+Compute ops mirror `pto`'s on static tile shapes.
+
+What this level checks: the skeleton rules. One loop level (token loops never nest, and
+every stage lives in one); exactly one cube stage per loop body, holding exactly one
+matmul; compute ops only inside stages; cube tile axes with 0 < L0 <= L1, L1 % L0 == 0
+and K/N tiles aligned to the target's block; vector tile ranks that match the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    IntegerType,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from pto.dialects import pto
+from pto.dialects.pto import ELEM_BYTES, CachePolicy, CachePolicyAttr, CubeTileAttr, dims_str, elem_name
+from pto.targets import target_of
+
+
+def _enclosing(op: Operation, kind: type[Operation]) -> Operation | None:
+    cur = op.parent_op()
+    while cur is not None and not isinstance(cur, kind):
+        cur = cur.parent_op()
+    return cur
+
+
+# --------------------------------------------------------------------------- loops
+
+
+@irdl_op_definition
+class TokenLoopOp(IRDLOperation):
+    """`tile.token_loop %i = %lb to %ub step S { ... }`: one token tile of S rows per
+    iteration, `%i` the first row. `%ub` may be dynamic (the token count, or where the
+    next factor of the cascade starts). A tile may be partial only when the loop says
+    so with `tail` (the last iteration covers `ub - i < S` rows; loads and stores then
+    carry the valid row count)."""
+
+    name = "tile.token_loop"
+
+    lower = operand_def(IndexType)
+    upper = operand_def(IndexType)
+    step = prop_def(IntegerAttr[IndexType])
+    tail = opt_prop_def(UnitAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, lower: SSAValue, upper: SSAValue, step: int, body: Region, tail: bool = False):
+        props: dict[str, Attribute] = {"step": IntegerAttr(step, IndexType())}
+        if tail:
+            props["tail"] = UnitAttr()
+        super().__init__(operands=[lower, upper], properties=props, regions=[body])
+
+    @property
+    def rows(self) -> int:
+        return self.step.value.data
+
+    @property
+    def index(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TokenLoopOp:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lb = parser.parse_operand()
+        parser.parse_keyword("to")
+        ub = parser.parse_operand()
+        parser.parse_keyword("step")
+        step = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        tail = parser.parse_optional_keyword("tail") is not None
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region((iv.resolve(IndexType()),))
+        op = cls(lb, ub, step, body, tail)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_block_argument(self.index, print_type=False)
+        printer.print_string(" = ")
+        printer.print_operand(self.lower)
+        printer.print_string(" to ")
+        printer.print_operand(self.upper)
+        printer.print_string(f" step {self.rows}" + (" tail" if self.tail else ""))
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        if self.rows <= 0:
+            raise VerifyException("'tile.token_loop' step must be positive")
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("'tile.token_loop' body takes exactly one index argument")
+        if _enclosing(self, TokenLoopOp) is not None:
+            raise VerifyException("SK-03 has a single token loop: 'tile.token_loop' cannot nest")
+        cubes = [op for op in block.ops if isinstance(op, CubeStageOp)]
+        if len(cubes) != 1:
+            raise VerifyException(
+                f"an SK-03 loop body holds exactly one cube stage, found {len(cubes)}"
+            )
+        for op in block.ops:
+            if isinstance(op, pto.ShapedOp):
+                raise VerifyException(
+                    f"'{op.name}' must be inside a tile.vec_stage or tile.cube_stage"
+                )
+
+
+# -------------------------------------------------------------------------- stages
+
+
+class StageBase(IRDLOperation):
+    label = prop_def(StringAttr)
+    outs = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    def _parse_body(parser: Parser):  # type: ignore[misc]
+        types: list[Attribute] = []
+        if parser.parse_optional_punctuation("->"):
+            types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region()
+        return types, attrs, body
+
+    def _print_body(self, printer: Printer) -> None:
+        if self.outs:
+            printer.print_string(" -> (")
+            printer.print_list(self.outs, lambda r: printer.print_attribute(r.type))
+            printer.print_string(")")
+        printer.print_op_attributes(
+            self.attributes, print_keyword=True
+        )
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    def verify_stage(self) -> None:
+        loop = _enclosing(self, TokenLoopOp)
+        if loop is None:
+            raise VerifyException(f"'{self.name}' must be inside a tile.token_loop")
+        if _enclosing(self, StageBase) is not None:
+            raise VerifyException(f"'{self.name}' cannot nest inside another stage")
+        term = self.body.block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException(f"'{self.name}' body must end with tile.yield")
+        got = [v.type for v in term.values]
+        want = [r.type for r in self.outs]
+        if got != want:
+            raise VerifyException(f"'{self.name}' yields {len(got)} values of types {got}, results are {want}")
+        if not self.label.data:
+            raise VerifyException(f"'{self.name}' needs a non-empty semantic label")
+
+
+@irdl_op_definition
+class VecStageOp(StageBase):
+    """`%r = tile.vec_stage "q-rmsnorm" tile [4, 1024] nbuffer 2 -> (types) { ... }`:
+    vector work of one token tile. `tile` is the vector tile shape (rank = the data's
+    rank), `nbuffer` how many UB copies of each tile rotate (2 = ping-pong). Both are
+    optional until tile-shape assignment."""
+
+    name = "tile.vec_stage"
+
+    vec_tile = opt_prop_def(DenseArrayBase)
+    nbuffer = opt_prop_def(IntegerAttr[IntegerType])
+
+    def __init__(self, label: str, body: Region, result_types: Sequence[Attribute],
+                 vec_tile: Sequence[int] | None = None, nbuffer: int | None = None):
+        props: dict[str, Attribute] = {"label": StringAttr(label)}
+        if vec_tile is not None:
+            props["vec_tile"] = DenseArrayBase.from_list(i64, vec_tile)
+        if nbuffer is not None:
+            props["nbuffer"] = IntegerAttr(nbuffer, i64)
+        super().__init__(properties=props, regions=[body], result_types=[result_types])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VecStageOp:
+        label = parser.parse_str_literal()
+        tile = None
+        nbuf = None
+        if parser.parse_optional_keyword("tile"):
+            tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        if parser.parse_optional_keyword("nbuffer"):
+            nbuf = parser.parse_integer()
+        types, attrs, body = StageBase._parse_body(parser)
+        op = cls(label, body, types, tile, nbuf)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.label.data)
+        if self.vec_tile is not None:
+            printer.print_string(f" tile [{', '.join(map(str, self.vec_tile.get_values()))}]")
+        if self.nbuffer is not None:
+            printer.print_string(f" nbuffer {self.nbuffer.value.data}")
+        self._print_body(printer)
+
+    def verify_(self) -> None:
+        self.verify_stage()
+        if self.nbuffer is not None and self.nbuffer.value.data < 1:
+            raise VerifyException("'tile.vec_stage' nbuffer must be at least 1")
+        for op in self.body.block.ops:
+            if isinstance(op, MatmulOp):
+                raise VerifyException("'tile.matmul' belongs in a tile.cube_stage, not a vector stage")
+        if self.vec_tile is None:
+            return
+        shape = self.vec_tile.get_values()
+        if not shape or min(shape) < 1:  # type: ignore[type-var]
+            raise VerifyException("'tile.vec_stage' tile sizes must be positive")
+        for op in self.body.block.ops:
+            if isinstance(op, pto.ShapedOp) and not isinstance(op, ReshapeOp):
+                t = op.operands[0].type
+                assert isinstance(t, TensorType)
+                if t.get_num_dims() != len(shape):
+                    raise VerifyException(
+                        f"vector tile [{', '.join(map(str, shape))}] has rank {len(shape)} "
+                        f"but '{op.name}' works on rank-{t.get_num_dims()} data"
+                    )
+
+
+@irdl_op_definition
+class CubeStageOp(StageBase):
+    """`%r = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] split_k
+    l1_reuse 2 nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
+    per-axis [L0, L1] cube tiles (optional until tile-shape assignment), whether K is
+    split across cores, how many cube tasks share one L1 copy of the activation tile
+    (`l1_reuse`, from `cube_l1_reuse_setting`) and how many L0 copies rotate
+    (`nbuffer`, from `cube_nbuffer_setting`)."""
+
+    name = "tile.cube_stage"
+
+    tiles = opt_prop_def(CubeTileAttr)
+    l1_reuse = opt_prop_def(IntegerAttr[IntegerType])
+    nbuffer = opt_prop_def(IntegerAttr[IntegerType])
+
+    def __init__(self, label: str, body: Region, result_types: Sequence[Attribute],
+                 tiles: CubeTileAttr | None = None, l1_reuse: int | None = None, nbuffer: int | None = None):
+        props: dict[str, Attribute] = {"label": StringAttr(label)}
+        if tiles is not None:
+            props["tiles"] = tiles
+        if l1_reuse is not None:
+            props["l1_reuse"] = IntegerAttr(l1_reuse, i64)
+        if nbuffer is not None:
+            props["nbuffer"] = IntegerAttr(nbuffer, i64)
+        super().__init__(properties=props, regions=[body], result_types=[result_types])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CubeStageOp:
+        label = parser.parse_str_literal()
+        tiles = None
+        start = parser.pos
+        if parser.parse_optional_keyword("m"):
+            axes = {"m": parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)}
+            for ax in ("k", "n"):
+                parser.parse_keyword(ax)
+                axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+            split = parser.parse_optional_keyword("split_k") is not None
+            if (msg := CubeTileAttr.check(axes)) is not None:
+                parser.raise_error(msg, start, parser.pos)
+            tiles = CubeTileAttr(axes["m"], axes["k"], axes["n"], split)
+        reuse = parser.parse_integer() if parser.parse_optional_keyword("l1_reuse") else None
+        nbuf = parser.parse_integer() if parser.parse_optional_keyword("nbuffer") else None
+        types, attrs, body = StageBase._parse_body(parser)
+        op = cls(label, body, types, tiles, reuse, nbuf)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.label.data)
+        if self.tiles is not None:
+            for ax, vals in self.tiles.axes.items():
+                printer.print_string(f" {ax} [{', '.join(map(str, vals))}]")
+            if self.tiles.is_split_k:
+                printer.print_string(" split_k")
+        if self.l1_reuse is not None:
+            printer.print_string(f" l1_reuse {self.l1_reuse.value.data}")
+        if self.nbuffer is not None:
+            printer.print_string(f" nbuffer {self.nbuffer.value.data}")
+        self._print_body(printer)
+
+    @property
+    def matmul(self) -> MatmulOp:
+        return next(op for op in self.body.block.ops if isinstance(op, MatmulOp))
+
+    def verify_(self) -> None:
+        self.verify_stage()
+        for what in (self.l1_reuse, self.nbuffer):
+            if what is not None and what.value.data < 1:
+                raise VerifyException("'tile.cube_stage' l1_reuse and nbuffer must be at least 1")
+        mms = [op for op in self.body.block.ops if isinstance(op, MatmulOp)]
+        if len(mms) != 1:
+            raise VerifyException(f"a cube stage holds exactly one tile.matmul, found {len(mms)}")
+        if self.tiles is None:
+            return
+        if (msg := CubeTileAttr.check(self.tiles.axes)) is not None:
+            raise VerifyException(msg)
+        mm = mms[0]
+        lhs, rhs = mm.lhs.type, mm.rhs.type
+        assert isinstance(lhs, TensorType) and isinstance(rhs, TensorType)
+        block = target_of(self).block_bytes
+        for ax, t in (("k", lhs), ("n", rhs)):
+            nbytes = ELEM_BYTES.get(elem_name(t.element_type), 1)
+            for size in self.tiles.axes[ax]:
+                if size * nbytes % block:
+                    raise VerifyException(
+                        f"cube tile axis '{ax}' size {size} is {size * nbytes} bytes of "
+                        f"{elem_name(t.element_type)}, not a multiple of the {block}-byte block"
+                    )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a stage, yielding its results."""
+
+    name = "tile.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+# --------------------------------------------------------------------- data movement
+
+
+def _row_suffix(parser: Parser) -> tuple[UnresolvedOperand | None, UnresolvedOperand | None]:
+    row = None
+    if parser.parse_optional_punctuation("["):
+        row = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+    valid = parser.parse_unresolved_operand() if parser.parse_optional_keyword("valid") else None
+    return row, valid
+
+
+def _check_rows(op: Operation, glob: TensorType[Attribute], tile: TensorType[Attribute],
+                row: SSAValue | None, valid: SSAValue | None, verb: str) -> None:
+    if not tile.has_static_shape():
+        raise VerifyException(f"'{op.name}' tile type must be static, got {tile}")
+    if glob.element_type != tile.element_type:
+        raise VerifyException(f"'{op.name}' cannot change the element type")
+    if row is None:
+        if glob != tile:
+            raise VerifyException(f"'{op.name}' without a row offset {verb} the whole tensor: types must match")
+        if valid is not None:
+            raise VerifyException(f"'{op.name}' 'valid' needs a row offset")
+        return
+    if glob.get_num_dims() != tile.get_num_dims() or glob.get_shape()[1:] != tile.get_shape()[1:]:
+        raise VerifyException(
+            f"'{op.name}' a token tile keeps every dim but the first: "
+            f"{dims_str(glob.get_shape())} vs {dims_str(tile.get_shape())}"
+        )
+    g0 = glob.get_shape()[0]
+    if g0 != DYNAMIC_INDEX and tile.get_shape()[0] > g0:
+        raise VerifyException(f"'{op.name}' tile of {tile.get_shape()[0]} rows exceeds the {g0} rows of the tensor")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """`%t = tile.load %x[%i] valid %n cache none_cacheable : tensor<?x4096xbf16> ->
+    tensor<128x4096xbf16>`: rows [%i, %i + 128) of a global tensor (a token tile; only
+    `valid` of them exist in a tail, the rest read as zero), or without `[%i]` the whole
+    tensor (a weight). `cache` is the L2 policy of the read."""
+
+    name = "tile.load"
+
+    source = operand_def(TensorType)
+    row = opt_operand_def(IndexType)
+    valid = opt_operand_def(IndexType)
+    cache = opt_prop_def(CachePolicyAttr)
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, source: SSAValue, result_type: Attribute, row: SSAValue | None = None,
+                 valid: SSAValue | None = None, cache: CachePolicy | None = None):
+        props: dict[str, Attribute] = {}
+        if cache is not None:
+            props["cache"] = CachePolicyAttr(cache)
+        super().__init__(operands=[source, row, valid], properties=props, result_types=[result_type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        src = parser.parse_unresolved_operand()
+        row, valid = _row_suffix(parser)
+        cache = None
+        if parser.parse_optional_keyword("cache"):
+            cache = parser.parse_str_enum(CachePolicy)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        rt = parser.parse_type()
+        idx = IndexType()
+        op = cls(
+            parser.resolve_operand(src, st), rt,
+            None if row is None else parser.resolve_operand(row, idx),
+            None if valid is None else parser.resolve_operand(valid, idx),
+            cache,
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        if self.row is not None:
+            printer.print_string("[")
+            printer.print_operand(self.row)
+            printer.print_string("]")
+        if self.valid is not None:
+            printer.print_string(" valid ")
+            printer.print_operand(self.valid)
+        if self.cache is not None:
+            printer.print_string(" cache " + self.cache.data.value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.source.type} -> {self.result.type}")
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, TensorType) and isinstance(self.result.type, TensorType)
+        _check_rows(self, self.source.type, self.result.type, self.row, self.valid, "loads")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """`tile.store %t, %out[%i] valid %n : tensor<128x1024xbf16> -> tensor<?x1024xbf16>`:
+    write the first `valid` rows (all rows without it) of a tile into rows [%i, ..) of
+    an output argument (PyPTO's `assemble`)."""
+
+    name = "tile.store"
+
+    value = operand_def(TensorType)
+    dest = operand_def(TensorType)
+    row = opt_operand_def(IndexType)
+    valid = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue | None = None, valid: SSAValue | None = None):
+        super().__init__(operands=[value, dest, row, valid])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        val = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        dst = parser.parse_unresolved_operand()
+        row, valid = _row_suffix(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        vt = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        idx = IndexType()
+        op = cls(
+            parser.resolve_operand(val, vt), parser.resolve_operand(dst, dt),
+            None if row is None else parser.resolve_operand(row, idx),
+            None if valid is None else parser.resolve_operand(valid, idx),
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(", ")
+        printer.print_operand(self.dest)
+        if self.row is not None:
+            printer.print_string("[")
+            printer.print_operand(self.row)
+            printer.print_string("]")
+        if self.valid is not None:
+            printer.print_string(" valid ")
+            printer.print_operand(self.valid)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.value.type} -> {self.dest.type}")
+
+    def verify_(self) -> None:
+        assert isinstance(self.dest.type, TensorType) and isinstance(self.value.type, TensorType)
+        _check_rows(self, self.dest.type, self.value.type, self.row, self.valid, "stores")
+
+
+# --------------------------------------------------------------- compute (static tiles)
+
+
+@irdl_op_definition
+class RmsNormOp(pto.RmsNormBase):
+    name = "tile.rms_norm"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MatmulOp(pto.MatmulBase):
+    name = "tile.matmul"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class CastOp(pto.CastBase):
+    name = "tile.cast"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class AddOp(pto.BinaryBase):
+    name = "tile.add"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SubOp(pto.BinaryBase):
+    name = "tile.sub"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MulOp(pto.BinaryBase):
+    name = "tile.mul"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class DivOp(pto.BinaryBase):
+    name = "tile.div"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SqrtOp(pto.UnaryBase):
+    name = "tile.sqrt"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class RsqrtOp(pto.UnaryBase):
+    name = "tile.rsqrt"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class AbsOp(pto.UnaryBase):
+    name = "tile.abs"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MulsOp(pto.ScalarBase):
+    name = "tile.muls"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class AddsOp(pto.ScalarBase):
+    name = "tile.adds"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ReduceOp(pto.ReduceBase):
+    name = "tile.reduce"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class QuantOp(pto.QuantBase):
+    name = "tile.quant"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class DequantOp(pto.DequantBase):
+    name = "tile.dequant"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ReshapeOp(pto.ReshapeBase):
+    name = "tile.reshape"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+TILE = Dialect(
+    "tile",
+    [
+        TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp,
+        RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp,
+        MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp,
+    ],
+    [],
+)
+

@@ -1,0 +1,418 @@
+"""`pto-opt`: the mlir-opt of pto-ir, built on xDSL's opt driver.
+
+Adds what an MLIR user expects and xDSL's driver lacks: `--pass-pipeline=
+'builtin.module(...)'`, file:line:col diagnostics with the source line for parse and
+verifier errors alike, `--split-input-file` that goes on after a failing chunk,
+`--verify-diagnostics` with `// expected-error@+1 {{...}}` matching, IR dumps after
+every pass, a crash reproducer, and no Python traceback for any user error.
+
+Exit codes: 0 success, 1 a user error (bad IR, failing pass, mismatched diagnostics),
+2 bad command line, 3 an internal error (a bug in pto-ir).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from io import StringIO
+from typing import NoReturn
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from pto import __version__
+from pto.diagnostics import Diagnostic, DiagnosticError, Note, collect, line_col
+from pto.tools.registry import all_passes, load_dialects, pass_summary
+
+EXIT_USER, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+class InternalError(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------- parsing
+
+
+class LocatingParser(Parser):
+    """Records each op's source position as a `FileLineColLoc`, as MLIR does, so that
+    verifier and pass diagnostics can point at the source."""
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            loc = start.get_location()
+            op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+        return op
+
+
+def pipeline_spec(text: str) -> str:
+    """`builtin.module(a,b{k=v})` -> `a,b{k=v}` (xDSL's spelling); plain lists pass."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        return text[len("builtin.module("):-1]
+    if re.match(r"^[\w.]+\(", text):
+        raise UsageError(f"pass pipeline anchor '{text.split('(')[0]}' is not supported; use 'builtin.module(...)'")
+    return text
+
+
+def as_mlir_pipeline(passes: Sequence[ModulePass]) -> str:
+    return "builtin.module(" + ",".join(str(p.pipeline_pass_spec()) for p in passes) + ")"
+
+
+# -------------------------------------------------------------------- diagnostics
+
+
+def render(d: Diagnostic | Note, sources: dict[str, str], severity: str | None = None) -> str:
+    sev = severity or getattr(d, "severity", "note")
+    where = line_col(d.location)
+    if where is None:
+        return f"{sev}: {d.message}"
+    name, line, col = where
+    out = f"{name}:{line}:{col}: {sev}: {d.message}"
+    lines = sources.get(name, "").splitlines()
+    if 0 < line <= len(lines):
+        src = lines[line - 1]
+        out += f"\n{src}\n{' ' * (col - 1)}^"
+    return out
+
+
+def parse_error_diag(e: ParseError) -> Diagnostic:
+    loc = e.span.get_location()
+    return Diagnostic("error", FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col)), e.msg)
+
+
+def verify_each(module: ModuleOp) -> None:
+    """Verify op by op so that an error names the op that is wrong."""
+    from pto.dialects.pto import verify_hints
+
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+            verify_hints(op)
+        except (VerifyException, DiagnosticException) as e:
+            msg = str(e.args[0]) if e.args else str(e)
+            raise DiagnosticError(op, msg.removeprefix("Operation does not verify: ")) from None
+
+
+# ------------------------------------------------------------ expected diagnostics
+
+_EXPECT = re.compile(r"//\s*expected-(error|warning|note|remark)\s*(@[^\s{]*)?\s*\{\{(.*?)\}\}")
+
+
+@dataclass
+class Expected:
+    severity: str
+    line: int
+    text: str
+    at: int  # the annotation's own line, for reporting
+    seen: bool = False
+
+
+def expected_diagnostics(text: str) -> list[Expected]:
+    lines = text.splitlines()
+    out: list[Expected] = []
+    last_code_line = 0
+    for i, line in enumerate(lines, start=1):
+        for m in _EXPECT.finditer(line):
+            sev, where, msg = m.group(1), m.group(2), m.group(3)
+            if where is None:
+                target = i
+            elif where == "@above":
+                target = last_code_line
+            elif where == "@below":
+                target = next(
+                    (j for j in range(i + 1, len(lines) + 1) if lines[j - 1].strip() and not _EXPECT.search(lines[j - 1])),
+                    i + 1,
+                )
+            elif re.fullmatch(r"@[+-]\d+", where):
+                target = i + int(where[1:])
+            else:
+                raise UsageError(f"line {i}: unsupported expected-{sev} location '{where}'")
+            out.append(Expected(sev, target, msg, i))
+        code = line.split("//")[0].strip()
+        if code:
+            last_code_line = i
+    return out
+
+
+def check_expected(expected: list[Expected], got: list[Diagnostic], name: str) -> list[str]:
+    problems: list[str] = []
+    flat: list[tuple[str, int, str, Diagnostic | Note]] = []
+    for d in got:
+        flat.append((d.severity, (line_col(d.location) or ("", 0, 0))[1], d.message, d))
+        for n in d.notes:
+            flat.append(("note", (line_col(n.location) or ("", 0, 0))[1], n.message, n))
+    for sev, line, msg, d in flat:
+        match = next((e for e in expected if not e.seen and e.severity == sev and e.line == line and e.text in msg), None)
+        if match is None:
+            where = line_col(d.location)
+            prefix = f"{where[0]}:{where[1]}:{where[2]}" if where else name
+            problems.append(f"{prefix}: error: unexpected {sev}: {msg}")
+        else:
+            match.seen = True
+    for e in expected:
+        if not e.seen:
+            problems.append(f'{name}:{e.at}: error: expected {e.severity} "{e.text}" was not produced')
+    return problems
+
+
+# -------------------------------------------------------------------------- driver
+
+
+class PtoOptMain(xDSLOptMain):
+    version_format = "pto-opt " + __version__ + " (xDSL {xdsl_version})"
+
+    def register_all_dialects(self) -> None:
+        load_dialects(self.ctx)
+
+    def register_all_passes(self) -> None:
+        for name, factory in all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+
+        def error(message: str) -> NoReturn:
+            raise UsageError(message)
+
+        arg_parser.error = error  # type: ignore[method-assign]
+        arg_parser.prog = "pto-opt"
+        add = arg_parser.add_argument
+        add("--pass-pipeline", default=None, help="MLIR-style pipeline, e.g. 'builtin.module(cse,tile-unroll{factors=4,1})'")
+        add("--mlir-print-op-generic", action="store_true", help="print ops in generic form (same as --print-op-generic)")
+        add("--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+        add("--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass")
+        add("--mlir-print-ir-tree-dir", default=None, metavar="DIR", help="write the IR after every pass to DIR/<n>_<pass>.mlir")
+        add("--mlir-pass-pipeline-crash-reproducer", default=None, metavar="FILE",
+            help="on a pass failure, write the failing pass's input IR and pipeline to FILE")
+        add("--run-reproducer", action="store_true", help="take the pipeline from the input's '// configuration:' line")
+        add("--list-passes", action="store_true", help="list the registered passes with a one-line summary")
+
+    def setup_pipeline(self) -> None:
+        a = self.args
+        if a.list_passes:
+            self.pipeline = PassPipeline(())
+            return
+        spec = a.passes
+        if a.pass_pipeline is not None:
+            if spec:
+                raise UsageError("give either -p or --pass-pipeline, not both")
+            spec = pipeline_spec(a.pass_pipeline)
+        if a.run_reproducer:
+            spec = self._reproducer_spec()
+        self.pipeline = self.build_pipeline(spec)
+
+    def build_pipeline(self, spec: str) -> PassPipeline:
+        try:
+            return PassPipeline.parse_spec(self.available_passes, spec)
+        except ValueError as e:
+            msg = str(e)
+            if m := re.match(r"Unrecognized passes: \[(.*)\]", msg):
+                raise UsageError(f"unknown pass {m.group(1)} (see --list-passes)") from None
+            raise UsageError(f"bad pass pipeline '{spec}': {msg}") from None
+        except Exception as e:  # option parsing raises assorted errors
+            raise UsageError(f"bad pass pipeline '{spec}': {e}") from None
+        except BaseException as e:  # ArgSpecParseError is a BaseException
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            raise UsageError(f"bad pass pipeline '{spec}': {e}") from None
+
+    def _reproducer_spec(self) -> str:
+        text = self._read_input()
+        m = re.search(r"^// configuration: --pass-pipeline='(.*)'$", text, re.M)
+        if m is None:
+            raise UsageError("--run-reproducer: the input has no '// configuration: --pass-pipeline=...' line")
+        return pipeline_spec(m.group(1))
+
+    # ---------------------------------------------------------------- running
+
+    def _read_input(self) -> str:
+        if getattr(self, "_input_text", None) is not None:
+            return self._input_text
+        path = self.args.input_file
+        try:
+            if path is None or path == "-":
+                text = sys.stdin.read()
+            else:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+        except OSError as e:
+            raise UsageError(f"cannot read '{path}': {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"cannot read '{path}': not UTF-8 text") from None
+        self._input_text = text
+        return text
+
+    def input_name(self) -> str:
+        path = self.args.input_file
+        return "<stdin>" if path in (None, "-") else path
+
+    def chunks(self, text: str) -> list[str]:
+        if not self.args.split_input_file:
+            return [text]
+        # Keep each chunk at its place in the file so line numbers stay the file's.
+        out: list[str] = []
+        pending: list[str] = []
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            if line.strip() == "// -----":
+                out.append("\n" * offset + "".join(pending))
+                offset += len(pending) + 1
+                pending = []
+            else:
+                pending.append(line)
+        out.append("\n" * offset + "".join(pending))
+        return out
+
+    def run(self) -> int:  # type: ignore[override]
+        if self.args.list_passes:
+            self.list_passes()
+            return 0
+        text = self._read_input()
+        name = self.input_name()
+        sources = {name: text}
+        results: list[str] = []
+        status = 0
+        for i, chunk in enumerate(self.chunks(text)):
+            out, code = self.process_chunk(i, chunk, name, sources)
+            if out is not None:
+                results.append(out)
+            status = max(status, code)
+        self.write_output("// -----\n".join(results))
+        return status
+
+    def process_chunk(self, index: int, chunk: str, name: str, sources: dict[str, str]) -> tuple[str | None, int]:
+        got: list[Diagnostic] = []
+        module = None
+        try:
+            with collect(got.append):
+                try:
+                    module = LocatingParser(self.ctx, chunk, name).parse_module(not self.args.no_implicit_module)
+                except ParseError as e:
+                    got.append(parse_error_diag(e))
+                    module = None
+                if module is not None and not self.args.disable_verify:
+                    verify_each(module)
+                if module is not None:
+                    self.run_passes(index, module)
+        except DiagnosticError as e:
+            got.append(Diagnostic("error", e.location, e.message, e.notes))
+            module = None
+
+        failed = any(d.severity == "error" for d in got)
+        if self.args.verify_diagnostics:
+            problems = check_expected(expected_diagnostics(chunk), got, name)
+            for p in problems:
+                print(p, file=sys.stderr)
+            code = EXIT_USER if problems else 0
+        else:
+            for d in got:
+                print(render(d, sources), file=sys.stderr)
+                for n in d.notes:
+                    print(render(n, sources, "note"), file=sys.stderr)
+            code = EXIT_USER if failed else 0
+        if module is None or failed:
+            return None, code
+        return self.print_module(module), code
+
+    def run_passes(self, chunk_index: int, module: ModuleOp) -> None:
+        a = self.args
+        for n, p in enumerate(self.pipeline.passes):
+            before = self.print_module(module) if a.mlir_pass_pipeline_crash_reproducer else None
+            if a.mlir_print_ir_before_all:
+                print(f"// -----// IR Dump Before {p.name} //----- //\n{self.print_module(module)}", file=sys.stderr)
+            try:
+                p.apply(self.ctx, module)
+                verify_each(module)
+            except DiagnosticError as e:
+                self.write_reproducer(before, p)
+                raise
+            except (VerifyException, DiagnosticException) as e:
+                self.write_reproducer(before, p)
+                raise DiagnosticError(None, f"pass '{p.name}' failed: {e}") from None
+            except Exception as e:
+                self.write_reproducer(before, p)
+                raise InternalError(f"pass '{p.name}' crashed: {type(e).__name__}: {e}") from e
+            if a.mlir_print_ir_after_all:
+                print(f"// -----// IR Dump After {p.name} //----- //\n{self.print_module(module)}", file=sys.stderr)
+            if a.mlir_print_ir_tree_dir:
+                os.makedirs(a.mlir_print_ir_tree_dir, exist_ok=True)
+                prefix = f"{chunk_index}_" if a.split_input_file else ""
+                path = os.path.join(a.mlir_print_ir_tree_dir, f"{prefix}{n}_{p.name}.mlir")
+                with open(path, "w") as f:
+                    f.write(self.print_module(module))
+
+    def write_reproducer(self, before: str | None, failing: ModulePass) -> None:
+        path = self.args.mlir_pass_pipeline_crash_reproducer
+        if path is None or before is None:
+            return
+        with open(path, "w") as f:
+            f.write(f"// configuration: --pass-pipeline='{as_mlir_pipeline([failing])}'\n")
+            f.write(f"// reproduce with: pto-opt --run-reproducer {path}\n")
+            f.write(before)
+        print(f"pto-opt: wrote a reproducer of the failing pass '{failing.name}' to {path}", file=sys.stderr)
+
+    def print_module(self, module: ModuleOp) -> str:
+        s = StringIO()
+        generic = self.args.print_op_generic or self.args.mlir_print_op_generic
+        Printer(stream=s, print_generic_format=generic, print_debuginfo=self.args.print_debuginfo).print_op(module)
+        s.write("\n")
+        return s.getvalue()
+
+    def write_output(self, text: str) -> None:
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+            return
+        try:
+            with open(self.args.output_file, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise UsageError(f"cannot write '{self.args.output_file}': {e.strerror}") from None
+
+    def list_passes(self) -> None:
+        print("Available passes:")
+        for name in sorted(self.available_passes):
+            print(f"  {name:28} {pass_summary(self.available_passes[name]())}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        tool = PtoOptMain(args=argv)
+        return tool.run()
+    except UsageError as e:
+        print(f"pto-opt: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except InternalError as e:
+        print(
+            f"pto-opt: internal error: {e} (a bug in pto-ir; rerun with "
+            "--mlir-pass-pipeline-crash-reproducer=FILE to capture the failing input)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:
+        print(f"pto-opt: internal error: {type(e).__name__}: {e} (a bug in pto-ir)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
