@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import FileLineColLoc, LocationAttr
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
 
 
 @dataclass
@@ -22,8 +23,9 @@ class Note:
     message: str
 
 
-class DiagnosticError(Exception):
-    """A user-facing error at an op; `notes` add context at other ops."""
+class DiagnosticError(VerifyException):
+    """A user-facing error at an op; `notes` add context at other ops. A verifier may
+    raise it to blame an op other than the one being verified."""
 
     def __init__(self, op: Operation | None, message: str, notes: list[Note] | None = None):
         super().__init__(message)

@@ -28,6 +28,7 @@ from enum import auto
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
     ArrayAttr,
     DenseArrayBase,
     Float32Type,
@@ -1005,7 +1006,7 @@ class CrossCoreSetOp(IRDLOperation):
     kernel-wide counter of flag 3 (e.g. a vector core's tile is in GM)."""
 
     name = "npu.cross_core_set"
-    flag = prop_def(IntegerAttr[IntegerType])
+    flag = prop_def(IntegerAttr[I64])
     assembly_format = "$flag attr-dict"
 
     def __init__(self, flag: int):
@@ -1018,7 +1019,7 @@ class CrossCoreWaitOp(IRDLOperation):
     core waiting for the vector cores that produce its tile)."""
 
     name = "npu.cross_core_wait"
-    flag = prop_def(IntegerAttr[IntegerType])
+    flag = prop_def(IntegerAttr[I64])
     count = operand_def(IndexType)
     assembly_format = "$flag `,` $count attr-dict"
 

@@ -53,6 +53,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pto.dialects import pto
 from pto.dialects.pto import ELEM_BYTES, CachePolicy, CachePolicyAttr, CubeTileAttr, dims_str, elem_name
+from pto.diagnostics import DiagnosticError
 from pto.targets import target_of
 
 
@@ -141,9 +142,7 @@ class TokenLoopOp(IRDLOperation):
             )
         for op in block.ops:
             if isinstance(op, pto.ShapedOp):
-                raise VerifyException(
-                    f"'{op.name}' must be inside a tile.vec_stage or tile.cube_stage"
-                )
+                raise DiagnosticError(op, f"'{op.name}' must be inside a tile.vec_stage or tile.cube_stage")
 
 
 # -------------------------------------------------------------------------- stages
@@ -185,7 +184,9 @@ class StageBase(IRDLOperation):
         got = [v.type for v in term.values]
         want = [r.type for r in self.outs]
         if got != want:
-            raise VerifyException(f"'{self.name}' yields {len(got)} values of types {got}, results are {want}")
+            raise VerifyException(
+                f"'{self.name}' yields ({', '.join(map(str, got))}) but its results are ({', '.join(map(str, want))})"
+            )
         if not self.label.data:
             raise VerifyException(f"'{self.name}' needs a non-empty semantic label")
 

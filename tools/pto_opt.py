@@ -105,6 +105,8 @@ def verify_each(module: ModuleOp) -> None:
         try:
             op.verify(verify_nested_ops=False)
             verify_hints(op)
+        except DiagnosticError:
+            raise
         except (VerifyException, DiagnosticException) as e:
             msg = str(e.args[0]) if e.args else str(e)
             raise DiagnosticError(op, msg.removeprefix("Operation does not verify: ")) from None

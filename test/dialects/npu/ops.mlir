@@ -1,0 +1,132 @@
+// RUN: pto-opt %s | pto-opt | filecheck %s
+// RUN: %ROUNDTRIP | filecheck %s
+
+// CHECK-LABEL: func.func @kernel
+func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm>, %out: !npu.buf<?x1024xbf16, gm>,
+                  %q: !npu.buf<?x1024xi8, gm>, %qw: !npu.buf<1024x1024xi8, gm>, %acc32: !npu.buf<?x1024xf32, gm>) {
+  %c0 = arith.constant 0 : index
+  %t = arith.constant 16 : index
+  // CHECK: npu.alloc gm (%{{.*}}) : !npu.buf<?x4096xbf16, gm>
+  %ws = npu.alloc gm (%t) : !npu.buf<?x4096xbf16, gm>
+  // CHECK: npu.launch cube 24 (%{{.*}}) {
+  npu.launch cube 24 (%core) {
+    // CHECK: npu.alloc l1 [0] : !npu.buf<128x1024xbf16, l1>
+    %a1 = npu.alloc l1 [0] : !npu.buf<128x1024xbf16, l1>
+    %b1 = npu.alloc l1 [262144] : !npu.buf<128x1024xbf16, l1>
+    // CHECK: npu.alloc l0a [0] : !npu.buf<128x128xbf16, l0a>
+    %a0 = npu.alloc l0a [0] : !npu.buf<128x128xbf16, l0a>
+    %b0 = npu.alloc l0b [0] : !npu.buf<128x128xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<128x128xf32, l0c>
+    %first = arith.constant false
+    // CHECK: npu.cross_core_wait 1, %{{.*}}
+    npu.cross_core_wait 1, %t
+    // CHECK: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %{{.*}}[0, 0] rows %{{.*}} : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
+    npu.dma mte2 %ws[%core, 0] -> %a1[0, 0] rows %t : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
+    // CHECK: npu.dma mte2 %{{.*}}[0, 0] -> %{{.*}}[0, 0] cache none_cacheable : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
+    npu.dma mte2 %w[0, 0] -> %b1[0, 0] cache none_cacheable : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
+    // CHECK: npu.dma mte1 %{{.*}}[0, 256] -> %{{.*}}[0, 0] : !npu.buf<128x1024xbf16, l1> -> !npu.buf<128x128xbf16, l0a>
+    npu.dma mte1 %a1[0, 256] -> %a0[0, 0] : !npu.buf<128x1024xbf16, l1> -> !npu.buf<128x128xbf16, l0a>
+    // CHECK: npu.dma mte1 %{{.*}}[0, 0] -> %{{.*}}[0, 0] transpose : !npu.buf<128x1024xbf16, l1> -> !npu.buf<128x128xbf16, l0b>
+    npu.dma mte1 %b1[0, 0] -> %b0[0, 0] transpose : !npu.buf<128x1024xbf16, l1> -> !npu.buf<128x128xbf16, l0b>
+    npu.set_flag mte1 -> cube, 0
+    npu.wait_flag mte1 -> cube, 0
+    // CHECK: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} : !npu.buf<128x128xbf16, l0a>, !npu.buf<128x128xbf16, l0b> -> !npu.buf<128x128xf32, l0c>
+    npu.mmad %a0, %b0 -> %acc : !npu.buf<128x128xbf16, l0a>, !npu.buf<128x128xbf16, l0b> -> !npu.buf<128x128xf32, l0c>
+    // CHECK: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} acc %{{.*}} :
+    npu.mmad %a0, %b0 -> %acc acc %first : !npu.buf<128x128xbf16, l0a>, !npu.buf<128x128xbf16, l0b> -> !npu.buf<128x128xf32, l0c>
+    // CHECK: npu.set_flag cube -> fixpipe, 1
+    npu.set_flag cube -> fixpipe, 1
+    // CHECK: npu.wait_flag cube -> fixpipe, 1
+    npu.wait_flag cube -> fixpipe, 1
+    // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, 128] rows %{{.*}} round rint : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
+    npu.fixpipe %acc[0, 0] -> %out[%core, 128] rows %t round rint : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
+    // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, 0] atomic_add : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xf32, gm>
+    npu.fixpipe %acc[0, 0] -> %acc32[%core, 0] atomic_add : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xf32, gm>
+    // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[0, 0] : !npu.buf<128x128xf32, l0c> -> !npu.buf<128x1024xf32, l1>
+    %l1f = npu.alloc l1 [0] : !npu.buf<128x1024xf32, l1>
+    npu.fixpipe %acc[0, 0] -> %l1f[0, 0] : !npu.buf<128x128xf32, l0c> -> !npu.buf<128x1024xf32, l1>
+    // CHECK: npu.barrier all
+    npu.barrier all
+    npu.barrier mte2
+  // CHECK: } vector 48 (%{{.*}}) {
+  } vector 48 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x4096xbf16, ub>
+    %f = npu.alloc ub [32768] : !npu.buf<4x4096xf32, ub>
+    %s = npu.alloc ub [98304] : !npu.buf<4x1xf32, ub>
+    %g = npu.alloc ub [98336] : !npu.buf<1x4096xf32, ub>
+    // CHECK: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %{{.*}}[0, 0] : !npu.buf<?x4096xbf16, gm> -> !npu.buf<4x4096xbf16, ub>
+    npu.dma mte2 %x[%v, 0] -> %u[0, 0] : !npu.buf<?x4096xbf16, gm> -> !npu.buf<4x4096xbf16, ub>
+    npu.set_flag mte2 -> vector, 0
+    npu.wait_flag mte2 -> vector, 0
+    // CHECK: npu.vcast %{{.*}} -> %{{.*}} none : !npu.buf<4x4096xbf16, ub> -> !npu.buf<4x4096xf32, ub>
+    npu.vcast %u -> %f none : !npu.buf<4x4096xbf16, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vmul %{{.*}}, %{{.*}} -> %{{.*}} : !npu.buf<4x4096xf32, ub>, !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    npu.vmul %f, %f -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vreduce sum %{{.*}} -> %{{.*}} : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
+    npu.vreduce sum %f -> %s : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vreduce absmax
+    npu.vreduce absmax %f -> %s : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
+    npu.vreduce max %f -> %s : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
+    npu.vreduce min %f -> %s : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vmuls %{{.*}}, 0.000244140625 -> %{{.*}} : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    npu.vmuls %s, 2.44140625e-4 -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vadds
+    npu.vadds %s, 1.0e-6 -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vmaxs
+    npu.vmaxs %s, -127.0 -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vmins
+    npu.vmins %s, 127.0 -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vsqrt
+    npu.vsqrt %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vrsqrt
+    npu.vrsqrt %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vabs
+    npu.vabs %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vexp
+    npu.vexp %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vmul %{{.*}}, %{{.*}} -> %{{.*}} : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    npu.vmul %f, %s -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vadd
+    npu.vadd %f, %g -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<1x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vsub
+    npu.vsub %f, %g -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<1x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vdiv
+    npu.vdiv %f, %s -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vmax
+    npu.vmax %f, %f -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vmin
+    npu.vmin %f, %f -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    // CHECK: npu.vdup 0.000000e+00 -> %{{.*}} : !npu.buf<4x1xf32, ub>
+    npu.vdup 0.0 -> %s : !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vcast %{{.*}} -> %{{.*}} rint : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xbf16, ub>
+    npu.vcast %f -> %u rint : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xbf16, ub>
+    npu.set_flag vector -> mte3, 0
+    npu.wait_flag vector -> mte3, 0
+    // CHECK: npu.dma mte3 %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, 0] : !npu.buf<4x4096xbf16, ub> -> !npu.buf<?x4096xbf16, gm>
+    npu.dma mte3 %u[0, 0] -> %ws[%v, 0] : !npu.buf<4x4096xbf16, ub> -> !npu.buf<?x4096xbf16, gm>
+    // CHECK: npu.cross_core_set 1
+    npu.cross_core_set 1
+  }
+  // An int8 cube-only launch: i8 x i8 -> i32, dequantised by the fixpipe.
+  // CHECK: npu.launch cube 1 (%{{.*}}) {
+  npu.launch cube 1 (%c) {
+    %qa = npu.alloc l0a [0] : !npu.buf<16x1024xi8, l0a>
+    %qb = npu.alloc l0b [0] : !npu.buf<1024x32xi8, l0b>
+    %qc = npu.alloc l0c [0] : !npu.buf<16x32xi32, l0c>
+    npu.mmad %qa, %qb -> %qc : !npu.buf<16x1024xi8, l0a>, !npu.buf<1024x32xi8, l0b> -> !npu.buf<16x32xi32, l0c>
+    // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[0, 0] round rint deq 5.000000e-01 : !npu.buf<16x32xi32, l0c> -> !npu.buf<?x1024xbf16, gm>
+    npu.fixpipe %qc[0, 0] -> %out[0, 0] round rint deq 0.5 : !npu.buf<16x32xi32, l0c> -> !npu.buf<?x1024xbf16, gm>
+  }
+  func.return
+}
+
+// The second target: Ascend 950 has 56 AIVs and a 248 KiB UB (the last block is usable).
+// CHECK-LABEL: func.func @ascend950
+func.func @ascend950() attributes {pto.target = "ascend950"} {
+  // CHECK: npu.launch vector 56 (%{{.*}}) {
+  npu.launch vector 56 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<16x16xf32, ub>
+    %b = npu.alloc ub [253920] : !npu.buf<1x8xf32, ub>
+  }
+  func.return
+}

@@ -1,0 +1,444 @@
+// RUN: pto-opt %s --split-input-file --verify-diagnostics
+// Every verifier rule of the tile dialect, one chunk each.
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  // expected-error@+1 {{'tile.token_loop' step must be positive}}
+  tile.token_loop %i = %c0 to %t step 0 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  // expected-error@+1 {{an SK-03 loop body holds exactly one cube stage, found 2}}
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    %y2 = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  // expected-error@+1 {{an SK-03 loop body holds exactly one cube stage, found 0}}
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{SK-03 has a single token loop: 'tile.token_loop' cannot nest}}
+    tile.token_loop %j = %c0 to %t step 8 {
+    %xj = tile.load %x[%j] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %yj = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %mj = tile.matmul %xj, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %mj : tensor<8x64xf32>
+    }
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+2 {{'tile.abs' must be inside a tile.vec_stage or tile.cube_stage}}
+    // (reported at the op, found by the loop's verifier)
+    %a = tile.abs %y : tensor<8x64xf32> -> tensor<8x64xf32>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  // expected-error@+1 {{'tile.vec_stage' must be inside a tile.token_loop}}
+  tile.vec_stage "v" -> () {
+    tile.yield
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    tile.vec_stage "v" -> () {
+      // expected-error@+1 {{'tile.vec_stage' cannot nest inside another stage}}
+      tile.vec_stage "v2" -> () {
+        tile.yield
+      }
+      tile.yield
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.vec_stage' yields () but its results are (tensor<8x64xf32>)}}
+    %v = tile.vec_stage "v" -> (tensor<8x64xf32>) {
+      tile.yield
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.vec_stage' needs a non-empty semantic label}}
+    tile.vec_stage "" -> () {
+      tile.yield
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.vec_stage' nbuffer must be at least 1}}
+    tile.vec_stage "v" nbuffer 0 -> () {
+      tile.yield
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.matmul' belongs in a tile.cube_stage, not a vector stage}}
+    %v = tile.vec_stage "v" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.vec_stage' tile sizes must be positive}}
+    tile.vec_stage "v" tile [0, 64] -> () {
+      tile.yield
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{vector tile [4] has rank 1 but 'tile.abs' works on rank-2 data}}
+    %v = tile.vec_stage "v" tile [4] -> (tensor<8x64xf32>) {
+      %a = tile.abs %y : tensor<8x64xf32> -> tensor<8x64xf32>
+      tile.yield %a : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{'tile.cube_stage' l1_reuse and nbuffer must be at least 1}}
+    %y = tile.cube_stage "mm" l1_reuse 0 -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{a cube stage holds exactly one tile.matmul, found 0}}
+    tile.cube_stage "mm" -> () {
+      tile.yield
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{cube tile axis 'k' size 8 is 16 bytes of bf16, not a multiple of the 32-byte block}}
+    %y = tile.cube_stage "mm" m [8, 8] k [8, 64] n [64, 64] -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{cube tile axis 'n' size 8 is 16 bytes of bf16, not a multiple of the 32-byte block}}
+    %y = tile.cube_stage "mm" m [8, 8] k [64, 64] n [8, 64] -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{cube tile axis 'm': L0 size 16 exceeds L1 size 8}}
+    %y = tile.cube_stage "mm" m [16, 8] k [64, 64] n [64, 64] -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    // expected-error@+1 {{'tile.load' tile type must be static}}
+    %h = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<?x64xbf16>
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    // expected-error@+1 {{'tile.load' cannot change the element type}}
+    %h = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xf32>
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{'tile.load' without a row offset loads the whole tensor: types must match}}
+    %wt = tile.load %w : tensor<64x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{'tile.load' 'valid' needs a row offset}}
+    %wt = tile.load %w valid %t : tensor<64x64xbf16> -> tensor<64x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{'tile.load' a token tile keeps every dim but the first: ?x64 vs 8x32}}
+    %h = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x32xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    // expected-error@+1 {{'tile.load' tile of 8 rows exceeds the 4 rows of the tensor}}
+    %h = tile.load %s4[%i] : tensor<4x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.store' a token tile keeps every dim but the first}}
+    tile.store %y, %out[%i] : tensor<8x64xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.store' cannot change the element type}}
+    tile.store %y, %x[%i] : tensor<8x64xf32> -> tensor<?x64xbf16>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<?x64xf32>) {
+      // expected-error@+1 {{'tile.matmul' works on static tile shapes, got tensor<?x64xf32>}}
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xf32>
+      tile.yield %m : tensor<?x64xf32>
+    }
+  }
+  func.return
+}

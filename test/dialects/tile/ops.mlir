@@ -1,0 +1,132 @@
+// RUN: pto-opt %s | pto-opt | filecheck %s
+// RUN: %ROUNDTRIP | filecheck %s
+
+// The standard SK-03 body, as the tile level writes it: a remainder cascade of two
+// token loops (128 rows, then one row at a time).
+// CHECK-LABEL: func.func @standard
+func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tensor<1024x4096xbf16>,
+                    %out: tensor<?x1024xbf16>) attributes {pto.target = "ascend910b1"} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xbf16>
+  %c128 = arith.constant 128 : index
+  %rem = arith.remui %t, %c128 : index
+  %end = arith.subi %t, %rem : index
+  // CHECK: tile.token_loop %{{.*}} = %{{.*}} to %{{.*}} step 128 {
+  tile.token_loop %i = %c0 to %end step 128 {
+    // CHECK: tile.load %{{.*}}[%{{.*}}] : tensor<?x4096xbf16> -> tensor<128x4096xbf16>
+    %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<128x4096xbf16>
+    // CHECK: tile.load %{{.*}} : tensor<4096xbf16> -> tensor<4096xbf16>
+    %g = tile.load %gamma : tensor<4096xbf16> -> tensor<4096xbf16>
+    // CHECK: tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 -> (tensor<128x4096xbf16>) {
+    %bt = tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 -> (tensor<128x4096xbf16>) {
+      // CHECK: tile.rms_norm
+      %nt = tile.rms_norm %xt, %g eps = 1.0e-06 : tensor<128x4096xbf16>, tensor<4096xbf16> -> tensor<128x4096xf32>
+      // CHECK: tile.cast %{{.*}} rint
+      %b = tile.cast %nt rint : tensor<128x4096xf32> -> tensor<128x4096xbf16>
+      // CHECK: tile.yield %{{.*}} : tensor<128x4096xbf16>
+      tile.yield %b : tensor<128x4096xbf16>
+    }
+    // CHECK: tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
+    %yt = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
+      // CHECK: tile.load %{{.*}} cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
+      %wt = tile.load %w cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
+      // CHECK: tile.matmul %{{.*}}, %{{.*}} b_trans
+      %y = tile.matmul %bt, %wt b_trans : tensor<128x4096xbf16>, tensor<1024x4096xbf16> -> tensor<128x1024xf32>
+      %o = tile.cast %y rint : tensor<128x1024xf32> -> tensor<128x1024xbf16>
+      tile.yield %o : tensor<128x1024xbf16>
+    }
+    // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}] : tensor<128x1024xbf16> -> tensor<?x1024xbf16>
+    tile.store %yt, %out[%i] : tensor<128x1024xbf16> -> tensor<?x1024xbf16>
+  }
+  // CHECK: tile.token_loop %{{.*}} = %{{.*}} to %{{.*}} step 1 {
+  tile.token_loop %i = %end to %t step 1 {
+    %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<1x4096xbf16>
+    %bt = tile.vec_stage "rmsnorm" -> (tensor<1x4096xbf16>) {
+      %nt = tile.rms_norm %xt eps = 1.0e-06 : tensor<1x4096xbf16> -> tensor<1x4096xf32>
+      %b = tile.cast %nt rint : tensor<1x4096xf32> -> tensor<1x4096xbf16>
+      tile.yield %b : tensor<1x4096xbf16>
+    }
+    %yt = tile.cube_stage "linear" -> (tensor<1x1024xbf16>) {
+      %y = tile.matmul %bt, %w b_trans : tensor<1x4096xbf16>, tensor<1024x4096xbf16> -> tensor<1x1024xf32>
+      %o = tile.cast %y rint : tensor<1x1024xf32> -> tensor<1x1024xbf16>
+      tile.yield %o : tensor<1x1024xbf16>
+    }
+    tile.store %yt, %out[%i] : tensor<1x1024xbf16> -> tensor<?x1024xbf16>
+  }
+  func.return
+}
+
+// A single factor with a partial last tile, the quant form (V -> Quant -> C -> Dequant).
+// CHECK-LABEL: func.func @quant_tail
+func.func @quant_tail(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: tensor<8192x1xf32>, %out: tensor<?x8192xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
+  // CHECK: tile.token_loop %{{.*}} = %{{.*}} to %{{.*}} step 16 tail {
+  tile.token_loop %i = %c0 to %t step 16 tail {
+    // CHECK: tile.load %{{.*}}[%{{.*}}] valid %{{.*}} : tensor<?x1024xbf16> -> tensor<16x1024xbf16>
+    %xt = tile.load %x[%i] valid %t : tensor<?x1024xbf16> -> tensor<16x1024xbf16>
+    %q, %s = tile.vec_stage "quant" tile [4, 1024] -> (tensor<16x1024xi8>, tensor<16x1xf32>) {
+      %n = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x1024xbf16> -> tensor<16x1024xf32>
+      // CHECK: tile.quant
+      %q0, %s0 = tile.quant %n : tensor<16x1024xf32> -> tensor<16x1024xi8>, tensor<16x1xf32>
+      tile.yield %q0, %s0 : tensor<16x1024xi8>, tensor<16x1xf32>
+    }
+    %acc = tile.cube_stage "Query-Linear" m [16, 16] k [256, 1024] n [256, 256] split_k -> (tensor<16x8192xi32>) {
+      %wt = tile.load %w cache none_cacheable : tensor<8192x1024xi8> -> tensor<8192x1024xi8>
+      %y = tile.matmul %q, %wt b_trans : tensor<16x1024xi8>, tensor<8192x1024xi8> -> tensor<16x8192xi32>
+      tile.yield %y : tensor<16x8192xi32>
+    }
+    %o = tile.vec_stage "Query-Dequant" tile [1, 8192] -> (tensor<16x8192xbf16>) {
+      %wst = tile.load %ws : tensor<8192x1xf32> -> tensor<8192x1xf32>
+      // CHECK: tile.dequant
+      %d = tile.dequant %acc, %s, %wst : tensor<16x8192xi32>, tensor<16x1xf32>, tensor<8192x1xf32> -> tensor<16x8192xf32>
+      %o0 = tile.cast %d rint : tensor<16x8192xf32> -> tensor<16x8192xbf16>
+      tile.yield %o0 : tensor<16x8192xbf16>
+    }
+    // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}] valid %{{.*}}
+    tile.store %o, %out[%i] valid %t : tensor<16x8192xbf16> -> tensor<?x8192xbf16>
+  }
+  func.return
+}
+
+// Every tile compute op once, inside a vector stage (C -> V order: matmul first).
+// CHECK-LABEL: func.func @all_vector_ops
+func.func @all_vector_ops(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<8x64xf32>
+    %y = tile.cube_stage "wqa-linear" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    %r = tile.vec_stage "post" tile [8, 64] -> (tensor<8x64xf32>) {
+      // CHECK: tile.add
+      %0 = tile.add %y, %y : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.sub
+      %1 = tile.sub %0, %y : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.mul
+      %2 = tile.mul %1, %1 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.reduce mean
+      %3 = tile.reduce mean %2 : tensor<8x64xf32> -> tensor<8x1xf32>
+      // CHECK: tile.adds
+      %4 = tile.adds %3, 1.0e-06 : tensor<8x1xf32> -> tensor<8x1xf32>
+      // CHECK: tile.sqrt
+      %5 = tile.sqrt %4 : tensor<8x1xf32> -> tensor<8x1xf32>
+      // CHECK: tile.div
+      %6 = tile.div %1, %5 : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
+      // CHECK: tile.rsqrt
+      %7 = tile.rsqrt %4 : tensor<8x1xf32> -> tensor<8x1xf32>
+      // CHECK: tile.abs
+      %8 = tile.abs %6 : tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.muls
+      %9 = tile.muls %8, 2.0 : tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.reshape %{{.*}} inplace : tensor<8x64xf32> -> tensor<8x4x16xf32>
+      %10 = tile.reshape %9 inplace : tensor<8x64xf32> -> tensor<8x4x16xf32>
+      %11 = tile.reshape %10 inplace : tensor<8x4x16xf32> -> tensor<8x64xf32>
+      tile.yield %11 : tensor<8x64xf32>
+    }
+    tile.store %r, %out[%i] : tensor<8x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}
