@@ -79,6 +79,7 @@ from pto.dialects.pto import (
     dims_str,
     elem_name,
 )
+from pto.diagnostics import DiagnosticError
 from pto.targets import target_of
 
 
@@ -274,13 +275,13 @@ class LaunchOp(IRDLOperation):
         for op in self.cube.walk():
             for v in (*op.operands, *op.results):
                 if isinstance(v.type, BufferType) and v.type.mem == Space.UB:
-                    raise VerifyException(f"the cube program cannot touch UB ('{op.name}')")
+                    raise DiagnosticError(op, f"the cube program cannot touch UB ('{op.name}')")
             if isinstance(op, VectorOp):
-                raise VerifyException(f"'{op.name}' is a vector instruction: it belongs in the vector program")
+                raise DiagnosticError(op, f"'{op.name}' is a vector instruction: it belongs in the vector program")
         for op in self.vector.walk():
             for v in (*op.operands, *op.results):
                 if isinstance(v.type, BufferType) and v.type.mem in CUBE_SPACES:
-                    raise VerifyException(f"the vector program cannot touch {v.type.mem.value} ('{op.name}')")
+                    raise DiagnosticError(op, f"the vector program cannot touch {v.type.mem.value} ('{op.name}')")
 
 
 # ------------------------------------------------------------------------ allocation
@@ -314,7 +315,7 @@ class AllocOp(IRDLOperation):
             offset = parser.parse_integer(allow_negative=False)
             parser.parse_punctuation("]")
         if parser.parse_optional_punctuation("("):
-            sizes = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: parser.parse_operand())
+            sizes = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: parser.parse_operand(IndexType()))
             parser.parse_punctuation(")")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")

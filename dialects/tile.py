@@ -102,9 +102,9 @@ class TokenLoopOp(IRDLOperation):
     def parse(cls, parser: Parser) -> TokenLoopOp:
         iv = parser.parse_argument(expect_type=False)
         parser.parse_punctuation("=")
-        lb = parser.parse_operand()
+        lb = parser.parse_operand(IndexType())
         parser.parse_keyword("to")
-        ub = parser.parse_operand()
+        ub = parser.parse_operand(IndexType())
         parser.parse_keyword("step")
         step = parser.parse_integer(allow_negative=False, allow_boolean=False)
         tail = parser.parse_optional_keyword("tail") is not None

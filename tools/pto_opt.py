@@ -60,6 +60,14 @@ class LocatingParser(Parser):
             op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
         return op
 
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        if (op := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack)) is not None:
+            return op
+        # Point at the op name (just consumed), as mlir-opt does, not at what follows it.
+        end = self._current_token.span.start
+        start = self.lexer.input.content.rfind(name, 0, end)
+        self.raise_error(f"operation '{name}' is not registered", start, start + len(name))
+
 
 def pipeline_spec(text: str) -> str:
     """`builtin.module(a,b{k=v})` -> `a,b{k=v}` (xDSL's spelling); plain lists pass."""
@@ -220,6 +228,15 @@ class PtoOptMain(xDSLOptMain):
             spec = self._reproducer_spec()
         self.pipeline = self.build_pipeline(spec)
 
+    @staticmethod
+    def _one_line(e: BaseException) -> str:
+        text = str(e).strip()
+        if "\n" not in text:
+            return text
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        col = re.search(r"pass-pipeline:\d+:(\d+)", text)
+        return lines[-1] + (f" (at column {col.group(1)})" if col else "")
+
     def build_pipeline(self, spec: str) -> PassPipeline:
         try:
             return PassPipeline.parse_spec(self.available_passes, spec)
@@ -227,13 +244,13 @@ class PtoOptMain(xDSLOptMain):
             msg = str(e)
             if m := re.match(r"Unrecognized passes: \[(.*)\]", msg):
                 raise UsageError(f"unknown pass {m.group(1)} (see --list-passes)") from None
-            raise UsageError(f"bad pass pipeline '{spec}': {msg}") from None
+            raise UsageError(f"bad pass pipeline '{spec}': {self._one_line(e)}") from None
         except Exception as e:  # option parsing raises assorted errors
-            raise UsageError(f"bad pass pipeline '{spec}': {e}") from None
+            raise UsageError(f"bad pass pipeline '{spec}': {self._one_line(e)}") from None
         except BaseException as e:  # ArgSpecParseError is a BaseException
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
-            raise UsageError(f"bad pass pipeline '{spec}': {e}") from None
+            raise UsageError(f"bad pass pipeline '{spec}': {self._one_line(e)}") from None
 
     def _reproducer_spec(self) -> str:
         text = self._read_input()

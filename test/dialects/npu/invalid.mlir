@@ -1,0 +1,641 @@
+// RUN: pto-opt %s --split-input-file --verify-diagnostics
+// Every verifier rule of the npu dialect, one chunk each.
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{only gm buffers may have a dynamic dim, got ?x64 in ub}}
+    %x = npu.alloc ub [0] : !npu.buf<?x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{buffer element type must be one of bf16, f16, f32, i8, i32, got f64}}
+    %x = npu.alloc ub [0] : !npu.buf<4x64xf64, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{buffer dims must be positive}}
+    %x = npu.alloc ub [0] : !npu.buf<0x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.alloc' needs 1 size operands for !npu.buf<?x64xf32, gm>, got 0}}
+    %x = npu.alloc gm : !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.alloc' gm workspaces take no offset}}
+    %x = npu.alloc gm [0] (%n) : !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.alloc' a ub buffer needs a byte offset}}
+    %x = npu.alloc ub : !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.alloc' offset 16 in ub is not a multiple of the 32-byte block}}
+    %x = npu.alloc ub [16] : !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{buffer !npu.buf<256x256xf32, ub> at offset 0 needs 262144 bytes of ub, but ascend910b1 has 196608}}
+    %x = npu.alloc ub [0] : !npu.buf<256x256xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    // expected-error@+1 {{buffer !npu.buf<256x256xbf16, l0b> at offset 0 needs 131072 bytes of l0b, but ascend910b1 has 65536}}
+    %x = npu.alloc l0b [0] : !npu.buf<256x256xbf16, l0b>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    // expected-error@+1 {{buffer !npu.buf<128x512xf32, l0c> at offset 0 needs 262144 bytes of l0c, but ascend910b1 has 131072}}
+    %x = npu.alloc l0c [0] : !npu.buf<128x512xf32, l0c>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    // expected-error@+1 {{buffer !npu.buf<1024x512xbf16, l1> at offset 32 needs 1048608 bytes of l1, but ascend910b1 has 524288}}
+    %x = npu.alloc l1 [32] : !npu.buf<1024x512xbf16, l1>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.dma' destination needs 2 offsets, got 1}}
+    npu.dma mte2 %g[%n, 0] -> %u[0] : !npu.buf<?x64xf32, gm> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.dma' source: rows/cols [2, +4) of axis 0 exceed its size 4}}
+    npu.dma mte3 %u[2, 0] -> %g[0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{ub -> gm runs on mte3, not mte2}}
+    npu.dma mte2 %u[0, 0] -> %g[0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{target ascend910b1 has no data path ub -> ub}}
+    npu.dma mte2 %u[0, 0] -> %u2[0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.dma' cannot convert element types (use npu.vcast or npu.fixpipe)}}
+    npu.dma mte2 %g[0, 0] -> %h[0, 0] : !npu.buf<?x64xf32, gm> -> !npu.buf<4x64xbf16, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.dma' a cache policy needs a gm side}}
+    npu.dma mte1 %l1[0, 0] -> %a[0, 0] cache normal : !npu.buf<16x64xbf16, l1> -> !npu.buf<16x64xbf16, l0a>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u3 = npu.alloc ub [0] : !npu.buf<4x4x4xf32, ub>
+    // expected-error@+1 {{'npu.dma' transpose works on rank-2 tiles}}
+    npu.dma mte2 %g3[0, 0, 0] -> %u3[0, 0, 0] transpose : !npu.buf<4x4x4xf32, gm> -> !npu.buf<4x4x4xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{target ascend910b1 has no data path l1 -> l1}}
+    npu.dma mte1 %l1[0, 0] -> %l1[0, 0] : !npu.buf<16x64xbf16, l1> -> !npu.buf<16x64xbf16, l1>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.fixpipe' source must be in l0c, got l1}}
+    npu.fixpipe %l1[0, 0] -> %g[0, 0] : !npu.buf<16x64xbf16, l1> -> !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %gi: !npu.buf<?x64xi32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.fixpipe' cannot convert f32 to i32}}
+    npu.fixpipe %acc[0, 0] -> %gi[0, 0] : !npu.buf<16x16xf32, l0c> -> !npu.buf<?x64xi32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %gb: !npu.buf<?x64xbf16, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.fixpipe' f32 -> bf16 rounds: give a round mode}}
+    npu.fixpipe %acc[0, 0] -> %gb[0, 0] : !npu.buf<16x16xf32, l0c> -> !npu.buf<?x64xbf16, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.fixpipe' round mode 'none' is implied by omitting it}}
+    npu.fixpipe %acc[0, 0] -> %g[0, 0] round none : !npu.buf<16x16xf32, l0c> -> !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.fixpipe' deq applies to i32 accumulators}}
+    npu.fixpipe %acc[0, 0] -> %g[0, 0] deq 0.5 : !npu.buf<16x16xf32, l0c> -> !npu.buf<?x64xf32, gm>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    %l1f = npu.alloc l1 [4096] : !npu.buf<16x16xf32, l1>
+    // expected-error@+1 {{'npu.fixpipe' atomic_add needs a gm destination}}
+    npu.fixpipe %acc[0, 0] -> %l1f[0, 0] atomic_add : !npu.buf<16x16xf32, l0c> -> !npu.buf<16x16xf32, l1>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.mmad' lhs must be in l0a, got l1}}
+    npu.mmad %l1, %b -> %acc : !npu.buf<16x64xbf16, l1>, !npu.buf<64x16xbf16, l0b> -> !npu.buf<16x16xf32, l0c>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    %b2 = npu.alloc l0b [4096] : !npu.buf<32x16xbf16, l0b>
+    // expected-error@+1 {{'npu.mmad' shapes 16x64 x 32x16 -> 16x16 do not agree}}
+    npu.mmad %a, %b2 -> %acc : !npu.buf<16x64xbf16, l0a>, !npu.buf<32x16xbf16, l0b> -> !npu.buf<16x16xf32, l0c>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    %bi = npu.alloc l0b [4096] : !npu.buf<64x16xi8, l0b>
+    // expected-error@+1 {{'npu.mmad' takes two bf16, f16, i8 or f32 inputs, got bf16 and i8}}
+    npu.mmad %a, %bi -> %acc : !npu.buf<16x64xbf16, l0a>, !npu.buf<64x16xi8, l0b> -> !npu.buf<16x16xf32, l0c>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %a = npu.alloc l0a [0] : !npu.buf<16x64xbf16, l0a>
+    %b = npu.alloc l0b [0] : !npu.buf<64x16xbf16, l0b>
+    %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+    %l1 = npu.alloc l1 [0] : !npu.buf<16x64xbf16, l1>
+    %i32 = npu.alloc l0c [1024] : !npu.buf<16x16xi32, l0c>
+    // expected-error@+1 {{'npu.mmad' bf16 inputs accumulate in f32, got i32}}
+    npu.mmad %a, %b -> %i32 : !npu.buf<16x64xbf16, l0a>, !npu.buf<64x16xbf16, l0b> -> !npu.buf<16x16xi32, l0c>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    %gm = npu.alloc gm (%n) : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{'npu.vadd' operand must be in ub, got gm}}
+    npu.vadd %gm, %u -> %u : !npu.buf<?x64xf32, gm>, !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vadd' rhs 4x32 does not broadcast to 4x64}}
+    npu.vadd %u, %w -> %u : !npu.buf<4x64xf32, ub>, !npu.buf<4x32xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vmul' operands must share one element type}}
+    npu.vmul %u, %h -> %u : !npu.buf<4x64xf32, ub>, !npu.buf<4x64xbf16, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vsqrt' source and destination must have one shape and element type}}
+    npu.vsqrt %u -> %r : !npu.buf<4x64xf32, ub> -> !npu.buf<4x1xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vexp' works on float data}}
+    npu.vexp %i -> %i : !npu.buf<4x64xi32, ub> -> !npu.buf<4x64xi32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vmuls' source and destination must have one shape and element type}}
+    npu.vmuls %u, 2.0 -> %h : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xbf16, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vreduce' has no mean: reduce sum, then npu.vmuls by 1/K}}
+    npu.vreduce mean %u -> %r : !npu.buf<4x64xf32, ub> -> !npu.buf<4x1xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vreduce' destination must be 4x1xf32}}
+    npu.vreduce sum %u -> %u2 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcast' source and destination shapes differ}}
+    npu.vcast %u -> %r rint : !npu.buf<4x64xf32, ub> -> !npu.buf<4x1xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcast' conversion f32 -> bf16 rounds: give a round mode}}
+    npu.vcast %u -> %h none : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xbf16, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.set_flag' needs two named pipes, not 'all'}}
+    npu.set_flag all -> vector, 0
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.wait_flag' orders two different pipes; use npu.barrier within one}}
+    npu.wait_flag vector -> vector, 0
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.set_flag' event id must be in 0..7}}
+    npu.set_flag mte2 -> vector, 8
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    // expected-error@+1 {{the cube program cannot touch UB ('npu.alloc')}}
+    %x = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{the vector program cannot touch l1 ('npu.alloc')}}
+    %x = npu.alloc l1 [0] : !npu.buf<4x64xf32, l1>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch cube 1 (%c) {
+    %x = npu.alloc l0c [0] : !npu.buf<4x64xf32, l0c>
+    // expected-error@+1 {{'npu.vdup' is a vector instruction: it belongs in the vector program}}
+    npu.vdup 0.0 -> %x : !npu.buf<4x64xf32, l0c>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{cube core count 25 is outside 0..24 of target ascend910b1}}
+  npu.launch cube 25 (%c) {
+  }
+  func.return
+}
+// -----
+
+func.func @f() attributes {pto.target = "ascend950"} {
+  // expected-error@+1 {{vector core count 57 is outside 0..56 of target ascend950}}
+  npu.launch vector 57 (%c) {
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{the cube program needs a region exactly when its core count is positive}}
+  "npu.launch"() <{cube_cores = 0 : i64, vector_cores = 0 : i64}> ({
+  ^bb0(%c: index):
+  }, {}) : () -> ()
+  func.return
+}
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{the vector program is one block with one index argument (the core id)}}
+  "npu.launch"() <{cube_cores = 0 : i64, vector_cores = 1 : i64}> ({}, {
+  ^bb0(%c: i32):
+  }) : () -> ()
+  func.return
+}

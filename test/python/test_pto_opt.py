@@ -1,0 +1,37 @@
+"""Exit codes and the no-traceback rule of pto-opt, in-process."""
+
+from pathlib import Path
+
+from pto.tools.pto_opt import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, main
+
+INPUTS = Path(__file__).parent.parent / "tools" / "pto-opt" / "Inputs"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_success(capsys):
+    code, out, _ = run(capsys, str(INPUTS / "simple.mlir"), "-p", "cse")
+    assert code == 0 and out.count("pto.abs") == 1
+
+
+def test_user_error_is_1(capsys):
+    code, _, err = run(capsys, str(INPUTS / "bad-verify.mlir"))
+    assert code == EXIT_USER and "bad-verify.mlir:3:3: error:" in err
+
+
+def test_usage_errors_are_2_and_one_line(capsys):
+    for argv in (["--nope"], ["-p", "nope", str(INPUTS / "simple.mlir")], [str(INPUTS / "missing.mlir")]):
+        code, _, err = run(capsys, *argv)
+        assert code == EXIT_USAGE
+        assert len(err.strip().splitlines()) == 1 and err.startswith("pto-opt: error:")
+
+
+def test_internal_error_is_3_and_mentions_reproducer(capsys):
+    code, _, err = run(capsys, str(INPUTS / "simple.mlir"), "-p", "test-pass-crash")
+    assert code == EXIT_INTERNAL
+    assert len(err.strip().splitlines()) == 1 and "--mlir-pass-pipeline-crash-reproducer" in err
