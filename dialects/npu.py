@@ -362,6 +362,26 @@ class AllocOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """`%t = npu.dim %x, 0 : !npu.buf<?x4096xbf16, gm>`: the size of one dim of a buffer
+    (the token count of a global tensor)."""
+
+    name = "npu.dim"
+    source = operand_def(BufferType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    assembly_format = "$source `,` $dim attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, dim: int):
+        super().__init__(operands=[source], properties={"dim": IntegerAttr(dim, i64)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        rank = len(buf(self.source).get_shape())
+        if not 0 <= self.dim.value.data < rank:
+            raise VerifyException(f"'npu.dim' dim {self.dim.value.data} is out of range for a rank-{rank} buffer")
+
+
 # ---------------------------------------------------------------------- index lists
 
 DYN = -(2**63)  # marks a dynamic entry in a static index list, as MLIR's kDynamic
@@ -1031,7 +1051,7 @@ class CrossCoreWaitOp(IRDLOperation):
 NPU = Dialect(
     "npu",
     [
-        LaunchOp, AllocOp, DmaOp, FixpipeOp, MmadOp,
+        LaunchOp, AllocOp, DimOp, DmaOp, FixpipeOp, MmadOp,
         VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
         VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
         VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp,

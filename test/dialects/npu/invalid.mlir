@@ -639,3 +639,10 @@ func.func @f() {
   }) : () -> ()
   func.return
 }
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>) {
+  // expected-error@+1 {{'npu.dim' dim 2 is out of range for a rank-2 buffer}}
+  %d = npu.dim %g, 2 : !npu.buf<?x64xf32, gm>
+  func.return
+}

@@ -5,7 +5,9 @@
 func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm>, %out: !npu.buf<?x1024xbf16, gm>,
                   %q: !npu.buf<?x1024xi8, gm>, %qw: !npu.buf<1024x1024xi8, gm>, %acc32: !npu.buf<?x1024xf32, gm>) {
   %c0 = arith.constant 0 : index
-  %t = arith.constant 16 : index
+  // CHECK: npu.dim %{{.*}}, 1 : !npu.buf<?x4096xbf16, gm>
+  %k = npu.dim %x, 1 : !npu.buf<?x4096xbf16, gm>
+  %t = npu.dim %x, 0 : !npu.buf<?x4096xbf16, gm>
   // CHECK: npu.alloc gm (%{{.*}}) : !npu.buf<?x4096xbf16, gm>
   %ws = npu.alloc gm (%t) : !npu.buf<?x4096xbf16, gm>
   // CHECK: npu.launch cube 24 (%{{.*}}) {
