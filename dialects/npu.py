@@ -766,71 +766,99 @@ class VScalarBase(VectorOp):
 
 @irdl_op_definition
 class VAddOp(VBinaryBase):
+    """`dst = lhs + rhs`."""
+
     name = "npu.vadd"
 
 
 @irdl_op_definition
 class VSubOp(VBinaryBase):
+    """`dst = lhs - rhs`."""
+
     name = "npu.vsub"
 
 
 @irdl_op_definition
 class VMulOp(VBinaryBase):
+    """`dst = lhs * rhs`."""
+
     name = "npu.vmul"
 
 
 @irdl_op_definition
 class VDivOp(VBinaryBase):
+    """`dst = lhs / rhs`."""
+
     name = "npu.vdiv"
 
 
 @irdl_op_definition
 class VMaxOp(VBinaryBase):
+    """`dst = max(lhs, rhs)`."""
+
     name = "npu.vmax"
 
 
 @irdl_op_definition
 class VMinOp(VBinaryBase):
+    """`dst = min(lhs, rhs)`."""
+
     name = "npu.vmin"
 
 
 @irdl_op_definition
 class VSqrtOp(VUnaryBase):
+    """`dst = sqrt(src)`."""
+
     name = "npu.vsqrt"
 
 
 @irdl_op_definition
 class VRsqrtOp(VUnaryBase):
+    """`dst = 1 / sqrt(src)`."""
+
     name = "npu.vrsqrt"
 
 
 @irdl_op_definition
 class VAbsOp(VUnaryBase):
+    """`dst = |src|`."""
+
     name = "npu.vabs"
 
 
 @irdl_op_definition
 class VExpOp(VUnaryBase):
+    """`dst = exp(src)`."""
+
     name = "npu.vexp"
 
 
 @irdl_op_definition
 class VMulsOp(VScalarBase):
+    """`dst = src * scalar`."""
+
     name = "npu.vmuls"
 
 
 @irdl_op_definition
 class VAddsOp(VScalarBase):
+    """`dst = src + scalar`."""
+
     name = "npu.vadds"
 
 
 @irdl_op_definition
 class VMaxsOp(VScalarBase):
+    """`dst = max(src, scalar)` (a lower clamp)."""
+
     name = "npu.vmaxs"
 
 
 @irdl_op_definition
 class VMinsOp(VScalarBase):
+    """`dst = min(src, scalar)` (an upper clamp)."""
+
     name = "npu.vmins"
 
 

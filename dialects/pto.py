@@ -684,81 +684,113 @@ class ReshapeBase(ShapedOp):
 
 @irdl_op_definition
 class RmsNormOp(RmsNormBase):
+    """RMSNorm over the last axis (see RmsNormBase)."""
+
     name = "pto.rms_norm"
 
 
 @irdl_op_definition
 class MatmulOp(MatmulBase):
+    """The one cube matmul of an SK-03 kernel (see MatmulBase)."""
+
     name = "pto.matmul"
 
 
 @irdl_op_definition
 class CastOp(CastBase):
+    """Element-type conversion (see CastBase)."""
+
     name = "pto.cast"
 
 
 @irdl_op_definition
 class AddOp(BinaryBase):
+    """Elementwise `lhs + rhs` with broadcasting."""
+
     name = "pto.add"
 
 
 @irdl_op_definition
 class SubOp(BinaryBase):
+    """Elementwise `lhs - rhs` with broadcasting."""
+
     name = "pto.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryBase):
+    """Elementwise `lhs * rhs` with broadcasting (e.g. the RMSNorm gamma)."""
+
     name = "pto.mul"
 
 
 @irdl_op_definition
 class DivOp(BinaryBase):
+    """Elementwise `lhs / rhs` with broadcasting (e.g. a per-row norm)."""
+
     name = "pto.div"
 
 
 @irdl_op_definition
 class SqrtOp(UnaryBase):
+    """Elementwise square root."""
+
     name = "pto.sqrt"
 
 
 @irdl_op_definition
 class RsqrtOp(UnaryBase):
+    """Elementwise `1 / sqrt(x)`."""
+
     name = "pto.rsqrt"
 
 
 @irdl_op_definition
 class AbsOp(UnaryBase):
+    """Elementwise absolute value."""
+
     name = "pto.abs"
 
 
 @irdl_op_definition
 class MulsOp(ScalarBase):
+    """Multiply by an f32 immediate."""
+
     name = "pto.muls"
 
 
 @irdl_op_definition
 class AddsOp(ScalarBase):
+    """Add an f32 immediate."""
+
     name = "pto.adds"
 
 
 @irdl_op_definition
 class ReduceOp(ReduceBase):
+    """Row reduction over the last axis (see ReduceBase)."""
+
     name = "pto.reduce"
 
 
 @irdl_op_definition
 class QuantOp(QuantBase):
+    """Symmetric per-token INT8 quantisation (see QuantBase)."""
+
     name = "pto.quant"
 
 
 @irdl_op_definition
 class DequantOp(DequantBase):
+    """Undo activation and weight scales after an int8 matmul (see DequantBase)."""
+
     name = "pto.dequant"
 
 
 @irdl_op_definition
 class ReshapeOp(ReshapeBase):
+    """Reshape, optionally in place (see ReshapeBase)."""
+
     name = "pto.reshape"
 
 

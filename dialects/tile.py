@@ -525,96 +525,128 @@ class StoreOp(IRDLOperation):
 
 @irdl_op_definition
 class RmsNormOp(pto.RmsNormBase):
+    """RMSNorm over the last axis (see RmsNormBase). On one static token tile."""
+
     name = "tile.rms_norm"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class MatmulOp(pto.MatmulBase):
+    """The one cube matmul of an SK-03 kernel (see MatmulBase). On one static token tile."""
+
     name = "tile.matmul"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class CastOp(pto.CastBase):
+    """Element-type conversion (see CastBase). On one static token tile."""
+
     name = "tile.cast"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class AddOp(pto.BinaryBase):
+    """Elementwise `lhs + rhs` with broadcasting. On one static token tile."""
+
     name = "tile.add"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class SubOp(pto.BinaryBase):
+    """Elementwise `lhs - rhs` with broadcasting. On one static token tile."""
+
     name = "tile.sub"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class MulOp(pto.BinaryBase):
+    """Elementwise `lhs * rhs` with broadcasting (e.g. the RMSNorm gamma). On one static token tile."""
+
     name = "tile.mul"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class DivOp(pto.BinaryBase):
+    """Elementwise `lhs / rhs` with broadcasting (e.g. a per-row norm). On one static token tile."""
+
     name = "tile.div"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class SqrtOp(pto.UnaryBase):
+    """Elementwise square root. On one static token tile."""
+
     name = "tile.sqrt"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class RsqrtOp(pto.UnaryBase):
+    """Elementwise `1 / sqrt(x)`. On one static token tile."""
+
     name = "tile.rsqrt"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class AbsOp(pto.UnaryBase):
+    """Elementwise absolute value. On one static token tile."""
+
     name = "tile.abs"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class MulsOp(pto.ScalarBase):
+    """Multiply by an f32 immediate. On one static token tile."""
+
     name = "tile.muls"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class AddsOp(pto.ScalarBase):
+    """Add an f32 immediate. On one static token tile."""
+
     name = "tile.adds"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class ReduceOp(pto.ReduceBase):
+    """Row reduction over the last axis (see ReduceBase). On one static token tile."""
+
     name = "tile.reduce"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class QuantOp(pto.QuantBase):
+    """Symmetric per-token INT8 quantisation (see QuantBase). On one static token tile."""
+
     name = "tile.quant"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class DequantOp(pto.DequantBase):
+    """Undo activation and weight scales after an int8 matmul (see DequantBase). On one static token tile."""
+
     name = "tile.dequant"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class ReshapeOp(pto.ReshapeBase):
+    """Reshape, optionally in place (see ReshapeBase). On one static token tile."""
+
     name = "tile.reshape"
     STATIC_SHAPES: ClassVar[bool] = True
 

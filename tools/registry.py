@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.context import Context
+from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 
 
 def load_dialects(ctx: Context) -> None:
@@ -80,3 +82,19 @@ def pass_summary(cls: type[ModulePass]) -> str:
         return _SUMMARIES[cls.name]
     doc = (cls.__doc__ or "").strip().splitlines()
     return doc[0] if doc else ""
+
+
+def _dialect(name: str) -> Callable[[], Dialect]:
+    def get() -> Dialect:
+        import importlib
+
+        return getattr(importlib.import_module(f"pto.dialects.{name}"), name.upper())
+
+    return get
+
+
+# Makes stock `xdsl-opt` see our dialects and our own passes (entry point in pyproject).
+UNIVERSE = Universe(
+    all_dialects={name: _dialect(name) for name in ("pto", "tile", "npu")},
+    all_passes={k: v for k, v in all_passes().items() if k not in ("canonicalize", "cse", "dce")},
+)

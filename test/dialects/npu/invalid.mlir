@@ -646,3 +646,22 @@ func.func @f(%g: !npu.buf<?x64xf32, gm>) {
   %d = npu.dim %g, 2 : !npu.buf<?x64xf32, gm>
   func.return
 }
+// -----
+
+// A2/A3 has no UB -> L1 path, even where the pipe table knows one (the 950 has it).
+func.func @f() {
+  %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+  %l = npu.alloc l1 [0] : !npu.buf<4x64xf32, l1>
+  // expected-error@+1 {{target ascend910b1 has no data path ub -> l1}}
+  npu.dma mte3 %u[0, 0] -> %l[0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, l1>
+  func.return
+}
+
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>) {
+  %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+  // expected-error@+1 {{'npu.dma' source: dynamic offsets and operands disagree}}
+  "npu.dma"(%g, %u) <{pipe = #npu.pipe<mte2>, static_src = array<i64: -9223372036854775808, 0>, static_dst = array<i64: 0, 0>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (!npu.buf<?x64xf32, gm>, !npu.buf<4x64xf32, ub>) -> ()
+  func.return
+}

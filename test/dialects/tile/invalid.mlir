@@ -442,3 +442,13 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf1
   }
   func.return
 }
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'tile.token_loop' body takes exactly one index argument}}
+  "tile.token_loop"(%c0, %c0) <{step = 8 : index}> ({
+  ^bb0(%i: i32):
+  }) : (index, index) -> ()
+  func.return
+}
