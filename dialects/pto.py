@@ -11,7 +11,7 @@ hardware has, with a round mode that means something for it.
 
 Hints a user may pin, as discardable attributes the passes honour (checked by
 `verify_hints`):
-- on the kernel `func.func`: `pto.target = "ascend910b1"`, `pto.unroll = array<i64: ...>`,
+- on the kernel `func.func`: `pto.target = "ascend910b1"`, `pto.form = #pto.form<c_v>`, `pto.unroll = array<i64: ...>`,
   `pto.options = {cube_l1_reuse_setting = {"-1" = 2, "1" = 1}, vec_nbuffer_setting = ...,
   cube_nbuffer_setting = ...}`;
 - on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`;
@@ -120,6 +120,22 @@ class ReduceKind(StrEnum):
 @irdl_attr_definition
 class ReduceKindAttr(AngleEnum, EnumAttribute[ReduceKind]):
     name = "pto.reduce_kind"
+
+
+class Form(StrEnum):
+    """The SK-03 forms `pto-classify-skeleton` recognises."""
+
+    STANDARD = auto()  # [RMSNorm] -> MatMul -> [post-processing V stage]: V -> C [-> V]
+    C_V = auto()  # MatMul -> RMSNorm (mla_prolog's wqa-linear -> q-rmsnorm)
+    QUANT = auto()  # AT-11: [RMSNorm] -> Quant -> int8 MatMul -> Dequant
+    MHC_PRE = auto()  # one matmul, N <= 64, K >= 2^14, f32: the loop_unroll variant
+
+
+@irdl_attr_definition
+class FormAttr(AngleEnum, EnumAttribute[Form]):
+    """`#pto.form<quant>`: the SK-03 form of a kernel (on its func as `pto.form`)."""
+
+    name = "pto.form"
 
 
 @irdl_attr_definition
@@ -854,6 +870,9 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
             return "'pto.cube_tile' must be a #pto.cube_tile<...>"
         if not isinstance(op, MatmulOp):
             return "'pto.cube_tile' belongs on a pto.matmul"
+    elif name == "pto.form":
+        if not isinstance(attr, FormAttr) or not isinstance(op, FuncOp):
+            return "'pto.form' must be a #pto.form<...> on a func.func"
     elif name == "pto.cache":
         if not isinstance(attr, CachePolicyAttr):
             return "'pto.cache' must be a #pto.cache<...>"
@@ -898,5 +917,5 @@ PTO = Dialect(
         DequantOp,
         ReshapeOp,
     ],
-    [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, CubeTileAttr],
+    [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, FormAttr, CubeTileAttr],
 )

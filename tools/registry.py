@@ -47,6 +47,12 @@ def _dce() -> type[ModulePass]:
     return DeadCodeElimination
 
 
+def _pto_classify_skeleton() -> type[ModulePass]:
+    from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
+
+    return PtoClassifySkeletonPass
+
+
 def _test_pass_failure() -> type[ModulePass]:
     from pto.passes.test_pass_failure import TestPassFailurePass
 
@@ -65,6 +71,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,
+        "pto-classify-skeleton": _pto_classify_skeleton,
         "test-pass-failure": _test_pass_failure,
         "test-pass-crash": _test_pass_crash,
     }

@@ -491,3 +491,11 @@ func.func @t(%x: tensor<4xf32>) {
   %0 = pto.abs %x {pto.x = #pto.cache<sometimes>} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+func.func @t(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'pto.form' must be a #pto.form<...> on a func.func}}
+  %0 = pto.abs %x {pto.form = #pto.form<standard>} : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}

@@ -23,7 +23,8 @@ func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>,
 }
 
 // CHECK-LABEL: func.func @quant
-func.func @quant(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: tensor<8192x1xf32>) -> tensor<?x8192xbf16> {
+// CHECK-SAME: attributes {pto.form = #pto.form<quant>}
+func.func @quant(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: tensor<8192x1xf32>) -> tensor<?x8192xbf16> attributes {pto.form = #pto.form<quant>} {
   // CHECK: pto.rms_norm %{{.*}} eps = 1.000000e-06 : tensor<?x1024xbf16> -> tensor<?x1024xf32>
   %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x1024xbf16> -> tensor<?x1024xf32>
   // CHECK: %{{.*}}, %{{.*}} = pto.quant %{{.*}} : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>

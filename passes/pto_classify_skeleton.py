@@ -1,0 +1,120 @@
+"""`pto-classify-skeleton`: recognise SK-03 and its form; reject everything else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from pto.diagnostics import DiagnosticError, Note
+from pto.dialects import pto
+from pto.dialects.pto import Form, FormAttr, elem_name
+
+# The mhc_pre recognition rule of SK03.md.
+MHC_MAX_N = 64
+MHC_MIN_K = 2**14
+
+
+def _backward(v: SSAValue) -> set[Operation]:
+    """Every op whose result `v` depends on, within the function."""
+    seen: set[Operation] = set()
+    stack = [v]
+    while stack:
+        op = stack.pop().owner
+        if isinstance(op, Operation) and op not in seen:
+            seen.add(op)
+            stack.extend(op.operands)
+    return seen
+
+
+def _forward(op: Operation) -> set[Operation]:
+    """Every op that depends on a result of `op`."""
+    seen: set[Operation] = set()
+    stack = [op]
+    while stack:
+        for r in stack.pop().results:
+            for use in r.uses:
+                if use.operation not in seen:
+                    seen.add(use.operation)
+                    stack.append(use.operation)
+    return seen
+
+
+def classify(func: FuncOp) -> tuple[Form, str]:
+    """The form of a kernel and the reason, or a DiagnosticError saying why it is not SK-03."""
+    ops = [op for op in func.walk() if op.name.startswith("pto.")]
+    matmuls = [op for op in ops if isinstance(op, pto.MatmulOp)]
+    if not matmuls:
+        raise DiagnosticError(
+            func, f"'{func.sym_name.data}' is not SK-03: it has no pto.matmul (a vector-only kernel, as SK-13)"
+        )
+    if len(matmuls) > 1:
+        chained = [b for b in matmuls[1:] if any(a in _backward(b.lhs) | _backward(b.rhs) for a in matmuls)]
+        how = "chained" if chained else "independent"
+        raise DiagnosticError(
+            func,
+            f"'{func.sym_name.data}' is not SK-03: it has {len(matmuls)} {how} matmuls; SK-03 has exactly one "
+            f"(chained matmuls are SK-04/SK-05/SK-14)",
+            [Note(mm.location, "matmul here") for mm in matmuls],
+        )
+    mm = matmuls[0]
+    m, k, _, n = mm.mkn()
+    ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
+    before = _backward(mm.lhs) | _backward(mm.rhs)
+    after = _forward(mm)
+    norm_before = any(isinstance(op, pto.RmsNormOp) for op in before)
+    norm_after = any(isinstance(op, pto.RmsNormOp) for op in after)
+    if ein == "i8":
+        if not any(isinstance(op, pto.DequantOp) for op in after):
+            raise DiagnosticError(mm, "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result")
+        return Form.QUANT, "int8 matmul followed by dequant"
+    if n != -1 and n <= MHC_MAX_N and k >= MHC_MIN_K and ein == "f32":
+        return Form.MHC_PRE, f"one f32 matmul with N = {n} <= {MHC_MAX_N} and K = {k} >= {MHC_MIN_K}"
+    if norm_after and not norm_before:
+        return Form.C_V, "matmul first, RMSNorm after"
+    return Form.STANDARD, "RMSNorm (if any) before the matmul"
+
+
+def _fits(form: Form, func: FuncOp) -> str | None:
+    """Why a pinned form cannot apply to this kernel, or None."""
+    mm = next(op for op in func.walk() if isinstance(op, pto.MatmulOp))
+    ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
+    if form == Form.QUANT and ein != "i8":
+        return f"the quant form needs an int8 matmul, this one takes {ein}"
+    if form != Form.QUANT and ein == "i8":
+        return "an int8 matmul is the quant form"
+    if form == Form.MHC_PRE and ein != "f32":
+        return f"the mhc_pre variant computes in f32, this matmul takes {ein}"
+    if form == Form.C_V and not any(isinstance(op, pto.RmsNormOp) for op in _forward(mm)):
+        return "the C -> V form needs an RMSNorm after the matmul"
+    return None
+
+
+@dataclass(frozen=True)
+class PtoClassifySkeletonPass(ModulePass):
+    """Recognise the SK-03 form of each pto kernel and record it as `pto.form`.
+
+    Forms: `standard` (V -> C [-> V]), `c_v` (MatMul -> RMSNorm), `quant` (AT-11:
+    Quant -> int8 MatMul -> Dequant) and `mhc_pre` (one f32 matmul with N <= 64 and
+    K >= 2^14). A kernel with no matmul or several is rejected with what was found.
+    A pinned `pto.form` is kept when the kernel can take it.
+    """
+
+    name = "pto-classify-skeleton"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in op.walk():
+            if not isinstance(func, FuncOp) or not any(o.name.startswith("pto.") for o in func.walk()):
+                continue
+            pinned = func.attributes.get("pto.form")
+            if isinstance(pinned, FormAttr):
+                classify(func)  # still rejects what is not SK-03
+                if (why := _fits(pinned.data, func)) is not None:
+                    raise DiagnosticError(func, f"pinned form '{pinned.data.value}' does not fit: {why}")
+                continue
+            form, _ = classify(func)
+            func.attributes["pto.form"] = FormAttr(form)

@@ -1,0 +1,129 @@
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p pto-classify-skeleton | filecheck %s
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-STD
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-CV
+// RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-CV
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-QUANT
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-MHC
+// EX-STD: pto.form = #pto.form<standard>
+// EX-CV: pto.form = #pto.form<c_v>
+// EX-QUANT: pto.form = #pto.form<quant>
+// EX-MHC: pto.form = #pto.form<mhc_pre>
+
+// V -> C -> V: a post-processing stage after the matmul keeps the standard form.
+// CHECK-LABEL: func.func @standard_with_post
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @standard_with_post(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x4x16xf32> {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %nb = pto.cast %n rint : tensor<?x64xf32> -> tensor<?x64xbf16>
+  %y = pto.matmul %nb, %w : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xf32>
+  %h = pto.reshape %y inplace : tensor<?x64xf32> -> tensor<?x4x16xf32>
+  %o = pto.rms_norm %h eps = 1.0e-06 {pto.label = "per-head-norm"} : tensor<?x4x16xf32> -> tensor<?x4x16xf32>
+  func.return %o : tensor<?x4x16xf32>
+}
+
+// -----
+
+// A norm on both sides is still V -> C -> V.
+// CHECK-LABEL: func.func @norm_both_sides
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @norm_both_sides(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %y = pto.matmul %n, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  %o = pto.rms_norm %y eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// N = 64 and K = 2^14 in f32 is the mhc_pre variant; N = 65 is not.
+// CHECK-LABEL: func.func @mhc_edge
+// CHECK-SAME: pto.form = #pto.form<mhc_pre>
+func.func @mhc_edge(%x: tensor<?x16384xf32>, %w: tensor<16384x64xf32>) -> tensor<?x64xf32> {
+  %y = pto.matmul %x, %w : tensor<?x16384xf32>, tensor<16384x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+// CHECK-LABEL: func.func @not_mhc_wide
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @not_mhc_wide(%x: tensor<?x16384xf32>, %w: tensor<16384x65xf32>) -> tensor<?x65xf32> {
+  %y = pto.matmul %x, %w : tensor<?x16384xf32>, tensor<16384x65xf32> -> tensor<?x65xf32>
+  func.return %y : tensor<?x65xf32>
+}
+// CHECK-LABEL: func.func @not_mhc_bf16
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @not_mhc_bf16(%x: tensor<?x16384xbf16>, %w: tensor<16384x24xbf16>) -> tensor<?x24xf32> {
+  %y = pto.matmul %x, %w : tensor<?x16384xbf16>, tensor<16384x24xbf16> -> tensor<?x24xf32>
+  func.return %y : tensor<?x24xf32>
+}
+
+// -----
+
+// A pinned form the kernel can take is kept (here: standard instead of mhc_pre).
+// CHECK-LABEL: func.func @pinned
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @pinned(%x: tensor<?x16384xf32>, %w: tensor<16384x24xf32>) -> tensor<?x24xf32> attributes {pto.form = #pto.form<standard>} {
+  %y = pto.matmul %x, %w : tensor<?x16384xf32>, tensor<16384x24xf32> -> tensor<?x24xf32>
+  func.return %y : tensor<?x24xf32>
+}
+
+// -----
+
+// Functions without pto ops are left alone.
+// CHECK-LABEL: func.func @helper
+// CHECK-NOT: pto.form
+func.func @helper() {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{pinned form 'quant' does not fit: the quant form needs an int8 matmul, this one takes f32}}
+func.func @pinned_bad(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> attributes {pto.form = #pto.form<quant>} {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error@+1 {{pinned form 'c_v' does not fit: the C -> V form needs an RMSNorm after the matmul}}
+func.func @pinned_bad_cv(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> attributes {pto.form = #pto.form<c_v>} {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'vector_only' is not SK-03: it has no pto.matmul (a vector-only kernel, as SK-13)}}
+func.func @vector_only(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'chained' is not SK-03: it has 2 chained matmuls; SK-03 has exactly one (chained matmuls are SK-04/SK-05/SK-14)}}
+func.func @chained(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<64x32xbf16>) -> tensor<?x32xbf16> {
+  // expected-note@+1 {{matmul here}}
+  %a = pto.matmul %x, %wa : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %b = pto.matmul %a, %wb : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xbf16>
+  func.return %b : tensor<?x32xbf16>
+}
+
+// -----
+
+// expected-error@+1 {{it has 2 independent matmuls}}
+func.func @independent(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<64x32xbf16>) -> (tensor<?x64xbf16>, tensor<?x32xbf16>) {
+  // expected-note@+1 {{matmul here}}
+  %a = pto.matmul %x, %wa : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %b = pto.matmul %x, %wb : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xbf16>
+  func.return %a, %b : tensor<?x64xbf16>, tensor<?x32xbf16>
+}
+
+// -----
+
+func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xi32> {
+  // expected-error@+1 {{an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result}}
+  %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  func.return %y : tensor<?x64xi32>
+}
