@@ -53,6 +53,12 @@ def _pto_classify_skeleton() -> type[ModulePass]:
     return PtoClassifySkeletonPass
 
 
+def _pto_to_tile() -> type[ModulePass]:
+    from pto.lowering.pto_to_tile import PtoToTilePass
+
+    return PtoToTilePass
+
+
 def _test_pass_failure() -> type[ModulePass]:
     from pto.passes.test_pass_failure import TestPassFailurePass
 
@@ -72,6 +78,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cse": _cse,
         "dce": _dce,
         "pto-classify-skeleton": _pto_classify_skeleton,
+        "pto-to-tile": _pto_to_tile,
         "test-pass-failure": _test_pass_failure,
         "test-pass-crash": _test_pass_crash,
     }

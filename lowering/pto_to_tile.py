@@ -1,0 +1,223 @@
+"""`pto-to-tile`: V/C staging of an SK-03 kernel into one token loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IndexType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pto.diagnostics import DiagnosticError
+from pto.dialects import pto, tile
+from pto.dialects.pto import CachePolicyAttr, CubeTileAttr, FormAttr
+
+HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile")
+TILE_OPS: dict[str, type[Operation]] = {op.name: op for op in tile.TILE.operations}
+
+
+def _tile_type(t: Attribute, rows: int) -> Attribute:
+    """A token-dependent tensor type with its dynamic token dim made `rows`."""
+    if isinstance(t, TensorType) and t.get_shape() and t.get_shape()[0] == DYNAMIC_INDEX:
+        return TensorType(t.element_type, [rows, *t.get_shape()[1:]])
+    return t
+
+
+@dataclass
+class _Stage:
+    kind: str  # "vec" | "cube"
+    label: str | None
+    ops: list[Operation]
+
+
+def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
+    """Group the kernel's ops, in flow order, into vector and cube stages. The cube stage
+    holds the matmul and a cast of its result (the fixpipe casts on the way out); a new
+    vector stage starts at every user label that differs from the current one."""
+    stages: list[_Stage] = []
+    for op in ops:
+        label = op.attributes.get("pto.label")
+        text = label.data if isinstance(label, StringAttr) else None
+        cur = stages[-1] if stages else None
+        if isinstance(op, pto.MatmulOp):
+            stages.append(_Stage("cube", text, [op]))
+            continue
+        if (
+            isinstance(op, pto.CastOp)
+            and cur is not None
+            and cur.kind == "cube"
+            and len(cur.ops) == 1
+            and op.input is cur.ops[0].results[0]
+            and op.input.has_one_use()
+        ):
+            cur.ops.append(op)
+            continue
+        if cur is None or cur.kind == "cube" or (text is not None and cur.label not in (None, text)):
+            stages.append(_Stage("vec", text, [op]))
+        else:
+            cur.ops.append(op)
+            cur.label = cur.label or text
+    seen_cube = False
+    for st in stages:
+        if st.label is None:
+            st.label = _role(st, seen_cube, form)
+        seen_cube |= st.kind == "cube"
+    return stages
+
+
+def _role(st: _Stage, after_cube: bool, form: pto.Form) -> str:
+    names = {op.name for op in st.ops}
+    if st.kind == "cube":
+        return "linear"
+    if "pto.dequant" in names:
+        return "dequant"
+    if "pto.quant" in names:
+        return "quant"
+    if "pto.rms_norm" in names:
+        return "post-rmsnorm" if after_cube else "rmsnorm"
+    return "post" if after_cube else "pre"
+
+
+@dataclass(frozen=True)
+class PtoToTilePass(ModulePass):
+    """Stage each classified pto kernel into one token loop of V and C stages.
+
+    The kernel's results become trailing output arguments written by `tile.store`; the
+    token axis (dim 0 of every dynamic tensor) becomes one `tile.token_loop` of one-row
+    tiles (`tile-unroll` then makes the cascade); token tensors are loaded per tile,
+    static tensors (weights, gamma) whole, with their `pto.cache` policy. Ops are grouped
+    in flow order into stages, one semantic label each (the user's `pto.label`, else
+    one generated from the stage's role); `pto.vec_tile` and `pto.cube_tile` hints
+    become the stages' tile shapes.
+    """
+
+    name = "pto-to-tile"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if not isinstance(f, func.FuncOp) or not any(o.name.startswith("pto.") for o in f.walk()):
+                continue
+            if "pto.form" not in f.attributes:
+                raise DiagnosticError(f, f"'{f.sym_name.data}' has no pto.form: run pto-classify-skeleton first")
+            self.lower(f)
+
+    def lower(self, f: func.FuncOp) -> None:
+        form = f.attributes["pto.form"]
+        assert isinstance(form, FormAttr)
+        body = f.body.block
+        ret = body.last_op
+        assert isinstance(ret, func.ReturnOp)
+        for v in (*body.args, *(r for o in body.ops for r in o.results)):
+            t = v.type
+            if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape()[1:]:
+                raise DiagnosticError(v.owner if isinstance(v.owner, Operation) else f,
+                                      f"only the token axis (dim 0) may be dynamic, got {t}")
+        token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
+        if not token_args:
+            raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")
+        for v in ret.arguments:
+            if _tile_type(v.type, 1) == v.type:
+                raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
+
+        out_types = [r for r in f.function_type.outputs.data]
+        new_block = Block(arg_types=[*(a.type for a in body.args), *out_types])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, new_block.args))
+        outs = new_block.args[len(body.args):]
+        for old, new in mapping.items():
+            new.name_hint = old.name_hint
+        for n, out in enumerate(outs):
+            out.name_hint = "out" if len(outs) == 1 else f"out{n}"
+
+        zero = arith.ConstantOp.from_int_and_width(0, IndexType())
+        dim = tensor.DimOp(mapping[token_args[0]], zero.result)
+        zero.result.name_hint, dim.result.name_hint = "c0", "tokens"
+        loop_body = Block(arg_types=[IndexType()])
+        i = loop_body.args[0]
+        i.name_hint = "i"
+        loop = tile.TokenLoopOp(zero.result, dim.result, 1, Region(loop_body))
+        for o in (zero, dim, loop):
+            o.location = f.location
+        new_block.add_ops([zero, dim, loop, func.ReturnOp()])
+
+        arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(body.args)
+        for a, attrs in zip(body.args, arg_attrs):
+            if not a.uses:
+                continue
+            assert isinstance(attrs, DictionaryAttr)
+            cache = attrs.data.get("pto.cache")
+            load = tile.LoadOp(
+                mapping[a], _tile_type(a.type, 1), i if a in token_args else None,
+                cache=cache.data if isinstance(cache, CachePolicyAttr) else None,
+            )
+            load.location = f.location
+            loop_body.add_op(load)
+            load.result.name_hint = f"{a.name_hint}_tile" if a.name_hint else None
+            mapping[a] = load.result
+
+        kernel_ops = [o for o in body.ops if o is not ret]
+        for st in _stages(kernel_ops, form.data):
+            self.emit_stage(st, loop_body, mapping)
+        for v, out in zip(ret.arguments, outs):
+            store = tile.StoreOp(mapping[v], out, i)
+            store.location = ret.location
+            loop_body.add_op(store)
+
+        new_region = Region(new_block)
+        f.body.detach_block(body)
+        body.erase(safe_erase=False)
+        f.body.add_block(new_region.detach_block(new_block))
+        f.function_type = func.FunctionType.from_lists([*(a.type for a in new_block.args)], [])
+        f.properties["function_type"] = f.function_type
+        if f.arg_attrs is not None:
+            f.arg_attrs = ArrayAttr([*f.arg_attrs.data, *[DictionaryAttr({})] * len(out_types)])
+        if f.res_attrs is not None:
+            f.res_attrs = None
+
+    def emit_stage(self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue]) -> None:
+        inner = Block()
+        stage_ops = set(st.ops)
+        escaping: list[SSAValue] = []
+        vec_tile = cube_tile = None
+        for o in st.ops:
+            cls = TILE_OPS[o.name.replace("pto.", "tile.", 1)]
+            attrs = {k: v for k, v in o.attributes.items() if k not in HINTS}
+            new = cls.create(
+                operands=[mapping[v] for v in o.operands],
+                result_types=[_tile_type(r.type, 1) for r in o.results],
+                properties=dict(o.properties),
+                attributes=attrs,
+            )
+            new.location = o.location
+            inner.add_op(new)
+            for r, nr in zip(o.results, new.results):
+                nr.name_hint = r.name_hint
+                mapping[r] = nr
+                if any(u.operation not in stage_ops for u in r.uses):
+                    escaping.append(r)
+            if isinstance(vt := o.attributes.get("pto.vec_tile"), DenseArrayBase) and vec_tile is None:
+                vec_tile = list(vt.get_values())
+            if isinstance(ct := o.attributes.get("pto.cube_tile"), CubeTileAttr):
+                cube_tile = ct
+        inner.add_op(tile.YieldOp(*[mapping[r] for r in escaping]))
+        types = [mapping[r].type for r in escaping]
+        assert st.label is not None
+        if st.kind == "cube":
+            stage: Operation = tile.CubeStageOp(st.label, Region(inner), types, cube_tile)
+        else:
+            stage = tile.VecStageOp(st.label, Region(inner), types, vec_tile)  # type: ignore[arg-type]
+        stage.location = st.ops[0].location
+        parent.add_op(stage)
+        for r, sr in zip(escaping, stage.results):
+            mapping[r] = sr
+

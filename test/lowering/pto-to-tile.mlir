@@ -1,0 +1,90 @@
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p pto-classify-skeleton,pto-to-tile | filecheck %s
+// Every example stages into verified tile IR.
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p pto-classify-skeleton,pto-to-tile | filecheck %s --check-prefix=HC
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p pto-classify-skeleton,pto-to-tile | filecheck %s --check-prefix=INT8
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile | filecheck %s --check-prefix=CV
+// RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir -p pto-classify-skeleton,pto-to-tile | filecheck %s --check-prefix=CV
+
+// The standard form: outputs become arguments, one token loop of one-row tiles, a
+// vector stage then a cube stage that also holds the output cast; weights are loaded
+// whole with their cache policy; user labels and tile hints carry over.
+// CHECK-LABEL: func.func @standard(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xbf16> {pto.cache = #pto.cache<none_cacheable>}, %out: tensor<?x32xbf16>)
+// CHECK-SAME: pto.form = #pto.form<standard>
+// CHECK:      %c0 = arith.constant 0 : index
+// CHECK-NEXT: %tokens = tensor.dim %x, %c0 : tensor<?x64xbf16>
+// CHECK-NEXT: tile.token_loop %i = %c0 to %tokens step 1 {
+// CHECK-NEXT:   %x_tile = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<1x64xbf16>
+// CHECK-NEXT:   %g_tile = tile.load %g : tensor<64xbf16> -> tensor<64xbf16>
+// CHECK-NEXT:   %w_tile = tile.load %w cache none_cacheable : tensor<32x64xbf16> -> tensor<32x64xbf16>
+// CHECK-NEXT:   %{{.*}} = tile.vec_stage "norm" tile [4, 64] -> (tensor<1x64xbf16>) {
+// CHECK-NEXT:     %n = tile.rms_norm %x_tile, %g_tile eps = 1.000000e-06 : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xf32>
+// CHECK-NEXT:     %nb = tile.cast %n rint : tensor<1x64xf32> -> tensor<1x64xbf16>
+// CHECK-NEXT:     tile.yield %nb : tensor<1x64xbf16>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %{{.*}} = tile.cube_stage "linear" m [16, 16] k [64, 64] n [32, 32] -> (tensor<1x32xbf16>) {
+// CHECK-NEXT:     %y = tile.matmul %{{.*}}, %w_tile b_trans : tensor<1x64xbf16>, tensor<32x64xbf16> -> tensor<1x32xf32>
+// CHECK-NEXT:     %o = tile.cast %y rint : tensor<1x32xf32> -> tensor<1x32xbf16>
+// CHECK-NEXT:     tile.yield %o : tensor<1x32xbf16>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   tile.store %{{.*}}, %out[%i] : tensor<1x32xbf16> -> tensor<?x32xbf16>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+func.func @standard(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xbf16> {pto.cache = #pto.cache<none_cacheable>}) -> tensor<?x32xbf16> {
+  %n = pto.rms_norm %x, %g eps = 1.0e-06 {pto.label = "norm", pto.vec_tile = array<i64: 4, 64>} : tensor<?x64xbf16>, tensor<64xbf16> -> tensor<?x64xf32>
+  %nb = pto.cast %n rint : tensor<?x64xf32> -> tensor<?x64xbf16>
+  %y = pto.matmul %nb, %w b_trans {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [32, 32]>} : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %o = pto.cast %y rint : tensor<?x32xf32> -> tensor<?x32xbf16>
+  func.return %o : tensor<?x32xbf16>
+}
+
+// -----
+
+// Without labels, stage labels come from their roles; two results, two outputs.
+// CHECK-LABEL: func.func @roles(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out0: tensor<?x64xf32>, %out1: tensor<?x1xf32>)
+// CHECK: tile.cube_stage "linear"
+// CHECK: tile.vec_stage "post-rmsnorm" -> (tensor<1x64xf32>, tensor<1x1xf32>)
+// CHECK: tile.store %{{.*}}, %out0[%i]
+// CHECK: tile.store %{{.*}}, %out1[%i]
+func.func @roles(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<?x1xf32>) {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  %n = pto.rms_norm %y eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce max %n : tensor<?x64xf32> -> tensor<?x1xf32>
+  func.return %n, %s : tensor<?x64xf32>, tensor<?x1xf32>
+}
+
+// HC: tile.vec_stage "pre" -> (tensor<1x16384xf32>)
+// HC: tile.reshape %x_tile inplace : tensor<1x4x4096xbf16> -> tensor<1x16384xbf16>
+// HC: tile.cube_stage "hc-linear"
+// HC: tile.vec_stage "hc-norm"
+// HC: tile.div
+// INT8: tile.vec_stage "q-rmsnorm"
+// INT8: tile.vec_stage "Query-Quant" -> (tensor<1x1024xi8>, tensor<1x1xf32>)
+// INT8: tile.cube_stage "Query-Linear" m [128, 128] k [256, 1024] n [256, 256]
+// INT8: tile.vec_stage "Query-Dequant"
+// CV: tile.cube_stage
+// CV: tile.vec_stage {{.*}}rmsnorm" tile
+
+// -----
+
+// expected-error@+1 {{only the token axis (dim 0) may be dynamic, got tensor<4x?xf32>}}
+func.func @dyn_inner(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %z: tensor<4x?xf32>) -> tensor<?x64xf32> {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error@+1 {{an SK-03 kernel needs a token axis: an argument with a dynamic dim 0}}
+func.func @static(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %y = pto.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+  func.return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @weight_only(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<64x64xf32>) {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  %a = pto.abs %w : tensor<64x64xf32> -> tensor<64x64xf32>
+  // expected-error@+1 {{result of type tensor<64x64xf32> does not depend on the token axis}}
+  func.return %y, %a : tensor<?x64xf32>, tensor<64x64xf32>
+}
