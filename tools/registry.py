@@ -59,6 +59,12 @@ def _pto_to_tile() -> type[ModulePass]:
     return PtoToTilePass
 
 
+def _tile_unroll() -> type[ModulePass]:
+    from pto.passes.tile_unroll import TileUnrollPass
+
+    return TileUnrollPass
+
+
 def _test_pass_failure() -> type[ModulePass]:
     from pto.passes.test_pass_failure import TestPassFailurePass
 
@@ -79,6 +85,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "dce": _dce,
         "pto-classify-skeleton": _pto_classify_skeleton,
         "pto-to-tile": _pto_to_tile,
+        "tile-unroll": _tile_unroll,
         "test-pass-failure": _test_pass_failure,
         "test-pass-crash": _test_pass_crash,
     }
