@@ -262,25 +262,28 @@ class VecStageOp(StageBase):
 @irdl_op_definition
 class CubeStageOp(StageBase):
     """`%r = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] split_k
-    l1_reuse 2 nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
+    l1_reuse [2, 1] nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
     per-axis [L0, L1] cube tiles (optional until tile-shape assignment), whether K is
-    split across cores, how many cube tasks share one L1 copy of the activation tile
-    (`l1_reuse`, from `cube_l1_reuse_setting`) and how many L0 copies rotate
-    (`nbuffer`, from `cube_nbuffer_setting`)."""
+    split across cores (partial sums accumulated in GM), how many L1 copies of the
+    activation and of the weight tile rotate (`l1_reuse [a, w]`, from
+    `cube_l1_reuse_setting`'s keys -1 and 1: 2 = ping-pong, so the next K slice loads
+    while the current one feeds L0), and how many L0A/L0B/L0C copies rotate (`nbuffer`,
+    from `cube_nbuffer_setting`)."""
 
     name = "tile.cube_stage"
 
     tiles = opt_prop_def(CubeTileAttr)
-    l1_reuse = opt_prop_def(IntegerAttr[IntegerType])
+    l1_reuse = opt_prop_def(DenseArrayBase)
     nbuffer = opt_prop_def(IntegerAttr[IntegerType])
 
     def __init__(self, label: str, body: Region, result_types: Sequence[Attribute],
-                 tiles: CubeTileAttr | None = None, l1_reuse: int | None = None, nbuffer: int | None = None):
+                 tiles: CubeTileAttr | None = None, l1_reuse: Sequence[int] | None = None,
+                 nbuffer: int | None = None):
         props: dict[str, Attribute] = {"label": StringAttr(label)}
         if tiles is not None:
             props["tiles"] = tiles
         if l1_reuse is not None:
-            props["l1_reuse"] = IntegerAttr(l1_reuse, i64)
+            props["l1_reuse"] = DenseArrayBase.from_list(i64, l1_reuse)
         if nbuffer is not None:
             props["nbuffer"] = IntegerAttr(nbuffer, i64)
         super().__init__(properties=props, regions=[body], result_types=[result_types])
@@ -299,7 +302,9 @@ class CubeStageOp(StageBase):
             if (msg := CubeTileAttr.check(axes)) is not None:
                 parser.raise_error(msg, start, parser.pos)
             tiles = CubeTileAttr(axes["m"], axes["k"], axes["n"], split)
-        reuse = parser.parse_integer() if parser.parse_optional_keyword("l1_reuse") else None
+        reuse = None
+        if parser.parse_optional_keyword("l1_reuse"):
+            reuse = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
         nbuf = parser.parse_integer() if parser.parse_optional_keyword("nbuffer") else None
         types, attrs, body = StageBase._parse_body(parser)
         op = cls(label, body, types, tiles, reuse, nbuf)
@@ -316,7 +321,7 @@ class CubeStageOp(StageBase):
             if self.tiles.is_split_k:
                 printer.print_string(" split_k")
         if self.l1_reuse is not None:
-            printer.print_string(f" l1_reuse {self.l1_reuse.value.data}")
+            printer.print_string(f" l1_reuse [{', '.join(map(str, self.l1_reuse.get_values()))}]")
         if self.nbuffer is not None:
             printer.print_string(f" nbuffer {self.nbuffer.value.data}")
         self._print_body(printer)
@@ -327,9 +332,12 @@ class CubeStageOp(StageBase):
 
     def verify_(self) -> None:
         self.verify_stage()
-        for what in (self.l1_reuse, self.nbuffer):
-            if what is not None and what.value.data < 1:
-                raise VerifyException("'tile.cube_stage' l1_reuse and nbuffer must be at least 1")
+        if self.nbuffer is not None and self.nbuffer.value.data < 1:
+            raise VerifyException("'tile.cube_stage' nbuffer must be at least 1")
+        if self.l1_reuse is not None:
+            reuse = self.l1_reuse.get_values()
+            if len(reuse) != 2 or min(reuse) < 1:  # type: ignore[type-var]
+                raise VerifyException("'tile.cube_stage' l1_reuse is [activation, weight] copies, each at least 1")
         mms = [op for op in self.body.block.ops if isinstance(op, MatmulOp)]
         if len(mms) != 1:
             raise VerifyException(f"a cube stage holds exactly one tile.matmul, found {len(mms)}")

@@ -65,6 +65,12 @@ def _tile_unroll() -> type[ModulePass]:
     return TileUnrollPass
 
 
+def _tile_annotate_cache() -> type[ModulePass]:
+    from pto.passes.tile_annotate_cache import TileAnnotateCachePass
+
+    return TileAnnotateCachePass
+
+
 def _test_pass_failure() -> type[ModulePass]:
     from pto.passes.test_pass_failure import TestPassFailurePass
 
@@ -86,6 +92,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "pto-classify-skeleton": _pto_classify_skeleton,
         "pto-to-tile": _pto_to_tile,
         "tile-unroll": _tile_unroll,
+        "tile-annotate-cache": _tile_annotate_cache,
         "test-pass-failure": _test_pass_failure,
         "test-pass-crash": _test_pass_crash,
     }
