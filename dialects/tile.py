@@ -411,7 +411,9 @@ class LoadOp(IRDLOperation):
     """`%t = tile.load %x[%i] valid %n cache none_cacheable : tensor<?x4096xbf16> ->
     tensor<128x4096xbf16>`: rows [%i, %i + 128) of a global tensor (a token tile; only
     `valid` of them exist in a tail, the rest read as zero), or without `[%i]` the whole
-    tensor (a weight). `cache` is the L2 policy of the read."""
+    tensor (a weight). `cache` is the L2 policy of the read. `host_transpose` (whole
+    rank-2 tensors only): the result is the tensor transposed, a layout change the host
+    makes once before the kernel runs (the mhc_pre variant's pre-transposed weight)."""
 
     name = "tile.load"
 
@@ -419,14 +421,17 @@ class LoadOp(IRDLOperation):
     row = opt_operand_def(IndexType)
     valid = opt_operand_def(IndexType)
     cache = opt_prop_def(CachePolicyAttr)
+    host_transpose = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, source: SSAValue, result_type: Attribute, row: SSAValue | None = None,
-                 valid: SSAValue | None = None, cache: CachePolicy | None = None):
+                 valid: SSAValue | None = None, cache: CachePolicy | None = None, host_transpose: bool = False):
         props: dict[str, Attribute] = {}
         if cache is not None:
             props["cache"] = CachePolicyAttr(cache)
+        if host_transpose:
+            props["host_transpose"] = UnitAttr()
         super().__init__(operands=[source, row, valid], properties=props, result_types=[result_type])
 
     @classmethod
@@ -436,6 +441,7 @@ class LoadOp(IRDLOperation):
         cache = None
         if parser.parse_optional_keyword("cache"):
             cache = parser.parse_str_enum(CachePolicy)
+        host_t = parser.parse_optional_keyword("host_transpose") is not None
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         st = parser.parse_type()
@@ -447,6 +453,7 @@ class LoadOp(IRDLOperation):
             None if row is None else parser.resolve_operand(row, idx),
             None if valid is None else parser.resolve_operand(valid, idx),
             cache,
+            host_t,
         )
         op.attributes.update(attrs)
         return op
@@ -463,12 +470,19 @@ class LoadOp(IRDLOperation):
             printer.print_operand(self.valid)
         if self.cache is not None:
             printer.print_string(" cache " + self.cache.data.value)
+        if self.host_transpose is not None:
+            printer.print_string(" host_transpose")
         printer.print_op_attributes(self.attributes)
         printer.print_string(f" : {self.source.type} -> {self.result.type}")
 
     def verify_(self) -> None:
-        assert isinstance(self.source.type, TensorType) and isinstance(self.result.type, TensorType)
-        _check_rows(self, self.source.type, self.result.type, self.row, self.valid, "loads")
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        if self.host_transpose is not None:
+            if self.row is not None or src.get_num_dims() != 2:
+                raise VerifyException("'tile.load' host_transpose applies to a whole rank-2 tensor")
+            src = TensorType(src.element_type, list(reversed(src.get_shape())))
+        _check_rows(self, src, res, self.row, self.valid, "loads")
 
 
 @irdl_op_definition

@@ -322,7 +322,10 @@ class PtoOptMain(xDSLOptMain):
         try:
             with collect(got.append):
                 try:
-                    module = LocatingParser(self.ctx, chunk, name).parse_module(not self.args.no_implicit_module)
+                    if re.sub(r"//[^\n]*", "", chunk).strip():
+                        module = LocatingParser(self.ctx, chunk, name).parse_module(not self.args.no_implicit_module)
+                    else:  # like mlir-opt, an empty input is an empty module (xDSL rejects it)
+                        module = ModuleOp([])
                 except ParseError as e:
                     got.append(parse_error_diag(e))
                     module = None

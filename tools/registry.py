@@ -71,6 +71,12 @@ def _tile_annotate_cache() -> type[ModulePass]:
     return TileAnnotateCachePass
 
 
+def _tile_assign_shapes() -> type[ModulePass]:
+    from pto.passes.tile_assign_shapes import TileAssignShapesPass
+
+    return TileAssignShapesPass
+
+
 def _test_pass_failure() -> type[ModulePass]:
     from pto.passes.test_pass_failure import TestPassFailurePass
 
@@ -93,6 +99,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "pto-to-tile": _pto_to_tile,
         "tile-unroll": _tile_unroll,
         "tile-annotate-cache": _tile_annotate_cache,
+        "tile-assign-shapes": _tile_assign_shapes,
         "test-pass-failure": _test_pass_failure,
         "test-pass-crash": _test_pass_crash,
     }

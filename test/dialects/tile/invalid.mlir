@@ -467,3 +467,19 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) {
   }
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    // expected-error@+1 {{'tile.load' host_transpose applies to a whole rank-2 tensor}}
+    %xt = tile.load %x[%i] host_transpose : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+  }
+  func.return
+}

@@ -17,6 +17,8 @@ func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tens
     %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<128x4096xbf16>
     // CHECK: tile.load %{{.*}} : tensor<4096xbf16> -> tensor<4096xbf16>
     %g = tile.load %gamma : tensor<4096xbf16> -> tensor<4096xbf16>
+    // CHECK: tile.load %{{.*}} cache normal host_transpose : tensor<1024x4096xbf16> -> tensor<4096x1024xbf16>
+    %wkn = tile.load %w cache normal host_transpose : tensor<1024x4096xbf16> -> tensor<4096x1024xbf16>
     // CHECK: tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 -> (tensor<128x4096xbf16>) {
     %bt = tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 -> (tensor<128x4096xbf16>) {
       // CHECK: tile.rms_norm

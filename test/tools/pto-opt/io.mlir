@@ -21,3 +21,7 @@
 
 // RUN: pto-opt --version | filecheck %s --check-prefix=VERSION
 // VERSION: pto-opt {{[0-9.]+}} (xDSL 0.74.0)
+
+// An input of only comments (or nothing) is an empty module, as in mlir-opt.
+// RUN: pto-opt %S/Inputs/empty.mlir | filecheck %s --check-prefix=EMPTY
+// EMPTY: builtin.module {

@@ -1,0 +1,226 @@
+"""`tile-assign-shapes`: vector and cube tile shapes for every stage, checked against the target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from pto.diagnostics import DiagnosticError
+from pto.dialects import tile
+from pto.dialects.pto import ELEM_BYTES, MATMUL_OUT, CubeTileAttr, Form, FormAttr, elem_name
+from pto.targets import Target, UnknownTargetError, load_target, target_of
+
+VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
+MHC_VEC_COLS = 2048  # the variant's long scans along the reduction axis
+K_L0 = (512, 256, 128, 64, 32, 16)
+
+
+def ceil16(x: int) -> int:
+    return (x + 15) // 16 * 16
+
+
+def _bytes(t: TensorType, rows: int | None = None, cols: int | None = None) -> int:
+    shape = list(t.get_shape())
+    if rows is not None:
+        shape[0] = min(shape[0], rows)
+    if cols is not None:
+        shape[-1] = min(shape[-1], cols)
+    n = ELEM_BYTES[elem_name(t.element_type)]
+    for d in shape:
+        n *= d
+    return n
+
+
+def _row_tiled(v: SSAValue, tile_rows: int) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and bool(t.get_shape()) and t.get_shape()[0] == tile_rows
+
+
+def ub_need(stage: tile.VecStageOp, vec: list[int], tile_rows: int) -> tuple[int, str]:
+    """UB bytes a vector stage needs with tile `vec`: one buffer per distinct operand and
+    result, token-tile ones cut to the vector tile and multiplied by `nbuffer`."""
+    nbuf = stage.nbuffer.value.data if stage.nbuffer is not None else 1
+    seen: set[SSAValue] = set()
+    total, biggest, what = 0, 0, ""
+    for op in stage.body.block.ops:
+        if isinstance(op, tile.YieldOp):
+            continue
+        for v in (*op.operands, *op.results):
+            if v in seen or not isinstance(v.type, TensorType):
+                continue
+            seen.add(v)
+            if _row_tiled(v, tile_rows):
+                cols = vec[-1] if v.type.get_shape()[-1] > 1 else None
+                b = _bytes(v.type, vec[0], cols) * nbuf
+            else:
+                b = _bytes(v.type)
+            total += b
+            if b > biggest:
+                biggest, what = b, f"{v.type} ({op.name})"
+    return total, what
+
+
+@dataclass(frozen=True)
+class TileAssignShapesPass(ModulePass):
+    """Choose vector tiles and per-axis cube tiles for every stage, and check them.
+
+    Vector stages: `[r, C]` (whole rows, r the largest of 8, 4, 2, 1 within the tile
+    height whose UB working set, n-buffered token tiles included, fits); the mhc_pre
+    variant scans `[min(8, R), 2048]` along its long reduction axis. Cube stages:
+    m = [ceil16(M) up to 128]*2, n = [up to 256, halved while too few tasks for the
+    cores]*2, k = [the largest kL0 whose L0A/L0B tiles fit, 4*kL0 if L1 allows]; the
+    mhc_pre variant takes its settings as a whole by tile height t: m=[16,16]
+    k=[512,1024] n=[128,128] for t <= 32, split-K from t > 32, k=[512,2048] for t > 64,
+    and a weight transposed once on the host instead of `b_trans`. Pinned shapes are
+    kept. Every choice is checked against the target: L0A/L0B/L0C/L1/UB capacities with
+    their n-buffered copies (a tile larger than its data counts as the 16-padded data), 32-byte alignment, L0 <= L1 and L1 % L0 == 0; a violation
+    names the buffer, its level and the bytes needed and available.
+    """
+
+    name = "tile-assign-shapes"
+
+    target: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.walk():
+            if not isinstance(f, func.FuncOp):
+                continue
+            try:
+                target = load_target(self.target) if self.target else target_of(f)
+            except UnknownTargetError as e:
+                raise DiagnosticError(f, str(e)) from None
+            if self.target:
+                f.attributes["pto.target"] = StringAttr(self.target)
+            form = f.attributes.get("pto.form")
+            mhc = isinstance(form, FormAttr) and form.data == Form.MHC_PRE
+            for loop in (o for o in f.walk() if isinstance(o, tile.TokenLoopOp)):
+                for st in loop.body.block.ops:
+                    if isinstance(st, tile.VecStageOp):
+                        self.vector(st, loop.rows, target, mhc)
+                    elif isinstance(st, tile.CubeStageOp):
+                        self.cube(st, loop.rows, target, mhc)
+
+    # ------------------------------------------------------------------ vector
+
+    def vector(self, st: tile.VecStageOp, rows: int, target: Target, mhc: bool) -> None:
+        cap = target.capacity("ub")
+        if st.vec_tile is not None:
+            vec = list(st.vec_tile.get_values())
+            need, what = ub_need(st, vec, rows)
+            if need > cap:
+                raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} needs {need} bytes of ub "
+                                          f"(largest buffer {what}), but {target.name} has {cap}")
+            return
+        data = next((o.operands[0].type for o in st.body.block.ops
+                     if not isinstance(o, (tile.YieldOp, tile.ReshapeOp)) and o.operands), None)
+        if not isinstance(data, TensorType):
+            return
+        shape = list(data.get_shape())
+        cols = shape[-1]
+        if mhc and cols > MHC_VEC_COLS and cols % MHC_VEC_COLS == 0:
+            cols = MHC_VEC_COLS
+        need, what = 0, ""
+        for r in VEC_ROWS:
+            if r > shape[0] and r != 1:
+                continue
+            vec = [r, *shape[1:-1], cols]
+            need, what = ub_need(st, vec, rows)
+            if need <= cap:
+                st.vec_tile = DenseArrayBase.from_list(i64, vec)
+                return
+        raise DiagnosticError(st, f"vector stage '{st.label.data}': even a one-row tile needs {need} bytes of ub "
+                                  f"(largest buffer {what}), but {target.name} has {cap}")
+
+    # -------------------------------------------------------------------- cube
+
+    def cube(self, st: tile.CubeStageOp, rows: int, target: Target, mhc: bool) -> None:
+        mm = st.matmul
+        m, k, _, n = mm.mkn()
+        sa = ELEM_BYTES[elem_name(mm.lhs.type.element_type)]  # type: ignore[union-attr]
+        sacc = ELEM_BYTES[MATMUL_OUT[elem_name(mm.lhs.type.element_type)][0]]  # type: ignore[union-attr]
+        nbuf = st.nbuffer.value.data if st.nbuffer is not None else 1
+        a_cp, w_cp = st.l1_reuse.get_values() if st.l1_reuse is not None else (1, 1)
+        if st.tiles is None:
+            if mhc:
+                st.tiles = self.mhc_tiles(rows)
+                self.host_transpose(mm)
+            else:
+                st.tiles = self.choose(m, k, n, sa, sacc, nbuf, a_cp, w_cp, target)  # type: ignore[arg-type]
+        self.check(st, sa, sacc, nbuf, a_cp, w_cp, target)  # type: ignore[arg-type]
+
+    @staticmethod
+    def mhc_tiles(rows: int) -> CubeTileAttr:
+        if rows <= 32:
+            return CubeTileAttr([16, 16], [512, 1024], [128, 128], split_k=False)
+        if rows <= 64:
+            return CubeTileAttr([16, 16], [512, 1024], [128, 128], split_k=True)
+        return CubeTileAttr([16, 16], [512, 2048], [128, 128], split_k=True)
+
+    @staticmethod
+    def host_transpose(mm: tile.MatmulOp) -> None:
+        """Replace `b_trans` by a weight laid out [K, N] once on the host."""
+        load = mm.rhs.owner
+        if mm.b_trans is None or not isinstance(load, tile.LoadOp) or load.row is not None:
+            return
+        t = load.result.type
+        assert isinstance(t, TensorType)
+        k_n = TensorType(t.element_type, list(reversed(t.get_shape())))
+        new = tile.LoadOp(load.source, k_n, cache=load.cache.data if load.cache else None, host_transpose=True)
+        new.location = load.location
+        new.result.name_hint = load.result.name_hint
+        Rewriter().replace_op(load, new)
+        mm.b_trans = None
+
+    @staticmethod
+    def choose(m: int, k: int, n: int, sa: int, sacc: int, nbuf: int, a_cp: int, w_cp: int, target: Target) -> CubeTileAttr:
+        m0 = min(128, ceil16(m))
+        n0 = min(256, ceil16(n))
+        tasks = lambda n0: -(-m // m0) * -(-n // n0)  # noqa: E731
+        while n0 > 64 and tasks(n0) < 0.8 * target.cube_cores:
+            n0 //= 2
+        while ceil16(m0) * ceil16(n0) * sacc * nbuf > target.capacity("l0c") and n0 > 16:
+            n0 //= 2
+        k0 = next(
+            (c for c in K_L0 if c <= max(16, ceil16(k))
+             and ceil16(m0) * c * sa * nbuf <= target.capacity("l0a")
+             and ceil16(n0) * c * sa * nbuf <= target.capacity("l0b")
+             and c * sa % target.block_bytes == 0),
+            K_L0[-1],
+        )
+        k1 = k0
+        for mult in (4, 2):
+            cand = k0 * mult
+            if cand <= ceil16(k) and (a_cp * ceil16(m0) + w_cp * ceil16(n0)) * cand * sa <= target.capacity("l1"):
+                k1 = cand
+                break
+        return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
+
+    @staticmethod
+    def check(st: tile.CubeStageOp, sa: int, sacc: int, nbuf: int, a_cp: int, w_cp: int, target: Target) -> None:
+        assert st.tiles is not None
+        # A tile larger than the data only occupies the (16-padded) data.
+        m, k, _, n = st.matmul.mkn()
+        ax = {a: [min(v, ceil16(d)) for v in vals] for (a, vals), d in zip(st.tiles.axes.items(), (m, k, n))}
+        m0, m1 = ax["m"]
+        n0, n1 = ax["n"]
+        k0, k_a1, k_b1 = ax["k"][0], ax["k"][1], ax["k"][-1]
+        el = elem_name(st.matmul.lhs.type.element_type)  # type: ignore[union-attr]
+        label = st.label.data
+        needs = [
+            ("l0a", f"L0A tile m={m0} x k={k0} {el} x {nbuf} copies", ceil16(m0) * ceil16(k0) * sa * nbuf),
+            ("l0b", f"L0B tile k={k0} x n={n0} {el} x {nbuf} copies", ceil16(n0) * ceil16(k0) * sa * nbuf),
+            ("l0c", f"L0C tile m={m0} x n={n0} accumulator x {nbuf} copies", ceil16(m0) * ceil16(n0) * sacc * nbuf),
+            ("l1", f"L1 tiles m={m1} x k={k_a1} x {a_cp} copies + n={n1} x k={k_b1} x {w_cp} copies of {el}",
+             a_cp * ceil16(m1) * ceil16(k_a1) * sa + w_cp * ceil16(n1) * ceil16(k_b1) * sa),
+        ]
+        for space, what, need in needs:
+            if need > target.capacity(space):
+                raise DiagnosticError(st, f"cube stage '{label}': {what} needs {need} bytes of {space}, "
+                                          f"but {target.name} has {target.capacity(space)}")
+

@@ -1,0 +1,131 @@
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-assign-shapes > /dev/null
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes | filecheck %s --check-prefix=STD
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes | filecheck %s --check-prefix=PINNED
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-assign-shapes' | filecheck %s --check-prefix=MHC
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950
+// RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-assign-shapes{target=h100}' 2>&1 | filecheck %s --check-prefix=NOTARGET
+
+// The standard kernel: whole rows in the vector stage, as many as UB holds with its
+// double buffering; cube tiles for 128-row tiles, N halved until the 24 cores have work.
+// STD: tile.token_loop {{.*}} step 128 {
+// STD: tile.vec_stage "rmsnorm" tile [2, 4096] nbuffer 2
+// STD: tile.cube_stage "linear" m [128, 128] k [256, 512] n [64, 64] l1_reuse [2, 1] nbuffer 1
+// STD: tile.token_loop {{.*}} step 1 {
+// STD: tile.vec_stage "rmsnorm" tile [1, 4096] nbuffer 2
+// STD: tile.cube_stage "linear" m [16, 16] k [512, 2048] n [64, 64]
+
+// Pinned shapes (the reference kernel's) are kept.
+// PINNED: tile.cube_stage "wqa-linear" m [32, 32] k [512, 512] n [64, 64]
+// PINNED: tile.vec_stage "q-rmsnorm" tile [8, 1024]
+
+// The mhc_pre variant, by tile height: <= 32 no split-K, <= 64 split-K, larger k=[512,2048];
+// the weight is transposed once on the host instead of b_trans; long vector scans.
+// MHC: tile.token_loop {{.*}} step 128 {
+// MHC: tile.load %hc_fn cache normal host_transpose : tensor<24x16384xf32> -> tensor<16384x24xf32>
+// MHC: tile.vec_stage "pre" tile [{{[0-9]+}}, 2048]
+// MHC: tile.cube_stage "hc-linear" m [16, 16] k [512, 2048] n [128, 128] split_k
+// MHC-NEXT: tile.matmul {{.*}} : tensor<128x16384xf32>, tensor<16384x24xf32> -> tensor<128x24xf32>
+// MHC: step 64 {
+// MHC: tile.cube_stage "hc-linear" m [16, 16] k [512, 1024] n [128, 128] split_k
+// MHC: step 16 {
+// MHC: tile.cube_stage "hc-linear" m [16, 16] k [512, 1024] n [128, 128] l1_reuse
+// MHC: step 1 {
+
+// T950: func.func @linear_projection{{.*}}pto.target = "ascend950"
+// T950: tile.vec_stage "rmsnorm" tile [2, 4096]
+// NOTARGET: error: unknown target 'h100' (known: ascend910b1, ascend950)
+
+// -----
+
+// Capacity violations name the buffer, its level, and bytes needed vs available.
+func.func @l0a(%x: tensor<?x512xbf16>, %w: tensor<512x128xbf16>, %out: tensor<?x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x512xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x512xbf16> -> tensor<128x512xbf16>
+    // expected-error@+1 {{cube stage 'linear': L0A tile m=128 x k=512 bf16 x 1 copies needs 131072 bytes of l0a, but ascend910b1 has 65536}}
+    %y = tile.cube_stage "linear" m [128, 128] k [512, 512] n [64, 64] -> (tensor<128x128xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x512xbf16>, tensor<512x128xbf16> -> tensor<128x128xf32>
+      tile.yield %m : tensor<128x128xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x128xf32> -> tensor<?x128xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @l0c_nbuffer(%x: tensor<?x64xbf16>, %w: tensor<64x256xbf16>, %out: tensor<?x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<128x64xbf16>
+    // expected-error@+1 {{cube stage 'linear': L0C tile m=128 x n=256 accumulator x 2 copies needs 262144 bytes of l0c, but ascend910b1 has 131072}}
+    %y = tile.cube_stage "linear" m [128, 128] k [64, 64] n [256, 256] nbuffer 2 -> (tensor<128x256xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x64xbf16>, tensor<64x256xbf16> -> tensor<128x256xf32>
+      tile.yield %m : tensor<128x256xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @l1(%x: tensor<?x8192xbf16>, %w: tensor<8192x256xbf16>, %out: tensor<?x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x8192xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x8192xbf16> -> tensor<128x8192xbf16>
+    // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=2048 x 2 copies + n=128 x k=2048 x 1 copies of bf16 needs 1572864 bytes of l1, but ascend910b1 has 524288}}
+    %y = tile.cube_stage "linear" m [64, 128] k [128, 2048] n [64, 128] l1_reuse [2, 1] -> (tensor<128x256xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x8192xbf16>, tensor<8192x256xbf16> -> tensor<128x256xf32>
+      tile.yield %m : tensor<128x256xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @ub(%x: tensor<?x16384xf32>, %w: tensor<16384x16xf32>, %out: tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x16384xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x16384xf32> -> tensor<16x16384xf32>
+    // expected-error@+1 {{vector stage 'norm': tile [8, 16384] needs 2097152 bytes of ub (largest buffer tensor<16x16384xf32> (tile.abs)), but ascend910b1 has 196608}}
+    %n = tile.vec_stage "norm" tile [8, 16384] nbuffer 2 -> (tensor<16x16384xf32>) {
+      %a = tile.abs %xt : tensor<16x16384xf32> -> tensor<16x16384xf32>
+      tile.yield %a : tensor<16x16384xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<16x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x16384xf32>, tensor<16384x16xf32> -> tensor<16x16xf32>
+      tile.yield %m : tensor<16x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A row far too long for UB even one row at a time is rejected, not silently mistiled.
+func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x65536xf32>
+  tile.token_loop %i = %c0 to %t step 1 {
+    %xt = tile.load %x[%i] : tensor<?x65536xf32> -> tensor<1x65536xf32>
+    // expected-error@+1 {{vector stage 'norm': even a one-row tile needs 1048576 bytes of ub}}
+    %n = tile.vec_stage "norm" nbuffer 2 -> (tensor<1x65536xf32>) {
+      %a = tile.abs %xt : tensor<1x65536xf32> -> tensor<1x65536xf32>
+      tile.yield %a : tensor<1x65536xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<1x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<1x65536xf32>, tensor<65536x16xf32> -> tensor<1x16xf32>
+      tile.yield %m : tensor<1x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<1x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
