@@ -37,7 +37,6 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
-    TensorType,
     UnitAttr,
     f32,
     i1,
@@ -416,7 +415,7 @@ def _check_index_list(op: Operation, what: str, t: BufferType, static: Sequence[
         raise VerifyException(f"'{op.name}' {what} needs {len(t.get_shape())} offsets, got {len(static)}")
     if sum(1 for s in static if s == DYN) != ndyn:
         raise VerifyException(f"'{op.name}' {what}: dynamic offsets and operands disagree")
-    for ax, (off, ext, dim) in enumerate(zip(static, extent, t.get_shape())):
+    for ax, (off, ext, dim) in enumerate(zip(static, extent, t.get_shape(), strict=False)):
         if dim != DYNAMIC_INDEX and (ext > dim or (off != DYN and off + ext > dim)):
             raise VerifyException(
                 f"'{op.name}' {what}: rows/cols [{'?' if off == DYN else off}, +{ext}) of axis {ax} exceed its size {dim}"

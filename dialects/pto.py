@@ -30,7 +30,6 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
@@ -288,7 +287,7 @@ def broadcasts_to(operand: Sequence[int], result: Sequence[int]) -> bool:
     """Trailing-aligned broadcasting: each operand dim is 1 or equals the result dim."""
     if len(operand) > len(result):
         return False
-    for o, r in zip(reversed(operand), reversed(result)):
+    for o, r in zip(reversed(operand), reversed(result), strict=False):
         if o != 1 and o != r:
             return False
     return True

@@ -206,7 +206,7 @@ class TileAssignShapesPass(ModulePass):
         assert st.tiles is not None
         # A tile larger than the data only occupies the (16-padded) data.
         m, k, _, n = st.matmul.mkn()
-        ax = {a: [min(v, ceil16(d)) for v in vals] for (a, vals), d in zip(st.tiles.axes.items(), (m, k, n))}
+        ax = {a: [min(v, ceil16(d)) for v in vals] for (a, vals), d in zip(st.tiles.axes.items(), (m, k, n), strict=False)}
         m0, m1 = ax["m"]
         n0, n1 = ax["n"]
         k0, k_a1, k_b1 = ax["k"][0], ax["k"][1], ax["k"][-1]

@@ -16,12 +16,11 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from io import StringIO
 from typing import NoReturn
 
-from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -362,7 +361,7 @@ class PtoOptMain(xDSLOptMain):
             try:
                 p.apply(self.ctx, module)
                 verify_each(module)
-            except DiagnosticError as e:
+            except DiagnosticError:
                 self.write_reproducer(before, p)
                 raise
             except (VerifyException, DiagnosticException) as e:
