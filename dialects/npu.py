@@ -381,6 +381,42 @@ class DimOp(IRDLOperation):
             raise VerifyException(f"'npu.dim' dim {self.dim.value.data} is out of range for a rank-{rank} buffer")
 
 
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """`%v = npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>`:
+    view a GM buffer with another shape of the same element count (an in-place
+    reshape: no data moves). A dynamic dim must be dim 0 of both."""
+
+    name = "npu.reshape"
+    source = operand_def(BufferType)
+    result = result_def(BufferType)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: BufferType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        s, r = buf(self.source), buf(self.result)
+        if s.mem != Space.GM or r.mem != Space.GM:
+            raise VerifyException("'npu.reshape' views gm buffers only")
+        if s.element_type != r.element_type:
+            raise VerifyException("'npu.reshape' cannot change the element type")
+        ss, rs = list(s.get_shape()), list(r.get_shape())
+        if DYNAMIC_INDEX in ss or DYNAMIC_INDEX in rs:
+            if not (ss[0] == rs[0] == DYNAMIC_INDEX and DYNAMIC_INDEX not in ss[1:] + rs[1:]):
+                raise VerifyException("'npu.reshape' a dynamic dim must be dim 0 of both")
+            ss, rs = ss[1:], rs[1:]
+        if _prod(ss) != _prod(rs):
+            raise VerifyException(f"'npu.reshape' element count differs: {s} vs {r}")
+
+
+def _prod(dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
 # ---------------------------------------------------------------------- index lists
 
 DYN = -(2**63)  # marks a dynamic entry in a static index list, as MLIR's kDynamic
@@ -707,7 +743,8 @@ class VectorOp(IRDLOperation):
 
 class VBinaryBase(VectorOp):
     """`npu.vadd %a, %b -> %d : !a, !b -> !d`: elementwise on UB tiles; `a` and `b`
-    broadcast (a dim of 1, e.g. a per-row scalar [R,1] or a per-column vector [1,C])."""
+    broadcast, trailing-aligned (a dim of 1 or a missing leading dim: a per-row scalar
+    [R,1], a per-column vector [1,C] or [C])."""
 
     lhs = operand_def(BufferType)
     rhs = operand_def(BufferType)
@@ -720,7 +757,7 @@ class VBinaryBase(VectorOp):
     def verify_vector(self) -> None:
         a, b, d = buf(self.lhs), buf(self.rhs), buf(self.dst)
         for t, what in ((a, "lhs"), (b, "rhs")):
-            if len(t.get_shape()) != len(d.get_shape()) or not broadcasts_to(t.get_shape(), d.get_shape()):
+            if not broadcasts_to(t.get_shape(), d.get_shape()):
                 raise VerifyException(
                     f"'{self.name}' {what} {dims_str(t.get_shape())} does not broadcast to {dims_str(d.get_shape())}"
                 )
@@ -1078,7 +1115,7 @@ class CrossCoreWaitOp(IRDLOperation):
 NPU = Dialect(
     "npu",
     [
-        LaunchOp, AllocOp, DimOp, DmaOp, FixpipeOp, MmadOp,
+        LaunchOp, AllocOp, DimOp, ReshapeOp, DmaOp, FixpipeOp, MmadOp,
         VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
         VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
         VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp,

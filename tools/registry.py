@@ -22,6 +22,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "tile-unroll": ("pto.passes.tile_unroll", "TileUnrollPass"),
     "tile-annotate-cache": ("pto.passes.tile_annotate_cache", "TileAnnotateCachePass"),
     "tile-assign-shapes": ("pto.passes.tile_assign_shapes", "TileAssignShapesPass"),
+    "tile-to-npu": ("pto.lowering.tile_to_npu", "TileToNpuPass"),
+    "pto-sk03-pipeline": ("pto.lowering.pto_sk03_pipeline", "PtoSk03PipelinePass"),
     "test-pass-failure": ("pto.passes.test_pass_failure", "TestPassFailurePass"),
     "test-pass-crash": ("pto.passes.test_pass_crash", "TestPassCrashPass"),
     "canonicalize": ("xdsl.transforms.canonicalize", "CanonicalizePass"),

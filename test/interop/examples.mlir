@@ -5,3 +5,7 @@
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir --mlir-print-op-generic | %mlir-opt --allow-unregistered-dialect > /dev/null
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --mlir-print-op-generic | %mlir-opt --allow-unregistered-dialect > /dev/null
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --mlir-print-op-generic | %mlir-opt --allow-unregistered-dialect > /dev/null
+// What the pipeline writes, at the npu level, is read by mlir-opt too.
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=16})' --mlir-print-op-generic | %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic > %t.c
+// RUN: pto-opt %t.c --mlir-print-op-generic | %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic > %t.d
+// RUN: diff %t.c %t.d

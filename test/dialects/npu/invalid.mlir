@@ -665,3 +665,36 @@ func.func @f(%g: !npu.buf<?x64xf32, gm>) {
   "npu.dma"(%g, %u) <{pipe = #npu.pipe<mte2>, static_src = array<i64: -9223372036854775808, 0>, static_dst = array<i64: 0, 0>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (!npu.buf<?x64xf32, gm>, !npu.buf<4x64xf32, ub>) -> ()
   func.return
 }
+
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>) {
+  // expected-error@+1 {{'npu.reshape' element count differs}}
+  %v = npu.reshape %g : !npu.buf<?x64xf32, gm> -> !npu.buf<?x8x4xf32, gm>
+  func.return
+}
+
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>) {
+  // expected-error@+1 {{'npu.reshape' a dynamic dim must be dim 0 of both}}
+  %v = npu.reshape %g : !npu.buf<?x64xf32, gm> -> !npu.buf<64x?xf32, gm>
+  func.return
+}
+
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>) {
+  // expected-error@+1 {{'npu.reshape' cannot change the element type}}
+  %v = npu.reshape %g : !npu.buf<?x64xf32, gm> -> !npu.buf<?x64xi32, gm>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+  // expected-error@+1 {{'npu.reshape' views gm buffers only}}
+  %v = npu.reshape %u : !npu.buf<4x64xf32, ub> -> !npu.buf<256xf32, ub>
+  func.return
+}

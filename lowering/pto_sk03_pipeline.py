@@ -1,0 +1,43 @@
+"""`pto-sk03-pipeline`: the whole SK-03 lowering, pto -> tile -> npu, as one pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from pto.lowering.pto_to_tile import PtoToTilePass
+from pto.lowering.tile_to_npu import TileToNpuPass
+from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
+from pto.passes.tile_annotate_cache import TileAnnotateCachePass
+from pto.passes.tile_assign_shapes import TileAssignShapesPass
+from pto.passes.tile_unroll import TileUnrollPass
+
+
+@dataclass(frozen=True)
+class PtoSk03PipelinePass(ModulePass):
+    """Lower SK-03 kernels from pto to npu: classify, stage, unroll, cache, shapes, npu.
+
+    Runs pto-classify-skeleton, pto-to-tile, tile-unroll{factors}, tile-annotate-cache,
+    tile-assign-shapes{target} and tile-to-npu; its options go to those passes. Each
+    sub-pass's output is verified before the next runs.
+    """
+
+    name = "pto-sk03-pipeline"
+
+    target: str = ""
+    factors: tuple[int, ...] = field(default=())
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in (
+            PtoClassifySkeletonPass(),
+            PtoToTilePass(),
+            TileUnrollPass(factors=self.factors),
+            TileAnnotateCachePass(),
+            TileAssignShapesPass(target=self.target),
+            TileToNpuPass(),
+        ):
+            p.apply(ctx, op)
+            op.verify()

@@ -1,0 +1,502 @@
+"""`tile-to-npu`: buffers, DMA, cube and vector programs for each token loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    UnknownLoc,
+    f16,
+    f32,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pto.diagnostics import DiagnosticError, warn
+from pto.dialects import npu, tile
+from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
+from pto.dialects.pto import ReduceKind, RoundMode, elem_name
+from pto.targets import Target, target_of
+
+idx = IndexType()
+
+
+def c(v: int) -> SSAValue:
+    return arith.ConstantOp.from_int_and_width(v, idx).result
+
+
+def gm_type(t: Attribute) -> BufferType:
+    assert isinstance(t, TensorType)
+    return BufferType(list(t.get_shape()), t.element_type, Space.GM)
+
+
+def sync(src: Pipe, dst: Pipe, event: int = 0) -> None:
+    npu.SetFlagOp(src, dst, event)
+    npu.WaitFlagOp(src, dst, event)
+
+
+def unsupported(op: Operation, what: str) -> DiagnosticError:
+    return DiagnosticError(op, f"tile-to-npu does not support {what} yet")
+
+
+@dataclass
+class UB:
+    """Bump allocation of UB buffers for one vector phase."""
+
+    target: Target
+    offset: int = 0
+    bufs: dict[SSAValue, SSAValue] = field(default_factory=dict)
+
+    def alloc(self, shape: list[int], elem: Attribute, loc) -> SSAValue:
+        t = BufferType(shape, elem, Space.UB)
+        block = self.target.block_bytes
+        op = npu.AllocOp(t, self.offset)
+        op.location = loc
+        self.offset += (t.nbytes() + block - 1) // block * block
+        return op.result
+
+
+@dataclass(frozen=True)
+class TileToNpuPass(ModulePass):
+    """Lower each token loop to one `npu.launch` of a cube and a vector program.
+
+    Tensors become GM buffers. The vector stages before the cube stage form the vector
+    program's first phase, those after it the second: each phase is a grid of tasks of
+    one vector tile (r whole rows) spread over the vector cores, its ops fused in UB
+    (one buffer per value, block-aligned), its inputs and outputs moved by MTE2/MTE3
+    with the pipes ordered by flags. Values crossing phases go through GM workspaces.
+    The cube stage is a grid of (mL1-row, nL1-column) tasks over the cube cores, each
+    streaming K through L1 (kL1) and L0A/L0B (kL0) into an L0C accumulator and moving
+    it out through the fixpipe (with the stage's cast). Cross-core flags order the
+    phases: the cube waits for every first-phase task, the second phase for every cube
+    task.
+
+    Not supported yet (rejected): n-buffer copies (one copy each), split-K, mL0 < mL1 or
+    nL0 < nL1, N or K not a multiple of its L1 tile, a_trans, vector tiles narrower than
+    a row, reshapes, rank-3 tiles, host-transposed weights.
+    """
+
+    name = "tile-to-npu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if isinstance(f, func.FuncOp) and any(isinstance(o, tile.TokenLoopOp) for o in f.walk()):
+                Lowering(f, target_of(f)).run()
+
+
+class Lowering:
+    def __init__(self, f: func.FuncOp, target: Target):
+        self.f, self.target = f, target
+        self.gm: dict[SSAValue, SSAValue] = {}  # tile-level tensor value -> GM buffer
+        self.flag = 0
+        self.views: set[Operation] = set()
+
+    def run(self) -> None:
+        f = self.f
+        old = f.body.block
+        # A weight the host transposes once (tile.load host_transpose) is passed [K, N].
+        host_t = {o.source for o in f.walk() if isinstance(o, tile.LoadOp) and o.host_transpose is not None}
+        for v in host_t:
+            if not isinstance(v, BlockArgument):
+                raise unsupported(v.owner, "host-transposing a computed value")  # type: ignore[arg-type]
+        types = [gm_type(TensorType(a.type.element_type, list(reversed(a.type.get_shape())))) if a in host_t  # type: ignore[union-attr]
+                 else gm_type(a.type) for a in old.args]
+        new = Block(arg_types=types)
+        if host_t:
+            attrs = list(f.arg_attrs.data) if f.arg_attrs is not None else [DictionaryAttr({})] * len(old.args)
+            for a in host_t:
+                attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})  # type: ignore[union-attr]
+            f.arg_attrs = ArrayAttr(attrs)
+        for a, b in zip(old.args, new.args, strict=True):
+            b.name_hint = a.name_hint
+            self.gm[a] = b
+        self.tokens: SSAValue | None = None
+        with ImplicitBuilder(new):
+            for op in list(old.ops):
+                if isinstance(op, tile.TokenLoopOp):
+                    self.loop(op)
+                elif isinstance(op, tensor.DimOp):
+                    d = npu.DimOp(self.gm[op.source], 0)
+                    d.result.name_hint = op.result.name_hint
+                    self.gm[op.result] = d.result
+                    self.tokens = d.result
+                elif isinstance(op, func.ReturnOp):
+                    func.ReturnOp()
+                else:
+                    cl = op.clone(value_mapper=self.gm)  # the builder inserts it
+                    for r, nr in zip(op.results, cl.results, strict=True):
+                        self.gm[r] = nr
+        f.body.detach_block(old)
+        f.body.add_block(new)
+        f.function_type = func.FunctionType.from_lists([a.type for a in new.args], [])
+
+    # ---------------------------------------------------------------- one loop
+
+    def loop(self, loop: tile.TokenLoopOp) -> None:
+        lb, ub = self.gm[loop.lower], self.gm[loop.upper]
+        body = loop.body.block
+        cube = next(o for o in body.ops if isinstance(o, tile.CubeStageOp))
+        stages = [o for o in body.ops if isinstance(o, tile.StageBase)]
+        pre = stages[: stages.index(cube)]
+        post = [s for s in stages[stages.index(cube) + 1:]]
+        loads = {o.result: o for o in body.ops if isinstance(o, tile.LoadOp)}
+        for ld in loads.values():
+            self.gm[ld.result] = self.gm[ld.source]
+        # An in-place reshape of a loaded tensor is a view of its GM buffer.
+        self.views = set()
+        for st in stages:
+            for o in st.body.block.ops:
+                if isinstance(o, tile.ReshapeOp) and o.input in loads:
+                    t = o.result.type
+                    assert isinstance(t, TensorType)
+                    src = self.gm[o.input]
+                    shape = [DYNAMIC_INDEX, *t.get_shape()[1:]] if DYNAMIC_INDEX in src.type.get_shape() else list(t.get_shape())  # type: ignore[union-attr]
+                    view = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.GM))
+                    view.location = o.location
+                    self.gm[o.result] = view.result
+                    self.views.add(o)
+        stores: dict[SSAValue, list[SSAValue]] = {}
+        for st in (o for o in body.ops if isinstance(o, tile.StoreOp)):
+            stores.setdefault(st.value, []).append(self.gm[st.dest])
+        # GM destinations of every stage result: the outputs it is stored to, and a
+        # workspace if another stage reads it.
+        dests: dict[SSAValue, list[SSAValue]] = {}
+        for st in stages:
+            for r in st.results:
+                dests[r] = list(stores.get(r, []))
+                if any(not isinstance(u.operation, tile.StoreOp) for u in r.uses):
+                    assert self.tokens is not None
+                    t = r.type
+                    assert isinstance(t, TensorType)
+                    ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM), None, [self.tokens])
+                    ws.location = st.location
+                    ws.result.name_hint = "ws"
+                    self.gm[r] = ws.result
+                    dests[r].append(ws.result)
+                elif dests[r]:
+                    self.gm[r] = dests[r][0]
+        pre_flag, cube_flag = self.flag, self.flag + 1
+        self.flag += 2
+        cube_region = Region(Block(arg_types=[idx]))
+        vec_region = Region(Block(arg_types=[idx]))
+        with ImplicitBuilder(vec_region.block):
+            core = vec_region.block.args[0]
+            core.name_hint = "v"
+            pre_rows = self.vector_phase(pre, loop, core, lb, ub, dests, pre_flag) if pre else None
+            if post:
+                n_cube = self.cube_tasks(cube, lb, ub)
+                npu.CrossCoreWaitOp(cube_flag, n_cube)
+                self.vector_phase(post, loop, core, lb, ub, dests, None)
+        with ImplicitBuilder(cube_region.block):
+            core = cube_region.block.args[0]
+            core.name_hint = "core"
+            if pre_rows is not None:
+                npu.CrossCoreWaitOp(pre_flag, self.vector_tasks(pre_rows, lb, ub))
+            self.cube_stage(cube, core, lb, ub, dests, cube_flag)
+        launch = npu.LaunchOp(self.target.cube_cores, cube_region, self.target.vector_cores if pre or post else 0,
+                              vec_region if pre or post else Region())
+        # Generated ops take the loop's location, so an error in them points at the source.
+        for o in launch.walk():
+            if isinstance(o.location, UnknownLoc):
+                o.location = loop.location
+
+    # ------------------------------------------------------------- vector side
+
+    def vec_rows(self, stages: list[tile.StageBase], loop: tile.TokenLoopOp) -> int:
+        rows = loop.rows
+        for st in stages:
+            assert isinstance(st, tile.VecStageOp)
+            if st.vec_tile is not None:
+                vt = st.vec_tile.get_values()
+                rows = min(rows, vt[0])  # type: ignore[type-var]
+                data = next(o for o in st.body.block.ops if not isinstance(o, tile.ReshapeOp))
+                cols = data.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
+                if vt[-1] < cols:
+                    warn(st, f"vector tile {list(vt)} is narrower than the {cols}-column row: tile-to-npu "
+                             f"processes whole rows (column tiling is not modelled yet)")
+        return rows
+
+    def vector_phase(self, stages, loop, core, lb, ub, dests, flag) -> int:
+        """Emit the phase's task loop; returns the rows per task. The stages of a phase are
+        fused in UB, which can need more than each stage alone: halve the rows until the
+        phase fits."""
+        r = self.vec_rows(stages, loop)
+        cap = self.target.capacity("ub")
+        while True:
+            body = Block(arg_types=[idx])
+            with ImplicitBuilder(body):
+                task = body.args[0]
+                row = arith.AddiOp(lb, arith.MuliOp(task, c(r))).result
+                row.name_hint = "row"
+                valid = arith.MinUIOp(arith.SubiOp(ub, row), c(r)).result
+                valid.name_hint = "rows"
+                ub_alloc = UB(self.target)
+                self.vector_task(stages, r, row, valid, ub_alloc, dests)
+                if flag is not None:
+                    npu.CrossCoreSetOp(flag)
+                scf.YieldOp()
+            if ub_alloc.offset <= cap or r == 1:
+                break  # at one row an overflow is reported by the npu.alloc verifier
+            body.drop_all_references()
+            body.erase(safe_erase=False)
+            r //= 2
+        ntasks = self.vector_tasks(r, lb, ub)
+        scf.ForOp(core, ntasks, c(self.target.vector_cores), [], Region(body))
+        return r
+
+    @staticmethod
+    def vector_tasks(r: int, lb: SSAValue, ub: SSAValue) -> SSAValue:
+        return arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(r)).result
+
+    def vector_task(self, stages, r, row, valid, ub: UB, dests) -> None:
+        inside = {o for st in stages for o in st.body.block.ops} - self.views
+        results = {res for st in stages for res in st.results}
+        # Inputs: every value the phase reads that it does not compute.
+        loaded = False
+        for st in stages:
+            for op in st.body.block.ops:
+                if op in self.views:
+                    continue
+                for v in op.operands:
+                    if v in ub.bufs or (isinstance(v.owner, Operation) and v.owner in inside):
+                        continue
+                    t = v.type
+                    assert isinstance(t, TensorType)
+                    src = self.gm[v]
+                    token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
+                    shape = [r, *t.get_shape()[1:]] if token else list(t.get_shape())
+                    self.check_rank(op, shape)
+                    if not token and len(shape) == 2 and shape[1] == 1 and self.wants_row(op, v):
+                        buf = ub.alloc([1, shape[0]], t.element_type, op.location)
+                        npu.DmaOp(Pipe.MTE2, src, [0, 0], buf, [0, 0], transpose=True)
+                    else:
+                        buf = ub.alloc(shape, t.element_type, op.location)
+                        npu.DmaOp(Pipe.MTE2, src, [row if token else 0] + [0] * (len(shape) - 1), buf,
+                                  [0] * len(shape), rows=valid if token else None)
+                    ub.bufs[v] = buf
+                    loaded = True
+        if loaded:
+            sync(Pipe.MTE2, Pipe.VECTOR)
+        for st in stages:
+            for op in st.body.block.ops:
+                if isinstance(op, tile.YieldOp):
+                    for inner, outer in zip(op.values, st.results, strict=True):
+                        ub.bufs[outer] = ub.bufs[inner]
+                    continue
+                if op not in self.views:
+                    self.vector_op(op, r, ub)
+        sync(Pipe.VECTOR, Pipe.MTE3)
+        for res in results:
+            for dst in dests.get(res, []):
+                buf = ub.bufs[res]
+                shape = buf.type.get_shape()  # type: ignore[union-attr]
+                npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
+        sync(Pipe.MTE3, Pipe.MTE2, 1)
+
+    @staticmethod
+    def wants_row(op: Operation, v: SSAValue) -> bool:
+        """A [N, 1] weight scale broadcast along rows is loaded transposed as [1, N]."""
+        return isinstance(op, tile.DequantOp) and v is op.w_scale
+
+    @staticmethod
+    def check_rank(op: Operation, shape: list[int]) -> None:
+        if len(shape) > 2:
+            raise unsupported(op, "rank-3 tiles")
+
+    def vector_op(self, op: Operation, r: int, ub: UB) -> None:
+        loc = op.location
+
+        def out(v: SSAValue) -> SSAValue:
+            t = v.type
+            assert isinstance(t, TensorType)
+            shape = [r, *t.get_shape()[1:]]
+            self.check_rank(op, shape)
+            b = ub.alloc(shape, t.element_type, loc)
+            ub.bufs[v] = b
+            return b
+
+        def tmp(shape: list[int], elem: Attribute) -> SSAValue:
+            return ub.alloc(shape, elem, loc)
+
+        bufs = ub.bufs
+        binary = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
+        unary = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp}
+        scalar = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp}
+        if type(op) in binary:
+            binary[type(op)](bufs[op.lhs], bufs[op.rhs], out(op.result))
+        elif type(op) in unary:
+            unary[type(op)](bufs[op.input], out(op.result))
+        elif type(op) in scalar:
+            scalar[type(op)](bufs[op.input], op.scalar.value.data, out(op.result))
+        elif isinstance(op, tile.CastOp):
+            npu.VCastOp(bufs[op.input], out(op.result), op.round.data, op.sat is not None)
+        elif isinstance(op, tile.ReduceOp):
+            dst = out(op.result)
+            kind = op.kind.data
+            npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, bufs[op.input], dst)
+            if kind == ReduceKind.MEAN:
+                npu.VMulsOp(dst, 1.0 / op.input.type.get_shape()[-1], dst)  # type: ignore[union-attr]
+        elif isinstance(op, tile.RmsNormOp):
+            x = bufs[op.input]
+            cols = op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+            xf = x if elem_name(op.input.type.element_type) == "f32" else tmp([r, cols], f32)  # type: ignore[union-attr]
+            if xf is not x:
+                npu.VCastOp(x, xf, RoundMode.NONE)
+            sq = tmp([r, cols], f32)
+            s = tmp([r, 1], f32)
+            npu.VMulOp(xf, xf, sq)
+            npu.VReduceOp(ReduceKind.SUM, sq, s)
+            npu.VMulsOp(s, 1.0 / cols, s)
+            npu.VAddsOp(s, op.eps.value.data, s)
+            npu.VRsqrtOp(s, s)
+            res_f32 = elem_name(op.result.type.element_type) == "f32"  # type: ignore[union-attr]
+            y = out(op.result) if res_f32 else tmp([r, cols], f32)
+            npu.VMulOp(xf, s, y)
+            if op.gamma is not None:
+                g = bufs[op.gamma]
+                if elem_name(op.gamma.type.element_type) != "f32":  # type: ignore[union-attr]
+                    gf = tmp(list(g.type.get_shape()), f32)  # type: ignore[union-attr]
+                    npu.VCastOp(g, gf, RoundMode.NONE)
+                    g = gf
+                npu.VMulOp(y, g, y)
+            if not res_f32:
+                npu.VCastOp(y, out(op.result), RoundMode.RINT)
+        elif isinstance(op, tile.QuantOp):
+            x = bufs[op.input]
+            cols = op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+            amax = tmp([r, 1], f32)
+            npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
+            npu.VMulsOp(amax, 1.0 / 127.0, out(op.scale))
+            t = tmp([r, cols], f32)
+            npu.VDivOp(x, amax, t)
+            npu.VMulsOp(t, 127.0, t)
+            # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated).
+            i32b = tmp([r, cols], IntegerType(32))
+            npu.VCastOp(t, i32b, RoundMode.RINT)
+            h = tmp([r, cols], f16)
+            npu.VCastOp(i32b, h, RoundMode.ROUND)
+            npu.VCastOp(h, out(op.quantized), RoundMode.TRUNC, sat=True)
+        elif isinstance(op, tile.DequantOp):
+            cols = op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+            y = out(op.result)
+            if elem_name(op.input.type.element_type) == "i32":  # type: ignore[union-attr]
+                npu.VCastOp(bufs[op.input], y, RoundMode.RINT)
+            else:
+                npu.VMulsOp(bufs[op.input], 1.0, y)
+            npu.VMulOp(y, bufs[op.act_scale], y)
+            if op.w_scale is not None:
+                npu.VMulOp(y, bufs[op.w_scale], y)
+        elif isinstance(op, tile.ReshapeOp):
+            raise unsupported(op, "reshapes")
+        elif isinstance(op, tile.LoadOp):
+            raise unsupported(op, "loads inside a stage")
+        else:
+            raise unsupported(op, f"'{op.name}' in a vector stage")
+
+    # --------------------------------------------------------------- cube side
+
+    def tiles(self, st: tile.CubeStageOp):
+        mm = st.matmul
+        if st.tiles is None:
+            raise DiagnosticError(st, "tile-to-npu needs cube tile shapes: run tile-assign-shapes first")
+        ax = st.tiles.axes
+        if st.tiles.is_split_k:
+            raise unsupported(st, "split-K")
+        if mm.a_trans is not None:
+            raise unsupported(mm, "a_trans")
+        (m0, m1), (n0, n1) = ax["m"], ax["n"]
+        k0, k1 = ax["k"][0], ax["k"][-1]
+        if m0 != m1 or n0 != n1:
+            raise unsupported(st, "mL0 < mL1 or nL0 < nL1")
+        _, k, _, n = mm.mkn()
+        # A tile wider than the data covers just the data.
+        n1, k1 = min(n1, n), min(k1, k)
+        k0 = min(k0, k1)
+        if n % n1 or k % k1:
+            raise unsupported(st, f"N = {n} or K = {k} not a multiple of its L1 tile ({n1}, {k1})")
+        return m1, n1, k0, k1, k, n
+
+    def cube_tasks(self, st: tile.CubeStageOp, lb, ub) -> SSAValue:
+        m1, n1, _, _, _, n = self.tiles(st)
+        return arith.MuliOp(arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(m1)), c(n // n1)).result
+
+    def cube_stage(self, st: tile.CubeStageOp, core, lb, ub, dests, flag) -> None:
+        mm = st.matmul
+        m1, n1, k0, k1, k, n = self.tiles(st)
+        a_el, b_el = mm.lhs.type.element_type, mm.rhs.type.element_type  # type: ignore[union-attr]
+        acc_name = MMAD_OUT[elem_name(a_el)]
+        acc_el = f32 if acc_name == "f32" else IntegerType(32)
+        out_val = st.results[0]
+        cast = next((o for o in st.body.block.ops if isinstance(o, tile.CastOp)), None)
+        bt = mm.b_trans is not None
+        a1 = npu.AllocOp(BufferType([m1, k1], a_el, Space.L1), 0).result
+        b_shape = [n1, k1] if bt else [k1, n1]
+        a1_bytes = BufferType([m1, k1], a_el, Space.L1).nbytes()
+        b1 = npu.AllocOp(BufferType(b_shape, b_el, Space.L1), a1_bytes).result
+        a0 = npu.AllocOp(BufferType([m1, k0], a_el, Space.L0A), 0).result
+        b0 = npu.AllocOp(BufferType([k0, n1], b_el, Space.L0B), 0).result
+        acc = npu.AllocOp(BufferType([m1, n1], acc_el, Space.L0C), 0).result
+        ntasks = self.cube_tasks(st, lb, ub)
+        body = Block(arg_types=[idx])
+        with ImplicitBuilder(body):
+            task = body.args[0]
+            ntiles = c(n // n1)
+            mi = arith.DivUIOp(task, ntiles).result
+            ni = arith.RemUIOp(task, ntiles).result
+            row = arith.AddiOp(lb, arith.MuliOp(mi, c(m1))).result
+            row.name_hint = "row"
+            col = arith.MuliOp(ni, c(n1)).result
+            col.name_hint = "col"
+            valid = arith.MinUIOp(arith.SubiOp(ub, row), c(m1)).result
+            valid.name_hint = "rows"
+            lhs, rhs = self.gm[mm.lhs], self.gm[mm.rhs]
+            kbody = Block(arg_types=[idx])
+            with ImplicitBuilder(kbody):
+                kk = kbody.args[0]
+                npu.DmaOp(Pipe.MTE2, lhs, [row, kk], a1, [0, 0], rows=valid)
+                npu.DmaOp(Pipe.MTE2, rhs, [col, kk] if bt else [kk, col], b1, [0, 0],
+                          cache=self.cache_of(mm.rhs))
+                sync(Pipe.MTE2, Pipe.MTE1)
+                inner = Block(arg_types=[idx])
+                with ImplicitBuilder(inner):
+                    k_in = inner.args[0]
+                    npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
+                    npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if bt else [k_in, 0], b0, [0, 0], transpose=bt)
+                    sync(Pipe.MTE1, Pipe.CUBE)
+                    first = arith.AddiOp(kk, k_in).result
+                    later = arith.CmpiOp(first, c(0), "ne").result
+                    npu.MmadOp(a0, b0, acc, later)
+                    sync(Pipe.CUBE, Pipe.MTE1, 1)
+                    scf.YieldOp()
+                scf.ForOp(c(0), c(k1), c(k0), [], Region(inner))
+                sync(Pipe.MTE1, Pipe.MTE2, 2)
+                scf.YieldOp()
+            scf.ForOp(c(0), c(k), c(k1), [], Region(kbody))
+            sync(Pipe.CUBE, Pipe.FIXPIPE, 3)
+            for dst in dests[out_val]:
+                d_el = elem_name(dst.type.element_type)  # type: ignore[union-attr]
+                rnd = None
+                if d_el != acc_name:
+                    rnd = cast.round.data if cast is not None else RoundMode.RINT
+                npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd)
+            sync(Pipe.FIXPIPE, Pipe.CUBE, 4)
+            npu.CrossCoreSetOp(flag)
+            scf.YieldOp()
+        scf.ForOp(core, ntasks, c(self.target.cube_cores), [], Region(body))
+
+    def cache_of(self, v: SSAValue):
+        ld = v.owner
+        if isinstance(ld, tile.LoadOp) and ld.cache is not None:
+            return ld.cache.data
+        return None

@@ -1,0 +1,17 @@
+// Every example lowers from pto to verified npu IR through the named pipeline, and
+// the pipeline's options reach its passes.
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' | filecheck %s --check-prefix=STD
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' | filecheck %s --check-prefix=NPU
+// RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' 2>/dev/null | filecheck %s --check-prefix=NPU
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' | filecheck %s --check-prefix=NPU
+// RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' 2>/dev/null | filecheck %s --check-prefix=NPU
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{target=ascend950 factors=4,3})' | filecheck %s --check-prefix=OPTS
+
+// The default candidates give six token loops, so six launches.
+// STD-COUNT-6: npu.launch cube 24
+// STD-NOT: tile.
+// NPU: npu.launch
+// NPU-NOT: tile.
+// NPU-NOT: pto.{{[a-z_]+}} %
+// OPTS: pto.target = "ascend950"
+// OPTS-COUNT-3: npu.launch cube 28

@@ -1,0 +1,156 @@
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=STD
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=INT8
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=CV
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' 2>%t.err | filecheck %s --check-prefix=MHC
+// RUN: filecheck %s --check-prefix=MHCWARN < %t.err
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu > /dev/null
+
+// The standard kernel: GM buffers for the tensors, a GM workspace for the normalised
+// activations, one launch per token loop. The vector program normalises 2-row tiles
+// (RMSNorm as vcast, vmul, vreduce, vmuls 1/K, vadds eps, vrsqrt, vmul, gamma) into the
+// workspace and counts them on flag 0; the cube program waits for all of them, then
+// streams K through L1 and L0 into L0C and casts it out to %out through the fixpipe.
+// STD-LABEL: func.func @linear_projection(%x: !npu.buf<?x4096xbf16, gm>, %gamma: !npu.buf<4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm> {pto.cache = #pto.cache<none_cacheable>}, %out: !npu.buf<?x1024xbf16, gm>)
+// STD: %tokens = npu.dim %x, 0 : !npu.buf<?x4096xbf16, gm>
+// STD: %ws = npu.alloc gm (%tokens) : !npu.buf<?x4096xbf16, gm>
+// STD: npu.launch cube 24 (%core) {
+// STD: npu.cross_core_wait 0, %{{.*}}
+// STD: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
+// STD: npu.alloc l0a [0] : !npu.buf<128x256xbf16, l0a>
+// STD: npu.alloc l0c [0] : !npu.buf<128x64xf32, l0c>
+// STD: scf.for
+// STD: npu.dma mte2 %ws[%row, %{{.*}}] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x512xbf16, l1>
+// STD: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
+// STD: npu.set_flag mte2 -> mte1, 0
+// STD: npu.dma mte1 {{.*}} transpose : !npu.buf<64x512xbf16, l1> -> !npu.buf<256x64xbf16, l0b>
+// STD: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} acc %{{.*}} : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
+// STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row, %col] rows %rows round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
+// STD: npu.cross_core_set 1
+// STD: } vector 48 (%v) {
+// STD: npu.dma mte2 %x[%row_1, 0] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x4096xbf16, gm> -> !npu.buf<2x4096xbf16, ub>
+// STD: npu.dma mte2 %gamma[0] -> %{{.*}}[0] : !npu.buf<4096xbf16, gm> -> !npu.buf<4096xbf16, ub>
+// STD: npu.vcast {{.*}} none : !npu.buf<2x4096xbf16, ub> -> !npu.buf<2x4096xf32, ub>
+// STD: npu.vmul
+// STD: npu.vreduce sum {{.*}} -> !npu.buf<2x1xf32, ub>
+// STD: npu.vmuls %{{.*}}, 0.000244140625
+// STD: npu.vadds %{{.*}}, 1.000000e-06
+// STD: npu.vrsqrt
+// STD: npu.vmul {{.*}} !npu.buf<2x4096xf32, ub>, !npu.buf<2x1xf32, ub> -> !npu.buf<2x4096xf32, ub>
+// STD: npu.vmul {{.*}} !npu.buf<2x4096xf32, ub>, !npu.buf<4096xf32, ub> -> !npu.buf<2x4096xf32, ub>
+// STD: npu.vcast {{.*}} rint : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x4096xbf16, ub>
+// STD: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row_1, 0] rows %rows_1
+// STD: npu.cross_core_set 0
+
+// The quant form: the int8 cast chain, an i32 accumulator, and the dequant in the second
+// vector phase after the cube, with the [N, 1] weight scale loaded transposed as [1, N].
+// INT8: npu.mmad {{.*}} -> !npu.buf<128x256xi32, l0c>
+// INT8: npu.fixpipe {{.*}} : !npu.buf<128x256xi32, l0c> -> !npu.buf<?x8192xi32, gm>
+// INT8: } vector 48 (%v) {
+// INT8: npu.vreduce absmax
+// INT8: npu.vcast {{.*}} rint : {{.*}}xf32, ub> -> {{.*}}xi32, ub>
+// INT8: npu.vcast {{.*}} round : {{.*}}xi32, ub> -> {{.*}}xf16, ub>
+// INT8: npu.vcast {{.*}} trunc sat : {{.*}}xf16, ub> -> {{.*}}xi8, ub>
+// INT8: npu.cross_core_wait 1, %{{.*}}
+// INT8: npu.dma mte2 %w_scale[0, 0] -> %{{.*}}[0, 0] transpose : !npu.buf<8192x1xf32, gm> -> !npu.buf<1x8192xf32, ub>
+// INT8: npu.vcast {{.*}} rint : {{.*}}xi32, ub> -> {{.*}}xf32, ub>
+
+// C -> V: the cube reads x directly (no first phase, no wait), the vector program
+// waits for the cube's tiles.
+// CV: npu.launch cube 24 (%core) {
+// CV-NOT: npu.cross_core_wait 0
+// CV: npu.dma mte2 %x[%row
+// CV: } vector 48 (%v) {
+// CV: npu.cross_core_wait 1, %{{.*}}
+
+// mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
+// MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm>)
+// MHC: npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>
+// MHC: npu.mmad {{.*}} : !npu.buf<16x512xf32, l0a>, !npu.buf<512x24xf32, l0b> -> !npu.buf<16x24xf32, l0c>
+// MHCWARN: warning: vector tile [2, 2048] is narrower than the 16384-column row: tile-to-npu processes whole rows (column tiling is not modelled yet)
+
+func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    // expected-error@+1 {{tile-to-npu does not support split-K yet}}
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] split_k -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @no_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    // expected-error@+1 {{tile-to-npu needs cube tile shapes: run tile-assign-shapes first}}
+    %y = tile.cube_stage "linear" -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 32 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<32x64xf32>
+    // expected-error@+1 {{tile-to-npu does not support mL0 < mL1 or nL0 < nL1 yet}}
+    %y = tile.cube_stage "linear" m [16, 32] k [16, 64] n [32, 32] -> (tensor<32x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<32x64xf32>, tensor<64x32xf32> -> tensor<32x32xf32>
+      tile.yield %m : tensor<32x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<32x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: tensor<?x48xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    // expected-error@+1 {{tile-to-npu does not support N = 48 or K = 64 not a multiple of its L1 tile (32, 64) yet}}
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x48xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x48xf32> -> tensor<16x48xf32>
+      tile.yield %m : tensor<16x48xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x48xf32> -> tensor<?x48xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x2x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    %r = tile.vec_stage "post" tile [4, 32] -> (tensor<16x2x16xf32>) {
+      // expected-error@+1 {{tile-to-npu does not support reshapes yet}}
+      %h = tile.reshape %y inplace : tensor<16x32xf32> -> tensor<16x2x16xf32>
+      tile.yield %h : tensor<16x2x16xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x2x16xf32> -> tensor<?x2x16xf32>
+  }
+  func.return
+}
