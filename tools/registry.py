@@ -11,7 +11,6 @@ import importlib
 from collections.abc import Callable
 
 from xdsl.context import Context
-from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
