@@ -82,7 +82,9 @@ class TileToNpuPass(ModulePass):
     phases: the cube waits for every first-phase task, the second phase for every cube
     task.
 
-    Not supported yet (rejected): n-buffer copies (one copy each), split-K, mL0 < mL1 or
+    Vector stages with `nbuffer` N run N tasks per core iteration in N UB copies; the cube
+    side keeps one copy of each buffer (its `nbuffer`/`l1_reuse` are not modelled yet).
+    Not supported yet (rejected): split-K, mL0 < mL1 or
     nL0 < nL1, N or K not a multiple of its L1 tile, a_trans, vector tiles narrower than
     a row, reshapes, rank-3 tiles, host-transposed weights.
     """
@@ -228,23 +230,34 @@ class Lowering:
         return rows
 
     def vector_phase(self, stages, loop, core, lb, ub, dests, flag) -> int:
-        """Emit the phase's task loop; returns the rows per task. The stages of a phase are
-        fused in UB, which can need more than each stage alone: halve the rows until the
-        phase fits."""
+        """Emit the phase's task loop; returns the rows per task.
+
+        With `nbuffer` N (the largest of the phase's stages) each core takes N tasks per
+        iteration, each with its own UB copy and its own event ids, so one task's DMA
+        overlaps another's vector work (ping-pong for N = 2). The phase's stages are fused
+        in UB, which can need more than each stage alone: the rows are halved until all
+        copies fit."""
+        nbuf = max((st.nbuffer.value.data for st in stages if st.nbuffer is not None), default=1)
+        if nbuf > 4:
+            raise unsupported(stages[0], f"nbuffer {nbuf} (at most 4: two event ids per copy)")
+        cores = self.target.vector_cores
         r = self.vec_rows(stages, loop)
         cap = self.target.capacity("ub")
         while True:
             body = Block(arg_types=[idx])
+            ub_alloc = UB(self.target)
             with ImplicitBuilder(body):
-                task = body.args[0]
-                row = arith.AddiOp(lb, arith.MuliOp(task, c(r))).result
-                row.name_hint = "row"
-                valid = arith.MinUIOp(arith.SubiOp(ub, row), c(r)).result
-                valid.name_hint = "rows"
-                ub_alloc = UB(self.target)
-                self.vector_task(stages, r, row, valid, ub_alloc, dests)
-                if flag is not None:
-                    npu.CrossCoreSetOp(flag)
+                ntasks_in = self.vector_tasks(r, lb, ub)
+                for j in range(nbuf):
+                    task = body.args[0] if j == 0 else arith.AddiOp(body.args[0], c(j * cores)).result
+                    if j == 0:
+                        self.vector_copy(stages, r, task, lb, ub, ub_alloc, dests, flag, 0)
+                        continue
+                    guard = Block()
+                    with ImplicitBuilder(guard):
+                        self.vector_copy(stages, r, task, lb, ub, ub_alloc, dests, flag, 2 * j)
+                        scf.YieldOp()
+                    scf.IfOp(arith.CmpiOp(task, ntasks_in, "ult").result, [], Region(guard))
                 scf.YieldOp()
             if ub_alloc.offset <= cap or r == 1:
                 break  # at one row an overflow is reported by the npu.alloc verifier
@@ -252,14 +265,24 @@ class Lowering:
             body.erase(safe_erase=False)
             r //= 2
         ntasks = self.vector_tasks(r, lb, ub)
-        scf.ForOp(core, ntasks, c(self.target.vector_cores), [], Region(body))
+        scf.ForOp(core, ntasks, c(cores * nbuf), [], Region(body))
         return r
+
+    def vector_copy(self, stages, r, task, lb, ub, ub_alloc: UB, dests, flag, event: int) -> None:
+        row = arith.AddiOp(lb, arith.MuliOp(task, c(r))).result
+        row.name_hint = "row"
+        valid = arith.MinUIOp(arith.SubiOp(ub, row), c(r)).result
+        valid.name_hint = "rows"
+        ub_alloc.bufs = {}
+        self.vector_task(stages, r, row, valid, ub_alloc, dests, event)
+        if flag is not None:
+            npu.CrossCoreSetOp(flag)
 
     @staticmethod
     def vector_tasks(r: int, lb: SSAValue, ub: SSAValue) -> SSAValue:
         return arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(r)).result
 
-    def vector_task(self, stages, r, row, valid, ub: UB, dests) -> None:
+    def vector_task(self, stages, r, row, valid, ub: UB, dests, event: int) -> None:
         inside = {o for st in stages for o in st.body.block.ops} - self.views
         results = {res for st in stages for res in st.results}
         # Inputs: every value the phase reads that it does not compute.
@@ -287,7 +310,7 @@ class Lowering:
                     ub.bufs[v] = buf
                     loaded = True
         if loaded:
-            sync(Pipe.MTE2, Pipe.VECTOR)
+            sync(Pipe.MTE2, Pipe.VECTOR, event)
         for st in stages:
             for op in st.body.block.ops:
                 if isinstance(op, tile.YieldOp):
@@ -296,13 +319,13 @@ class Lowering:
                     continue
                 if op not in self.views:
                     self.vector_op(op, r, ub)
-        sync(Pipe.VECTOR, Pipe.MTE3)
+        sync(Pipe.VECTOR, Pipe.MTE3, event)
         for res in results:
             for dst in dests.get(res, []):
                 buf = ub.bufs[res]
                 shape = buf.type.get_shape()  # type: ignore[union-attr]
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
-        sync(Pipe.MTE3, Pipe.MTE2, 1)
+        sync(Pipe.MTE3, Pipe.MTE2, event + 1)
 
     @staticmethod
     def wants_row(op: Operation, v: SSAValue) -> bool:

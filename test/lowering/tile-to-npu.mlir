@@ -6,9 +6,9 @@
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu > /dev/null
 
 // The standard kernel: GM buffers for the tensors, a GM workspace for the normalised
-// activations, one launch per token loop. The vector program normalises 2-row tiles
+// activations, one launch per token loop. The vector program normalises row tiles
 // (RMSNorm as vcast, vmul, vreduce, vmuls 1/K, vadds eps, vrsqrt, vmul, gamma) into the
-// workspace and counts them on flag 0; the cube program waits for all of them, then
+// workspace and counts them on flag 0 (1-row tiles: two UB copies must fit); the cube program waits for all of them, then
 // streams K through L1 and L0 into L0C and casts it out to %out through the fixpipe.
 // STD-LABEL: func.func @linear_projection(%x: !npu.buf<?x4096xbf16, gm>, %gamma: !npu.buf<4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm> {pto.cache = #pto.cache<none_cacheable>}, %out: !npu.buf<?x1024xbf16, gm>)
 // STD: %tokens = npu.dim %x, 0 : !npu.buf<?x4096xbf16, gm>
@@ -27,18 +27,26 @@
 // STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row, %col] rows %rows round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
 // STD: npu.cross_core_set 1
 // STD: } vector 48 (%v) {
-// STD: npu.dma mte2 %x[%row_1, 0] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x4096xbf16, gm> -> !npu.buf<2x4096xbf16, ub>
+// STD: npu.dma mte2 %x[%row_1, 0] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x4096xbf16, gm> -> !npu.buf<1x4096xbf16, ub>
 // STD: npu.dma mte2 %gamma[0] -> %{{.*}}[0] : !npu.buf<4096xbf16, gm> -> !npu.buf<4096xbf16, ub>
-// STD: npu.vcast {{.*}} none : !npu.buf<2x4096xbf16, ub> -> !npu.buf<2x4096xf32, ub>
+// STD: npu.vcast {{.*}} none : !npu.buf<1x4096xbf16, ub> -> !npu.buf<1x4096xf32, ub>
 // STD: npu.vmul
-// STD: npu.vreduce sum {{.*}} -> !npu.buf<2x1xf32, ub>
+// STD: npu.vreduce sum {{.*}} -> !npu.buf<1x1xf32, ub>
 // STD: npu.vmuls %{{.*}}, 0.000244140625
 // STD: npu.vadds %{{.*}}, 1.000000e-06
 // STD: npu.vrsqrt
-// STD: npu.vmul {{.*}} !npu.buf<2x4096xf32, ub>, !npu.buf<2x1xf32, ub> -> !npu.buf<2x4096xf32, ub>
-// STD: npu.vmul {{.*}} !npu.buf<2x4096xf32, ub>, !npu.buf<4096xf32, ub> -> !npu.buf<2x4096xf32, ub>
-// STD: npu.vcast {{.*}} rint : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x4096xbf16, ub>
+// STD: npu.vmul {{.*}} !npu.buf<1x4096xf32, ub>, !npu.buf<1x1xf32, ub> -> !npu.buf<1x4096xf32, ub>
+// STD: npu.vmul {{.*}} !npu.buf<1x4096xf32, ub>, !npu.buf<4096xf32, ub> -> !npu.buf<1x4096xf32, ub>
+// STD: npu.vcast {{.*}} rint : !npu.buf<1x4096xf32, ub> -> !npu.buf<1x4096xbf16, ub>
 // STD: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row_1, 0] rows %rows_1
+// STD: npu.cross_core_set 0
+// The first vector stage is double-buffered (vec_nbuffer_setting {0: 2}): each core takes
+// a second task per iteration, in its own UB copy with its own event ids.
+// STD: scf.if
+// STD: npu.alloc ub [90144] : !npu.buf<1x4096xbf16, ub>
+// STD: npu.set_flag mte2 -> vector, 2
+// STD: npu.set_flag vector -> mte3, 2
+// STD: npu.set_flag mte3 -> mte2, 3
 // STD: npu.cross_core_set 0
 
 // The quant form: the int8 cast chain, an i32 accumulator, and the dequant in the second
