@@ -84,9 +84,11 @@ class TileToNpuPass(ModulePass):
 
     Vector stages with `nbuffer` N run N tasks per core iteration in N UB copies; the cube
     side keeps one copy of each buffer (its `nbuffer`/`l1_reuse` are not modelled yet).
-    Not supported yet (rejected): split-K, mL0 < mL1 or
-    nL0 < nL1, N or K not a multiple of its L1 tile, a_trans, vector tiles narrower than
-    a row, reshapes, rank-3 tiles, host-transposed weights.
+    A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`),
+    an in-place reshape of a loaded tensor a GM view (`npu.reshape`).
+    Not supported yet (rejected): split-K, mL0 < mL1 or nL0 < nL1, N or K not a multiple
+    of its L1 tile, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
+    narrower than a row are processed as whole rows (with a warning).
     """
 
     name = "tile-to-npu"
