@@ -145,6 +145,18 @@ class Lowering:
         f.body.add_block(new)
         f.function_type = func.FunctionType.from_lists([a.type for a in new.args], [])
 
+    def token_count(self, loop: tile.TokenLoopOp) -> SSAValue:
+        """The token count (for sizing GM workspaces): from the kernel's tensor.dim, else
+        the dim 0 of its first dynamic argument."""
+        if self.tokens is None:
+            arg = next((a for a in self.f.body.block.args if isinstance(a.type, TensorType)
+                        and a.type.get_shape()[0] == DYNAMIC_INDEX), None)
+            if arg is None:
+                raise DiagnosticError(loop, "tile-to-npu needs a token axis: an argument with a dynamic dim 0")
+            self.tokens = npu.DimOp(self.gm[arg], 0).result
+            self.tokens.name_hint = "tokens"
+        return self.tokens
+
     # ---------------------------------------------------------------- one loop
 
     def loop(self, loop: tile.TokenLoopOp) -> None:
@@ -180,10 +192,10 @@ class Lowering:
             for r in st.results:
                 dests[r] = list(stores.get(r, []))
                 if any(not isinstance(u.operation, tile.StoreOp) for u in r.uses):
-                    assert self.tokens is not None
+                    tokens = self.token_count(loop)
                     t = r.type
                     assert isinstance(t, TensorType)
-                    ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM), None, [self.tokens])
+                    ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM), None, [tokens])
                     ws.location = st.location
                     ws.result.name_hint = "ws"
                     self.gm[r] = ws.result

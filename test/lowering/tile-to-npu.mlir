@@ -3,7 +3,7 @@
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=CV
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' 2>%t.err | filecheck %s --check-prefix=MHC
 // RUN: filecheck %s --check-prefix=MHCWARN < %t.err
-// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu > /dev/null
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
 
 // The standard kernel: GM buffers for the tensors, a GM workspace for the normalised
 // activations, one launch per token loop. The vector program normalises row tiles
@@ -162,3 +162,27 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
   }
   func.return
 }
+
+// -----
+
+// Constant loop bounds (no tensor.dim): the workspace is sized by the token argument's dim 0.
+func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  tile.token_loop %i = %c0 to %c8 step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<8x64xf32>
+    %n = tile.vec_stage "norm" tile [8, 64] -> (tensor<8x64xf32>) {
+      %a = tile.abs %xt : tensor<8x64xf32> -> tensor<8x64xf32>
+      tile.yield %a : tensor<8x64xf32>
+    }
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<8x32xf32>) {
+      %m = tile.matmul %n, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+      tile.yield %m : tensor<8x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<8x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @constant_bounds
+// CONST: %tokens = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+// CONST: npu.alloc gm (%tokens) : !npu.buf<?x64xf32, gm>
