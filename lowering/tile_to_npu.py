@@ -86,8 +86,10 @@ class TileToNpuPass(ModulePass):
     side keeps one copy of each buffer (its `nbuffer`/`l1_reuse` are not modelled yet).
     A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`),
     an in-place reshape of a loaded tensor a GM view (`npu.reshape`).
-    Not supported yet (rejected): split-K, mL0 < mL1 or nL0 < nL1, N or K not a multiple
-    of its L1 tile, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
+    Split-K (one f32 result): K is cut into up to 4 runs, one per task; the first run's
+    task writes its tile, the others wait for all first-run tasks and add (atomic_add).
+    Not supported yet (rejected): split-K into other results, mL0 < mL1 or nL0 < nL1, N
+    or K not a multiple of its L1 tile, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
     narrower than a row are processed as whole rows (with a warning).
     """
 
@@ -448,8 +450,6 @@ class Lowering:
         if st.tiles is None:
             raise DiagnosticError(st, "tile-to-npu needs cube tile shapes: run tile-assign-shapes first")
         ax = st.tiles.axes
-        if st.tiles.is_split_k:
-            raise unsupported(st, "split-K")
         if mm.a_trans is not None:
             raise unsupported(mm, "a_trans")
         (m0, m1), (n0, n1) = ax["m"], ax["n"]
@@ -464,9 +464,18 @@ class Lowering:
             raise unsupported(st, f"N = {n} or K = {k} not a multiple of its L1 tile ({n1}, {k1})")
         return m1, n1, k0, k1, k, n
 
+    @staticmethod
+    def splits(st: tile.CubeStageOp, k: int, k1: int) -> int:
+        """Split-K: K is cut into up to 4 equal runs of whole L1 tiles, one per task."""
+        if st.tiles is None or not st.tiles.is_split_k:
+            return 1
+        chunks = k // k1
+        return next(d for d in (4, 3, 2, 1) if chunks % d == 0)
+
     def cube_tasks(self, st: tile.CubeStageOp, lb, ub) -> SSAValue:
-        m1, n1, _, _, _, n = self.tiles(st)
-        return arith.MuliOp(arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(m1)), c(n // n1)).result
+        m1, n1, _, k1, k, n = self.tiles(st)
+        mn = arith.MuliOp(arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(m1)), c(n // n1)).result
+        return arith.MuliOp(mn, c(self.splits(st, k, k1))).result
 
     def cube_stage(self, st: tile.CubeStageOp, core, lb, ub, dests, flag) -> None:
         mm = st.matmul
@@ -484,13 +493,26 @@ class Lowering:
         a0 = npu.AllocOp(BufferType([m1, k0], a_el, Space.L0A), 0).result
         b0 = npu.AllocOp(BufferType([k0, n1], b_el, Space.L0B), 0).result
         acc = npu.AllocOp(BufferType([m1, n1], acc_el, Space.L0C), 0).result
+        nsplit = self.splits(st, k, k1)
+        if nsplit > 1 and (acc_name != "f32" or cast is not None or len(dests[out_val]) != 1
+                           or elem_name(dests[out_val][0].type.element_type) != "f32"):  # type: ignore[union-attr]
+            raise unsupported(st, "split-K into anything but one f32 result (partial sums are added in GM)")
         ntasks = self.cube_tasks(st, lb, ub)
+        zero_flag = self.flag
+        self.flag += 1
         body = Block(arg_types=[idx])
         with ImplicitBuilder(body):
             task = body.args[0]
             ntiles = c(n // n1)
-            mi = arith.DivUIOp(task, ntiles).result
-            ni = arith.RemUIOp(task, ntiles).result
+            # Tasks are numbered split-major, so every core finishes its first-split
+            # tasks (which write) before any later-split task (which adds) waits for them.
+            per = arith.MuliOp(arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(m1)), ntiles).result
+            si = arith.DivUIOp(task, per).result
+            rest = arith.RemUIOp(task, per).result
+            mi = arith.DivUIOp(rest, ntiles).result
+            ni = arith.RemUIOp(rest, ntiles).result
+            kstart = arith.MuliOp(si, c(k // nsplit)).result
+            kend = arith.AddiOp(kstart, c(k // nsplit)).result
             row = arith.AddiOp(lb, arith.MuliOp(mi, c(m1))).result
             row.name_hint = "row"
             col = arith.MuliOp(ni, c(n1)).result
@@ -511,7 +533,7 @@ class Lowering:
                     npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
                     npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if bt else [k_in, 0], b0, [0, 0], transpose=bt)
                     sync(Pipe.MTE1, Pipe.CUBE)
-                    first = arith.AddiOp(kk, k_in).result
+                    first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
                     later = arith.CmpiOp(first, c(0), "ne").result
                     npu.MmadOp(a0, b0, acc, later)
                     sync(Pipe.CUBE, Pipe.MTE1, 1)
@@ -519,9 +541,21 @@ class Lowering:
                 scf.ForOp(c(0), c(k1), c(k0), [], Region(inner))
                 sync(Pipe.MTE1, Pipe.MTE2, 2)
                 scf.YieldOp()
-            scf.ForOp(c(0), c(k), c(k1), [], Region(kbody))
+            scf.ForOp(kstart, kend, c(k1), [], Region(kbody))
             sync(Pipe.CUBE, Pipe.FIXPIPE, 3)
-            for dst in dests[out_val]:
+            if nsplit > 1:
+                dst = dests[out_val][0]
+                write, add = Block(), Block()
+                with ImplicitBuilder(write):
+                    npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid)
+                    npu.CrossCoreSetOp(zero_flag)
+                    scf.YieldOp()
+                with ImplicitBuilder(add):
+                    npu.CrossCoreWaitOp(zero_flag, per)
+                    npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, atomic_add=True)
+                    scf.YieldOp()
+                scf.IfOp(arith.CmpiOp(si, c(0), "eq").result, [], Region(write), Region(add))
+            for dst in dests[out_val] if nsplit == 1 else []:
                 d_el = elem_name(dst.type.element_type)  # type: ignore[union-attr]
                 rnd = None
                 if d_el != acc_name:

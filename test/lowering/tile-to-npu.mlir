@@ -3,6 +3,7 @@
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=CV
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' 2>%t.err | filecheck %s --check-prefix=MHC
 // RUN: filecheck %s --check-prefix=MHCWARN < %t.err
+// RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
 
 // The standard kernel: GM buffers for the tensors, a GM workspace for the normalised
@@ -74,19 +75,46 @@
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm>)
 // MHC: npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>
 // MHC: npu.mmad {{.*}} : !npu.buf<16x512xf32, l0a>, !npu.buf<512x24xf32, l0b> -> !npu.buf<16x24xf32, l0c>
+// With tile heights 128 and 64 the mhc_pre variant splits K (by 4 here): the first split
+// writes, the others wait for it and add.
+// SPLIT: npu.fixpipe {{.*}} -> %ws_1[%row, %col] rows %rows : !npu.buf<16x24xf32, l0c>
+// SPLIT: npu.fixpipe {{.*}} atomic_add : !npu.buf<16x24xf32, l0c>
 // MHCWARN: warning: vector tile [2, 2048] is narrower than the 16384-column row: tile-to-npu processes whole rows (column tiling is not modelled yet)
 
+// Split-K is lowered for one f32 result (the partial sums are added in GM)...
+// CONST-LABEL: func.func @split_k
+// CONST: npu.cross_core_set 2
+// CONST: npu.cross_core_wait 2, %{{.*}}
+// CONST: npu.fixpipe {{.*}} atomic_add : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
 func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    // expected-error@+1 {{tile-to-npu does not support split-K yet}}
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] split_k -> (tensor<16x32xf32>) {
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 16] n [32, 32] split_k -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
     tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// ... but not into a bf16 result, which the fixpipe cannot add to.
+func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    // expected-error@+1 {{tile-to-npu does not support split-K into anything but one f32 result (partial sums are added in GM) yet}}
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 16] n [32, 32] split_k -> (tensor<16x32xbf16>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      %o = tile.cast %m rint : tensor<16x32xf32> -> tensor<16x32xbf16>
+      tile.yield %o : tensor<16x32xbf16>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xbf16> -> tensor<?x32xbf16>
   }
   func.return
 }
