@@ -390,20 +390,27 @@ class PtoOptMain(xDSLOptMain):
             if a.mlir_print_ir_after_all:
                 print(f"// -----// IR Dump After {p.name} //----- //\n{self.print_module(module)}", file=sys.stderr)
             if a.mlir_print_ir_tree_dir:
-                os.makedirs(a.mlir_print_ir_tree_dir, exist_ok=True)
                 prefix = f"{chunk_index}_" if a.split_input_file else ""
                 path = os.path.join(a.mlir_print_ir_tree_dir, f"{prefix}{n}_{p.name}.mlir")
-                with open(path, "w") as f:
-                    f.write(self.print_module(module))
+                try:
+                    os.makedirs(a.mlir_print_ir_tree_dir, exist_ok=True)
+                    with open(path, "w") as f:
+                        f.write(self.print_module(module))
+                except OSError as e:
+                    raise UsageError(f"cannot write '{path}': {e.strerror}") from None
 
     def write_reproducer(self, before: str | None, failing: ModulePass) -> None:
         path = self.args.mlir_pass_pipeline_crash_reproducer
         if path is None or before is None:
             return
-        with open(path, "w") as f:
-            f.write(f"// configuration: --pass-pipeline='{as_mlir_pipeline([failing])}'\n")
-            f.write(f"// reproduce with: pto-opt --run-reproducer {path}\n")
-            f.write(before)
+        try:
+            with open(path, "w") as f:
+                f.write(f"// configuration: --pass-pipeline='{as_mlir_pipeline([failing])}'\n")
+                f.write(f"// reproduce with: pto-opt --run-reproducer {path}\n")
+                f.write(before)
+        except OSError as e:
+            print(f"pto-opt: error: cannot write the reproducer '{path}': {e.strerror}", file=sys.stderr)
+            return
         print(f"pto-opt: wrote a reproducer of the failing pass '{failing.name}' to {path}", file=sys.stderr)
 
     def print_module(self, module: ModuleOp) -> str:

@@ -45,3 +45,10 @@
 // RUN: not pto-opt -p test-pass-crash %S/Inputs/simple.mlir 2>&1 | filecheck %s --check-prefix=CRASH
 // CRASH: pto-opt: internal error: pass 'test-pass-crash' crashed: RuntimeError: deliberate crash in test-pass-crash (a bug in pto-ir; rerun with --mlir-pass-pipeline-crash-reproducer=FILE to capture the failing input)
 // CRASH-NOT: Traceback
+
+// Unwritable output locations are user errors too.
+// RUN: not pto-opt %S/Inputs/simple.mlir -o %S/Inputs/simple.mlir/x.mlir 2>&1 | filecheck %s --check-prefix=OUT
+// OUT: pto-opt: error: cannot write '{{.*}}x.mlir': Not a directory
+// RUN: not pto-opt %S/Inputs/simple.mlir -p cse --mlir-print-ir-tree-dir=%S/Inputs/simple.mlir/d 2>&1 | filecheck %s --check-prefix=TREE
+// TREE: pto-opt: error: cannot write '{{.*}}0_cse.mlir': Not a directory
+// TREE-NOT: Traceback
