@@ -82,8 +82,9 @@ class TileToNpuPass(ModulePass):
     phases: the cube waits for every first-phase task, the second phase for every cube
     task.
 
-    Vector stages with `nbuffer` N run N tasks per core iteration in N UB copies; the cube
-    side keeps one copy of each buffer (its `nbuffer`/`l1_reuse` are not modelled yet).
+    Vector stages with `nbuffer` N run N tasks per core iteration in N UB copies; cube
+    stages with `l1_reuse [a, w]` stream K with a activation and w weight copies in L1
+    (their L0 buffers stay single: the cube `nbuffer` is not modelled yet).
     A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`),
     an in-place reshape of a loaded tensor a GM view (`npu.reshape`).
     Split-K (one f32 result): K is cut into up to 4 runs, one per task; the first run's
@@ -486,10 +487,17 @@ class Lowering:
         out_val = st.results[0]
         cast = next((o for o in st.body.block.ops if isinstance(o, tile.CastOp)), None)
         bt = mm.b_trans is not None
-        a1 = npu.AllocOp(BufferType([m1, k1], a_el, Space.L1), 0).result
+        # L1 copies from l1_reuse [a, w]: the K loop takes a slices per iteration, slice j
+        # into activation copy j and weight copy j % w, so one slice loads while another
+        # feeds L0 ("set after use, wait before reuse" on MTE1 -> MTE2 events j and 4 + j).
+        a_cp, w_cp = st.l1_reuse.get_values() if st.l1_reuse is not None else (1, 1)
+        copies, w_cp = min(int(a_cp), 4), min(int(w_cp), int(a_cp), 4)
         b_shape = [n1, k1] if bt else [k1, n1]
         a1_bytes = BufferType([m1, k1], a_el, Space.L1).nbytes()
-        b1 = npu.AllocOp(BufferType(b_shape, b_el, Space.L1), a1_bytes).result
+        b1_bytes = BufferType(b_shape, b_el, Space.L1).nbytes()
+        a1s = [npu.AllocOp(BufferType([m1, k1], a_el, Space.L1), j * a1_bytes).result for j in range(copies)]
+        b1s = [npu.AllocOp(BufferType(b_shape, b_el, Space.L1), copies * a1_bytes + j * b1_bytes).result
+               for j in range(w_cp)]
         a0 = npu.AllocOp(BufferType([m1, k0], a_el, Space.L0A), 0).result
         b0 = npu.AllocOp(BufferType([k0, n1], b_el, Space.L0B), 0).result
         acc = npu.AllocOp(BufferType([m1, n1], acc_el, Space.L0C), 0).result
@@ -520,13 +528,19 @@ class Lowering:
             valid = arith.MinUIOp(arith.SubiOp(ub, row), c(m1)).result
             valid.name_hint = "rows"
             lhs, rhs = self.gm[mm.lhs], self.gm[mm.rhs]
-            kbody = Block(arg_types=[idx])
-            with ImplicitBuilder(kbody):
-                kk = kbody.args[0]
+            for j in range(copies):
+                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, j)
+            for j in range(w_cp):
+                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, 4 + j)
+
+            def k_slice(kk: SSAValue, j: int) -> None:
+                a1, b1, wev = a1s[j], b1s[j % w_cp], 4 + j % w_cp
+                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, j)
                 npu.DmaOp(Pipe.MTE2, lhs, [row, kk], a1, [0, 0], rows=valid)
+                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, wev)
                 npu.DmaOp(Pipe.MTE2, rhs, [col, kk] if bt else [kk, col], b1, [0, 0],
                           cache=self.cache_of(mm.rhs))
-                sync(Pipe.MTE2, Pipe.MTE1)
+                sync(Pipe.MTE2, Pipe.MTE1, j)
                 inner = Block(arg_types=[idx])
                 with ImplicitBuilder(inner):
                     k_in = inner.args[0]
@@ -539,9 +553,27 @@ class Lowering:
                     sync(Pipe.CUBE, Pipe.MTE1, 1)
                     scf.YieldOp()
                 scf.ForOp(c(0), c(k1), c(k0), [], Region(inner))
-                sync(Pipe.MTE1, Pipe.MTE2, 2)
+                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, j)
+                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, wev)
+
+            kbody = Block(arg_types=[idx])
+            with ImplicitBuilder(kbody):
+                for j in range(copies):
+                    if j == 0:
+                        k_slice(kbody.args[0], 0)
+                        continue
+                    kj = arith.AddiOp(kbody.args[0], c(j * k1)).result
+                    guard = Block()
+                    with ImplicitBuilder(guard):
+                        k_slice(kj, j)
+                        scf.YieldOp()
+                    scf.IfOp(arith.CmpiOp(kj, kend, "ult").result, [], Region(guard))
                 scf.YieldOp()
-            scf.ForOp(kstart, kend, c(k1), [], Region(kbody))
+            scf.ForOp(kstart, kend, c(copies * k1), [], Region(kbody))
+            for j in range(copies):
+                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, j)
+            for j in range(w_cp):
+                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, 4 + j)
             sync(Pipe.CUBE, Pipe.FIXPIPE, 3)
             if nsplit > 1:
                 dst = dests[out_val][0]

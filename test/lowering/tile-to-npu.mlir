@@ -17,6 +17,9 @@
 // STD: npu.launch cube 24 (%core) {
 // STD: npu.cross_core_wait 0, %{{.*}}
 // STD: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
+// l1_reuse [2, 1]: two activation copies in L1, one weight copy after them.
+// STD: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
+// STD: npu.alloc l1 [262144] : !npu.buf<64x512xbf16, l1>
 // STD: npu.alloc l0a [0] : !npu.buf<128x256xbf16, l0a>
 // STD: npu.alloc l0c [0] : !npu.buf<128x64xf32, l0c>
 // STD: scf.for
@@ -25,6 +28,12 @@
 // STD: npu.set_flag mte2 -> mte1, 0
 // STD: npu.dma mte1 {{.*}} transpose : !npu.buf<64x512xbf16, l1> -> !npu.buf<256x64xbf16, l0b>
 // STD: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} acc %{{.*}} : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
+// The second K slice of an iteration loads into the other activation copy as soon as that
+// copy is free (event 1), while the shared weight copy waits for event 4.
+// STD: scf.if
+// STD: npu.wait_flag mte1 -> mte2, 1
+// STD-NEXT: npu.dma mte2 %ws[%row, %{{.*}}] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x512xbf16, l1>
+// STD-NEXT: npu.wait_flag mte1 -> mte2, 4
 // STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row, %col] rows %rows round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
 // STD: npu.cross_core_set 1
 // STD: } vector 48 (%v) {
