@@ -490,6 +490,8 @@ class Lowering:
         # L1 copies from l1_reuse [a, w]: the K loop takes a slices per iteration, slice j
         # into activation copy j and weight copy j % w, so one slice loads while another
         # feeds L0 ("set after use, wait before reuse" on MTE1 -> MTE2 events j and 4 + j).
+        if st.nbuffer is not None and st.nbuffer.value.data > 1:
+            warn(st, f"cube nbuffer {st.nbuffer.value.data} is not modelled yet: one copy of each L0 buffer")
         a_cp, w_cp = st.l1_reuse.get_values() if st.l1_reuse is not None else (1, 1)
         copies, w_cp = min(int(a_cp), 4), min(int(w_cp), int(a_cp), 4)
         b_shape = [n1, k1] if bt else [k1, n1]

@@ -223,3 +223,21 @@ func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: te
 // CONST-LABEL: func.func @constant_bounds
 // CONST: %tokens = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
 // CONST: npu.alloc gm (%tokens) : !npu.buf<?x64xf32, gm>
+
+// -----
+
+// A cube nbuffer above 1 is recorded but not yet lowered: said, not silently dropped.
+func.func @cube_nbuffer(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    // expected-warning@+1 {{cube nbuffer 2 is not modelled yet: one copy of each L0 buffer}}
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] nbuffer 2 -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
