@@ -17,6 +17,7 @@ import gc
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -231,6 +232,13 @@ class PtoOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         a = self.args
+        # Flags inherited from xdsl-opt that this driver does not implement are refused,
+        # not silently ignored.
+        for flag, on in (("--parsing-diagnostics", a.parsing_diagnostics), ("--shrink", a.shrink),
+                         ("--target", a.target != "mlir"), ("--frontend", a.frontend is not None)):
+            if on:
+                raise UsageError(f"{flag} is not supported by pto-opt")
+        a.mlir_print_ir_after_all |= a.print_between_passes
         if a.list_passes:
             self.pipeline = PassPipeline(())
             return
@@ -376,7 +384,10 @@ class PtoOptMain(xDSLOptMain):
             if a.mlir_print_ir_before_all:
                 print(f"// -----// IR Dump Before {p.name} //----- //\n{self.print_module(module)}", file=sys.stderr)
             try:
+                start = time.perf_counter()
                 p.apply(self.ctx, module)
+                if a.time_passes:
+                    print(f"pto-opt: pass {p.name}: {time.perf_counter() - start:.4f} s", file=sys.stderr)
                 verify_each(module)
             except DiagnosticError:
                 self.write_reproducer(before, p)

@@ -52,3 +52,7 @@
 // RUN: not pto-opt %S/Inputs/simple.mlir -p cse --mlir-print-ir-tree-dir=%S/Inputs/simple.mlir/d 2>&1 | filecheck %s --check-prefix=TREE
 // TREE: pto-opt: error: cannot write '{{.*}}0_cse.mlir': Not a directory
 // TREE-NOT: Traceback
+
+// xdsl-opt flags this driver does not implement are refused, not ignored.
+// RUN: not pto-opt --parsing-diagnostics %S/Inputs/simple.mlir 2>&1 | filecheck %s --check-prefix=XFLAG
+// XFLAG: pto-opt: error: --parsing-diagnostics is not supported by pto-opt

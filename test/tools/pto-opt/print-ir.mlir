@@ -14,3 +14,11 @@
 // TREE-NEXT: 1_dce.mlir
 // RUN: filecheck %s --check-prefix=TREECSE < %t.dir/0_cse.mlir
 // TREECSE-COUNT-1: pto.abs
+
+// xdsl-opt's spellings: --print-between-passes dumps like --mlir-print-ir-after-all;
+// --time-passes prints one line per pass.
+// RUN: pto-opt %S/Inputs/simple.mlir -p cse,dce --print-between-passes 2>&1 >/dev/null | filecheck %s --check-prefix=BETWEEN
+// BETWEEN: // -----// IR Dump After cse //----- //
+// RUN: pto-opt %S/Inputs/simple.mlir -p cse,dce --time-passes 2>&1 >/dev/null | filecheck %s --check-prefix=TIME
+// TIME: pto-opt: pass cse: {{[0-9.]+}} s
+// TIME-NEXT: pto-opt: pass dce: {{[0-9.]+}} s
