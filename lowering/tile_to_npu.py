@@ -258,7 +258,7 @@ class Lowering:
         if nbuf > 4:
             raise unsupported(stages[0], f"nbuffer {nbuf} (at most 4: two event ids per copy)")
         cores = self.target.vector_cores
-        r = self.vec_rows(stages, loop)
+        r = chosen = self.vec_rows(stages, loop)
         cap = self.target.capacity("ub")
         while True:
             body = Block(arg_types=[idx])
@@ -281,6 +281,10 @@ class Lowering:
             body.drop_all_references()
             body.erase(safe_erase=False)
             r //= 2
+        if r < chosen:
+            # tile-assign-shapes sized each stage alone; fused with its copies the phase needs more.
+            warn(stages[0], f"vector tile rows {chosen} -> {r}: the fused phase ({len(stages)} stage(s), "
+                            f"{nbuf} cop{'y' if nbuf == 1 else 'ies'}) does not fit in UB with more")
         ntasks = self.vector_tasks(r, lb, ub)
         scf.ForOp(core, ntasks, c(cores * nbuf), [], Region(body))
         return r

@@ -341,9 +341,19 @@ class PtoOptMain(xDSLOptMain):
 
     def process_chunk(self, index: int, chunk: str, name: str, sources: dict[str, str]) -> tuple[str | None, int]:
         got: list[Diagnostic] = []
+        seen: set[tuple[str, str, str]] = set()
+
+        def sink(d: Diagnostic) -> None:
+            # A pass warns once per op it visits; the unrolled copies of one source op
+            # would repeat the same line.
+            key = (d.severity, str(d.location), d.message)
+            if key not in seen:
+                seen.add(key)
+                got.append(d)
+
         module = None
         try:
-            with collect(got.append):
+            with collect(sink):
                 try:
                     if re.sub(r"//[^\n]*", "", chunk).strip():
                         module = LocatingParser(self.ctx, chunk, name).parse_module(not self.args.no_implicit_module)
