@@ -90,7 +90,7 @@
 // SPLIT: npu.fixpipe {{.*}} -> %ws_1[%row, %col] rows %rows : !npu.buf<16x24xf32, l0c>
 // SPLIT: npu.fixpipe {{.*}} atomic_add : !npu.buf<16x24xf32, l0c>
 // The rows tile-assign-shapes chose do not fit once the stage is fused with its second UB
-// copy: said once for the source op, though all six unrolled loops cut them.
+// copy: said once for the source op, though every unrolled loop with 2-row tiles cuts them.
 // ROWS: sk03_standard.mlir:7:3: warning: vector tile rows 2 -> 1: the fused phase (1 stage(s), 2 copies) does not fit in UB with more
 // ROWS-NOT: warning
 // MHCWARN: warning: vector tile [2, 2048] is narrower than the 16384-column row: tile-to-npu processes whole rows (column tiling is not modelled yet)
