@@ -1,1 +1,1 @@
-"""interp"""
+"""The npu interpreter (issue 4: pto-run); nothing here yet."""

@@ -1,1 +1,1 @@
-"""lowering"""
+"""Conversions between levels: pto -> tile -> npu (one pass per file)."""

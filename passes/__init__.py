@@ -1,1 +1,1 @@
-"""passes"""
+"""Transformations within one level (one pass per file, named after its CLI name)."""
