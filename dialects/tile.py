@@ -23,6 +23,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
+    DictionaryAttr,
     IndexType,
     IntegerAttr,
     StringAttr,
@@ -153,7 +154,8 @@ class StageBase(IRDLOperation):
     outs = var_result_def(TensorType)
     body = region_def("single_block")
 
-    def _parse_body(parser: Parser):  # type: ignore[misc]
+    @staticmethod
+    def _parse_body(parser: Parser) -> tuple[list[Attribute], DictionaryAttr | None, Region]:
         types: list[Attribute] = []
         if parser.parse_optional_punctuation("->"):
             types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)

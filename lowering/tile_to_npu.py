@@ -305,7 +305,7 @@ class Lowering:
 
     def vector_task(self, stages, r, row, valid, ub: UB, dests, event: int) -> None:
         inside = {o for st in stages for o in st.body.block.ops} - self.views
-        results = {res for st in stages for res in st.results}
+        results = [res for st in stages for res in st.results]  # a list: output order must not depend on hashing
         # Inputs: every value the phase reads that it does not compute.
         loaded = False
         for st in stages:

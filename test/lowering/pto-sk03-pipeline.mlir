@@ -15,3 +15,8 @@
 // NPU-NOT: pto.{{[a-z_]+}} %
 // OPTS: pto.target = "ascend950"
 // OPTS-COUNT-3: npu.launch cube 28
+
+// The lowering is deterministic: two runs print the same npu IR.
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.1 2>/dev/null
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.2 2>/dev/null
+// RUN: diff %t.1 %t.2
