@@ -892,6 +892,9 @@ def verify_hints(op: Operation) -> None:
                 if name == "pto.cache":
                     if not isinstance(attr, CachePolicyAttr):
                         raise VerifyException(f"argument {i}: 'pto.cache' must be a #pto.cache<...>")
+                elif name == "pto.output":
+                    if not isinstance(attr, UnitAttr):
+                        raise VerifyException(f"argument {i}: 'pto.output' is a unit attribute")
                 elif name.startswith("pto."):
                     raise VerifyException(f"argument {i}: unknown pto argument hint '{name}'")
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pto.diagnostics import DiagnosticError
+from pto.dialects import pto, tile
+from pto.dialects.pto import CachePolicyAttr, CubeTileAttr, FormAttr
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import (
@@ -15,13 +18,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-
-from pto.diagnostics import DiagnosticError
-from pto.dialects import pto, tile
-from pto.dialects.pto import CachePolicyAttr, CubeTileAttr, FormAttr
 
 HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile")
 TILE_OPS: dict[str, type[Operation]] = {op.name: op for op in tile.TILE.operations}
@@ -179,8 +179,9 @@ class PtoToTilePass(ModulePass):
         f.body.add_block(new_region.detach_block(new_block))
         f.function_type = func.FunctionType.from_lists([*(a.type for a in new_block.args)], [])
         f.properties["function_type"] = f.function_type
-        if f.arg_attrs is not None:
-            f.arg_attrs = ArrayAttr([*f.arg_attrs.data, *[DictionaryAttr({})] * len(out_types)])
+        # Outputs are marked so that a runner can tell them from inputs at every level below.
+        in_attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(body.args)
+        f.arg_attrs = ArrayAttr([*in_attrs, *[DictionaryAttr({"pto.output": UnitAttr()})] * len(out_types)])
         if f.res_attrs is not None:
             f.res_attrs = None
 

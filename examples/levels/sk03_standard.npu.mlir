@@ -4,7 +4,7 @@
 // stream K in 256-wide tiles through L1 -> L0A/L0B, accumulate in L0C and fixpipe
 // the bf16 result out.
 func.func @linear_projection(%x: !npu.buf<?x4096xbf16, gm>, %gamma: !npu.buf<1x4096xbf16, gm>,
-                             %w: !npu.buf<1024x4096xbf16, gm>, %out: !npu.buf<?x1024xbf16, gm>)
+                             %w: !npu.buf<1024x4096xbf16, gm>, %out: !npu.buf<?x1024xbf16, gm> {pto.output})
     attributes {pto.target = "ascend910b1"} {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index

@@ -3,7 +3,7 @@
 // then one row at a time); in each body a vector stage (RMSNorm, cast) and a cube
 // stage (the matmul) with their labels and tile shapes.
 func.func @linear_projection(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tensor<1024x4096xbf16>,
-                    %out: tensor<?x1024xbf16>) attributes {pto.target = "ascend910b1"} {
+                    %out: tensor<?x1024xbf16> {pto.output}) attributes {pto.target = "ascend910b1"} {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x4096xbf16>
   %c128 = arith.constant 128 : index

@@ -8,7 +8,7 @@
 // The standard form: outputs become arguments, one token loop of one-row tiles, a
 // vector stage then a cube stage that also holds the output cast; weights are loaded
 // whole with their cache policy; user labels and tile hints carry over.
-// CHECK-LABEL: func.func @standard(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xbf16> {pto.cache = #pto.cache<none_cacheable>}, %out: tensor<?x32xbf16>)
+// CHECK-LABEL: func.func @standard(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xbf16> {pto.cache = #pto.cache<none_cacheable>}, %out: tensor<?x32xbf16> {pto.output})
 // CHECK-SAME: pto.form = #pto.form<standard>
 // CHECK:      %c0 = arith.constant 0 : index
 // CHECK-NEXT: %tokens = tensor.dim %x, %c0 : tensor<?x64xbf16>
@@ -40,7 +40,7 @@ func.func @standard(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64
 // -----
 
 // Without labels, stage labels come from their roles; two results, two outputs.
-// CHECK-LABEL: func.func @roles(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out0: tensor<?x64xf32>, %out1: tensor<?x1xf32>)
+// CHECK-LABEL: func.func @roles(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out0: tensor<?x64xf32> {pto.output}, %out1: tensor<?x1xf32> {pto.output})
 // CHECK: tile.cube_stage "linear"
 // CHECK: tile.vec_stage "post-rmsnorm" -> (tensor<1x64xf32>, tensor<1x1xf32>)
 // CHECK: tile.store %{{.*}}, %out0[%i]

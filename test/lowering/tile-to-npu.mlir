@@ -12,7 +12,7 @@
 // (RMSNorm as vcast, vmul, vreduce, vmuls 1/K, vadds eps, vrsqrt, vmul, gamma) into the
 // workspace and counts them on flag 0 (1-row tiles: two UB copies must fit); the cube program waits for all of them, then
 // streams K through L1 and L0 into L0C and casts it out to %out through the fixpipe.
-// STD-LABEL: func.func @linear_projection(%x: !npu.buf<?x4096xbf16, gm>, %gamma: !npu.buf<4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm> {pto.cache = #pto.cache<none_cacheable>}, %out: !npu.buf<?x1024xbf16, gm>)
+// STD-LABEL: func.func @linear_projection(%x: !npu.buf<?x4096xbf16, gm>, %gamma: !npu.buf<4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm> {pto.cache = #pto.cache<none_cacheable>}, %out: !npu.buf<?x1024xbf16, gm> {pto.output})
 // STD: %tokens = npu.dim %x, 0 : !npu.buf<?x4096xbf16, gm>
 // STD: %ws = npu.alloc gm (%tokens) : !npu.buf<?x4096xbf16, gm>
 // STD: npu.launch cube 24 (%core) {
@@ -82,7 +82,7 @@
 // CV: npu.cross_core_wait 1, %{{.*}}
 
 // mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
-// MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm>)
+// MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})
 // MHC: npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>
 // MHC: npu.mmad {{.*}} : !npu.buf<16x512xf32, l0a>, !npu.buf<512x24xf32, l0b> -> !npu.buf<16x24xf32, l0c>
 // With tile heights 128 and 64 the mhc_pre variant splits K (by 4 here): the first split
@@ -100,7 +100,7 @@
 // CONST: npu.cross_core_set 2
 // CONST: npu.cross_core_wait 2, %{{.*}}
 // CONST: npu.fixpipe {{.*}} atomic_add : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
-func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
@@ -117,7 +117,7 @@ func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x3
 // -----
 
 // ... but not into a bf16 result, which the fixpipe cannot add to.
-func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xbf16>) {
+func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xbf16> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
@@ -135,7 +135,7 @@ func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
 
 // -----
 
-func.func @no_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+func.func @no_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
@@ -152,7 +152,7 @@ func.func @no_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x
 
 // -----
 
-func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 32 {
@@ -169,7 +169,7 @@ func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor
 
 // -----
 
-func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: tensor<?x48xf32>) {
+func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: tensor<?x48xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
@@ -186,7 +186,7 @@ func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: ten
 
 // -----
 
-func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x2x16xf32>) {
+func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x2x16xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
@@ -208,7 +208,7 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
 // -----
 
 // Constant loop bounds (no tensor.dim): the workspace is sized by the token argument's dim 0.
-func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
   tile.token_loop %i = %c0 to %c8 step 8 {
@@ -232,7 +232,7 @@ func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: te
 // -----
 
 // A cube nbuffer above 1 is recorded but not yet lowered: said, not silently dropped.
-func.func @cube_nbuffer(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+func.func @cube_nbuffer(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
