@@ -1,0 +1,51 @@
+"""The acceptance rule of SK03.md: no NaN or Inf, and at most 0.5% of the elements
+beyond `atol + rtol * |ref|`. The reference is the kernel run at the `pto` level."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from pto.interp import numerics as nx
+
+# (atol, rtol) per output element type. bf16: the reference kernels' tests (rtol = 2^-7,
+# half a bf16 ulp is 2^-8); f16 likewise at its precision; f32: accumulation-order
+# differences of a K=16384 reduction; int8 quant outputs rtol 0.005 (SK03.md); int32 exact.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "bf16": (1e-4, 0.0078125),
+    "f16": (1e-4, 0.0009765625),
+    "f32": (1e-4, 1e-4),
+    "i8": (0.0, 0.005),
+    "i32": (0.0, 0.0),
+}
+MAX_BAD_FRACTION = 0.005
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    total: int
+    bad: int
+    nonfinite: int
+    worst: list[tuple[tuple[int, ...], float, float]] = field(default_factory=list)  # (index, got, want)
+
+    def describe(self, name: str) -> str:
+        head = (f"{name}: {'ok' if self.ok else 'MISMATCH'}: {self.bad} of {self.total} elements beyond tolerance "
+                f"({self.bad / max(self.total, 1):.2%}, limit {MAX_BAD_FRACTION:.1%}), {self.nonfinite} NaN/Inf")
+        rows = [f"  at {list(i)}: got {g:.6g}, want {w:.6g}" for i, g, w in self.worst]
+        return "\n".join([head, *rows])
+
+
+def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int = 5) -> Verdict:
+    elem = elem or nx.NAMES[got.dtype]
+    atol, rtol = TOLERANCES[elem]
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nonfinite = int((~np.isfinite(g)).sum())
+    err = np.abs(g - w)
+    bad_mask = ~(err <= atol + rtol * np.abs(w))  # NaN counts as bad
+    bad = int(bad_mask.sum())
+    ok = nonfinite == 0 and bad <= MAX_BAD_FRACTION * got.size
+    order = np.argsort(np.where(np.isnan(err), np.inf, err), axis=None)[::-1][:worst]
+    rows = [(tuple(int(i) for i in np.unravel_index(k, got.shape)), float(g.flat[k]), float(w.flat[k]))
+            for k in order if bad_mask.flat[k]]
+    return Verdict(ok, got.size, bad, nonfinite, rows)

@@ -1,0 +1,129 @@
+"""The shared L2: set-associative, LRU, write-back with write-allocate, 512-byte lines.
+
+One DMA presents the lines it touches as a numpy array; the cache handles them in
+rounds of at most one line per set (numpy over the round), so the cost is a handful of
+vector operations per DMA, not a Python loop per line. Lines of one DMA that map to
+the same set are handled in address order, one round each.
+
+`cacheable=False` (NONE_CACHEABLE) looks lines up but never allocates: a read miss
+goes to HBM, a write miss is written through to HBM. Counters are kept per tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class TensorStats:
+    hits: int = 0
+    misses: int = 0
+    hbm_read: int = 0
+    hbm_written: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        n = self.hits + self.misses
+        return self.hits / n if n else 0.0
+
+
+class L2Cache:
+    def __init__(self, size: int, line_bytes: int, ways: int):
+        if size < line_bytes * ways or size % (line_bytes * ways):
+            raise ValueError(f"L2 size {size} is not a positive multiple of {line_bytes} B x {ways} ways")
+        self.line = line_bytes
+        self.ways = ways
+        self.sets = size // (line_bytes * ways)
+        self.tags = np.full((self.sets, ways), -1, np.int64)
+        self.stamp = np.zeros((self.sets, ways), np.int64)  # 0 = never used: the first victim
+        self.dirty = np.zeros((self.sets, ways), bool)
+        self.owner = np.full((self.sets, ways), -1, np.int64)
+        self.clock = 0
+        self.names: list[str] = []
+        self.stats: dict[str, TensorStats] = {}
+
+    def tensor_id(self, name: str) -> int:
+        if name not in self.stats:
+            self.names.append(name)
+            self.stats[name] = TensorStats()
+        return self.names.index(name)
+
+    def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True) -> tuple[int, int]:
+        """Touch `lines` (line addresses, unique) on behalf of `tensor`; return (hits, misses)."""
+        tid = self.tensor_id(tensor)
+        st = self.stats[tensor]
+        hits = misses = 0
+        todo = lines
+        while todo.size:
+            sets = todo % self.sets
+            _, first = np.unique(sets, return_index=True)
+            first.sort()
+            batch, s = todo[first], sets[first]
+            todo = np.delete(todo, first)
+            stamps = self.clock + 1 + np.arange(batch.size)
+            self.clock += batch.size
+            match = self.tags[s] == batch[:, None]
+            hit = match.any(axis=1)
+            hs, hw = s[hit], match[hit].argmax(axis=1)
+            self.stamp[hs, hw] = stamps[hit]
+            if write:
+                self.dirty[hs, hw] = True
+            nh = int(hit.sum())
+            hits += nh
+            miss = ~hit
+            nm = batch.size - nh
+            misses += nm
+            if not nm:
+                continue
+            if not cacheable:
+                if write:
+                    st.hbm_written += nm * self.line
+                else:
+                    st.hbm_read += nm * self.line
+                continue
+            ms = s[miss]
+            victim = self.stamp[ms].argmin(axis=1)
+            evict = self.dirty[ms, victim] & (self.tags[ms, victim] >= 0)
+            if evict.any():
+                for owner, n in zip(*np.unique(self.owner[ms, victim][evict], return_counts=True)):
+                    self.stats[self.names[owner]].hbm_written += int(n) * self.line
+            self.tags[ms, victim] = batch[miss]
+            self.stamp[ms, victim] = stamps[miss]
+            self.dirty[ms, victim] = write
+            self.owner[ms, victim] = tid
+            if not write:  # a write miss allocates without reading: the DMA writes whole lines
+                st.hbm_read += nm * self.line
+        st.hits += hits
+        st.misses += misses
+        return hits, misses
+
+    def flush(self) -> None:
+        """Write every dirty line back (the end of the kernel: outputs reach HBM)."""
+        d = self.dirty & (self.tags >= 0)
+        for owner, n in zip(*np.unique(self.owner[d], return_counts=True)):
+            self.stats[self.names[owner]].hbm_written += int(n) * self.line
+        self.dirty[:] = False
+
+
+def region_lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...],
+                 elem_bytes: int, line: int) -> np.ndarray:
+    """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
+    in address order."""
+    strides = np.ones(len(shape), np.int64)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    starts = np.zeros(1, np.int64)
+    for ax in range(len(shape) - 1):
+        idx = (offsets[ax] + np.arange(extent[ax], dtype=np.int64)) * strides[ax]
+        starts = (starts[:, None] + idx[None, :]).ravel()
+    first = (base + (starts + offsets[-1]) * elem_bytes) // line
+    last = (base + (starts + offsets[-1] + extent[-1]) * elem_bytes - 1) // line
+    counts = last - first + 1
+    total = int(counts.sum())
+    run_start = np.repeat(np.cumsum(counts) - counts, counts)
+    lines = np.repeat(first, counts) + (np.arange(total, dtype=np.int64) - run_start)
+    if len(first) > 1 and (first[1:] <= last[:-1]).any():
+        lines = np.unique(lines)
+    return lines

@@ -1,0 +1,225 @@
+"""The machine the `npu` interpreter runs on: global memory, per-core buffers, L2, HBM
+and the pipe-timing model. Every figure comes from the target data file
+(`pto.targets`); what each one means, and what is approximated, is in docs/model.md.
+
+Time is in cycles of the target clock. Each core keeps, per pipe, when the pipe is free
+and when its last op completes; an op starts when its pipe is free, its scalar issue
+point is reached, the buffers it reads are written and the buffers it writes are read
+(data dependences), and any flag its pipe waits for is set.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from pto.dialects.npu import Pipe, Space
+from pto.interp.l2 import L2Cache, region_lines
+from pto.interp.scheduler import Scheduler
+from pto.targets import Target
+
+PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
+# HBM bandwidth is shared in windows of this many cycles (see docs/model.md).
+HBM_WINDOW = 512
+
+
+class MachineError(Exception):
+    """A run-time error of the kernel (out-of-bounds access, capacity, deadlock); the
+    message names the op, the buffer, its space and the bytes."""
+
+    def __init__(self, op, msg: str):
+        super().__init__(msg)
+        self.op = op
+
+
+@dataclass
+class GmTensor:
+    """A tensor in global memory: a C-contiguous numpy view and its byte address."""
+
+    name: str
+    array: np.ndarray
+    base: int
+    cacheable: bool = True
+
+    def reshaped(self, shape: tuple[int, ...]) -> GmTensor:
+        return GmTensor(self.name, self.array.reshape(shape), self.base, self.cacheable)
+
+
+@dataclass
+class Event:
+    core: str
+    pipe: str
+    name: str
+    start: float
+    dur: float
+    nbytes: int
+    cycles: float
+
+
+@dataclass
+class Core:
+    kind: str  # "cube" or "vector"
+    index: int
+    machine: Machine
+    start: float
+    mem: dict[Space, np.ndarray] = field(default_factory=dict)
+    free: dict[Pipe, float] = field(default_factory=dict)
+    last_done: dict[Pipe, float] = field(default_factory=dict)
+    busy: dict[Pipe, float] = field(default_factory=dict)
+    issue: float = 0.0
+    flags: dict[tuple[Pipe, Pipe, int], list[float]] = field(default_factory=dict)
+    pipe_wait: dict[Pipe, float] = field(default_factory=dict)
+    written: dict[object, float] = field(default_factory=dict)
+    read: dict[object, float] = field(default_factory=dict)
+    peak: dict[Space, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.issue = self.start
+        for p in PIPES:
+            self.free[p] = self.last_done[p] = self.start
+            self.busy[p] = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"{'aic' if self.kind == 'cube' else 'aiv'}{self.index}"
+
+    @property
+    def clock(self) -> float:
+        return self.issue
+
+    def end(self) -> float:
+        return max(self.issue, *self.last_done.values())
+
+    def space(self, space: Space) -> np.ndarray:
+        if space not in self.mem:
+            self.mem[space] = np.zeros(self.machine.target.capacity(space.value), np.uint8)
+        return self.mem[space]
+
+    def scalar(self, cycles: float) -> None:
+        self.issue += cycles
+        self.busy[Pipe.SCALAR] += cycles
+
+    def run(self, op, pipe: Pipe, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0) -> float:
+        """Schedule one op on `pipe`, occupying it for `cycles`; its results are ready
+        `latency` cycles after that. Returns the start time."""
+        self.scalar(self.machine.dispatch)
+        t = max(self.issue, self.free[pipe], self.pipe_wait.get(pipe, 0.0))
+        for k in reads:
+            t = max(t, self.written.get(k, 0.0))
+        for k in writes:
+            t = max(t, self.written.get(k, 0.0), self.read.get(k, 0.0))
+        done = t + cycles + latency
+        self.free[pipe] = t + cycles
+        self.last_done[pipe] = max(self.last_done[pipe], done)
+        self.busy[pipe] += cycles
+        for k in reads:
+            self.read[k] = max(self.read.get(k, 0.0), done)
+        for k in writes:
+            self.written[k] = done
+        m = self.machine
+        if m.events is not None:
+            m.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles + latency))
+        return t
+
+    # -- synchronisation ------------------------------------------------------------
+
+    def set_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
+        self.flags.setdefault((src, dst, event), []).append(self.last_done[src])
+
+    def wait_flag(self, op, src: Pipe, dst: Pipe, event: int) -> None:
+        pending = self.flags.get((src, dst, event))
+        if not pending:
+            raise MachineError(op, f"{self.name}: wait_flag {src.value} -> {dst.value}, {event} was never set: "
+                               "this core would hang")
+        t = pending.pop(0)
+        if dst == Pipe.SCALAR:
+            self.issue = max(self.issue, t)
+        else:
+            self.pipe_wait[dst] = max(self.pipe_wait.get(dst, 0.0), t)
+
+    def barrier(self, pipe: Pipe) -> None:
+        if pipe == Pipe.ALL:
+            self.issue = max(self.issue, *self.last_done.values())
+        else:
+            self.pipe_wait[pipe] = max(self.pipe_wait.get(pipe, 0.0), self.last_done[pipe])
+
+
+class Machine:
+    def __init__(self, target: Target, l2_size: int | None = None, trace: bool = False):
+        self.target = target
+        l2 = target.l2
+        self.l2 = L2Cache(l2_size if l2_size is not None else l2["sim_size"], l2["line_bytes"], l2["ways"])
+        self.l2_size = self.l2.sets * self.l2.ways * self.l2.line
+        self.dispatch = target.latency("issue")
+        self.hbm_read_rate = target.path_rate("hbm", "read")
+        self.hbm_write_rate = target.path_rate("hbm", "write")
+        # Every core may stream at its own HBM rate, but all of them share this total.
+        self.hbm_total = self.hbm_read_rate * target.cube_cores
+        self._hbm_used: dict[int, float] = {}
+        self.next_addr = 0
+        self.now = 0.0
+        self.cores: list[Core] = []
+        self.events: list[Event] | None = [] if trace else None
+        self.cross: dict[int, list[float]] = {}
+        self.scheduler: Scheduler | None = None
+        self.launches = 0
+
+    # -- global memory ---------------------------------------------------------------
+
+    def gm(self, name: str, array: np.ndarray, cacheable: bool = True) -> GmTensor:
+        line = self.l2.line
+        t = GmTensor(name, array, self.next_addr, cacheable)
+        self.next_addr += math.ceil(max(array.nbytes, 1) / line) * line
+        self.l2.tensor_id(name)
+        return t
+
+    def hbm_time(self, start: float, nbytes: int, rate: float) -> float:
+        """Cycles to move `nbytes` to or from HBM starting at `start`, at this core's
+        `rate` but within the chip's shared bandwidth per window."""
+        t, left = start, float(nbytes)
+        cap = self.hbm_total * HBM_WINDOW
+        while left > 0:
+            w = int(t // HBM_WINDOW)
+            room = cap - self._hbm_used.get(w, 0.0)
+            end = (w + 1) * HBM_WINDOW
+            n = min(left, room, rate * (end - t))
+            if n <= 0:
+                t = end
+                continue
+            self._hbm_used[w] = self._hbm_used.get(w, 0.0) + n
+            left -= n
+            t = t + n / rate if left <= 0 else end
+        return t - start
+
+    def gm_access(self, core: Core, t: GmTensor, offsets, extent, write: bool, cacheable: bool) -> tuple[float, int, int]:
+        """Touch a GM tile through L2; returns (cycles, hit lines, miss lines)."""
+        line = self.l2.line
+        eb = t.array.itemsize
+        lines = region_lines(t.base, t.array.shape, tuple(offsets), tuple(extent), eb, line)
+        hits, misses = self.l2.access(lines, t.name, write, cacheable and t.cacheable)
+        l2rate = self.target.path_rate("l2", "write" if write else "read")
+        cycles = hits * line / l2rate
+        if misses:
+            rate = self.hbm_write_rate if write else self.hbm_read_rate
+            if write and cacheable and t.cacheable:
+                cycles += misses * line / l2rate  # write-allocate: HBM traffic comes on eviction
+            else:
+                cycles += self.hbm_time(core.issue, misses * line, rate)
+        return cycles, hits, misses
+
+    def gm_latency(self, misses: int) -> float:
+        l2 = self.target.l2
+        return l2["hit_latency"] + (l2["miss_penalty"] if misses else 0)
+
+    # -- launches ----------------------------------------------------------------------
+
+    def new_core(self, kind: str, index: int) -> Core:
+        c = Core(kind, index, self, self.now + self.target.latency("task_dispatch"))
+        self.cores.append(c)
+        return c
+
+    def finish_launch(self, cores: list[Core]) -> None:
+        self.launches += 1
+        if cores:
+            self.now = max(c.end() for c in cores)

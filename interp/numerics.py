@@ -1,0 +1,180 @@
+"""Whole-tile numpy kernels shared by the interpreter functions of every level.
+
+One definition of each piece of math (casts with their round modes, RMSNorm, matmul,
+quant, dequant) so that the `pto`, `tile` and `npu` levels compute the same thing and
+the `pto` level can serve as the golden. Storage is exact: a value stored as bf16/f16
+is rounded to that type (through `ml_dtypes`); float math is done in f32, integer
+matmuls accumulate in int32.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from pto.dialects.pto import ReduceKind, RoundMode
+
+DTYPES: dict[str, np.dtype] = {
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "i8": np.dtype(np.int8),
+    "i32": np.dtype(np.int32),
+}
+NAMES = {v: k for k, v in DTYPES.items()}
+_INT_RANGE = {"i8": (-128, 127), "i32": (-(2**31), 2**31 - 1)}
+
+
+def f32(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.float32, copy=False)
+
+
+def _choose(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, near: np.ndarray, mode: RoundMode) -> np.ndarray:
+    """Pick between the two neighbours `lo <= x <= hi` (as f64) by round mode."""
+    if mode == RoundMode.FLOOR:
+        return lo
+    if mode == RoundMode.CEIL:
+        return hi
+    if mode == RoundMode.TRUNC:
+        return np.where(x >= 0, lo, hi)
+    if mode == RoundMode.ROUND:  # ties away from zero; otherwise the nearest
+        tie = (x - lo) == (hi - x)
+        return np.where(tie, np.where(x >= 0, hi, lo), near)
+    return near  # RINT: the hardware's default, ties to even
+
+
+def _round_to_bf16(x: np.ndarray, mode: RoundMode) -> np.ndarray:
+    x = f32(x)
+    if mode == RoundMode.RINT:
+        return x.astype(DTYPES["bf16"])
+    bits = x.view(np.uint32)
+    toward0 = (bits & np.uint32(0xFFFF0000)).view(np.float32)
+    away = ((bits & np.uint32(0xFFFF0000)) + np.uint32(0x10000)).view(np.float32)
+    exact = toward0 == x
+    pos = x >= 0
+    lo = np.where(exact, x, np.where(pos, toward0, away)).astype(np.float64)
+    hi = np.where(exact, x, np.where(pos, away, toward0)).astype(np.float64)
+    near = x.astype(DTYPES["bf16"]).astype(np.float64)
+    return _choose(x.astype(np.float64), lo, hi, near, mode).astype(np.float32).astype(DTYPES["bf16"])
+
+
+def _round_to_float(x: np.ndarray, dtype: np.dtype, mode: RoundMode) -> np.ndarray:
+    """f64 values -> an IEEE type (f32/f16) with a round mode."""
+    near = x.astype(dtype)
+    if mode == RoundMode.RINT:
+        return near
+    nd = near.astype(np.float64)
+    lo = np.where(nd > x, np.nextafter(near, dtype.type(-np.inf)), near).astype(np.float64)
+    hi = np.where(nd < x, np.nextafter(near, dtype.type(np.inf)), near).astype(np.float64)
+    return _choose(x, lo, hi, nd, mode).astype(dtype)
+
+
+def _round_to_int(x: np.ndarray, mode: RoundMode) -> np.ndarray:
+    x = x.astype(np.float64)
+    if mode == RoundMode.RINT:
+        return np.rint(x)
+    if mode == RoundMode.ROUND:
+        return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    if mode == RoundMode.TRUNC:
+        return np.trunc(x)
+    if mode == RoundMode.FLOOR:
+        return np.floor(x)
+    return np.ceil(x)
+
+
+def cast(x: np.ndarray, src: str, dst: str, mode: RoundMode, sat: bool = False) -> np.ndarray:
+    """The hardware conversion `src -> dst` (the table of `pto.CASTS`), exactly."""
+    out = DTYPES[dst]
+    if dst in _INT_RANGE:
+        lo, hi = _INT_RANGE[dst]
+        v = _round_to_int(np.asarray(x).astype(np.float64), mode if src not in _INT_RANGE else RoundMode.TRUNC)
+        if sat or dst == "i32":
+            return np.clip(v, lo, hi).astype(out)
+        return v.astype(np.int64).astype(out)  # wraps, like the hardware without saturation
+    if dst == "bf16":
+        return _round_to_bf16(x, mode)
+    if src in ("bf16", "f16") and dst == "f32":
+        return f32(x)
+    return _round_to_float(np.asarray(x).astype(np.float64), out, mode if mode != RoundMode.NONE else RoundMode.RINT)
+
+
+def store(value: np.ndarray, dst: str) -> np.ndarray:
+    """A computed f32/int value as stored in a `dst` buffer (round to nearest even)."""
+    return np.asarray(value).astype(DTYPES[dst])
+
+
+def rms_norm(x: np.ndarray, gamma: np.ndarray | None, eps: float) -> np.ndarray:
+    xf = f32(x)
+    ms = np.mean(xf * xf, axis=-1, keepdims=True, dtype=np.float32)
+    y = xf * (np.float32(1) / np.sqrt(ms + np.float32(eps)))
+    return y * f32(gamma) if gamma is not None else y
+
+
+def matmul(a: np.ndarray, b: np.ndarray, a_trans: bool = False, b_trans: bool = False) -> np.ndarray:
+    """Cube math: f32 accumulation for float inputs, int32 for int8 (wrapping)."""
+    if a_trans:
+        a = np.swapaxes(a, -1, -2)
+    if b_trans:
+        b = np.swapaxes(b, -1, -2)
+    if a.dtype == np.int8:
+        return (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    return f32(a) @ f32(b)
+
+
+def reduce(x: np.ndarray, kind: ReduceKind) -> np.ndarray:
+    xf = x if x.dtype in (np.float32, np.int32) else f32(x)
+    if kind == ReduceKind.SUM:
+        return np.sum(xf, axis=-1, keepdims=True, dtype=xf.dtype)
+    if kind == ReduceKind.MEAN:
+        return np.mean(xf, axis=-1, keepdims=True, dtype=xf.dtype)
+    if kind == ReduceKind.MAX:
+        return np.max(xf, axis=-1, keepdims=True)
+    if kind == ReduceKind.MIN:
+        return np.min(xf, axis=-1, keepdims=True)
+    return np.max(np.abs(xf), axis=-1, keepdims=True)
+
+
+def quant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-token int8: q = the RINT -> ROUND -> TRUNC(sat) chain of x*127/amax."""
+    xf = f32(x)
+    amax = np.max(np.abs(xf), axis=-1, keepdims=True)
+    y = xf * np.float32(127) / amax
+    i = cast(y, "f32", "i32", RoundMode.RINT)
+    h = cast(i, "i32", "f16", RoundMode.ROUND)
+    q = cast(h, "f16", "i8", RoundMode.TRUNC, sat=True)
+    return q, amax / np.float32(127)
+
+
+def dequant(acc: np.ndarray, act_scale: np.ndarray, w_scale: np.ndarray | None) -> np.ndarray:
+    y = f32(acc) * f32(act_scale)
+    if w_scale is not None:
+        y = y * f32(w_scale).reshape(1, -1)
+    return y
+
+
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+
+
+def unary(name: str, x: np.ndarray) -> np.ndarray:
+    xf = f32(x)
+    if name == "sqrt":
+        return np.sqrt(xf)
+    if name == "rsqrt":
+        return np.float32(1) / np.sqrt(xf)
+    if name == "abs":
+        return np.abs(xf)
+    return np.exp(xf)
+
+
+def poison(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An output buffer before the kernel runs: NaN for floats, the minimum for ints, so
+    that an unwritten element shows."""
+    if dtype.kind in "iu":
+        return np.full(shape, np.iinfo(dtype).min, dtype)
+    return np.full(shape, np.nan, dtype)

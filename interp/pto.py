@@ -1,0 +1,74 @@
+"""Interpreter functions for the `pto` dialect: whole-tensor numpy semantics of every
+op. Run on a `pto`-level kernel they are the golden the lower levels are judged by.
+`evaluate` is shared with the `tile` level, whose compute ops have the same bases."""
+
+from __future__ import annotations
+
+import numpy as np
+from pto.dialects import pto
+from pto.dialects.pto import elem_name
+from pto.interp import numerics as nx
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation
+
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+_SCALAR = {"muls": np.multiply, "adds": np.add}
+
+
+def _elem(op: Operation, i: int = 0) -> str:
+    return elem_name(op.results[i].type.element_type)  # type: ignore[attr-defined]
+
+
+def _calc(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.int64) if x.dtype.kind == "i" else nx.f32(x)
+
+
+def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
+    """The result arrays of one compute op (a `pto` op or its `tile` twin)."""
+    kind = op.name.split(".")[1]
+    out = _elem(op)
+    if isinstance(op, pto.RmsNormBase):
+        y = nx.rms_norm(args[0], args[1] if op.gamma is not None else None, op.eps.value.data)
+        return (nx.store(y, out) if out == "f32" else nx.cast(y, "f32", out, pto.RoundMode.RINT),)
+    if isinstance(op, pto.MatmulBase):
+        y = nx.matmul(args[0], args[1], op.a_trans is not None, op.b_trans is not None)
+        if out != nx.NAMES[y.dtype]:
+            y = nx.cast(y, nx.NAMES[y.dtype], out, pto.RoundMode.RINT)
+        return (y,)
+    if isinstance(op, pto.CastBase):
+        return (nx.cast(args[0], nx.NAMES[args[0].dtype], out, op.round.data, op.sat is not None),)
+    if isinstance(op, pto.BinaryBase):
+        return (_BINARY[kind](_calc(args[0]), _calc(args[1])).astype(nx.DTYPES[out]),)
+    if isinstance(op, pto.UnaryBase):
+        return (nx.unary(kind, args[0]).astype(nx.DTYPES[out]),)
+    if isinstance(op, pto.ScalarBase):
+        return (_SCALAR[kind](nx.f32(args[0]), np.float32(op.scalar.value.data)).astype(nx.DTYPES[out]),)
+    if isinstance(op, pto.ReduceBase):
+        return (nx.reduce(args[0], op.kind.data).astype(nx.DTYPES[out]),)
+    if isinstance(op, pto.QuantBase):
+        return nx.quant(args[0])
+    if isinstance(op, pto.DequantBase):
+        return (nx.dequant(args[0], args[1], args[2] if op.w_scale is not None else None),)
+    if isinstance(op, pto.ReshapeBase):
+        shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]  # type: ignore[attr-defined]
+        return (args[0].reshape(shape),)
+    raise NotImplementedError(op.name)
+
+
+@register_impls
+class PtoFunctions(InterpreterFunctions):
+    # Every compute op has the same implementation, `evaluate`; the loop registers it.
+    def _run(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return evaluate(op, args)
+
+    for _cls in (pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp,
+                 pto.SqrtOp, pto.RsqrtOp, pto.AbsOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp,
+                 pto.DequantOp, pto.ReshapeOp):
+        locals()[f"run_{_cls.name.split('.')[1]}"] = impl(_cls)(_run)
+    del _cls

@@ -1,0 +1,189 @@
+"""Run a kernel at any level: the `pto` level (whole-tensor numpy semantics, the
+golden), the `tile` level (token loops and stages, numerics only) or the `npu` level
+(numerics and the machine model). Inputs are given in the `pto`-level argument order
+and layout at every level; outputs come back in result order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from pto.dialects import npu, tile
+from pto.dialects.npu import BufferType
+from pto.dialects.pto import elem_name
+from pto.interp import numerics as nx
+from pto.interp.arith import IndexArithFunctions
+from pto.interp.machine import Machine, MachineError
+from pto.interp.npu import NpuFunctions
+from pto.interp.pto import PtoFunctions
+from pto.interp.report import Report, make_report
+from pto.interp.tile import TileFunctions
+from pto.targets import DEFAULT_TARGET, Target, load_target, target_of
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, ModuleOp, TensorType
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.utils.exceptions import InterpretationError
+
+
+class InputError(ValueError):
+    """Inputs that do not fit the kernel's signature (count, shape, dtype, tokens)."""
+
+
+@dataclass
+class Arg:
+    name: str
+    elem: str
+    shape: tuple[int, ...]  # DYNAMIC_INDEX for the token dim
+    host_transpose: bool = False
+
+    def show(self) -> str:
+        return f"{'x'.join('?' if d == DYNAMIC_INDEX else str(d) for d in self.shape)}x{self.elem}"
+
+
+@dataclass
+class Signature:
+    func: func.FuncOp
+    level: str
+    inputs: list[Arg]
+    outputs: list[Arg]
+
+
+@dataclass
+class RunResult:
+    outputs: list[np.ndarray]
+    level: str
+    report: Report | None = None
+    host_transposes: list[str] = field(default_factory=list)
+
+
+def kernel(module: ModuleOp) -> func.FuncOp:
+    fs = [o for o in module.ops if isinstance(o, func.FuncOp) and not o.is_declaration]
+    if len(fs) != 1:
+        raise InputError(f"expected one kernel function in the module, found {len(fs)}")
+    return fs[0]
+
+
+def _shape_elem(t) -> tuple[tuple[int, ...], str]:
+    if isinstance(t, BufferType):
+        return t.get_shape(), t.elem
+    if isinstance(t, TensorType):
+        return t.get_shape(), elem_name(t.element_type)
+    raise InputError(f"kernel arguments must be tensors or !npu.buf, got {t}")
+
+
+def signature(module: ModuleOp) -> Signature:
+    f = kernel(module)
+    level = "pto"
+    for op in f.walk():
+        if isinstance(op, npu.LaunchOp | npu.DmaOp):
+            level = "npu"
+            break
+        if isinstance(op, tile.TokenLoopOp):
+            level = "tile"
+    attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(f.args)
+    ins, outs = [], []
+    for n, (a, d) in enumerate(zip(f.args, attrs)):
+        shape, elem = _shape_elem(a.type)
+        assert isinstance(d, DictionaryAttr)
+        ht = "npu.host_transpose" in d.data
+        if ht:
+            shape = tuple(reversed(shape))
+        arg = Arg(f"%{a.name_hint}" if a.name_hint else f"argument {n}", elem, shape, ht)
+        (outs if "pto.output" in d.data else ins).append(arg)
+    if level == "pto":
+        for n, t in enumerate(f.function_type.outputs.data):
+            shape, elem = _shape_elem(t)
+            outs.append(Arg(f"result {n}", elem, shape))
+    elif not outs:
+        raise InputError(f"a {level}-level kernel marks its output arguments with {{pto.output}}; this one has none")
+    return Signature(f, level, ins, outs)
+
+
+def check_inputs(sig: Signature, inputs: list[np.ndarray]) -> int | None:
+    """Validate inputs against the signature; returns the token count (None if static)."""
+    if len(inputs) != len(sig.inputs):
+        names = ", ".join(a.name for a in sig.inputs)
+        raise InputError(f"the kernel takes {len(sig.inputs)} inputs ({names}), got {len(inputs)}")
+    tokens: int | None = None
+    for a, x in zip(sig.inputs, inputs):
+        want = nx.DTYPES[a.elem]
+        if x.dtype != want:
+            raise InputError(f"input {a.name} must be {a.show()}, got dtype {x.dtype}")
+        if x.ndim != len(a.shape) or any(d != DYNAMIC_INDEX and d != s for d, s in zip(a.shape, x.shape)):
+            raise InputError(f"input {a.name} must be {a.show()}, got shape {'x'.join(map(str, x.shape))}")
+        for d, s in zip(a.shape, x.shape):
+            if d == DYNAMIC_INDEX:
+                if tokens is not None and s != tokens:
+                    raise InputError(f"input {a.name} has {s} tokens but an earlier input has {tokens}")
+                tokens = s
+    return tokens
+
+
+def random_inputs(sig: Signature, tokens: int, seed: int = 0) -> list[np.ndarray]:
+    """Inputs of the right dtypes: floats ~ N(0, 1), int8 uniform, int32 small."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in sig.inputs:
+        shape = tuple(tokens if d == DYNAMIC_INDEX else d for d in a.shape)
+        if a.elem == "i8":
+            x = rng.integers(-128, 128, shape).astype(np.int8)
+        elif a.elem == "i32":
+            x = rng.integers(-1000, 1000, shape).astype(np.int32)
+        else:
+            x = rng.standard_normal(shape, dtype=np.float32).astype(nx.DTYPES[a.elem])
+        out.append(x)
+    return out
+
+
+def _interpreter(module: ModuleOp, machine: Machine | None) -> Interpreter:
+    it = Interpreter(module)
+    for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), IndexArithFunctions(), PtoFunctions(),
+                TileFunctions()):
+        it.register_implementations(fns)
+    if machine is not None:
+        it.register_implementations(NpuFunctions(machine))
+    return it
+
+
+def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None = None,
+        l2_size: int | None = None, trace: bool = False) -> RunResult:
+    """Run the module's kernel on `inputs` (never modified). Raises InputError for inputs
+    that do not fit, MachineError for a kernel that fails at run time."""
+    sig = signature(module)
+    tokens = check_inputs(sig, inputs)
+    shape_of = lambda a: tuple((tokens or 0) if d == DYNAMIC_INDEX else d for d in a.shape)
+    if sig.level == "pto":
+        res = _call(_interpreter(module, None), sig, [x.copy() for x in inputs])
+        return RunResult([np.asarray(r) for r in res], "pto")
+    outs = [nx.poison(shape_of(a), nx.DTYPES[a.elem]) for a in sig.outputs]
+    if sig.level == "tile":
+        _call(_interpreter(module, None), sig, [*(x.copy() for x in inputs), *outs])
+        return RunResult(outs, "tile")
+    tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)
+    m = Machine(tgt, l2_size, trace)
+    args, notes = [], []
+    for a, x in zip(sig.inputs, inputs):
+        cacheable = True
+        if a.host_transpose:
+            x = x.T
+            notes.append(f"host transposed {a.name} once before the kernel: {'x'.join(map(str, x.shape[::-1]))} "
+                         f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)")
+        args.append(m.gm(a.name.lstrip("%"), np.ascontiguousarray(x).copy(), cacheable))
+    gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs)]
+    _call(_interpreter(module, m), sig, [*args, *gm_outs])
+    m.l2.flush()
+    return RunResult(outs, "npu", make_report(m), notes)
+
+
+def _call(it: Interpreter, sig: Signature, args: list):
+    try:
+        return it.call_op(sig.func, tuple(args))
+    except InterpretationError as e:
+        raise MachineError(None, f"cannot interpret the kernel: {e}") from None
+
+
+__all__ = ["DEFAULT_TARGET", "InputError", "MachineError", "RunResult", "random_inputs", "run", "signature"]

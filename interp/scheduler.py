@@ -1,0 +1,114 @@
+"""Deterministic interleaving of the cores of one `npu.launch`.
+
+Each core's program runs in its own thread (the xDSL interpreter is recursive, so a
+program cannot otherwise be suspended in the middle of a loop), but only one thread
+runs at a time: a baton passes at yield points (every GM access and cross-core op) to
+the runnable core with the smallest model clock, ties broken by core order. The
+interleaving therefore depends only on the program and the model, never on the OS,
+and L2 sees the GM accesses of all cores in roughly model-time order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class DeadlockError(RuntimeError):
+    pass
+
+
+@dataclass
+class _Worker:
+    index: int
+    name: str
+    run: Callable[[], None]
+    clock: Callable[[], float]
+    waiting: Callable[[], bool] | None = None  # set while blocked: True when it may go on
+    what: str = ""
+    done: bool = False
+
+
+@dataclass
+class Scheduler:
+    workers: list[_Worker] = field(default_factory=list)
+    _cond: threading.Condition = field(default_factory=threading.Condition)
+    _current: int = -1
+    _error: BaseException | None = None
+    _local: threading.local = field(default_factory=threading.local)
+
+    def add(self, name: str, run: Callable[[], None], clock: Callable[[], float]) -> None:
+        self.workers.append(_Worker(len(self.workers), name, run, clock))
+
+    def run_all(self) -> None:
+        if not self.workers:
+            return
+        threads = [threading.Thread(target=self._body, args=(w,), daemon=True) for w in self.workers]
+        for t in threads:
+            t.start()
+        with self._cond:
+            self._pass_baton()
+        for t in threads:
+            t.join()
+        if self._error is not None:
+            raise self._error
+
+    # Called from a worker thread -------------------------------------------------
+
+    def yield_now(self) -> None:
+        with self._cond:
+            self._pass_baton()
+            self._await_turn(self._local.worker)
+
+    def block_until(self, ready: Callable[[], bool], what: str) -> None:
+        w: _Worker = self._local.worker
+        if ready():
+            return
+        with self._cond:
+            w.waiting, w.what = ready, what
+            self._pass_baton()
+            self._await_turn(w)
+            w.waiting = None
+
+    # ------------------------------------------------------------------------------
+
+    def _body(self, w: _Worker) -> None:
+        self._local.worker = w
+        try:
+            with self._cond:
+                self._await_turn(w)
+            w.run()
+        except _Aborted:
+            pass
+        except BaseException as e:  # handed to the main thread
+            if self._error is None:
+                self._error = e
+        with self._cond:
+            w.done = True
+            self._pass_baton()
+
+    def _await_turn(self, w: _Worker) -> None:
+        while self._current != w.index and self._error is None:
+            self._cond.wait()
+        if self._error is not None:
+            raise _Aborted()
+
+    def _pass_baton(self) -> None:
+        live = [w for w in self.workers if not w.done]
+        if self._error is not None:
+            self._current = -1
+            self._cond.notify_all()
+            return
+        ready = [w for w in live if w.waiting is None or w.waiting()]
+        if ready:
+            self._current = min(ready, key=lambda w: (w.clock(), w.index)).index
+        elif live:
+            waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
+            self._error = DeadlockError(f"deadlock: {waits}")
+            self._current = -1
+        self._cond.notify_all()
+
+
+class _Aborted(BaseException):
+    """Unwinds a worker thread after another one failed."""

@@ -1,0 +1,87 @@
+"""Interpreter functions for the `tile` dialect: token loops run their tiles in order,
+stages run their bodies, loads and stores move token tiles between the global tensors
+(numpy arrays; outputs are the trailing arguments, written in place) and tile values.
+Compute ops share `pto.interp.pto.evaluate`. No timing: the machine model lives at the
+`npu` level."""
+
+from __future__ import annotations
+
+import numpy as np
+from pto.dialects import tile
+from pto.interp.machine import MachineError
+from pto.interp.pto import evaluate
+from xdsl.dialects import tensor
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Operation
+
+
+def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
+    if i < 0 or i + n > total:
+        raise MachineError(op, f"'{op.name}' {what} rows [{i}, +{n}) are outside the tensor's {total} rows")
+
+
+@register_impls
+class TileFunctions(InterpreterFunctions):
+    @impl(tile.TokenLoopOp)
+    def run_token_loop(self, interpreter: Interpreter, op: tile.TokenLoopOp, args: PythonValues):
+        lb, ub = args
+        for i in range(lb, ub, op.rows):
+            interpreter.run_ssacfg_region(op.body, (i,), "token_loop")
+        return ()
+
+    @impl(tile.VecStageOp)
+    def run_vec_stage(self, interpreter: Interpreter, op: tile.VecStageOp, args: PythonValues):
+        return interpreter.run_ssacfg_region(op.body, (), op.label.data)
+
+    @impl(tile.CubeStageOp)
+    def run_cube_stage(self, interpreter: Interpreter, op: tile.CubeStageOp, args: PythonValues):
+        return interpreter.run_ssacfg_region(op.body, (), op.label.data)
+
+    @impl_terminator(tile.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: tile.YieldOp, args: PythonValues):
+        return ReturnedValues(args), ()
+
+    @impl(tile.LoadOp)
+    def run_load(self, interpreter: Interpreter, op: tile.LoadOp, args: PythonValues):
+        src: np.ndarray = args[0]
+        if op.row is None:
+            return (src.T.copy() if op.host_transpose is not None else src,)
+        i = int(args[1])
+        n = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
+        valid = int(args[2]) if op.valid is not None else n
+        _rows(op, "load", i, valid, src.shape[0])
+        out = np.zeros((n, *src.shape[1:]), src.dtype)
+        out[:valid] = src[i:i + valid]
+        return (out,)
+
+    @impl(tile.StoreOp)
+    def run_store(self, interpreter: Interpreter, op: tile.StoreOp, args: PythonValues):
+        value, dest = args[0], args[1]
+        i = int(args[2]) if op.row is not None else 0
+        valid = int(args[3]) if op.valid is not None else value.shape[0]
+        _rows(op, "store", i, valid, dest.shape[0])
+        dest[i:i + valid] = value[:valid]
+        return ()
+
+    # The tile level's token count comes from tensor.dim of a global tensor.
+    @impl(tensor.DimOp)
+    def run_dim(self, interpreter: Interpreter, op: tensor.DimOp, args: PythonValues):
+        return (args[0].shape[args[1]],)
+
+    # Every compute op has the same implementation, `evaluate`; the loop registers it.
+    def _run(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return evaluate(op, args)
+
+    for _cls in (tile.RmsNormOp, tile.MatmulOp, tile.CastOp, tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp,
+                 tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
+                 tile.DequantOp, tile.ReshapeOp):
+        locals()[f"run_{_cls.name.split('.')[1]}"] = impl(_cls)(_run)
+    del _cls

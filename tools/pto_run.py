@@ -1,0 +1,243 @@
+"""`pto-run`: lower a kernel to the `npu` level if needed, run it in the interpreter on
+`.npy` or random inputs, and report cycles, pipe utilisation, L2 and HBM traffic.
+
+Exit codes as pto-opt: 0 success, 1 a user error (bad IR, bad inputs, a kernel that
+fails at run time, a --golden mismatch), 2 bad command line, 3 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+import ml_dtypes
+import numpy as np
+from pto.diagnostics import Diagnostic, DiagnosticError, collect
+from pto.interp.golden import check
+from pto.interp.machine import MachineError
+from pto.interp.run import (
+    InputError,
+    RunResult,
+    check_inputs,
+    random_inputs,
+    run,
+    signature,
+)
+from pto.targets import UnknownTargetError, load_target
+from pto.tools.pto_opt import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    EXIT_USER,
+    LocatingParser,
+    UsageError,
+    no_gc,
+    parse_error_diag,
+    pipeline_spec,
+    render,
+    verify_each,
+)
+from pto.tools.registry import all_passes, load_dialects
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+DEFAULT_PIPELINE = {"pto": "pto-sk03-pipeline", "tile": "tile-to-npu"}
+
+
+class UserError(Exception):
+    """Reported as one line (or rendered diagnostics) with exit code 1."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pto-run", description=__doc__.splitlines()[0])
+    p.add_argument("kernel", help="a .mlir kernel at the pto, tile or npu level")
+    p.add_argument("--pass-pipeline", help="lowering to the npu level (default: the SK-03 pipeline)")
+    p.add_argument("--target", help="machine description (default: the kernel's pto.target or ascend910b1)")
+    p.add_argument("--tokens", type=int, help="token count for --random-inputs")
+    p.add_argument("--input", action="append", default=[], metavar="FILE.npy",
+                   help="an input array, in the kernel's argument order (repeat)")
+    p.add_argument("--random-inputs", action="store_true", help="random inputs of the right dtypes")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs")
+    p.add_argument("--golden", action="store_true", help="check outputs against the pto-level numpy golden")
+    p.add_argument("--output-dir", help="write result0.npy, result1.npy, ... here")
+    p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace")
+    p.add_argument("--l2-size", type=int, metavar="BYTES", help="model L2 with this size")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    def error(message: str) -> NoReturn:
+        print(f"pto-run: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+    p.error = error  # type: ignore[method-assign]
+    return p
+
+
+def load_npy(path: str, elem: str) -> np.ndarray:
+    try:
+        x = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise UserError(f"cannot read '{path}': no such file") from None
+    except (OSError, ValueError, EOFError) as e:
+        raise UserError(f"cannot read '{path}': not a .npy array file ({str(e).splitlines()[0]})") from None
+    if not isinstance(x, np.ndarray):
+        raise UserError(f"cannot read '{path}': not a single .npy array")
+    if elem == "bf16" and x.dtype == np.dtype("V2"):  # numpy saves bfloat16 as raw 2-byte records
+        x = x.view(ml_dtypes.bfloat16)
+    return x
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace):
+        self.a = args
+        self.ctx = Context()
+        load_dialects(self.ctx)
+        self.sources: dict[str, str] = {}
+        self.diags: list[Diagnostic] = []
+
+    def sink(self, d: Diagnostic) -> None:
+        if all((d.severity, str(d.location), d.message) != (x.severity, str(x.location), x.message)
+               for x in self.diags):
+            self.diags.append(d)
+            print(render(d, self.sources), file=sys.stderr)
+
+    def parse(self) -> ModuleOp:
+        path = self.a.kernel
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise UserError(f"cannot read '{path}': {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise UserError(f"cannot read '{path}': not UTF-8 text") from None
+        self.sources[path] = text
+        try:
+            module = LocatingParser(self.ctx, text, path).parse_module()
+        except ParseError as e:
+            self.sink(parse_error_diag(e))
+            raise UserError("") from None
+        verify_each(module)
+        return module
+
+    def lower(self, module: ModuleOp, level: str) -> None:
+        spec = pipeline_spec(self.a.pass_pipeline) if self.a.pass_pipeline else DEFAULT_PIPELINE[level]
+        if not self.a.pass_pipeline and level == "pto" and self.a.target:
+            spec = f"pto-sk03-pipeline{{target={self.a.target}}}"
+        try:
+            pipeline = PassPipeline.parse_spec(all_passes(), spec)
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt | SystemExit):
+                raise
+            raise UsageError(f"bad pass pipeline '{spec}': {str(e).strip().splitlines()[-1]}") from None
+        with no_gc():
+            for p in pipeline.passes:
+                try:
+                    p.apply(self.ctx, module)
+                    verify_each(module)
+                except DiagnosticError:
+                    raise
+                except (VerifyException, DiagnosticException) as e:
+                    raise DiagnosticError(None, f"pass '{p.name}' failed: {e}") from None
+
+    def inputs(self, module: ModuleOp) -> list[np.ndarray]:
+        sig = signature(module)
+        if self.a.random_inputs:
+            if self.a.input:
+                raise UsageError("give either --input files or --random-inputs, not both")
+            if self.a.tokens is None:
+                raise UsageError("--random-inputs needs --tokens N")
+            if self.a.tokens < 0:
+                raise UsageError(f"--tokens must be non-negative, got {self.a.tokens}")
+            return random_inputs(sig, self.a.tokens, self.a.seed)
+        if not self.a.input:
+            raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
+        names = sig.inputs
+        if len(self.a.input) != len(names):
+            raise UserError(f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
+                            f"got {len(self.a.input)} --input files")
+        xs = [load_npy(p, a.elem) for p, a in zip(self.a.input, names)]
+        return xs
+
+    def main(self) -> int:
+        a = self.a
+        if a.target:
+            load_target(a.target)
+        if a.l2_size is not None and a.l2_size <= 0:
+            raise UsageError(f"--l2-size must be positive, got {a.l2_size}")
+        with collect(self.sink):
+            module = self.parse()
+            sig = signature(module)
+            inputs = self.inputs(module)
+            tokens = check_inputs(sig, inputs)
+            if a.tokens is not None and tokens is not None and a.tokens != tokens:
+                raise UserError(f"--tokens {a.tokens} contradicts the inputs, which have {tokens} tokens")
+            golden: RunResult | None = None
+            if a.golden:
+                if sig.level == "npu":
+                    raise UserError("--golden needs a kernel above the npu level (the golden is its pto level)")
+                golden = run(module.clone(), inputs)
+            if sig.level != "npu":
+                self.lower(module, sig.level)
+            result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None)
+        rep = result.report
+        assert rep is not None
+        rep.notes += result.host_transposes
+        if a.output_dir:
+            try:
+                os.makedirs(a.output_dir, exist_ok=True)
+                for i, o in enumerate(result.outputs):
+                    np.save(os.path.join(a.output_dir, f"result{i}.npy"), o)
+            except OSError as e:
+                raise UserError(f"cannot write to '{a.output_dir}': {e.strerror}") from None
+        if a.trace:
+            try:
+                rep.write_trace(a.trace)
+            except OSError as e:
+                raise UserError(f"cannot write '{a.trace}': {e.strerror}") from None
+        verdicts = []
+        if golden is not None:
+            verdicts = [(o.name, check(g, w)) for o, g, w in zip(sig.outputs, result.outputs, golden.outputs)]
+        if a.json:
+            d = rep.to_json()
+            d["golden"] = {n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite}
+                           for n, v in verdicts}
+            print(json.dumps(d, indent=1))
+        else:
+            print(rep.table())
+            for n, v in verdicts:
+                print(v.describe(f"golden {n}"))
+        return EXIT_USER if any(not v.ok for _, v in verdicts) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    r = Runner(args)
+    try:
+        return r.main()
+    except UsageError as e:
+        print(f"pto-run: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except UnknownTargetError as e:
+        print(f"pto-run: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UserError, InputError) as e:
+        if str(e):
+            print(f"pto-run: error: {e}", file=sys.stderr)
+        return EXIT_USER
+    except DiagnosticError as e:
+        r.sink(Diagnostic("error", e.location, e.message, e.notes))
+        return EXIT_USER
+    except MachineError as e:
+        r.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
+        return EXIT_USER
+    except Exception as e:  # a bug in pto-ir, not in the user's input
+        print(f"pto-run: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
