@@ -91,6 +91,7 @@ class Space(StrEnum):
     UB = auto()
 
 
+SPACES = tuple(Space)  # a buffer type stores its space as an index into this
 CUBE_SPACES = (Space.L1, Space.L0A, Space.L0B, Space.L0C)
 
 
@@ -134,7 +135,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
 
     def __init__(self, shape: Sequence[int], element_type: Attribute, space: Space):
         super().__init__(
-            ArrayAttr([IntAttr(d) for d in shape]), element_type, IntAttr(list(Space).index(space))
+            ArrayAttr([IntAttr(d) for d in shape]), element_type, IntAttr(SPACES.index(space))
         )
 
     def get_shape(self) -> tuple[int, ...]:
@@ -142,7 +143,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def mem(self) -> Space:
-        return list(Space)[self.space.data]
+        return SPACES[self.space.data]
 
     @property
     def elem(self) -> str:
@@ -180,7 +181,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
         parser.parse_punctuation(">")
         if (msg := cls.check(shape, elem, space)) is not None:
             parser.raise_error(msg, start, parser.pos)
-        return (ArrayAttr([IntAttr(d) for d in shape]), elem, IntAttr(list(Space).index(space)))
+        return (ArrayAttr([IntAttr(d) for d in shape]), elem, IntAttr(SPACES.index(space)))
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{dims_str(self.get_shape())}x")

@@ -1,9 +1,15 @@
-"""Index arithmetic that the stock xDSL `ArithFunctions` lack: the unsigned division,
-remainder, ceil-division and min/max the lowering emits for tile counts and bounds."""
+"""Index arithmetic for the `npu` level: the unsigned division, remainder,
+ceil-division and min/max that the stock xDSL `ArithFunctions` lack, and fast versions
+of the constant/add/sub/mul/compare that tile bookkeeping runs thousands of times
+(registered with override: xDSL's generic versions check types on every call).
+Index values are Python ints; the lowering only computes non-negative bounds."""
 
 from __future__ import annotations
 
+import operator
+
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 
@@ -28,3 +34,31 @@ class IndexArithFunctions(InterpreterFunctions):
     @impl(arith.MaxUIOp)
     def run_maxui(self, interpreter, op, args):
         return (max(args[0], args[1]),)
+
+
+_CMP = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+        operator.lt, operator.le, operator.gt, operator.ge)
+
+
+@register_impls
+class FastIndexArithFunctions(InterpreterFunctions):
+    @impl(arith.ConstantOp)
+    def run_constant(self, interpreter, op, args):
+        v = op.value
+        return (v.value.data if isinstance(v, IntegerAttr) else v.value.data,)
+
+    @impl(arith.AddiOp)
+    def run_addi(self, interpreter, op, args):
+        return (args[0] + args[1],)
+
+    @impl(arith.SubiOp)
+    def run_subi(self, interpreter, op, args):
+        return (args[0] - args[1],)
+
+    @impl(arith.MuliOp)
+    def run_muli(self, interpreter, op, args):
+        return (args[0] * args[1],)
+
+    @impl(arith.CmpiOp)
+    def run_cmpi(self, interpreter, op, args):
+        return (_CMP[op.predicate.value.data](args[0], args[1]),)

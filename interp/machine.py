@@ -164,6 +164,13 @@ class Machine:
         self.cross: dict[int, list[float]] = {}
         self.scheduler: Scheduler | None = None
         self.launches = 0
+        # How many times each element of an output was written (atomic adds excluded):
+        # a correct kernel writes every output element exactly once.
+        self.write_counts: dict[str, np.ndarray] = {}
+
+    def count_writes(self, t: GmTensor, offsets, extent) -> None:
+        if (c := self.write_counts.get(t.name)) is not None:
+            c.reshape(t.array.shape)[tuple(slice(o, o + e) for o, e in zip(offsets, extent))] += 1
 
     # -- global memory ---------------------------------------------------------------
 

@@ -85,6 +85,7 @@ class NpuFunctions(InterpreterFunctions):
     def __init__(self, machine: Machine):
         self.machine = machine
         self._ends: dict[Operation, Any] = {}
+        self._allocs: dict[Operation, Any] = {}
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -115,6 +116,11 @@ class NpuFunctions(InterpreterFunctions):
     def run_alloc(self, interpreter: Interpreter, op: npu.AllocOp, args: PythonValues):
         t = op.result.type
         assert isinstance(t, BufferType)
+        if op in self._allocs:  # allocs in task loops run again and again: decode the type once
+            core = self._need_core(interpreter, op)
+            space, off, need, dtype, shape, nbytes = self._allocs[op]
+            core.peak[space] = max(core.peak.get(space, 0), need)
+            return (Buf(core.space(space)[off:off + nbytes].view(dtype).reshape(shape), space, off),)
         dtype = nx.DTYPES[t.elem]
         if t.mem == Space.GM:
             it = iter(args)
@@ -128,6 +134,7 @@ class NpuFunctions(InterpreterFunctions):
             raise MachineError(op, f"{core.name}: buffer {t} at offset {off} needs {need} bytes of "
                                f"{t.mem.value}, which has {cap}")
         core.peak[t.mem] = max(core.peak.get(t.mem, 0), need)
+        self._allocs[op] = (t.mem, off, need, dtype, t.get_shape(), t.nbytes())
         view = core.space(t.mem)[off:off + t.nbytes()].view(dtype).reshape(t.get_shape())
         return (Buf(view, t.mem, off),)
 
@@ -197,6 +204,8 @@ class NpuFunctions(InterpreterFunctions):
             cacheable = op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE
             cycles, _, misses = m.gm_access(core, gm, so if gm is src else do, sext if gm is src else vext,
                                             write=gm is dst, cacheable=cacheable)
+            if gm is dst:
+                m.count_writes(gm, do, vext)
             latency = m.gm_latency(misses)
         else:
             cycles = nbytes / m.target.path_rate(_space(src).value, _space(dst).value)
@@ -231,6 +240,8 @@ class NpuFunctions(InterpreterFunctions):
             cycles, _, misses = m.gm_access(core, dst, do, vext, write=True, cacheable=True)
             if op.atomic_add is not None:  # read-modify-write in L2
                 cycles *= 2
+            else:
+                m.count_writes(dst, do, vext)
             latency = m.gm_latency(misses)
         else:
             cycles = out.nbytes / m.target.path_rate("l0c", _space(dst).value)

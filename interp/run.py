@@ -13,7 +13,7 @@ from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType
 from pto.dialects.pto import elem_name
 from pto.interp import numerics as nx
-from pto.interp.arith import IndexArithFunctions
+from pto.interp.arith import FastIndexArithFunctions, IndexArithFunctions
 from pto.interp.machine import Machine, MachineError
 from pto.interp.npu import NpuFunctions
 from pto.interp.pto import PtoFunctions
@@ -58,6 +58,7 @@ class RunResult:
     level: str
     report: Report | None = None
     host_transposes: list[str] = field(default_factory=list)
+    write_counts: list[np.ndarray] = field(default_factory=list)  # per output, per element (npu level)
 
 
 def kernel(module: ModuleOp) -> func.FuncOp:
@@ -144,6 +145,7 @@ def _interpreter(module: ModuleOp, machine: Machine | None) -> Interpreter:
     for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), IndexArithFunctions(), PtoFunctions(),
                 TileFunctions()):
         it.register_implementations(fns)
+    it.register_implementations(FastIndexArithFunctions(), override=True)
     if machine is not None:
         it.register_implementations(NpuFunctions(machine))
     return it
@@ -174,9 +176,11 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
                          f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)")
         args.append(m.gm(a.name.lstrip("%"), np.ascontiguousarray(x).copy(), cacheable))
     gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs)]
+    for g in gm_outs:
+        m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)
     _call(_interpreter(module, m), sig, [*args, *gm_outs])
     m.l2.flush()
-    return RunResult(outs, "npu", make_report(m), notes)
+    return RunResult(outs, "npu", make_report(m), notes, [m.write_counts[g.name] for g in gm_outs])
 
 
 def _call(it: Interpreter, sig: Signature, args: list):

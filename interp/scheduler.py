@@ -28,12 +28,13 @@ class _Worker:
     waiting: Callable[[], bool] | None = None  # set while blocked: True when it may go on
     what: str = ""
     done: bool = False
+    turn: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
 class Scheduler:
     workers: list[_Worker] = field(default_factory=list)
-    _cond: threading.Condition = field(default_factory=threading.Condition)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _current: int = -1
     _error: BaseException | None = None
     _local: threading.local = field(default_factory=threading.local)
@@ -47,7 +48,7 @@ class Scheduler:
         threads = [threading.Thread(target=self._body, args=(w,), daemon=True) for w in self.workers]
         for t in threads:
             t.start()
-        with self._cond:
+        with self._lock:
             self._pass_baton()
         for t in threads:
             t.join()
@@ -57,57 +58,58 @@ class Scheduler:
     # Called from a worker thread -------------------------------------------------
 
     def yield_now(self) -> None:
-        with self._cond:
+        w: _Worker = self._local.worker
+        with self._lock:
             self._pass_baton()
-            self._await_turn(self._local.worker)
+        self._await_turn(w)
 
     def block_until(self, ready: Callable[[], bool], what: str) -> None:
         w: _Worker = self._local.worker
         if ready():
             return
-        with self._cond:
+        with self._lock:
             w.waiting, w.what = ready, what
             self._pass_baton()
-            self._await_turn(w)
-            w.waiting = None
+        self._await_turn(w)
+        w.waiting = None
 
     # ------------------------------------------------------------------------------
 
     def _body(self, w: _Worker) -> None:
         self._local.worker = w
         try:
-            with self._cond:
-                self._await_turn(w)
+            self._await_turn(w)
             w.run()
         except _Aborted:
             pass
         except BaseException as e:  # handed to the main thread
             if self._error is None:
                 self._error = e
-        with self._cond:
+        with self._lock:
             w.done = True
             self._pass_baton()
 
     def _await_turn(self, w: _Worker) -> None:
-        while self._current != w.index and self._error is None:
-            self._cond.wait()
+        w.turn.wait()
+        w.turn.clear()
         if self._error is not None:
             raise _Aborted()
 
     def _pass_baton(self) -> None:
+        """Hand the baton to the next worker (possibly the caller): set its event."""
         live = [w for w in self.workers if not w.done]
-        if self._error is not None:
-            self._current = -1
-            self._cond.notify_all()
-            return
-        ready = [w for w in live if w.waiting is None or w.waiting()]
-        if ready:
-            self._current = min(ready, key=lambda w: (w.clock(), w.index)).index
-        elif live:
-            waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
-            self._error = DeadlockError(f"deadlock: {waits}")
-            self._current = -1
-        self._cond.notify_all()
+        if self._error is None:
+            ready = [w for w in live if w.waiting is None or w.waiting()]
+            if ready:
+                nxt = min(ready, key=lambda w: (w.clock(), w.index))
+                self._current = nxt.index
+                nxt.turn.set()
+                return
+            if live:
+                waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
+                self._error = DeadlockError(f"deadlock: {waits}")
+        for w in live:  # wake everyone to unwind
+            w.turn.set()
 
 
 class _Aborted(BaseException):

@@ -91,6 +91,26 @@ def load_npy(path: str, elem: str) -> np.ndarray:
     return x
 
 
+def lower(ctx: Context, module: ModuleOp, spec: str) -> None:
+    """Apply a pass pipeline (xDSL spelling, `a,b{k=v}`) in place, verifying after each
+    pass; a bad spec is a UsageError, a failing pass a DiagnosticError."""
+    try:
+        pipeline = PassPipeline.parse_spec(all_passes(), spec)
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt | SystemExit):
+            raise
+        raise UsageError(f"bad pass pipeline '{spec}': {str(e).strip().splitlines()[-1]}") from None
+    with no_gc():
+        for p in pipeline.passes:
+            try:
+                p.apply(ctx, module)
+                verify_each(module)
+            except DiagnosticError:
+                raise
+            except (VerifyException, DiagnosticException) as e:
+                raise DiagnosticError(None, f"pass '{p.name}' failed: {e}") from None
+
+
 class Runner:
     def __init__(self, args: argparse.Namespace):
         self.a = args
@@ -127,21 +147,7 @@ class Runner:
         spec = pipeline_spec(self.a.pass_pipeline) if self.a.pass_pipeline else DEFAULT_PIPELINE[level]
         if not self.a.pass_pipeline and level == "pto" and self.a.target:
             spec = f"pto-sk03-pipeline{{target={self.a.target}}}"
-        try:
-            pipeline = PassPipeline.parse_spec(all_passes(), spec)
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt | SystemExit):
-                raise
-            raise UsageError(f"bad pass pipeline '{spec}': {str(e).strip().splitlines()[-1]}") from None
-        with no_gc():
-            for p in pipeline.passes:
-                try:
-                    p.apply(self.ctx, module)
-                    verify_each(module)
-                except DiagnosticError:
-                    raise
-                except (VerifyException, DiagnosticException) as e:
-                    raise DiagnosticError(None, f"pass '{p.name}' failed: {e}") from None
+        lower(self.ctx, module, spec)
 
     def inputs(self, module: ModuleOp) -> list[np.ndarray]:
         sig = signature(module)

@@ -1,0 +1,38 @@
+"""Helpers for the interpreter tests: parse a kernel, lower it, run it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from pto.tools.pto_opt import LocatingParser, verify_each
+from pto.tools.pto_run import lower
+from pto.tools.registry import load_dialects
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
+
+
+def context() -> Context:
+    ctx = Context()
+    load_dialects(ctx)
+    return ctx
+
+
+def parse(text: str, name: str = "<test>") -> ModuleOp:
+    m = LocatingParser(context(), text, name).parse_module()
+    verify_each(m)
+    return m
+
+
+def example(name: str) -> ModuleOp:
+    path = ROOT / "examples" / name
+    return parse(path.read_text(), str(path))
+
+
+def lowered(module: ModuleOp, spec: str = "pto-sk03-pipeline") -> ModuleOp:
+    m = module.clone()
+    lower(context(), m, spec)
+    return m
