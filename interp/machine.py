@@ -52,9 +52,9 @@ class Event:
     pipe: str
     name: str
     start: float
-    dur: float
+    dur: float  # until the result is ready (occupancy + latency)
     nbytes: int
-    cycles: float
+    cycles: float  # how long the op occupies its pipe
 
 
 @dataclass
@@ -119,7 +119,7 @@ class Core:
             self.written[k] = done
         m = self.machine
         if m.events is not None:
-            m.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles + latency))
+            m.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles))
         return t
 
     # -- synchronisation ------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from pto.dialects import npu, tile
+from pto.dialects import tile
 from pto.dialects.npu import BufferType
 from pto.dialects.pto import elem_name
 from pto.interp import numerics as nx
@@ -79,12 +79,10 @@ def _shape_elem(t) -> tuple[tuple[int, ...], str]:
 def signature(module: ModuleOp) -> Signature:
     f = kernel(module)
     level = "pto"
-    for op in f.walk():
-        if isinstance(op, npu.LaunchOp | npu.DmaOp):
-            level = "npu"
-            break
-        if isinstance(op, tile.TokenLoopOp):
-            level = "tile"
+    if any(isinstance(a.type, BufferType) for a in f.args):
+        level = "npu"
+    elif any(isinstance(op, tile.TokenLoopOp) for op in f.walk()):
+        level = "tile"
     attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(f.args)
     ins, outs = [], []
     for n, (a, d) in enumerate(zip(f.args, attrs)):

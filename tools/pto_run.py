@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -99,6 +100,8 @@ def lower(ctx: Context, module: ModuleOp, spec: str) -> None:
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt | SystemExit):
             raise
+        if m := re.match(r"Unrecognized passes: \[(.*)\]", str(e)):
+            raise UsageError(f"unknown pass {m.group(1)} (see pto-opt --list-passes)") from None
         raise UsageError(f"bad pass pipeline '{spec}': {str(e).strip().splitlines()[-1]}") from None
     with no_gc():
         for p in pipeline.passes:
@@ -172,8 +175,12 @@ class Runner:
         a = self.a
         if a.target:
             load_target(a.target)
-        if a.l2_size is not None and a.l2_size <= 0:
-            raise UsageError(f"--l2-size must be positive, got {a.l2_size}")
+        if a.l2_size is not None:
+            l2 = load_target(a.target or "ascend910b1").l2
+            unit = l2["line_bytes"] * l2["ways"]
+            if a.l2_size <= 0 or a.l2_size % unit:
+                raise UsageError(f"--l2-size must be a positive multiple of {unit} bytes "
+                                 f"({l2['ways']} ways of {l2['line_bytes']}-byte lines), got {a.l2_size}")
         with collect(self.sink):
             module = self.parse()
             sig = signature(module)

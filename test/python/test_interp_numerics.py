@@ -1,0 +1,77 @@
+"""Exact storage and conversions: round modes, saturation, the int8 quant chain."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from pto.dialects.pto import RoundMode
+from pto.interp import numerics as nx
+
+BF16 = ml_dtypes.bfloat16
+R = RoundMode
+
+
+@pytest.mark.parametrize(("mode", "want"), [
+    (R.RINT, [2, 2, -2, -2, 4, 1]), (R.ROUND, [3, 2, -3, -2, 4, 1]), (R.TRUNC, [2, 2, -2, -2, 3, 1]),
+    (R.FLOOR, [2, 2, -3, -3, 3, 1]), (R.CEIL, [3, 3, -2, -2, 4, 2]),
+])
+def test_f32_to_i32_modes(mode, want) -> None:
+    x = np.array([2.5, 2.25, -2.5, -2.25, 3.5, 1.0000001], np.float32)
+    assert nx.cast(x, "f32", "i32", mode).tolist() == want
+
+
+def test_round_ties_away_is_exact_near_half() -> None:
+    # 0.49999997 + 0.5 rounds to 1.0 in f32: a naive floor(x + 0.5) gets this wrong.
+    x = np.array([0.49999997, -0.49999997], np.float32)
+    assert nx.cast(x, "f32", "i32", R.ROUND).tolist() == [0, 0]
+
+
+def test_bf16_round_modes() -> None:
+    one, ulp = 1.0, 2.0**-7  # bf16 has 8 significant bits
+    x = np.array([one + ulp / 2, one + ulp * 0.75, -(one + ulp / 2), one + ulp * 1.5], np.float32)
+    f = lambda m: nx.cast(x, "f32", "bf16", m).astype(np.float32).tolist()  # noqa: E731
+    assert f(R.RINT) == [1.0, 1 + ulp, -1.0, 1 + 2 * ulp]
+    assert f(R.ROUND) == [1 + ulp, 1 + ulp, -(1 + ulp), 1 + 2 * ulp]
+    assert f(R.TRUNC) == [1.0, 1.0, -1.0, 1 + ulp]
+    assert f(R.FLOOR) == [1.0, 1.0, -(1 + ulp), 1 + ulp]
+    assert f(R.CEIL) == [1 + ulp, 1 + ulp, -1.0, 1 + 2 * ulp]
+    assert nx.cast(x, "f32", "bf16", R.RINT).dtype == BF16
+
+
+def test_f16_round_modes_and_exact_input() -> None:
+    ulp = 2.0**-10
+    x = np.array([1 + ulp / 2, 1 + ulp / 4, 1.0], np.float32)
+    assert nx.cast(x, "f32", "f16", R.RINT).astype(np.float32).tolist() == [1.0, 1.0, 1.0]
+    assert nx.cast(x, "f32", "f16", R.CEIL).astype(np.float32).tolist() == [1 + ulp, 1 + ulp, 1.0]
+    assert nx.cast(x, "f32", "f16", R.ROUND).astype(np.float32).tolist() == [1 + ulp, 1.0, 1.0]
+
+
+def test_saturation() -> None:
+    h = np.array([300, -300, 127.9, -128.5], np.float16)
+    assert nx.cast(h, "f16", "i8", R.TRUNC, sat=True).tolist() == [127, -128, 127, -128]
+    assert nx.cast(h, "f16", "i8", R.TRUNC, sat=False).tolist()[:2] == [300 - 256, -300 + 256]
+    assert nx.cast(np.array([3e9, -3e9], np.float32), "f32", "i32", R.RINT).tolist() == [2**31 - 1, -(2**31)]
+
+
+def test_quant_chain_bit_exact_with_sk03_golden() -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((64, 1024)) * 3).astype(np.float32)
+    x[0, :4] = [0.5 / 127 * 4, -1.5 / 127 * 4, 4.0, -4.0]  # exact ties
+    q, scale = nx.quant(x)
+    amax = np.max(np.abs(x), axis=-1, keepdims=True)
+    want = np.clip(np.trunc(np.rint(x * np.float32(127) / amax)), -128, 127).astype(np.int8)
+    assert np.array_equal(q, want)
+    assert np.allclose(scale, amax / 127, rtol=1e-7)
+
+
+def test_storage_rounds_to_bf16() -> None:
+    assert nx.store(np.float32(1 + 2.0**-8 + 2.0**-12), "bf16").astype(np.float32) == 1 + 2.0**-7
+
+
+def test_matmul_accumulates_int8_in_int32() -> None:
+    a = np.full((2, 300), 127, np.int8)
+    b = np.full((300, 3), -128, np.int8)
+    assert nx.matmul(a, b).dtype == np.int32
+    assert int(nx.matmul(a, b)[0, 0]) == 127 * -128 * 300
