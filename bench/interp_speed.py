@@ -1,0 +1,78 @@
+"""Interpreter speed: the SK-03 standard kernel (RMSNorm -> MatMul -> bf16, t=1024,
+K=4096, N=1024, examples/sk03_standard.mlir) run by pto-run in-process against the
+numpy golden of the same math (the kernel at the pto level), both in one run.
+
+    python bench/interp_speed.py [--repeat N] [--tokens T]
+
+Prints the median of each over N runs and their ratio. Rows: `pto-run` = the whole
+command in-process (parse, lower, run, report; inputs from .npy files); `npu run` =
+interpreting the already-lowered kernel only; `golden` = the pto level with numpy.
+Goal (issue: pto-run): npu run <= 2x golden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from xdsl.context import Context
+
+from pto.interp.run import random_inputs, run, signature
+from pto.tools import pto_run
+from pto.tools.pto_opt import LocatingParser
+from pto.tools.registry import load_dialects
+
+KERNEL = Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir"
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tokens", type=int, default=1024)
+    args = ap.parse_args()
+    ctx = Context()
+    load_dialects(ctx)
+    pto_m = LocatingParser(ctx, KERNEL.read_text(), str(KERNEL)).parse_module()
+    npu_m = pto_m.clone()
+    pto_run.lower(ctx, npu_m, "pto-sk03-pipeline")
+    inputs = random_inputs(signature(pto_m), args.tokens, 0)
+    with tempfile.TemporaryDirectory() as d:
+        files = []
+        for i, x in enumerate(inputs):
+            files += ["--input", str(Path(d) / f"in{i}.npy")]
+            np.save(files[-1], x)
+        argv = [str(KERNEL), *files]
+
+        def cli() -> None:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                assert pto_run.main(argv) == 0
+
+        rows = {"golden": lambda: run(pto_m, inputs), "npu run": lambda: run(npu_m, inputs), "pto-run": cli}
+        for fn in rows.values():  # warm up
+            fn()
+        times = {name: [] for name in rows}
+        for _ in range(args.repeat):  # interleaved, so that machine noise hits all rows alike
+            for name, fn in rows.items():
+                times[name].append(timed(fn))
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    print(f"SK-03 standard, t={args.tokens}, K=4096, N=1024; median of {args.repeat}")
+    print(f"{'what':<10} {'median s':>10} {'x golden':>9}")
+    for name, m in med.items():
+        print(f"{name:<10} {m:>10.3f} {m / med['golden']:>9.2f}")
+    print(f"goal: npu run <= 2x golden: {'met' if med['npu run'] <= 2 * med['golden'] else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
