@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from functools import lru_cache
+
 import numpy as np
 
 
@@ -58,10 +60,13 @@ class L2Cache:
         todo = lines
         while todo.size:
             sets = todo % self.sets
-            _, first = np.unique(sets, return_index=True)
-            first.sort()
-            batch, s = todo[first], sets[first]
-            todo = np.delete(todo, first)
+            if todo[-1] - todo[0] < self.sets and (todo.size < 2 or (np.diff(todo) > 0).all()):
+                batch, s, todo = todo, sets, todo[:0]  # ascending within one sweep of the sets: no conflicts
+            else:
+                _, first = np.unique(sets, return_index=True)
+                first.sort()
+                batch, s = todo[first], sets[first]
+                todo = np.delete(todo, first)
             stamps = self.clock + 1 + np.arange(batch.size)
             self.clock += batch.size
             match = self.tags[s] == batch[:, None]
@@ -111,6 +116,24 @@ def region_lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], ex
                  elem_bytes: int, line: int) -> np.ndarray:
     """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
     in address order."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    start = base + sum(o * s for o, s in zip(offsets, strides)) * elem_bytes
+    # The pattern depends only on where in its line the tile starts: computed once.
+    rel = _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
+    return rel + start // line
+
+
+@lru_cache(maxsize=4096)
+def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int, phase: int) -> np.ndarray:
+    lines = _lines(phase, (extent[0], *inner), (0,) * len(extent), extent, elem_bytes, line)
+    lines.setflags(write=False)
+    return lines
+
+
+def _lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...],
+           elem_bytes: int, line: int) -> np.ndarray:
     strides = np.ones(len(shape), np.int64)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]

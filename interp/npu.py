@@ -76,7 +76,7 @@ class _ScalarCost(Interpreter.Listener):
         self.core = core
 
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
-        if op.dialect_name() in ("arith", "scf"):
+        if op.name.startswith(("arith.", "scf.")):
             self.core.scalar(self.core.machine.dispatch)
 
 
