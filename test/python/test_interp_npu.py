@@ -236,3 +236,16 @@ def test_cube_op_outside_launch_is_an_error() -> None:
     }}"""
     with pytest.raises(MachineError, match="runs on a core"):
         run_ir(text, np.ones((8, 64), np.float32))
+
+
+def test_barrier_and_scalar_wait_order_later_ops() -> None:
+    x = np.ones((8, 64), np.float32)
+    for sync in ("npu.set_flag mte2 -> scalar, 0\n      npu.wait_flag mte2 -> scalar, 0", "npu.barrier all"):
+        r = run_ir(kernel(f"""{LOAD}
+      {sync}
+      npu.vdup 1.0 -> %d : {UB}
+      npu.barrier vector
+      npu.vmuls %d, 2.0 -> %d : {UB} -> {UB}
+      {STORE}"""), x)
+        dma_done = max(e.start + e.dur for e in events(r, "mte2"))
+        assert min(e.start for e in events(r, "vector")) >= dma_done, sync

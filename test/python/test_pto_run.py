@@ -45,6 +45,13 @@ def test_report_outputs_and_golden(tmp_path, capsys) -> None:
     assert r.shape == (3, 1024)
 
 
+def test_pass_pipeline_option(capsys) -> None:
+    code, out, err = cli(capsys, STD, "--random-inputs", "--tokens", "9", "--golden",
+                         "--pass-pipeline", "builtin.module(pto-sk03-pipeline{factors=4,3,1})")
+    assert code == 0, err
+    assert "3 launch(es)" in out and "golden result 0: ok" in out  # one per factor
+
+
 def test_json_and_trace(tmp_path, capsys) -> None:
     trace = tmp_path / "t.json"
     code, out, _ = cli(capsys, HC, "--random-inputs", "--tokens", "5", "--json", "--trace", str(trace))
