@@ -412,7 +412,9 @@ class MatmulBase(ShapedOp):
                 raise VerifyException(f"'{self.name}' {what} must be rank 2, got rank {t.get_num_dims()}")
         m, ka, kb, n = self.mkn()
         if ka != kb:
-            raise VerifyException(f"'{self.name}' reduction dims differ: lhs K = {ka}, rhs K = {kb}")
+            raise VerifyException(
+                f"'{self.name}' reduction dims differ: lhs K = {dims_str([ka])}, rhs K = {dims_str([kb])}"
+            )
         if c.get_shape() != (m, n):
             raise VerifyException(
                 f"'{self.name}' result must be {dims_str((m, n))}, got {dims_str(c.get_shape())}"

@@ -31,13 +31,16 @@ class PtoSk03PipelinePass(ModulePass):
     target: str = ""
     factors: tuple[int, ...] = field(default=())
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in (
+    def passes(self) -> list[ModulePass]:
+        return [
             PtoClassifySkeletonPass(),
             PtoToTilePass(),
             TileUnrollPass(factors=self.factors),
             TileAnnotateCachePass(),
             TileAssignShapesPass(target=self.target),
             TileToNpuPass(),
-        ):
+        ]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
             p.apply(ctx, op)

@@ -92,19 +92,23 @@ def load_npy(path: str, elem: str) -> np.ndarray:
     return x
 
 
-def lower(ctx: Context, module: ModuleOp, spec: str) -> None:
-    """Apply a pass pipeline (xDSL spelling, `a,b{k=v}`) in place, verifying after each
-    pass; a bad spec is a UsageError, a failing pass a DiagnosticError."""
+def parse_pipeline(spec: str) -> PassPipeline:
+    """A pass pipeline in xDSL's spelling (`a,b{k=v}`); a bad one is a UsageError."""
     try:
-        pipeline = PassPipeline.parse_spec(all_passes(), spec)
+        return PassPipeline.parse_spec(all_passes(), spec)
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt | SystemExit):
             raise
         if m := re.match(r"Unrecognized passes: \[(.*)\]", str(e)):
             raise UsageError(f"unknown pass {m.group(1)} (see pto-opt --list-passes)") from None
         raise UsageError(f"bad pass pipeline '{spec}': {str(e).strip().splitlines()[-1]}") from None
+
+
+def lower(ctx: Context, module: ModuleOp, spec: str) -> None:
+    """Apply a pass pipeline in place, verifying after each pass; a failing pass is a
+    DiagnosticError."""
     with no_gc():
-        for p in pipeline.passes:
+        for p in parse_pipeline(spec).passes:
             try:
                 p.apply(ctx, module)
                 verify_each(module)

@@ -1,0 +1,48 @@
+"""The Python API: build SK-03 kernels (builder or PyPTO-style loop form), compile them
+to each level, run them on the machine model. Re-exported from `pto`."""
+
+from pto.frontend.api import CompileError, Compiled, Result, compile, run
+from pto.interp.golden import check
+from pto.frontend.builder import (
+    DYN,
+    BuildError,
+    Kernel,
+    Symbol,
+    Tensor,
+    abs,
+    add,
+    adds,
+    cast,
+    cube_tile,
+    dequant,
+    div,
+    matmul,
+    mul,
+    muls,
+    quant,
+    reduce,
+    reshape,
+    rms_norm,
+    rsqrt,
+    sqrt,
+    sub,
+)
+from pto.frontend.loop import (
+    arg,
+    assemble,
+    loop_unroll,
+    set_cache_policy,
+    set_cube_tile_shapes,
+    set_pass_options,
+    set_semantic_label,
+    set_vec_tile_shapes,
+    trace,
+    view,
+)
+
+__all__ = [
+    "DYN", "BuildError", "CompileError", "Compiled", "Kernel", "Result", "Symbol", "Tensor", "abs", "add", "adds",
+    "arg", "assemble", "cast", "check", "compile", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
+    "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
+    "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "sqrt", "sub", "trace", "view",
+]

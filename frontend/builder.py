@@ -1,0 +1,415 @@
+"""Build `pto`-level kernels from Python.
+
+A `Kernel` holds one `func.func` being built: `arg` adds a typed tensor argument (a
+dimension of `None` is the dynamic token axis), the op functions (`rms_norm`, `matmul`,
+`cast`, ...) append `pto` ops to the kernel their first operand belongs to, `ret` sets
+the results, and `module()` returns the verified `ModuleOp`. Every op is verified as it
+is built; an illegal one raises `BuildError` with the verifier's message and the
+caller's file and line (also recorded as the op's location, so that later passes point
+there too). Hints (`label=`, `vec_tile=`, `cube_tile=`, `cache=` on arguments,
+`unroll=`, `options=`, `target=` on the kernel) become the `pto.*` attributes that
+the pipeline honours.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DictionaryAttr,
+    FileLineColLoc,
+    Float16Type,
+    Float32Type,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from pto.dialects import pto
+from pto.dialects.pto import (
+    CASTS,
+    MATMUL_OUT,
+    CachePolicy,
+    CachePolicyAttr,
+    CubeTileAttr,
+    ReduceKind,
+    RoundMode,
+    elem_name,
+    verify_hints,
+)
+
+DYN = None  # a dimension written None (or DYN) is the dynamic token axis
+_ELEM = {"bf16": BFloat16Type, "f16": Float16Type, "f32": Float32Type}
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class BuildError(Exception):
+    """An illegal kernel: the verifier's message, at the user's line."""
+
+    def __init__(self, message: str, where: tuple[str, int] | None):
+        self.message = message
+        self.where = where
+        super().__init__(f"{where[0]}:{where[1]}: error: {message}" if where else message)
+
+
+def caller() -> tuple[str, int] | None:
+    """The first stack frame outside this package: where the user built the op."""
+    f = sys._getframe(1)
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE:
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+def element_type(dtype: str) -> Attribute:
+    if dtype in _ELEM:
+        return _ELEM[dtype]()
+    if dtype in ("i8", "i32"):
+        return IntegerType(int(dtype[1:]))
+    raise BuildError(f"unknown element type '{dtype}' (known: bf16, f16, f32, i8, i32)", caller())
+
+
+class Symbol:
+    """A symbolic index of the loop form (the token tile's first row or its height):
+    in a shape it stands for the dynamic token axis."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def tensor_type(shape: Sequence[int | Symbol | None], dtype: str) -> TensorType:
+    return TensorType(element_type(dtype), [DYNAMIC_INDEX if d is None or isinstance(d, Symbol) else d
+                                            for d in shape])
+
+
+@dataclass(eq=False)
+class Tensor:
+    """A value of the kernel being built."""
+
+    kernel: Kernel
+    value: SSAValue
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        return tuple(None if d == DYNAMIC_INDEX else d for d in t.get_shape())
+
+    @property
+    def dtype(self) -> str:
+        return elem_name(self.value.type.element_type)  # type: ignore[attr-defined]
+
+    def __add__(self, other: Tensor) -> Tensor:
+        return add(self, other)
+
+    def __sub__(self, other: Tensor) -> Tensor:
+        return sub(self, other)
+
+    def __mul__(self, other: Tensor | float) -> Tensor:
+        return muls(self, other) if isinstance(other, int | float) else mul(self, other)
+
+    def __truediv__(self, other: Tensor) -> Tensor:
+        return div(self, other)
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.value.type})"
+
+
+@dataclass
+class Kernel:
+    """One `func.func` being built."""
+
+    name: str
+    target: str | None = None
+    unroll: Sequence[int] | None = None
+    options: dict[str, dict[int, int]] | None = None
+    block: Block = field(default_factory=Block)
+    arg_attrs: list[dict[str, Attribute]] = field(default_factory=list)
+    results: list[Tensor] = field(default_factory=list)
+    _module: ModuleOp | None = None
+
+    def arg(self, name: str, shape: Sequence[int | None], dtype: str, cache: str | None = None) -> Tensor:
+        v = self.block.insert_arg(tensor_type(shape, dtype), len(self.block.args))
+        v.name_hint = name
+        self.arg_attrs.append({})
+        if cache is not None:
+            self.set_cache(v, cache)
+        return Tensor(self, v)
+
+    def set_cache(self, v: SSAValue, policy: str) -> None:
+        try:
+            attr = CachePolicyAttr(CachePolicy(policy))
+        except ValueError:
+            raise BuildError(f"unknown cache policy '{policy}' (known: normal, none_cacheable)", caller()) from None
+        if not isinstance(v.owner, Block) or v.owner is not self.block:
+            raise BuildError("a cache policy belongs on a kernel argument", caller())
+        self.arg_attrs[v.index]["pto.cache"] = attr  # type: ignore[attr-defined]
+
+    def append(self, op: Operation, hints: dict[str, Attribute] | None = None) -> Operation:
+        """Add a built op (and its hints), verified, at the caller's location."""
+        if self._module is not None:
+            raise BuildError(f"kernel '{self.name}' is already built", caller())
+        where = caller()
+        if where is not None:
+            op.location = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(1))
+        op.attributes.update(hints or {})
+        try:
+            op.verify()
+            verify_hints(op)
+        except VerifyException as e:
+            msg = str(e.args[0]) if e.args else str(e)
+            raise BuildError(msg.removeprefix("Operation does not verify: "), where) from None
+        self.block.add_op(op)
+        return op
+
+    def ret(self, *values: Tensor) -> None:
+        for v in values:
+            if v.kernel is not self:
+                raise BuildError("a result must be a value of this kernel", caller())
+        self.results = list(values)
+
+    def func_attrs(self) -> dict[str, Attribute]:
+        attrs: dict[str, Attribute] = {}
+        if self.target is not None:
+            attrs["pto.target"] = StringAttr(self.target)
+        if self.unroll is not None:
+            attrs["pto.unroll"] = DenseArrayBase.from_list(i64, list(self.unroll))
+        if self.options is not None:
+            attrs["pto.options"] = DictionaryAttr({
+                k: DictionaryAttr({str(kk): IntegerAttr(vv, i64) for kk, vv in v.items()})
+                for k, v in self.options.items()})
+        return attrs
+
+    def module(self) -> ModuleOp:
+        """The verified module holding this kernel (built once)."""
+        if self._module is not None:
+            return self._module
+        if not self.results:
+            raise BuildError(f"kernel '{self.name}' has no results: call ret(...)", caller())
+        ret = func.ReturnOp(*(r.value for r in self.results))
+        self.block.add_op(ret)
+        f = func.FuncOp(self.name, ([a.type for a in self.block.args], [r.value.type for r in self.results]),
+                        Region(self.block))
+        if any(self.arg_attrs):
+            f.arg_attrs = ArrayAttr([DictionaryAttr(a) for a in self.arg_attrs])
+        f.attributes.update(self.func_attrs())
+        where = caller()
+        try:
+            f.verify()
+            verify_hints(f)
+        except VerifyException as e:
+            self.block.erase_op(ret)
+            f.body.detach_block(self.block)
+            raise BuildError(str(e.args[0]) if e.args else str(e), where) from None
+        self._module = ModuleOp([f])
+        return self._module
+
+
+# ------------------------------------------------------------------ hints of an op
+
+# The loop form (pto.frontend.loop) sets these for the ops that follow, as PyPTO does.
+@dataclass
+class Pinned:
+    label: str | None = None
+    vec_tile: tuple[int, ...] | None = None
+    cube_tile: CubeTileAttr | None = None
+
+
+_pinned: list[Pinned] = []
+
+
+def cube_tile(m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False) -> CubeTileAttr:
+    """`#pto.cube_tile<m = [L0, L1], k = [...], n = [...]>` for `matmul(cube_tile=...)`."""
+    return CubeTileAttr(list(m), list(k), list(n), split_k)
+
+
+def _hints(op: Operation, label: str | None, vec_tile: Sequence[int] | None,
+           cube: CubeTileAttr | None) -> dict[str, Attribute]:
+    p = _pinned[-1] if _pinned else Pinned()
+    label = label if label is not None else p.label
+    if vec_tile is None and p.vec_tile is not None and not isinstance(op, pto.MatmulOp):
+        rank = op.operands[0].type.get_num_dims()  # type: ignore[attr-defined]
+        vec_tile = p.vec_tile if rank == len(p.vec_tile) else None
+    if cube is None and isinstance(op, pto.MatmulOp):
+        cube = p.cube_tile
+    h: dict[str, Attribute] = {}
+    if label is not None:
+        h["pto.label"] = StringAttr(label)
+    if vec_tile is not None:
+        h["pto.vec_tile"] = DenseArrayBase.from_list(i64, list(vec_tile))
+    if cube is not None:
+        h["pto.cube_tile"] = cube
+    return h
+
+
+def _emit(op: Operation, x: Tensor, label=None, vec_tile=None, cube=None) -> Operation:
+    return x.kernel.append(op, _hints(op, label, vec_tile, cube))
+
+
+def _tensor(x: object, what: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise BuildError(f"{what} must be a Tensor of a kernel, got {type(x).__name__}", caller())
+    return x
+
+
+def _same_kernel(*xs: Tensor | None) -> None:
+    ks = {id(x.kernel) for x in xs if x is not None}
+    if len(ks) > 1:
+        raise BuildError("operands belong to different kernels", caller())
+
+
+def _retyped(x: Tensor, dtype: str, shape: Sequence[int | None] | None = None) -> TensorType:
+    return tensor_type(x.shape if shape is None else shape, dtype)
+
+
+# ---------------------------------------------------------------------------- ops
+
+
+def rms_norm(x: Tensor, gamma: Tensor | None = None, eps: float = 1e-6, out_dtype: str = "f32", *,
+             label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    """`x / sqrt(mean(x^2) + eps) [* gamma]` over the last axis (`pto.rms_norm`)."""
+    _tensor(x, "rms_norm input")
+    _same_kernel(x, gamma)
+    op = pto.RmsNormOp(x.value, gamma.value if gamma is not None else None, eps, _retyped(x, out_dtype))
+    return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
+
+
+def matmul(a: Tensor, b: Tensor, a_trans: bool = False, b_trans: bool = False, out_dtype: str | None = None, *,
+           label: str | None = None, cube_tile: CubeTileAttr | None = None) -> Tensor:
+    """`a @ b` on the cube (`b_trans`: b is [N, K]); f32 (int32 for int8) unless `out_dtype`."""
+    _tensor(a, "matmul lhs")
+    _tensor(b, "matmul rhs")
+    _same_kernel(a, b)
+    m = a.shape[1] if a_trans else a.shape[0]
+    n = b.shape[0] if b_trans else b.shape[1]
+    out = out_dtype or MATMUL_OUT.get(a.dtype, ("f32",))[0]
+    op = pto.MatmulOp(a.value, b.value, tensor_type([m, n], out), a_trans, b_trans)
+    return Tensor(a.kernel, _emit(op, a, label, None, cube_tile).results[0])
+
+
+def cast(x: Tensor, dtype: str, round: str | None = None, sat: bool = False, *,
+         label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    """Convert to `dtype` (`pto.cast`); `round` defaults to `none` for exact conversions,
+    `rint` otherwise."""
+    _tensor(x, "cast input")
+    if round is None:
+        round = "none" if CASTS.get((x.dtype, dtype)) else "rint"
+    try:
+        mode = RoundMode(round)
+    except ValueError:
+        raise BuildError(f"unknown round mode '{round}' (known: {', '.join(m.value for m in RoundMode)})",
+                         caller()) from None
+    op = pto.CastOp(x.value, _retyped(x, dtype), mode, sat)
+    return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
+
+
+def _broadcast(a: Sequence[int | None], b: Sequence[int | None]) -> list[int | None]:
+    """The result shape of a trailing-aligned broadcast (the verifier checks legality)."""
+    if len(a) < len(b):
+        a, b = b, a
+    out = list(a)
+    for i, d in enumerate(b):
+        j = len(a) - len(b) + i
+        if out[j] == 1 and d != 1:
+            out[j] = d
+    return out
+
+
+def _binary(cls, a: Tensor, b: Tensor, label, vec_tile) -> Tensor:
+    _tensor(a, f"{cls.name} lhs")
+    _tensor(b, f"{cls.name} rhs")
+    _same_kernel(a, b)
+    op = cls(a.value, b.value, tensor_type(_broadcast(a.shape, b.shape), a.dtype))
+    return Tensor(a.kernel, _emit(op, a, label, vec_tile).results[0])
+
+
+def add(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _binary(pto.AddOp, a, b, label, vec_tile)
+
+
+def sub(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _binary(pto.SubOp, a, b, label, vec_tile)
+
+
+def mul(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _binary(pto.MulOp, a, b, label, vec_tile)
+
+
+def div(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _binary(pto.DivOp, a, b, label, vec_tile)
+
+
+def _unary(cls, x: Tensor, label, vec_tile) -> Tensor:
+    _tensor(x, f"{cls.name} input")
+    return Tensor(x.kernel, _emit(cls(x.value), x, label, vec_tile).results[0])
+
+
+def sqrt(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _unary(pto.SqrtOp, x, label, vec_tile)
+
+
+def rsqrt(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _unary(pto.RsqrtOp, x, label, vec_tile)
+
+
+def abs(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:  # noqa: A001
+    return _unary(pto.AbsOp, x, label, vec_tile)
+
+
+def muls(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    _tensor(x, "muls input")
+    return Tensor(x.kernel, _emit(pto.MulsOp(x.value, float(scalar)), x, label, vec_tile).results[0])
+
+
+def adds(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    _tensor(x, "adds input")
+    return Tensor(x.kernel, _emit(pto.AddsOp(x.value, float(scalar)), x, label, vec_tile).results[0])
+
+
+def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None,
+           vec_tile: Sequence[int] | None = None) -> Tensor:
+    """Row reduction over the last axis, kept as size 1: sum, max, min, mean, absmax."""
+    _tensor(x, "reduce input")
+    try:
+        k = ReduceKind(kind)
+    except ValueError:
+        raise BuildError(f"unknown reduction '{kind}' (known: {', '.join(r.value for r in ReduceKind)})",
+                         caller()) from None
+    return Tensor(x.kernel, _emit(pto.ReduceOp(x.value, k), x, label, vec_tile).results[0])
+
+
+def quant(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> tuple[Tensor, Tensor]:
+    """Symmetric per-token int8: returns (q, scale)."""
+    _tensor(x, "quant input")
+    op = _emit(pto.QuantOp(x.value), x, label, vec_tile)
+    return Tensor(x.kernel, op.results[0]), Tensor(x.kernel, op.results[1])
+
+
+def dequant(acc: Tensor, act_scale: Tensor, w_scale: Tensor | None = None, *, label: str | None = None,
+            vec_tile: Sequence[int] | None = None) -> Tensor:
+    _tensor(acc, "dequant input")
+    _same_kernel(acc, act_scale, w_scale)
+    op = pto.DequantOp(acc.value, act_scale.value, w_scale.value if w_scale is not None else None)
+    return Tensor(acc.kernel, _emit(op, acc, label, vec_tile).results[0])
+
+
+def reshape(x: Tensor, shape: Sequence[int | None], inplace: bool = False, *, label: str | None = None) -> Tensor:
+    _tensor(x, "reshape input")
+    op = pto.ReshapeOp(x.value, tensor_type(shape, x.dtype), inplace)
+    return Tensor(x.kernel, _emit(op, x, label, None).results[0])

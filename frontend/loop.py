@@ -1,0 +1,168 @@
+"""The PyPTO-style loop form, traced into the same `pto`-level IR as the builder.
+
+    def kernel(x, gamma, w, out):
+        for idx, p in loop_unroll(0, x.shape[0], 1, unroll_list=[128, 64, 1]):
+            xt = view(x, [p, 4096], [idx, 0])
+            set_semantic_label("rmsnorm")
+            n = rms_norm(xt, gamma)
+            ...
+            assemble(o, [idx, 0], out)
+
+    module = trace(kernel, x=arg([None, 4096], "bf16"), ..., out=arg([None, 1024], "bf16"))
+
+The body runs once, symbolically: `idx` and `p` are `Symbol`s, a token-tile `view` is
+the whole tensor (the pto level works on the whole token axis), `assemble` into an
+argument makes that argument a result. The unroll list and the `set_*` calls become
+the pinned hints: `pto.unroll`, `pto.label`, `pto.vec_tile` (on the ops of matching
+rank that follow), `pto.cube_tile` (on the matmuls that follow), `pto.cache`,
+`pto.options`. The loop itself becomes the token loop at the tile level.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+
+from pto.frontend.builder import BuildError, Kernel, Pinned, Symbol, Tensor, _pinned, caller, cube_tile
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    shape: tuple[int | None, ...]
+    dtype: str
+    cache: str | None = None
+
+
+def arg(shape: Sequence[int | None], dtype: str, cache: str | None = None) -> ArgSpec:
+    """The type of one parameter of a traced kernel (None = the token axis)."""
+    return ArgSpec(tuple(shape), dtype, cache)
+
+
+@dataclass
+class _Trace:
+    kernel: Kernel
+    params: list[Tensor]
+    outputs: dict[int, Tensor] = field(default_factory=dict)  # param index -> value assembled into it
+    loop: tuple[Symbol, Symbol] | None = None
+
+
+_traces: list[_Trace] = []
+
+
+def _current(what: str) -> _Trace:
+    if not _traces:
+        raise BuildError(f"{what} is part of the loop form: call it inside a kernel traced by pto.trace", caller())
+    return _traces[-1]
+
+
+def trace(fn: Callable[..., None], *, name: str | None = None, target: str | None = None,
+          options: dict[str, dict[int, int]] | None = None, **params: ArgSpec) -> ModuleOp:
+    """Trace a loop-form kernel `fn` whose parameters are typed by `params`."""
+    names = list(inspect.signature(fn).parameters)
+    if sorted(names) != sorted(params):
+        raise BuildError(f"trace: give a type for each parameter of {fn.__name__} ({', '.join(names)}), "
+                         f"got {', '.join(params) or 'none'}", caller())
+    k = Kernel(name or fn.__name__, target=target, options=options)
+    tensors = [k.arg(n, params[n].shape, params[n].dtype, params[n].cache) for n in names]
+    tr = _Trace(k, tensors)
+    _traces.append(tr)
+    _pinned.append(Pinned())
+    try:
+        fn(*tensors)
+    finally:
+        _traces.pop()
+        _pinned.pop()
+    if tr.loop is None:
+        raise BuildError(f"{fn.__name__} has no loop_unroll over the token axis", caller())
+    if not tr.outputs:
+        raise BuildError(f"{fn.__name__} assembles no result into an output argument", caller())
+    for i in sorted(tr.outputs, reverse=True):  # outputs are results at the pto level
+        v = tensors[i].value
+        if v.uses:
+            raise BuildError(f"output argument '{names[i]}' is also read: outputs are written only", caller())
+        k.block.erase_arg(v)
+        del k.arg_attrs[i]
+    k.ret(*(tr.outputs[i] for i in sorted(tr.outputs)))
+    return k.module()
+
+
+def loop_unroll(start: int, stop: int | None, step: int = 1, *, unroll_list: Sequence[int],
+                name: str | None = None, idx_name: str | None = None) -> Iterator[tuple[Symbol, Symbol]]:
+    """`for idx, p in loop_unroll(0, t, 1, unroll_list=[...])`: the token loop, traced once;
+    `idx` is the tile's first row, `p` its height (one of the unroll factors)."""
+    tr = _current("loop_unroll")
+    if tr.loop is not None:
+        raise BuildError("an SK-03 kernel has one token loop: loop_unroll may appear once", caller())
+    if start != 0 or stop is not None or step != 1:
+        raise BuildError(f"loop_unroll must run over the whole token axis (0, x.shape[0], 1), got "
+                         f"({start}, {stop}, {step})", caller())
+    if not unroll_list or min(unroll_list) < 1:
+        raise BuildError("unroll_list must be a non-empty list of positive factors", caller())
+    tr.kernel.unroll = list(unroll_list)
+    tr.loop = (Symbol(idx_name or "idx"), Symbol("p"))
+    yield tr.loop
+
+
+def _check_tile(tr: _Trace, x: Tensor, shape: Sequence, offsets: Sequence, what: str) -> None:
+    idx, p = tr.loop if tr.loop is not None else (None, None)
+    if tr.loop is None:
+        raise BuildError(f"{what} belongs inside loop_unroll", caller())
+    if x.shape and x.shape[0] is None:
+        ok = (len(shape) == len(x.shape) and shape[0] is p and tuple(shape[1:]) == x.shape[1:]
+              and offsets[0] is idx and all(o == 0 for o in offsets[1:]))
+        want = f"[p, {', '.join(map(str, x.shape[1:]))}] at [idx{', 0' * (len(x.shape) - 1)}]"
+    else:
+        ok = tuple(shape) == x.shape and all(o == 0 for o in offsets)
+        want = f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}]"
+    if not ok or len(offsets) != len(x.shape):
+        raise BuildError(f"{what} of {list(shape)} at {list(offsets)} is not supported: SK-03 takes {want}",
+                         caller())
+
+
+def view(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
+    """A token tile `[p, ...]` at `[idx, 0, ...]` of a token-axis tensor, or a whole tensor."""
+    tr = _current("view")
+    _check_tile(tr, x, shape, offsets, "view")
+    return x
+
+
+def assemble(value: Tensor, offsets: Sequence[int | Symbol], out: Tensor) -> None:
+    """Write a token tile of results into the output argument `out` at `[idx, 0, ...]`."""
+    tr = _current("assemble")
+    if out not in tr.params:
+        raise BuildError("assemble writes into an argument of the traced kernel", caller())
+    _check_tile(tr, out, [tr.loop[1] if tr.loop else None, *out.shape[1:]], offsets, "assemble")
+    if value.shape != out.shape or value.dtype != out.dtype:
+        raise BuildError(f"assemble: the value is {value.value.type} but the output is {out.value.type}", caller())
+    i = tr.params.index(out)
+    if i in tr.outputs:
+        raise BuildError("each output argument is assembled once", caller())
+    tr.outputs[i] = value
+
+
+def set_semantic_label(label: str) -> None:
+    _current("set_semantic_label")
+    _pinned[-1].label = label
+
+
+def set_vec_tile_shapes(*shape: int) -> None:
+    _current("set_vec_tile_shapes")
+    _pinned[-1].vec_tile = tuple(shape)
+
+
+def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False) -> None:
+    _current("set_cube_tile_shapes")
+    _pinned[-1].cube_tile = cube_tile(m, k, n, enable_split_k)
+
+
+def set_cache_policy(x: Tensor, policy: str) -> None:
+    tr = _current("set_cache_policy")
+    tr.kernel.set_cache(x.value, policy)
+
+
+def set_pass_options(**options: dict[int, int]) -> None:
+    tr = _current("set_pass_options")
+    tr.kernel.options = {**(tr.kernel.options or {}), **options}
