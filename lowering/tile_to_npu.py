@@ -495,8 +495,10 @@ class Lowering:
         # L1 copies from l1_reuse [a, w]: the K loop takes a slices per iteration, slice j
         # into activation copy j and weight copy j % w, so one slice loads while another
         # feeds L0 ("set after use, wait before reuse" on MTE1 -> MTE2 events j and 4 + j).
-        if st.nbuffer is not None and st.nbuffer.value.data > 1:
-            warn(st, f"cube nbuffer {st.nbuffer.value.data} is not modelled yet: one copy of each L0 buffer")
+        # L0 copies from nbuffer: K step i of an L1 slice loads into L0A/L0B copy i % nb,
+        # so MTE1 fills one copy while the cube multiplies the other (CUBE -> MTE1 event
+        # j: set after the mmad that used copy j, waited before refilling it).
+        nb = min(st.nbuffer.value.data, 4) if st.nbuffer is not None else 1
         a_cp, w_cp = st.l1_reuse.get_values() if st.l1_reuse is not None else (1, 1)
         copies, w_cp = min(int(a_cp), 4), min(int(w_cp), int(a_cp), 4)
         b_shape = [n1, k1] if bt else [k1, n1]
@@ -505,8 +507,9 @@ class Lowering:
         a1s = [npu.AllocOp(BufferType([m1, k1], a_el, Space.L1), j * a1_bytes).result for j in range(copies)]
         b1s = [npu.AllocOp(BufferType(b_shape, b_el, Space.L1), copies * a1_bytes + j * b1_bytes).result
                for j in range(w_cp)]
-        a0 = npu.AllocOp(BufferType([m1, k0], a_el, Space.L0A), 0).result
-        b0 = npu.AllocOp(BufferType([k0, n1], b_el, Space.L0B), 0).result
+        a0_t, b0_t = BufferType([m1, k0], a_el, Space.L0A), BufferType([k0, n1], b_el, Space.L0B)
+        a0s = [npu.AllocOp(a0_t, j * a0_t.nbytes()).result for j in range(nb)]
+        b0s = [npu.AllocOp(b0_t, j * b0_t.nbytes()).result for j in range(nb)]
         acc = npu.AllocOp(BufferType([m1, n1], acc_el, Space.L0C), 0).result
         nsplit = self.splits(st, k, k1)
         if nsplit > 1 and (acc_name != "f32" or cast is not None or len(dests[out_val]) != 1
@@ -539,6 +542,18 @@ class Lowering:
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, j)
             for j in range(w_cp):
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, 4 + j)
+            for j in range(nb):
+                npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, j)
+
+            def l0_step(a1: SSAValue, b1: SSAValue, kk: SSAValue, k_in: SSAValue, j: int) -> None:
+                npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, j)
+                npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0s[j], [0, 0])
+                npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if bt else [k_in, 0], b0s[j], [0, 0], transpose=bt)
+                sync(Pipe.MTE1, Pipe.CUBE, j)
+                first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
+                later = arith.CmpiOp(first, c(0), "ne").result
+                npu.MmadOp(a0s[j], b0s[j], acc, later)
+                npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, j)
 
             def k_slice(kk: SSAValue, j: int) -> None:
                 a1, b1, wev = a1s[j], b1s[j % w_cp], 4 + j % w_cp
@@ -550,16 +565,16 @@ class Lowering:
                 sync(Pipe.MTE2, Pipe.MTE1, j)
                 inner = Block(arg_types=[idx])
                 with ImplicitBuilder(inner):
-                    k_in = inner.args[0]
-                    npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
-                    npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if bt else [k_in, 0], b0, [0, 0], transpose=bt)
-                    sync(Pipe.MTE1, Pipe.CUBE)
-                    first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
-                    later = arith.CmpiOp(first, c(0), "ne").result
-                    npu.MmadOp(a0, b0, acc, later)
-                    sync(Pipe.CUBE, Pipe.MTE1, 1)
+                    l0_step(a1, b1, kk, inner.args[0], 0)
+                    for q in range(1, nb):
+                        k_q = arith.AddiOp(inner.args[0], c(q * k0)).result
+                        guard = Block()
+                        with ImplicitBuilder(guard):
+                            l0_step(a1, b1, kk, k_q, q)
+                            scf.YieldOp()
+                        scf.IfOp(arith.CmpiOp(k_q, c(k1), "ult").result, [], Region(guard))
                     scf.YieldOp()
-                scf.ForOp(c(0), c(k1), c(k0), [], Region(inner))
+                scf.ForOp(c(0), c(k1), c(nb * k0), [], Region(inner))
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, j)
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, wev)
 
@@ -581,6 +596,8 @@ class Lowering:
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, j)
             for j in range(w_cp):
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, 4 + j)
+            for j in range(nb):
+                npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, j)
             sync(Pipe.CUBE, Pipe.FIXPIPE, 3)
             if nsplit > 1:
                 dst = dests[out_val][0]

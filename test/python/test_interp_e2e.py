@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 from kernels import example, lowered
 
 from pto.interp.golden import check
@@ -79,3 +80,20 @@ def test_deterministic() -> None:
     assert r1.report.tensors == r2.report.tensors
     for x, y in zip(r1.outputs, r2.outputs):
         assert np.array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
+@pytest.mark.parametrize("nbuffer", [2, 3])
+def test_cube_l0_nbuffer(nbuffer: int) -> None:
+    """L0 copies (cube_nbuffer_setting) compute the same; two let MTE1 and CUBE overlap
+    (three force smaller tiles on this kernel: tile-assign-shapes makes room for them)."""
+    text = (compiled("sk03_standard.mlir")[0]).clone()
+    f = next(iter(text.ops))
+    setting = DictionaryAttr({"-1": IntegerAttr(nbuffer, i64)})
+    f.attributes["pto.options"] = DictionaryAttr({"cube_nbuffer_setting": setting})
+    npu_m = lowered(text)
+    assert f"npu.wait_flag cube -> mte1, {nbuffer - 1}" in str(npu_m)
+    check_run(text, npu_m, 130)
+    if nbuffer == 2:
+        inputs = random_inputs(signature(text), 256, 0)
+        one = run(compiled("sk03_standard.mlir")[1], inputs).report.cycles
+        assert run(npu_m, inputs).report.cycles < one
