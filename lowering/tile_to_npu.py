@@ -27,27 +27,16 @@ from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import npu, tile
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import ReduceKind, RoundMode, elem_name
+from pto.lowering import tile_to_npu_columns as columns
+from pto.lowering.npu_build import c, sync, unsupported
 from pto.targets import Target, target_of
 
 idx = IndexType()
 
 
-def c(v: int) -> SSAValue:
-    return arith.ConstantOp.from_int_and_width(v, idx).result
-
-
 def gm_type(t: Attribute) -> BufferType:
     assert isinstance(t, TensorType)
     return BufferType(list(t.get_shape()), t.element_type, Space.GM)
-
-
-def sync(src: Pipe, dst: Pipe, event: int = 0) -> None:
-    npu.SetFlagOp(src, dst, event)
-    npu.WaitFlagOp(src, dst, event)
-
-
-def unsupported(op: Operation, what: str) -> DiagnosticError:
-    return DiagnosticError(op, f"tile-to-npu does not support {what} yet")
 
 
 @dataclass
@@ -108,6 +97,7 @@ class Lowering:
         self.gm: dict[SSAValue, SSAValue] = {}  # tile-level tensor value -> GM buffer
         self.flag = 0
         self.views: set[Operation] = set()
+        self.plan: columns.Plan | None = None  # column tiling of the phase being lowered
 
     def run(self) -> None:
         f = self.f
@@ -237,14 +227,29 @@ class Lowering:
         for st in stages:
             assert isinstance(st, tile.VecStageOp)
             if st.vec_tile is not None:
+                rows = min(rows, st.vec_tile.get_values()[0])  # type: ignore[type-var]
+        return rows
+
+    def column_plan(self, stages: list[tile.StageBase]) -> columns.Plan | None:
+        """Column tiling when a stage's vector tile is narrower than its rows."""
+        narrow = []
+        for st in stages:
+            assert isinstance(st, tile.VecStageOp)
+            if st.vec_tile is not None:
                 vt = st.vec_tile.get_values()
-                rows = min(rows, vt[0])  # type: ignore[type-var]
-                data = next(o for o in st.body.block.ops if not isinstance(o, tile.ReshapeOp))
+                data = next(o for o in st.body.block.ops if o not in self.views)
                 cols = data.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
                 if vt[-1] < cols:
-                    warn(st, f"vector tile {list(vt)} is narrower than the {cols}-column row: tile-to-npu "
-                             f"processes whole rows (column tiling is not modelled yet)")
-        return rows
+                    narrow.append((st, list(vt), cols))
+        if not narrow:
+            return None
+        st, vt, cols = narrow[0]
+        p = columns.plan(stages, self.views, cols, min(int(v[1][-1]) for v in narrow))
+        if isinstance(p, str):
+            warn(st, f"vector tile {vt} is narrower than the {cols}-column row but the phase is not "
+                     f"column-tiled ({p}): tile-to-npu processes whole rows")
+            return None
+        return p
 
     def vector_phase(self, stages, loop, core, lb, ub, dests, flag) -> int:
         """Emit the phase's task loop; returns the rows per task.
@@ -259,6 +264,7 @@ class Lowering:
             raise unsupported(stages[0], f"nbuffer {nbuf} (at most 4: two event ids per copy)")
         cores = self.target.vector_cores
         r = chosen = self.vec_rows(stages, loop)
+        self.plan = self.column_plan(stages)
         cap = self.target.capacity("ub")
         while True:
             body = Block(arg_types=[idx])
@@ -295,7 +301,10 @@ class Lowering:
         valid = arith.MinUIOp(arith.SubiOp(ub, row), c(r)).result
         valid.name_hint = "rows"
         ub_alloc.bufs = {}
-        self.vector_task(stages, r, row, valid, ub_alloc, dests, event)
+        if self.plan is not None:
+            columns.task(self, self.plan, r, row, valid, ub_alloc, dests, event)
+        else:
+            self.vector_task(stages, r, row, valid, ub_alloc, dests, event)
         if flag is not None:
             npu.CrossCoreSetOp(flag)
 
@@ -358,13 +367,17 @@ class Lowering:
         if len(shape) > 2:
             raise unsupported(op, "rank-3 tiles")
 
-    def vector_op(self, op: Operation, r: int, ub: UB) -> None:
+    def vector_op(self, op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None = None) -> None:
+        """Emit one tile op on [r, ...] UB buffers; with `chunk` (K, cw), a value K wide is
+        a chunk cw wide (column tiling)."""
         loc = op.location
 
         def out(v: SSAValue) -> SSAValue:
             t = v.type
             assert isinstance(t, TensorType)
             shape = [r, *t.get_shape()[1:]]
+            if chunk is not None and shape[-1] == chunk[0]:
+                shape[-1] = chunk[1]
             self.check_rank(op, shape)
             b = ub.alloc(shape, t.element_type, loc)
             ub.bufs[v] = b

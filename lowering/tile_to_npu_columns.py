@@ -1,0 +1,256 @@
+"""Column tiling for `tile-to-npu`: a vector phase whose vector tile is narrower than
+its rows (the mhc_pre variant's long reductions, a pinned `(4, 64)` tile on 512-wide
+rows) runs each task as loops over column chunks of the tile's width.
+
+The phase's values are *wide* (`[rows, K]`, or a `[K]` vector such as gamma) or
+*narrow* (`[rows, 1]`). Loop 1 streams the chunks of the wide inputs that reductions
+need (a `reduce`, the sum of squares of an `rms_norm`) and accumulates partial
+reductions into narrow accumulators; wide results that need no reduction are stored
+chunk by chunk in the same loop. The narrow ops then run once on `[rows, 1]`. Loop 2
+streams the chunks again (reloading the inputs rather than keeping whole rows in UB)
+to compute the wide values that use a reduction (the normalised rows) and stores them.
+A phase that would need a third pass (a reduction of a value that itself needs one) or
+that has values of another width is not column-tiled (the caller says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from pto.dialects import npu, tile
+from pto.dialects.npu import BufferType, Pipe
+from pto.dialects.pto import ReduceKind, RoundMode, elem_name
+from pto.lowering.npu_build import c, sync, unsupported
+
+F32_MAX = 3.4028234663852886e38
+# Identity of each accumulation (the partial reduction of a chunk is combined into it).
+_INIT = {ReduceKind.SUM: 0.0, ReduceKind.MEAN: 0.0, ReduceKind.ABSMAX: 0.0,
+         ReduceKind.MAX: -F32_MAX, ReduceKind.MIN: F32_MAX}
+_COMBINE = {ReduceKind.SUM: npu.VAddOp, ReduceKind.MEAN: npu.VAddOp, ReduceKind.ABSMAX: npu.VMaxOp,
+            ReduceKind.MAX: npu.VMaxOp, ReduceKind.MIN: npu.VMinOp}
+_ELEMENTWISE = (tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp, tile.SqrtOp, tile.RsqrtOp, tile.AbsOp,
+                tile.MulsOp, tile.AddsOp, tile.CastOp)
+
+
+@dataclass
+class Plan:
+    k: int  # the row width
+    cw: int  # the chunk width (the vector tile's last dim)
+    ops: list[Operation]
+    late: set[SSAValue] = field(default_factory=set)  # wide values that need a reduction first
+    alias: dict[SSAValue, SSAValue] = field(default_factory=dict)  # a stage's result -> the value it yields
+    outer: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)  # the reverse
+
+    def wide(self, v: SSAValue) -> bool:
+        s = v.type.get_shape()  # type: ignore[attr-defined]
+        return s[-1] == self.k and len(s) in (1, 2)
+
+    def value(self, v: SSAValue) -> SSAValue:
+        return self.alias.get(v, v)
+
+
+def plan(stages: list[tile.StageBase], views: set[Operation], k: int, cw: int) -> Plan | str:
+    """A column-tiling plan for the phase (rows `k` wide, chunks `cw`), or why it
+    cannot have one. Values of other widths (`[rows, 1]`, a matmul result) are narrow."""
+    ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
+    if k % cw:
+        return f"the tile width {cw} does not divide the row width {k}"
+    p = Plan(k, cw, ops)
+    for st in stages:
+        y = st.body.block.last_op
+        assert isinstance(y, tile.YieldOp)
+        for inner, outer in zip(y.values, st.results, strict=True):
+            p.alias[outer] = inner
+            p.outer.setdefault(inner, []).append(outer)
+    inside = {r for o in ops for r in o.results}
+    post_narrow: set[SSAValue] = set()  # narrow values computed from reductions
+    for o in ops:
+        if isinstance(o, tile.ReduceOp):
+            if p.value(o.input) in p.late or not p.wide(o.input):
+                return "a reduction needs a value that itself needs a reduction" if p.wide(o.input) \
+                    else "a reduction of a narrow value"
+            post_narrow.add(o.result)
+        elif isinstance(o, tile.RmsNormOp):
+            if p.value(o.input) in p.late:
+                return "a reduction needs a value that itself needs a reduction"
+            p.late.add(o.result)
+        elif isinstance(o, _ELEMENTWISE):
+            deps = [p.value(v) for v in o.operands if p.value(v) in inside]
+            if p.wide(o.results[0]):
+                if any(v in p.late or v in post_narrow for v in deps):
+                    p.late.add(o.results[0])
+            elif any(p.wide(v) for v in o.operands):
+                return f"'{o.name}' turns a wide value into a narrow one"
+            else:
+                post_narrow.add(o.results[0])
+        else:
+            return f"'{o.name}' is not column-tiled"
+    return p
+
+
+def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int) -> None:
+    """One task of the phase (rows [row, row + valid)) as column-chunk loops."""
+    inside = {res for o in p.ops for res in o.results}
+    outs = {v: [d for u in p.outer.get(v, []) for d in dests.get(u, [])] for v in inside}
+    # Narrow inputs (e.g. a per-token scale) are loaded once, before the loops.
+    loaded = False
+    for o in p.ops:
+        for v in o.operands:
+            if p.value(v) not in inside and v not in ub.bufs and not p.wide(v):
+                t = v.type
+                buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)  # type: ignore[attr-defined]
+                npu.DmaOp(Pipe.MTE2, lw.gm[v], [row, 0], buf, [0, 0], rows=valid)
+                ub.bufs[v] = buf
+                loaded = True
+    if loaded:
+        sync(Pipe.MTE2, Pipe.VECTOR, event)
+    # Accumulators of the reductions (an rms_norm accumulates its sum of squares).
+    accs: dict[Operation, SSAValue] = {}
+    for o in p.ops:
+        if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
+            accs[o] = ub.alloc([r, 1], f32, o.location)
+            npu.VDupOp(_INIT[o.kind.data] if isinstance(o, tile.ReduceOp) else 0.0, accs[o])
+    early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
+    stored = lambda vs: [v for v in vs if outs.get(v)]  # noqa: E731
+    need1 = [o.input for o in accs] + stored(early)
+    if need1:
+        _chunk_loop(lw, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
+    # The narrow work, once per task, in program order.
+    for o in p.ops:
+        if isinstance(o, tile.ReduceOp):
+            if o.kind.data == ReduceKind.MEAN:
+                npu.VMulsOp(accs[o], 1.0 / p.k, accs[o])
+            ub.bufs[o.result] = accs[o]
+            _alias(p, ub.bufs, o.result)
+        elif isinstance(o, tile.RmsNormOp):
+            npu.VMulsOp(accs[o], 1.0 / p.k, accs[o])
+            npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
+            npu.VRsqrtOp(accs[o], accs[o])
+        elif not p.wide(o.results[0]):
+            lw.vector_op(o, r, ub)
+            _alias(p, ub.bufs, o.results[0])
+    late_out = stored([v for o in p.ops for v in o.results if v in p.late])
+    if late_out:
+        _chunk_loop(lw, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
+    narrow_out = [v for v in stored([res for o in p.ops for res in o.results]) if not p.wide(v)]
+    if narrow_out:
+        sync(Pipe.VECTOR, Pipe.MTE3, event)
+        for v in narrow_out:
+            buf = ub.bufs[v]
+            for dst in outs[v]:
+                npu.DmaOp(Pipe.MTE3, buf, [0] * len(buf.type.get_shape()), dst,  # type: ignore[attr-defined]
+                          [row] + [0] * (len(buf.type.get_shape()) - 1), rows=valid)  # type: ignore[attr-defined]
+    sync(Pipe.MTE3 if narrow_out else Pipe.VECTOR, Pipe.MTE2, event + 1)
+
+
+def _alias(p: Plan, bufs: dict[SSAValue, SSAValue], v: SSAValue) -> None:
+    """A stage's result is the buffer of the value its stage yields."""
+    for u in p.outer.get(v, []):
+        bufs[u] = bufs[v]
+
+
+def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: list[SSAValue],
+                stores: list[SSAValue], accs: dict[Operation, SSAValue], accumulate: bool) -> None:
+    """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
+    need), fold the reductions of loop 1 into `accs`, store `stores`."""
+    producer = {res: o for o in p.ops for res in o.results}
+    need: set[SSAValue] = set()
+    stack = list(targets)
+    while stack:
+        v = stack.pop()
+        if v in need:
+            continue
+        need.add(v)
+        if v in producer:
+            stack += [p.value(u) for u in producer[v].operands if p.wide(u)]
+    body = Block(arg_types=[IndexType()])
+    with ImplicitBuilder(body):
+        col = body.args[0]
+        chunk: dict[SSAValue, SSAValue] = {}
+        for o in p.ops:  # loads first, in program order
+            for v in o.operands:
+                if p.value(v) in need and p.value(v) not in producer and v not in chunk:
+                    chunk[v] = _load(lw, p, v, r, row, valid, col, o, ub)
+        sync(Pipe.MTE2, Pipe.VECTOR, event)
+        saved = ub.bufs
+        ub.bufs = {**saved, **chunk}
+        for o in p.ops:
+            res = o.results[0]
+            if res in need and res in producer:
+                if isinstance(o, tile.RmsNormOp):
+                    _normalise(o, r, p.cw, ub, accs[o])
+                else:
+                    lw.vector_op(o, r, ub, (p.k, p.cw))
+                _alias(p, ub.bufs, res)
+            if accumulate and o in accs:
+                _accumulate(o, r, ub, accs[o])
+        if stores:
+            sync(Pipe.VECTOR, Pipe.MTE3, event)
+            for v in stores:
+                for dst in outs[v]:
+                    npu.DmaOp(Pipe.MTE3, ub.bufs[v], [0, 0], dst, [row, col], rows=valid)
+            sync(Pipe.MTE3, Pipe.MTE2, event + 1)
+        else:
+            sync(Pipe.VECTOR, Pipe.MTE2, event + 1)
+        ub.bufs = saved
+        scf.YieldOp()
+    scf.ForOp(c(0), c(p.k), c(p.cw), [], Region(body))
+
+
+def _load(lw, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:
+    t = v.type
+    src = lw.gm[v]
+    token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
+    if len(t.get_shape()) == 1:  # type: ignore[attr-defined]
+        buf = ub.alloc([p.cw], t.element_type, user.location)  # type: ignore[attr-defined]
+        npu.DmaOp(Pipe.MTE2, src, [col], buf, [0])
+    elif token:
+        buf = ub.alloc([r, p.cw], t.element_type, user.location)  # type: ignore[attr-defined]
+        npu.DmaOp(Pipe.MTE2, src, [row, col], buf, [0, 0], rows=valid)
+    else:
+        raise unsupported(user, "column tiles of a tensor without a token axis")
+    return buf
+
+
+def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
+    x = ub.bufs[o.operands[0]]
+    part = ub.alloc([r, 1], f32, o.location)
+    if isinstance(o, tile.RmsNormOp):
+        xf = _as_f32(x, r, ub, o)
+        sq = ub.alloc(list(xf.type.get_shape()), f32, o.location)  # type: ignore[attr-defined]
+        npu.VMulOp(xf, xf, sq)
+        npu.VReduceOp(ReduceKind.SUM, sq, part)
+        npu.VAddOp(acc, part, acc)
+        return
+    kind = o.kind.data
+    npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, x, part)
+    _COMBINE[kind](acc, part, acc)
+
+
+def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
+    if x.type.elem == "f32":  # type: ignore[attr-defined]
+        return x
+    xf = ub.alloc(list(x.type.get_shape()), f32, o.location)  # type: ignore[attr-defined]
+    npu.VCastOp(x, xf, RoundMode.NONE)
+    return xf
+
+
+def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
+    """One chunk of rms_norm: x * rsqrt(mean(x^2) + eps) [* gamma], in f32."""
+    xf = _as_f32(ub.bufs[o.input], r, ub, o)
+    res_f32 = elem_name(o.result.type.element_type) == "f32"  # type: ignore[attr-defined]
+    y = ub.alloc([r, cw], f32, o.location)
+    npu.VMulOp(xf, scale, y)
+    if o.gamma is not None:
+        npu.VMulOp(y, _as_f32(ub.bufs[o.gamma], r, ub, o), y)
+    if res_f32:
+        ub.bufs[o.result] = y
+    else:
+        out = ub.alloc([r, cw], o.result.type.element_type, o.location)  # type: ignore[attr-defined]
+        npu.VCastOp(y, out, RoundMode.RINT)
+        ub.bufs[o.result] = out
