@@ -473,15 +473,15 @@ class Lowering:
             raise unsupported(mm, "a_trans")
         (m0, m1), (n0, n1) = ax["m"], ax["n"]
         k0, k1 = ax["k"][0], ax["k"][-1]
-        if m0 != m1 or n0 != n1:
-            raise unsupported(st, "mL0 < mL1 or nL0 < nL1")
         _, k, _, n = mm.mkn()
         # A tile wider than the data covers just the data.
         n1, k1 = min(n1, n), min(k1, k)
-        k0 = min(k0, k1)
+        n0, k0 = min(n0, n1), min(k0, k1)
         if n % n1 or k % k1:
             raise unsupported(st, f"N = {n} or K = {k} not a multiple of its L1 tile ({n1}, {k1})")
-        return m1, n1, k0, k1, k, n
+        if m1 % m0 or n1 % n0:
+            raise unsupported(st, f"L1 tiles ({m1}, {n1}) that are not multiples of the L0 tiles ({m0}, {n0})")
+        return m0, m1, n0, n1, k0, k1, k, n
 
     @staticmethod
     def splits(st: tile.CubeStageOp, k: int, k1: int) -> int:
@@ -492,13 +492,14 @@ class Lowering:
         return next(d for d in (4, 3, 2, 1) if chunks % d == 0)
 
     def cube_tasks(self, st: tile.CubeStageOp, lb, ub) -> SSAValue:
-        m1, n1, _, k1, k, n = self.tiles(st)
+        _, m1, _, n1, _, k1, k, n = self.tiles(st)
         mn = arith.MuliOp(arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(m1)), c(n // n1)).result
         return arith.MuliOp(mn, c(self.splits(st, k, k1))).result
 
     def cube_stage(self, st: tile.CubeStageOp, core, lb, ub, dests, flag) -> None:
         mm = st.matmul
-        m1, n1, k0, k1, k, n = self.tiles(st)
+        m0, m1, n0, n1, k0, k1, k, n = self.tiles(st)
+        bm, bn = m1 // m0, n1 // n0  # L0 blocks of the L1 tile
         a_el, b_el = mm.lhs.type.element_type, mm.rhs.type.element_type  # type: ignore[union-attr]
         acc_name = MMAD_OUT[elem_name(a_el)]
         acc_el = f32 if acc_name == "f32" else IntegerType(32)
@@ -520,10 +521,17 @@ class Lowering:
         a1s = [npu.AllocOp(BufferType([m1, k1], a_el, Space.L1), j * a1_bytes).result for j in range(copies)]
         b1s = [npu.AllocOp(BufferType(b_shape, b_el, Space.L1), copies * a1_bytes + j * b1_bytes).result
                for j in range(w_cp)]
-        a0_t, b0_t = BufferType([m1, k0], a_el, Space.L0A), BufferType([k0, n1], b_el, Space.L0B)
+        a0_t, b0_t = BufferType([m0, k0], a_el, Space.L0A), BufferType([k0, n0], b_el, Space.L0B)
         a0s = [npu.AllocOp(a0_t, j * a0_t.nbytes()).result for j in range(nb)]
         b0s = [npu.AllocOp(b0_t, j * b0_t.nbytes()).result for j in range(nb)]
-        acc = npu.AllocOp(BufferType([m1, n1], acc_el, Space.L0C), 0).result
+        # With mL0 < mL1 or nL0 < nL1 the L1 tile is bm x bn L0 blocks, each accumulating
+        # over all of K in its own L0C buffer.
+        acc_t = BufferType([m0, n0], acc_el, Space.L0C)
+        if bm * bn * acc_t.nbytes() > self.target.capacity("l0c"):
+            raise unsupported(st, f"{bm}x{bn} L0 blocks of {acc_t} accumulating at once: they need "
+                                  f"{bm * bn * acc_t.nbytes()} bytes of l0c, which has "
+                                  f"{self.target.capacity('l0c')}")
+        accs = [[npu.AllocOp(acc_t, (i * bn + j) * acc_t.nbytes()).result for j in range(bn)] for i in range(bm)]
         nsplit = self.splits(st, k, k1)
         if nsplit > 1 and (acc_name != "f32" or cast is not None or len(dests[out_val]) != 1
                            or elem_name(dests[out_val][0].type.element_type) != "f32"):  # type: ignore[union-attr]
@@ -559,14 +567,18 @@ class Lowering:
                 npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, j)
 
             def l0_step(a1: SSAValue, b1: SSAValue, kk: SSAValue, k_in: SSAValue, j: int) -> None:
-                npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, j)
-                npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0s[j], [0, 0])
-                npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if bt else [k_in, 0], b0s[j], [0, 0], transpose=bt)
-                sync(Pipe.MTE1, Pipe.CUBE, j)
                 first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
                 later = arith.CmpiOp(first, c(0), "ne").result
-                npu.MmadOp(a0s[j], b0s[j], acc, later)
-                npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, j)
+                for bi in range(bm):
+                    for bj in range(bn):  # the A block stays in L0A while the B blocks pass
+                        npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, j)
+                        if bj == 0:
+                            npu.DmaOp(Pipe.MTE1, a1, [bi * m0, k_in], a0s[j], [0, 0])
+                        npu.DmaOp(Pipe.MTE1, b1, [bj * n0, k_in] if bt else [k_in, bj * n0], b0s[j], [0, 0],
+                                  transpose=bt)
+                        sync(Pipe.MTE1, Pipe.CUBE, j)
+                        npu.MmadOp(a0s[j], b0s[j], accs[bi][bj], later)
+                        npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, j)
 
             def k_slice(kk: SSAValue, j: int) -> None:
                 a1, b1, wev = a1s[j], b1s[j % w_cp], 4 + j % w_cp
@@ -612,16 +624,39 @@ class Lowering:
             for j in range(nb):
                 npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, j)
             sync(Pipe.CUBE, Pipe.FIXPIPE, 3)
+            blocks = []
+            for bi in range(bm):
+                # Rows of block bi that exist: min(valid, (bi+1) m0) - min(valid, bi m0).
+                lo = arith.MinUIOp(valid, c(bi * m0)).result if bi else c(0)
+                b_rows = arith.SubiOp(arith.MinUIOp(valid, c((bi + 1) * m0)), lo).result if bm > 1 else valid
+                b_row = arith.AddiOp(row, c(bi * m0)).result if bi else row
+                for bj in range(bn):
+                    b_col = arith.AddiOp(col, c(bj * n0)).result if bj else col
+                    blocks.append((accs[bi][bj], b_row, b_col, b_rows))
+            def out_block(b_rows: SSAValue, emit) -> None:
+                """A block past the tile's last token row (a tail) moves nothing: skip it."""
+                if b_rows is valid:
+                    emit()
+                    return
+                some = Block()
+                with ImplicitBuilder(some):
+                    emit()
+                    scf.YieldOp()
+                scf.IfOp(arith.CmpiOp(b_rows, c(0), "ne").result, [], Region(some))
+
             if nsplit > 1:
                 dst = dests[out_val][0]
                 write, add = Block(), Block()
                 with ImplicitBuilder(write):
-                    npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid)
+                    for acc, b_row, b_col, b_rows in blocks:
+                        out_block(b_rows, lambda: npu.FixpipeOp(acc, [0, 0], dst, [b_row, b_col], rows=b_rows))
                     npu.CrossCoreSetOp(zero_flag)
                     scf.YieldOp()
                 with ImplicitBuilder(add):
                     npu.CrossCoreWaitOp(zero_flag, per)
-                    npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, atomic_add=True)
+                    for acc, b_row, b_col, b_rows in blocks:
+                        out_block(b_rows, lambda: npu.FixpipeOp(acc, [0, 0], dst, [b_row, b_col], rows=b_rows,
+                                                                atomic_add=True))
                     scf.YieldOp()
                 scf.IfOp(arith.CmpiOp(si, c(0), "eq").result, [], Region(write), Region(add))
             for dst in dests[out_val] if nsplit == 1 else []:
@@ -629,7 +664,9 @@ class Lowering:
                 rnd = None
                 if d_el != acc_name:
                     rnd = cast.round.data if cast is not None else RoundMode.RINT
-                npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd)
+                for acc, b_row, b_col, b_rows in blocks:
+                    out_block(b_rows, lambda: npu.FixpipeOp(acc, [0, 0], dst, [b_row, b_col], rows=b_rows,
+                                                            round=rnd))
             sync(Pipe.FIXPIPE, Pipe.CUBE, 4)
             npu.CrossCoreSetOp(flag)
             scf.YieldOp()

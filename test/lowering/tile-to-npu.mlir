@@ -169,13 +169,15 @@ func.func @no_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x
 
 // -----
 
+// mL0 < mL1 and nL0 < nL1: the [32, 32] L1 tile is 2x2 L0 blocks, each accumulating in
+// its own L0C buffer; the A block stays in L0A while the B blocks pass; each block's
+// fixpipe writes its rows of the tile (those that exist in a tail).
 func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 32 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<32x64xf32>
-    // expected-error@+1 {{tile-to-npu does not support mL0 < mL1 or nL0 < nL1 yet}}
-    %y = tile.cube_stage "linear" m [16, 32] k [16, 64] n [32, 32] -> (tensor<32x32xf32>) {
+    %y = tile.cube_stage "linear" m [16, 32] k [16, 64] n [16, 32] -> (tensor<32x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<32x64xf32>, tensor<64x32xf32> -> tensor<32x32xf32>
       tile.yield %m : tensor<32x32xf32>
     }
@@ -183,6 +185,25 @@ func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor
   }
   func.return
 }
+// CONST-LABEL: func.func @m_sub_tiles
+// CONST: npu.alloc l0a [0] : !npu.buf<16x16xf32, l0a>
+// CONST-NEXT: npu.alloc l0b [0] : !npu.buf<16x16xf32, l0b>
+// CONST-NEXT: %[[A00:.*]] = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+// CONST-NEXT: %[[A01:.*]] = npu.alloc l0c [1024] : !npu.buf<16x16xf32, l0c>
+// CONST-NEXT: %[[A10:.*]] = npu.alloc l0c [2048] : !npu.buf<16x16xf32, l0c>
+// CONST-NEXT: %[[A11:.*]] = npu.alloc l0c [3072] : !npu.buf<16x16xf32, l0c>
+// CONST: npu.dma mte1 %{{.*}}[0, %{{.*}}] -> %{{.*}}[0, 0] : !npu.buf<32x64xf32, l1> -> !npu.buf<16x16xf32, l0a>
+// CONST: npu.mmad {{.*}} -> %[[A00]]
+// CONST-NOT: npu.dma mte1 {{.*}} -> !npu.buf<16x16xf32, l0a>
+// CONST: npu.dma mte1 %{{.*}}[%{{.*}}, 16] -> %{{.*}}[0, 0] : !npu.buf<64x32xf32, l1> -> !npu.buf<16x16xf32, l0b>
+// CONST: npu.mmad {{.*}} -> %[[A01]]
+// CONST: npu.dma mte1 %{{.*}}[16, %{{.*}}] -> %{{.*}}[0, 0] : !npu.buf<32x64xf32, l1> -> !npu.buf<16x16xf32, l0a>
+// CONST: npu.mmad {{.*}} -> %[[A10]]
+// CONST: npu.mmad {{.*}} -> %[[A11]]
+// CONST: npu.fixpipe %[[A00]][0, 0] -> %out[%row, %col] rows %{{.*}}
+// CONST: npu.fixpipe %[[A01]][0, 0] -> %out[%row, %{{.*}}] rows %{{.*}}
+// CONST: npu.fixpipe %[[A10]][0, 0] -> %out[%{{.*}}, %col] rows %{{.*}}
+// CONST: npu.fixpipe %[[A11]]
 
 // -----
 
@@ -272,12 +293,12 @@ func.func @cube_nbuffer(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
 // CONST-NEXT: npu.set_flag cube -> mte1, 1
 // CONST: %[[C32:.*]] = arith.constant 32 : index
 // CONST-NEXT: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C32]] {
-// CONST-NEXT: npu.wait_flag cube -> mte1, 0
+// CONST: npu.wait_flag cube -> mte1, 0
 // CONST-NEXT: npu.dma mte1 %{{.*}}[0, %[[K]]] -> %[[A0:.*]][0, 0]
 // CONST: npu.mmad %[[A0]], %{{.*}} -> %{{.*}} acc
 // CONST-NEXT: npu.set_flag cube -> mte1, 0
 // CONST: scf.if
-// CONST-NEXT: npu.wait_flag cube -> mte1, 1
+// CONST: npu.wait_flag cube -> mte1, 1
 // CONST: npu.mmad
 // CONST-NEXT: npu.set_flag cube -> mte1, 1
 // CONST: npu.wait_flag cube -> mte1, 0
@@ -311,3 +332,21 @@ func.func @no_columns(%x: tensor<?x256xf32>, %w: tensor<256x32xf32>, %out: tenso
 }
 // CONST-LABEL: func.func @no_columns
 // CONST: npu.vreduce max {{.*}} : !npu.buf<4x256xf32, ub> -> !npu.buf<4x1xf32, ub>
+
+// -----
+
+// The L0 blocks of an L1 tile accumulate at once: all of them must fit in L0C.
+func.func @l0c_blocks(%x: tensor<?x64xf32>, %w: tensor<64x512xf32>, %out: tensor<?x512xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<128x64xf32>
+    // expected-error@+1 {{tile-to-npu does not support 2x2 L0 blocks of !npu.buf<64x256xf32, l0c> accumulating at once: they need 262144 bytes of l0c, which has 131072 yet}}
+    %y = tile.cube_stage "linear" m [64, 128] k [16, 64] n [256, 512] -> (tensor<128x512xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x64xf32>, tensor<64x512xf32> -> tensor<128x512xf32>
+      tile.yield %m : tensor<128x512xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x512xf32> -> tensor<?x512xf32>
+  }
+  func.return
+}

@@ -110,3 +110,17 @@ def test_column_tiled_reductions(tokens: int) -> None:
     assert "npu.vmax" in text and "npu.vmin" in text and "!npu.buf<4x64xf32, ub>" in text
     assert "-3.40282347e+38" in text and "3.40282347e+38" in text  # the max/min identities
     check_run(pto_m, npu_m, tokens)
+
+
+@pytest.mark.parametrize("tokens", [1, 17, 70, 130])
+def test_l0_blocks_of_an_l1_tile(tokens: int) -> None:
+    """mL0 < mL1 and nL0 < nL1: 2x2 L0 blocks per L1 tile, tails cut per block."""
+    from kernels import ROOT, parse
+
+    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
+        '{pto.label = "linear"}',
+        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [64, 128], k = [128, 512], n = [32, 64]>}')
+    pto_m = parse(text)
+    npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,1}")
+    assert "!npu.buf<64x32xf32, l0c>" in str(npu_m)
+    check_run(pto_m, npu_m, tokens)
