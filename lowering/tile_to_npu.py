@@ -257,16 +257,16 @@ class Lowering:
         With `nbuffer` N (the largest of the phase's stages) each core takes N tasks per
         iteration, each with its own UB copy and its own event ids, so one task's DMA
         overlaps another's vector work (ping-pong for N = 2). The phase's stages are fused
-        in UB, which can need more than each stage alone: the rows are halved until all
-        copies fit."""
+        in UB, which can need more than each stage alone: if all copies do not fit, the
+        phase is column-tiled (when it can be) to keep its rows, else its rows are halved."""
         nbuf = max((st.nbuffer.value.data for st in stages if st.nbuffer is not None), default=1)
         if nbuf > 4:
             raise unsupported(stages[0], f"nbuffer {nbuf} (at most 4: two event ids per copy)")
         cores = self.target.vector_cores
-        r = chosen = self.vec_rows(stages, loop)
-        self.plan = self.column_plan(stages)
+        chosen = self.vec_rows(stages, loop)
+        pinned = self.column_plan(stages)
         cap = self.target.capacity("ub")
-        while True:
+        for r, self.plan in self.phase_shapes(stages, chosen, pinned):
             body = Block(arg_types=[idx])
             ub_alloc = UB(self.target)
             with ImplicitBuilder(body):
@@ -286,7 +286,6 @@ class Lowering:
                 break  # at one row an overflow is reported by the npu.alloc verifier
             body.drop_all_references()
             body.erase(safe_erase=False)
-            r //= 2
         if r < chosen:
             # tile-assign-shapes sized each stage alone; fused with its copies the phase needs more.
             warn(stages[0], f"vector tile rows {chosen} -> {r}: the fused phase ({len(stages)} stage(s), "
@@ -294,6 +293,25 @@ class Lowering:
         ntasks = self.vector_tasks(r, lb, ub)
         scf.ForOp(core, ntasks, c(cores * nbuf), [], Region(body))
         return r
+
+    def phase_shapes(self, stages, rows: int, pinned: columns.Plan | None):
+        """The (rows, column plan) to try for a fused phase, best first: the chosen rows
+        (column-tiled as pinned); if nothing is pinned, the chosen rows column-tiled in
+        halving chunk widths (when the phase allows it); then halving rows."""
+        yield rows, pinned
+        if pinned is None:
+            widths = [v.type.get_shape()[-1] for st in stages for o in st.body.block.ops  # type: ignore[union-attr]
+                      if o not in self.views and not isinstance(o, tile.YieldOp) for v in o.results]
+            k = max(widths, default=1)
+            cw = k // 2
+            while cw >= 64 and k % cw == 0:
+                p = columns.plan(stages, self.views, k, cw)
+                if isinstance(p, columns.Plan):
+                    yield rows, p
+                cw //= 2
+        while rows > 1:
+            rows //= 2
+            yield rows, pinned
 
     def vector_copy(self, stages, r, task, lb, ub, ub_alloc: UB, dests, flag, event: int) -> None:
         row = arith.AddiOp(lb, arith.MuliOp(task, c(r))).result
