@@ -26,10 +26,11 @@ from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
+    ReturnedValues,
     impl,
     register_impls,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Region
 from xdsl.utils.scoped_dict import ScopedDict
 
 
@@ -69,15 +70,58 @@ def _merge(static: tuple[int, ...], dyn) -> tuple[int, ...]:
     return tuple(int(next(it)) if s == DYN else s for s in static)
 
 
-class _ScalarCost(Interpreter.Listener):
-    """Scalar ops (index arithmetic, loop control) take issue cycles on their core."""
+class CoreInterpreter(Interpreter):
+    """The interpreter of one core's program. Its region loop is xDSL's, minus the
+    per-op listener and checks (a core program runs tens of thousands of ops), and it
+    charges scalar ops (index arithmetic, loop control) issue cycles on its core. Values
+    live in one dict per core: the programs are structured (scf), so a value's latest
+    definition is the one in scope."""
 
-    def __init__(self, core: Core):
+    def __init__(self, module, impls, outer: ScopedDict, core: Core):
+        super().__init__(module, _impls=impls)  # type: ignore[call-arg]
+        env: dict = {}
+        scope: ScopedDict | None = outer
+        chain = []
+        while scope is not None:
+            chain.append(scope.local_scope)
+            scope = scope.parent
+        for local in reversed(chain):
+            env.update(local)
+        self.env = env
         self.core = core
+        self.set_data(NpuFunctions, "core", core)
 
-    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
-        if op.name.startswith(("arith.", "scf.")):
-            self.core.scalar(self.core.machine.dispatch)
+    def get_values(self, values) -> tuple:
+        env = self.env
+        return tuple(env[v] for v in values)
+
+    def set_values(self, pairs) -> None:
+        self.env.update(pairs)
+
+    def run_ssacfg_region(self, region: Region, args: PythonValues, name: str = "unknown") -> PythonValues:
+        if not region.blocks:
+            return ()
+        env, run, core, cost = self.env, self._impls.run, self.core, self.core.machine.dispatch
+        block = region.blocks.first
+        while block is not None:
+            env.update(zip(block.args, args))
+            op, block = block.first_op, None
+            while op is not None:
+                if op.name.startswith(_SCALAR):
+                    core.scalar(cost)
+                result = run(self, op, tuple(env[v] for v in op.operands))
+                env.update(zip(op.results, result.values))
+                tv = result.terminator_value
+                if tv is not None:
+                    if isinstance(tv, ReturnedValues):
+                        return tv.values
+                    block, args = tv  # a Successor
+                    break
+                op = op.next_op
+        return ()
+
+
+_SCALAR = ("arith.", "scf.")
 
 
 @register_impls
@@ -169,9 +213,7 @@ class NpuFunctions(InterpreterFunctions):
             for i in range(count):
                 core = m.new_core(kind, i)
                 cores.append(core)
-                child = Interpreter(interpreter.module, _impls=interpreter._impls,  # type: ignore[call-arg]
-                                    _ctx=ScopedDict(parent=interpreter._ctx), listeners=(_ScalarCost(core),))
-                child.set_data(NpuFunctions, "core", core)
+                child = CoreInterpreter(interpreter.module, interpreter._impls, interpreter._ctx, core)
                 sched.add(core.name, partial(child.run_ssacfg_region, region, (i,), core.name),
                           lambda c=core: c.clock)
         m.scheduler = sched
