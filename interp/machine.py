@@ -40,10 +40,9 @@ class GmTensor:
     name: str
     array: np.ndarray
     base: int
-    cacheable: bool = True
 
     def reshaped(self, shape: tuple[int, ...]) -> GmTensor:
-        return GmTensor(self.name, self.array.reshape(shape), self.base, self.cacheable)
+        return GmTensor(self.name, self.array.reshape(shape), self.base)
 
 
 @dataclass
@@ -174,9 +173,9 @@ class Machine:
 
     # -- global memory ---------------------------------------------------------------
 
-    def gm(self, name: str, array: np.ndarray, cacheable: bool = True) -> GmTensor:
+    def gm(self, name: str, array: np.ndarray) -> GmTensor:
         line = self.l2.line
-        t = GmTensor(name, array, self.next_addr, cacheable)
+        t = GmTensor(name, array, self.next_addr)
         self.next_addr += math.ceil(max(array.nbytes, 1) / line) * line
         self.l2.tensor_id(name)
         return t
@@ -204,12 +203,12 @@ class Machine:
         line = self.l2.line
         eb = t.array.itemsize
         lines = region_lines(t.base, t.array.shape, tuple(offsets), tuple(extent), eb, line)
-        hits, misses = self.l2.access(lines, t.name, write, cacheable and t.cacheable)
+        hits, misses = self.l2.access(lines, t.name, write, cacheable)
         l2rate = self.target.path_rate("l2", "write" if write else "read")
         cycles = hits * line / l2rate
         if misses:
             rate = self.hbm_write_rate if write else self.hbm_read_rate
-            if write and cacheable and t.cacheable:
+            if write and cacheable:
                 cycles += misses * line / l2rate  # write-allocate: HBM traffic comes on eviction
             else:
                 cycles += self.hbm_time(core.issue, misses * line, rate)

@@ -19,7 +19,7 @@ from pto.interp.npu import NpuFunctions
 from pto.interp.pto import PtoFunctions
 from pto.interp.report import Report, make_report
 from pto.interp.tile import TileFunctions
-from pto.targets import DEFAULT_TARGET, Target, load_target, target_of
+from pto.targets import Target, load_target, target_of
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
@@ -167,12 +167,11 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
     m = Machine(tgt, l2_size, trace)
     args, notes = [], []
     for a, x in zip(sig.inputs, inputs):
-        cacheable = True
         if a.host_transpose:
             x = x.T
             notes.append(f"host transposed {a.name} once before the kernel: {'x'.join(map(str, x.shape[::-1]))} "
                          f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)")
-        args.append(m.gm(a.name.lstrip("%"), np.ascontiguousarray(x).copy(), cacheable))
+        args.append(m.gm(a.name.lstrip("%"), np.ascontiguousarray(x).copy()))
     gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs)]
     for g in gm_outs:
         m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)
@@ -187,5 +186,3 @@ def _call(it: Interpreter, sig: Signature, args: list):
     except InterpretationError as e:
         raise MachineError(None, f"cannot interpret the kernel: {e}") from None
 
-
-__all__ = ["DEFAULT_TARGET", "InputError", "MachineError", "RunResult", "random_inputs", "run", "signature"]
