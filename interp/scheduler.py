@@ -2,8 +2,9 @@
 
 Each core's program runs in its own thread (the xDSL interpreter is recursive, so a
 program cannot otherwise be suspended in the middle of a loop), but only one thread
-runs at a time: a baton passes at yield points (every GM access and cross-core op) to
-the runnable core with the smallest model clock, ties broken by core order. The
+runs at a time: at yield points (every GM access and cross-core op) a baton passes to
+the runnable core with the smallest model clock, ties broken by core order, once that
+core is more than QUANTUM cycles behind the running one. The
 interleaving therefore depends only on the program and the model, never on the OS,
 and L2 sees the GM accesses of all cores in roughly model-time order.
 """
