@@ -41,19 +41,49 @@ def gm_type(t: Attribute) -> BufferType:
 
 @dataclass
 class UB:
-    """Bump allocation of UB buffers for one vector phase."""
+    """UB buffers of one vector phase: bump allocation, plus holes that a task copy frees
+    when a value is dead (first fit), so one copy reuses its own space. `offset` is the
+    high-water mark. Freed space is reused only by later vector ops of the same copy:
+    they run in order on the VECTOR pipe after every load of the task."""
 
     target: Target
     offset: int = 0
     bufs: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    holes: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes), sorted
+    sizes: dict[SSAValue, tuple[int, int]] = field(default_factory=dict)
 
     def alloc(self, shape: list[int], elem: Attribute, loc) -> SSAValue:
         t = BufferType(shape, elem, Space.UB)
         block = self.target.block_bytes
-        op = npu.AllocOp(t, self.offset)
+        size = (t.nbytes() + block - 1) // block * block
+        at = next((i for i, (_, n) in enumerate(self.holes) if n >= size), None)
+        if at is None:
+            off = self.offset
+            self.offset += size
+        else:
+            off, n = self.holes.pop(at)
+            if n > size:
+                self.holes.insert(at, (off + size, n - size))
+        op = npu.AllocOp(t, off)
         op.location = loc
-        self.offset += (t.nbytes() + block - 1) // block * block
+        self.sizes[op.result] = (off, size)
         return op.result
+
+    def free(self, buf: SSAValue) -> None:
+        off, size = self.sizes.pop(buf)
+        self.holes.append((off, size))
+        self.holes.sort()
+        merged: list[tuple[int, int]] = []
+        for o, n in self.holes:
+            if merged and merged[-1][0] + merged[-1][1] == o:
+                merged[-1] = (merged[-1][0], merged[-1][1] + n)
+            else:
+                merged.append((o, n))
+        self.holes = merged
+
+    def new_copy(self) -> None:
+        """A task copy of its own: no value, no reuse of another copy's space."""
+        self.bufs, self.holes, self.sizes = {}, [], {}
 
 
 @dataclass(frozen=True)
@@ -318,7 +348,7 @@ class Lowering:
         row.name_hint = "row"
         valid = arith.MinUIOp(arith.SubiOp(ub, row), c(r)).result
         valid.name_hint = "rows"
-        ub_alloc.bufs = {}
+        ub_alloc.new_copy()
         if self.plan is not None:
             columns.task(self, self.plan, r, row, valid, ub_alloc, dests, event)
         else:
@@ -359,14 +389,24 @@ class Lowering:
                     loaded = True
         if loaded:
             sync(Pipe.MTE2, Pipe.VECTOR, event)
+        # A buffer is freed after the last op that reads it, unless it is a result to store.
+        alias = {outer: inner for st in stages for inner, outer in
+                 zip(st.body.block.last_op.operands, st.results, strict=True)}  # type: ignore[union-attr]
+        ops = [o for st in stages for o in st.body.block.ops if o not in self.views and not isinstance(o, tile.YieldOp)]
+        last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
+        keep = {alias.get(v, v) for v in results if dests.get(v)}
         for st in stages:
             for op in st.body.block.ops:
                 if isinstance(op, tile.YieldOp):
                     for inner, outer in zip(op.values, st.results, strict=True):
                         ub.bufs[outer] = ub.bufs[inner]
                     continue
-                if op not in self.views:
-                    self.vector_op(op, r, ub)
+                if op in self.views:
+                    continue
+                self.vector_op(op, r, ub)
+                for v in {alias.get(u, u) for u in op.operands}:
+                    if last.get(v) == ops.index(op) and v not in keep and ub.bufs.get(v) in ub.sizes:
+                        ub.free(ub.bufs[v])
         sync(Pipe.VECTOR, Pipe.MTE3, event)
         for res in results:
             for dst in dests.get(res, []):
@@ -401,8 +441,11 @@ class Lowering:
             ub.bufs[v] = b
             return b
 
+        tmps: list[SSAValue] = []
+
         def tmp(shape: list[int], elem: Attribute) -> SSAValue:
-            return ub.alloc(shape, elem, loc)
+            tmps.append(ub.alloc(shape, elem, loc))
+            return tmps[-1]
 
         bufs = ub.bufs
         binary = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
@@ -479,6 +522,8 @@ class Lowering:
             raise unsupported(op, "loads inside a stage")
         else:
             raise unsupported(op, f"'{op.name}' in a vector stage")
+        for b in tmps:  # temporaries die with the op
+            ub.free(b)
 
     # --------------------------------------------------------------- cube side
 

@@ -96,7 +96,7 @@
 // The rows tile-assign-shapes chose do not fit once the stages are fused with their second
 // UB copy, and the quant stage cannot be column-tiled: the rows are cut, said once for the
 // source op though every unrolled loop with 8-row tiles cuts them.
-// ROWS: indexer_query_linear_int8.mlir:10:3: warning: vector tile rows 8 -> 2: the fused phase (2 stage(s), 2 copies) does not fit in UB with more
+// ROWS: indexer_query_linear_int8.mlir:10:3: warning: vector tile rows 8 -> 4: the fused phase (2 stage(s), 2 copies) does not fit in UB with more
 // ROWS-NOT: warning
 // Column tiling (vector tiles [2, 2048] and [8, 2048] on 16384-wide rows): the cast of
 // the flattened x streams 2048-column chunks to the workspace; the norm accumulates the
