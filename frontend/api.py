@@ -94,19 +94,20 @@ def compile(module: ModuleOp, pipeline: str | None = None, target: str | None = 
     else:
         spec = pipeline_spec(pipeline)
     m = module.clone()
-    levels = {_level(m): m.clone()}
+    levels: dict[str, ModuleOp] = {}
     ctx = Context()
     load_dialects(ctx)
     diags: list[Diagnostic] = []
     with collect(diags.append), no_gc():
         for p in _passes(spec):
+            if type(p).__module__.startswith("pto.lowering."):  # it leaves the level: keep this one
+                levels[_level(m)] = m.clone()
             try:
                 p.apply(ctx, m)
                 verify_each(m)
             except DiagnosticError as e:
                 diags.append(Diagnostic("error", e.location, e.message, e.notes))
                 raise CompileError("\n".join(render(d, {}) for d in diags)) from None
-            levels[_level(m)] = m.clone()
     levels[_level(m)] = m
     warnings: list[str] = []
     for d in diags:  # a pass warns once per unrolled copy of an op: keep one

@@ -61,14 +61,24 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     raise NotImplementedError(op.name)
 
 
-@register_impls
-class PtoFunctions(InterpreterFunctions):
-    # Every compute op has the same implementation, `evaluate`; the loop registers it.
-    def _run(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+def compute_ops(*classes: type[Operation]):
+    """Class decorator (under `@register_impls`): every compute op in `classes` runs
+    `evaluate`, the one implementation the pto and tile levels share."""
+
+    def run(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         return evaluate(op, args)
 
-    for _cls in (pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp,
-                 pto.SqrtOp, pto.RsqrtOp, pto.AbsOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp,
-                 pto.DequantOp, pto.ReshapeOp):
-        locals()[f"run_{_cls.name.split('.')[1]}"] = impl(_cls)(_run)
-    del _cls
+    def add(cls):
+        for c in classes:
+            setattr(cls, f"run_{c.name.split('.')[1]}", impl(c)(run))
+        return cls
+
+    return add
+
+
+@register_impls
+@compute_ops(pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp, pto.SqrtOp,
+             pto.RsqrtOp, pto.AbsOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp, pto.DequantOp,
+             pto.ReshapeOp)
+class PtoFunctions(InterpreterFunctions):
+    pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from pto.dialects import tile
 from pto.interp.machine import MachineError
-from pto.interp.pto import evaluate
+from pto.interp.pto import compute_ops
 from xdsl.dialects import tensor
 from xdsl.interpreter import (
     Interpreter,
@@ -29,6 +29,9 @@ def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
 
 
 @register_impls
+@compute_ops(tile.RmsNormOp, tile.MatmulOp, tile.CastOp, tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp,
+             tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
+             tile.DequantOp, tile.ReshapeOp)
 class TileFunctions(InterpreterFunctions):
     @impl(tile.TokenLoopOp)
     def run_token_loop(self, interpreter: Interpreter, op: tile.TokenLoopOp, args: PythonValues):
@@ -75,13 +78,3 @@ class TileFunctions(InterpreterFunctions):
     @impl(tensor.DimOp)
     def run_dim(self, interpreter: Interpreter, op: tensor.DimOp, args: PythonValues):
         return (args[0].shape[args[1]],)
-
-    # Every compute op has the same implementation, `evaluate`; the loop registers it.
-    def _run(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return evaluate(op, args)
-
-    for _cls in (tile.RmsNormOp, tile.MatmulOp, tile.CastOp, tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp,
-                 tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
-                 tile.DequantOp, tile.ReshapeOp):
-        locals()[f"run_{_cls.name.split('.')[1]}"] = impl(_cls)(_run)
-    del _cls

@@ -71,6 +71,17 @@ class LocatingParser(Parser):
         self.raise_error(f"operation '{name}' is not registered", start, start + len(name))
 
 
+def read_source(path: str) -> str:
+    """A source file's text; an unreadable or non-UTF-8 file is a UsageError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read '{path}': {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read '{path}': not UTF-8 text") from None
+
+
 def pipeline_spec(text: str) -> str:
     """`builtin.module(a,b{k=v})` -> `a,b{k=v}` (xDSL's spelling); plain lists pass."""
     text = text.strip()
@@ -288,16 +299,7 @@ class PtoOptMain(xDSLOptMain):
         if getattr(self, "_input_text", None) is not None:
             return self._input_text
         path = self.args.input_file
-        try:
-            if path is None or path == "-":
-                text = sys.stdin.read()
-            else:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-        except OSError as e:
-            raise UsageError(f"cannot read '{path}': {e.strerror}") from None
-        except UnicodeDecodeError:
-            raise UsageError(f"cannot read '{path}': not UTF-8 text") from None
+        text = sys.stdin.read() if path is None or path == "-" else read_source(path)
         self._input_text = text
         return text
 

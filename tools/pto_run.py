@@ -38,6 +38,7 @@ from pto.tools.pto_opt import (
     no_gc,
     parse_error_diag,
     pipeline_spec,
+    read_source,
     render,
     verify_each,
 )
@@ -135,12 +136,9 @@ class Runner:
     def parse(self) -> ModuleOp:
         path = self.a.kernel
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise UserError(f"cannot read '{path}': {e.strerror}") from None
-        except UnicodeDecodeError:
-            raise UserError(f"cannot read '{path}': not UTF-8 text") from None
+            text = read_source(path)
+        except UsageError as e:  # for pto-run, a kernel file is input, not a flag
+            raise UserError(str(e)) from None
         self.sources[path] = text
         try:
             module = LocatingParser(self.ctx, text, path).parse_module()
