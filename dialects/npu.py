@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     UnitAttr,
     f32,
     i1,
@@ -272,16 +273,166 @@ class LaunchOp(IRDLOperation):
                 args = region.block.args
                 if len(region.blocks) != 1 or len(args) != 1 or not isinstance(args[0].type, IndexType):
                     raise VerifyException(f"the {kind} program is one block with one index argument (the core id)")
-        for op in self.cube.walk():
-            for v in (*op.operands, *op.results):
-                if isinstance(v.type, BufferType) and v.type.mem == Space.UB:
-                    raise DiagnosticError(op, f"the cube program cannot touch UB ('{op.name}')")
-            if isinstance(op, VectorOp):
-                raise DiagnosticError(op, f"'{op.name}' is a vector instruction: it belongs in the vector program")
-        for op in self.vector.walk():
-            for v in (*op.operands, *op.results):
-                if isinstance(v.type, BufferType) and v.type.mem in CUBE_SPACES:
-                    raise DiagnosticError(op, f"the vector program cannot touch {v.type.mem.value} ('{op.name}')")
+        _check_core_kind(self.cube, "cube")
+        _check_core_kind(self.vector, "vector")
+
+
+def _check_core_kind(region: Region, kind: str) -> None:
+    """The cube side touches no UB and runs no vector instruction; the vector side
+    touches no L1/L0."""
+    for op in region.walk():
+        for v in (*op.operands, *op.results):
+            if not isinstance(v.type, BufferType):
+                continue
+            if kind == "cube" and v.type.mem == Space.UB:
+                raise DiagnosticError(op, f"the cube program cannot touch UB ('{op.name}')")
+            if kind == "vector" and v.type.mem in CUBE_SPACES:
+                raise DiagnosticError(op, f"the vector program cannot touch {v.type.mem.value} ('{op.name}')")
+        if kind == "cube" and isinstance(op, VectorOp):
+            raise DiagnosticError(op, f"'{op.name}' is a vector instruction: it belongs in the vector program")
+
+
+@irdl_op_definition
+class GraphOp(IRDLOperation):
+    """`npu.graph cube 24 vector 48 { ... }`: a task graph dispatched to free cores, the
+    way PyPTO's runtime runs a kernel (`npu.launch` is the static alternative: one
+    program per core). The block holds scalar set-up (trip counts, GM workspaces) and
+    `npu.tasks` groups; a task runs on one core of its kind once every task it depends
+    on has finished, and tasks of every group may be in flight at once."""
+
+    name = "npu.graph"
+
+    cube_cores = prop_def(IntegerAttr[IntegerType])
+    vector_cores = prop_def(IntegerAttr[IntegerType])
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, cube_cores: int, vector_cores: int, body: Region):
+        super().__init__(
+            properties={"cube_cores": IntegerAttr(cube_cores, i64), "vector_cores": IntegerAttr(vector_cores, i64)},
+            regions=[body],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GraphOp:
+        counts = {}
+        for kind in ("cube", "vector"):
+            parser.parse_keyword(kind)
+            counts[kind] = parser.parse_integer(allow_negative=False)
+        body = parser.parse_region()
+        op = cls(counts["cube"], counts["vector"], body)
+        if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" cube {self.cube_cores.value.data} vector {self.vector_cores.value.data} ")
+        printer.print_region(self.body)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    def groups(self) -> list[TasksOp]:
+        return [o for o in self.body.block.ops if isinstance(o, TasksOp)]
+
+    def verify_(self) -> None:
+        target = target_of(self)
+        for kind, count, limit in (("cube", self.cube_cores.value.data, target.cube_cores),
+                                   ("vector", self.vector_cores.value.data, target.vector_cores)):
+            if count < 1 or count > limit:
+                raise VerifyException(f"{kind} core count {count} is outside 1..{limit} of target {target.name}")
+        seen: dict[str, TasksOp] = {}
+        for g in self.groups():
+            label = g.label.data
+            if label in seen:
+                raise DiagnosticError(g, f"task group \"{label}\" is defined twice in this graph")
+            for dep in g.deps():
+                if dep not in seen:
+                    raise DiagnosticError(g, f"task group \"{label}\" depends on \"{dep}\", which is not an "
+                                             "earlier group of this graph")
+                if seen[dep].bodies is not g.bodies:
+                    raise DiagnosticError(g, f"task group \"{label}\" depends on \"{dep}\" body by body: "
+                                             "both need the same body count value")
+            seen[label] = g
+
+
+@irdl_op_definition
+class TasksOp(IRDLOperation):
+    """`npu.tasks "linear.128" cube (%b, %i) in (%n, 8) after ["rmsnorm.128"] { ... }`:
+    a group of `%n` x 8 tasks, one run of the region each, on one core of the kind, with
+    its body index `%b` (one loop body: the tokens of one unrolled iteration) and its
+    task index `%i` within the body. Task (b, i) may start once every task of body b of
+    each group in `after` has finished. Each task starts `latency.task_dispatch` cycles
+    after the core takes it and ends when all its pipes are done."""
+
+    name = "npu.tasks"
+
+    label = prop_def(StringAttr)
+    kind = prop_def(StringAttr)
+    per_body = prop_def(IntegerAttr[IntegerType])
+    after = prop_def(ArrayAttr[StringAttr])
+    bodies = operand_def(IndexType)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, label: str, kind: str, bodies: SSAValue, per_body: int, after: Sequence[str], body: Region):
+        super().__init__(
+            operands=[bodies],
+            properties={"label": StringAttr(label), "kind": StringAttr(kind),
+                        "per_body": IntegerAttr(per_body, i64), "after": ArrayAttr([StringAttr(a) for a in after])},
+            regions=[body],
+        )
+
+    def deps(self) -> list[str]:
+        return [a.data for a in self.after.data]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TasksOp:
+        label = parser.parse_str_literal()
+        kind = "cube" if parser.parse_optional_keyword("cube") else (parser.parse_keyword("vector") or "vector")
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False))
+        if len(args) != 2:
+            parser.raise_error("'npu.tasks' takes two block arguments: (%body, %task)")
+        parser.parse_keyword("in")
+        parser.parse_punctuation("(")
+        bodies = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+        parser.parse_punctuation(",")
+        per_body = parser.parse_integer(allow_negative=False)
+        parser.parse_punctuation(")")
+        after: list[str] = []
+        if parser.parse_optional_keyword("after"):
+            after = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+        region = parser.parse_region([a.resolve(IndexType()) for a in args])
+        op = cls(label, kind, bodies, per_body, after, region)
+        if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.label.data)
+        printer.print_string(f" {self.kind.data} (")
+        printer.print_list(self.body.block.args, lambda a: printer.print_block_argument(a, print_type=False))
+        printer.print_string(") in (")
+        printer.print_operand(self.bodies)
+        printer.print_string(f", {self.per_body.value.data})")
+        if self.after.data:
+            printer.print_string(" after [")
+            printer.print_list(self.deps(), printer.print_string_literal)
+            printer.print_string("]")
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), GraphOp):
+            raise VerifyException("'npu.tasks' must be directly inside an 'npu.graph'")
+        if self.kind.data not in ("cube", "vector"):
+            raise VerifyException(f"task kind must be cube or vector, got {self.kind.data}")
+        if self.per_body.value.data < 1:
+            raise VerifyException("a body needs at least one task")
+        args = self.body.block.args
+        if len(args) != 2 or not all(isinstance(a.type, IndexType) for a in args):
+            raise VerifyException("the task region takes two index arguments: (%body, %task)")
+        _check_core_kind(self.body, self.kind.data)
 
 
 # ------------------------------------------------------------------------ allocation
@@ -1116,7 +1267,7 @@ class CrossCoreWaitOp(IRDLOperation):
 NPU = Dialect(
     "npu",
     [
-        LaunchOp, AllocOp, DimOp, ReshapeOp, DmaOp, FixpipeOp, MmadOp,
+        LaunchOp, GraphOp, TasksOp, AllocOp, DimOp, ReshapeOp, DmaOp, FixpipeOp, MmadOp,
         VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
         VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
         VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp,

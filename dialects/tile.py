@@ -264,28 +264,27 @@ class VecStageOp(StageBase):
 @irdl_op_definition
 class CubeStageOp(StageBase):
     """`%r = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] split_k
-    l1_reuse [2, 1] nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
+    l1_reuse 2 nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
     per-axis [L0, L1] cube tiles (optional until tile-shape assignment), whether K is
-    split across cores (partial sums accumulated in GM), how many L1 copies of the
-    activation and of the weight tile rotate (`l1_reuse [a, w]`, from
-    `cube_l1_reuse_setting`'s keys -1 and 1: 2 = ping-pong, so the next K slice loads
-    while the current one feeds L0), and how many L0A/L0B/L0C copies rotate (`nbuffer`,
-    from `cube_nbuffer_setting`)."""
+    split across cores (partial sums accumulated in GM), and PyPTO's merge counts:
+    `l1_reuse N` (`cube_l1_reuse_setting`) merges N cube tasks that load the same
+    activation rows into one task, `nbuffer N` (`cube_nbuffer_setting`) merges N cube
+    tasks of a body into one."""
 
     name = "tile.cube_stage"
 
     tiles = opt_prop_def(CubeTileAttr)
-    l1_reuse = opt_prop_def(DenseArrayBase)
+    l1_reuse = opt_prop_def(IntegerAttr[IntegerType])
     nbuffer = opt_prop_def(IntegerAttr[IntegerType])
 
     def __init__(self, label: str, body: Region, result_types: Sequence[Attribute],
-                 tiles: CubeTileAttr | None = None, l1_reuse: Sequence[int] | None = None,
+                 tiles: CubeTileAttr | None = None, l1_reuse: int | None = None,
                  nbuffer: int | None = None):
         props: dict[str, Attribute] = {"label": StringAttr(label)}
         if tiles is not None:
             props["tiles"] = tiles
         if l1_reuse is not None:
-            props["l1_reuse"] = DenseArrayBase.from_list(i64, l1_reuse)
+            props["l1_reuse"] = IntegerAttr(l1_reuse, i64)
         if nbuffer is not None:
             props["nbuffer"] = IntegerAttr(nbuffer, i64)
         super().__init__(properties=props, regions=[body], result_types=[result_types])
@@ -304,9 +303,7 @@ class CubeStageOp(StageBase):
             if (msg := CubeTileAttr.check(axes)) is not None:
                 parser.raise_error(msg, start, parser.pos)
             tiles = CubeTileAttr(axes["m"], axes["k"], axes["n"], split)
-        reuse = None
-        if parser.parse_optional_keyword("l1_reuse"):
-            reuse = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        reuse = parser.parse_integer() if parser.parse_optional_keyword("l1_reuse") else None
         nbuf = parser.parse_integer() if parser.parse_optional_keyword("nbuffer") else None
         types, attrs, body = StageBase._parse_body(parser)
         op = cls(label, body, types, tiles, reuse, nbuf)
@@ -323,7 +320,7 @@ class CubeStageOp(StageBase):
             if self.tiles.is_split_k:
                 printer.print_string(" split_k")
         if self.l1_reuse is not None:
-            printer.print_string(f" l1_reuse [{', '.join(map(str, self.l1_reuse.get_values()))}]")
+            printer.print_string(f" l1_reuse {self.l1_reuse.value.data}")
         if self.nbuffer is not None:
             printer.print_string(f" nbuffer {self.nbuffer.value.data}")
         self._print_body(printer)
@@ -336,10 +333,8 @@ class CubeStageOp(StageBase):
         self.verify_stage()
         if self.nbuffer is not None and self.nbuffer.value.data < 1:
             raise VerifyException("'tile.cube_stage' nbuffer must be at least 1")
-        if self.l1_reuse is not None:
-            reuse = self.l1_reuse.get_values()
-            if len(reuse) != 2 or min(reuse) < 1:  # type: ignore[type-var]
-                raise VerifyException("'tile.cube_stage' l1_reuse is [activation, weight] copies, each at least 1")
+        if self.l1_reuse is not None and self.l1_reuse.value.data < 1:
+            raise VerifyException("'tile.cube_stage' l1_reuse must be at least 1")
         mms = [op for op in self.body.block.ops if isinstance(op, MatmulOp)]
         if len(mms) != 1:
             raise VerifyException(f"a cube stage holds exactly one tile.matmul, found {len(mms)}")

@@ -5,7 +5,8 @@ and the pipe-timing model. Every figure comes from the target data file
 Time is in cycles of the target clock. Each core keeps, per pipe, when the pipe is free
 and when its last op completes; an op starts when its pipe is free, its scalar issue
 point is reached, the buffers it reads are written and the buffers it writes are read
-(data dependences), and any flag its pipe waits for is set.
+(data dependences), and any flag its pipe waits for is set. What an op costs is
+`pto.interp.cost`'s; this module books it.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pto.dialects.npu import Pipe, Space
+from pto.interp.cost import CostModel
 from pto.interp.l2 import L2Cache, region_lines
 from pto.interp.scheduler import Scheduler
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
-# HBM bandwidth is shared in windows of this many cycles (see docs/model.md).
-HBM_WINDOW = 512
+# The trace track (thread) of a core that shows the graph tasks it ran.
+TASK_TRACK = "task"
 
 
 class MachineError(Exception):
@@ -99,15 +101,22 @@ class Core:
         self.issue += cycles
         self.busy[Pipe.SCALAR] += cycles
 
-    def run(self, op, pipe: Pipe, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0) -> float:
-        """Schedule one op on `pipe`, occupying it for `cycles`; its results are ready
-        `latency` cycles after that. Returns the start time."""
-        self.scalar(self.machine.dispatch)
+    def begin(self, pipe: Pipe, reads=(), writes=()) -> float:
+        """Issue one op on `pipe` and return when it can start: its issue point, the pipe
+        being free, a flag the pipe waits for, and its data dependences. Ops whose cost
+        depends on when they start (shared HBM) are priced between `begin` and `commit`."""
+        self.scalar(self.machine.cost.issue)
         t = max(self.issue, self.free[pipe], self.pipe_wait.get(pipe, 0.0))
         for k in reads:
             t = max(t, self.written.get(k, 0.0))
         for k in writes:
             t = max(t, self.written.get(k, 0.0), self.read.get(k, 0.0))
+        return t
+
+    def commit(self, op, pipe: Pipe, t: float, cycles: float, latency: float = 0.0, reads=(), writes=(),
+               nbytes: int = 0) -> float:
+        """Book an op that `begin` started at `t`: it occupies `pipe` for `cycles`, its
+        results are ready `latency` cycles after that. Returns `t`."""
         done = t + cycles + latency
         self.free[pipe] = t + cycles
         self.last_done[pipe] = max(self.last_done[pipe], done)
@@ -120,6 +129,11 @@ class Core:
         if m.events is not None:
             m.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles))
         return t
+
+    def run(self, op, pipe: Pipe, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0) -> float:
+        """Schedule an op whose cost does not depend on its start time."""
+        t = self.begin(pipe, reads, writes)
+        return self.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)
 
     # -- synchronisation ------------------------------------------------------------
 
@@ -150,11 +164,7 @@ class Machine:
         l2 = target.l2
         self.l2 = L2Cache(l2_size if l2_size is not None else l2["sim_size"], l2["line_bytes"], l2["ways"])
         self.l2_size = self.l2.sets * self.l2.ways * self.l2.line
-        self.dispatch = target.latency("issue")
-        self.hbm_read_rate = target.path_rate("hbm", "read")
-        self.hbm_write_rate = target.path_rate("hbm", "write")
-        # Every core may stream at its own HBM rate, but all of them share this total.
-        self.hbm_total = self.hbm_read_rate * target.cube_cores
+        self.cost = CostModel(target)
         self._hbm_used: dict[int, float] = {}
         self.next_addr = 0
         self.now = 0.0
@@ -163,6 +173,8 @@ class Machine:
         self.cross: dict[int, list[float]] = {}
         self.scheduler: Scheduler | None = None
         self.launches = 0
+        # Tasks run by task graphs, per core kind and per group label.
+        self.tasks: dict = {"cube": 0, "vector": 0, "groups": {}}
         # How many times each element of an output was written (atomic adds excluded):
         # a correct kernel writes every output element exactly once.
         self.write_counts: dict[str, np.ndarray] = {}
@@ -180,15 +192,16 @@ class Machine:
         self.l2.tensor_id(name)
         return t
 
-    def hbm_time(self, start: float, nbytes: int, rate: float) -> float:
+    def hbm_time(self, start: float, nbytes: float, rate: float) -> float:
         """Cycles to move `nbytes` to or from HBM starting at `start`, at this core's
         `rate` but within the chip's shared bandwidth per window."""
         t, left = start, float(nbytes)
-        cap = self.hbm_total * HBM_WINDOW
+        win = self.cost.hbm_window
+        cap = self.cost.hbm_total * win
         while left > 0:
-            w = int(t // HBM_WINDOW)
+            w = int(t // win)
             room = cap - self._hbm_used.get(w, 0.0)
-            end = (w + 1) * HBM_WINDOW
+            end = (w + 1) * win
             n = min(left, room, rate * (end - t))
             if n <= 0:
                 t = end
@@ -198,30 +211,20 @@ class Machine:
             t = t + n / rate if left <= 0 else end
         return t - start
 
-    def gm_access(self, core: Core, t: GmTensor, offsets, extent, write: bool, cacheable: bool) -> tuple[float, int, int]:
-        """Touch a GM tile through L2; returns (cycles, hit lines, miss lines)."""
-        line = self.l2.line
-        eb = t.array.itemsize
-        lines = region_lines(t.base, t.array.shape, tuple(offsets), tuple(extent), eb, line)
-        hits, misses = self.l2.access(lines, t.name, write, cacheable)
-        l2rate = self.target.path_rate("l2", "write" if write else "read")
-        cycles = hits * line / l2rate
-        if misses:
-            rate = self.hbm_write_rate if write else self.hbm_read_rate
-            if write and cacheable:
-                cycles += misses * line / l2rate  # write-allocate: HBM traffic comes on eviction
-            else:
-                cycles += self.hbm_time(core.issue, misses * line, rate)
-        return cycles, hits, misses
-
-    def gm_latency(self, misses: int) -> float:
-        l2 = self.target.l2
-        return l2["hit_latency"] + (l2["miss_penalty"] if misses else 0)
+    def gm_access(self, t: GmTensor, offsets, extent, write: bool, cacheable: bool) -> tuple[int, int]:
+        """Touch a GM tile's lines in L2; returns (hit lines, miss lines). What that costs
+        is `CostModel.gm_transfer`'s, priced from the DMA's start."""
+        lines = region_lines(t.base, t.array.shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
+        return self.l2.access(lines, t.name, write, cacheable)
 
     # -- launches ----------------------------------------------------------------------
 
-    def new_core(self, kind: str, index: int) -> Core:
-        c = Core(kind, index, self, self.now + self.target.latency("task_dispatch"))
+    def new_core(self, kind: str, index: int, start: float | None = None) -> Core:
+        """A core of a launch (starting after the dispatch latency) or, with `start`, of a
+        task graph (which charges the dispatch per task)."""
+        if start is None:
+            start = self.now + self.cost.task_dispatch
+        c = Core(kind, index, self, start)
         self.cores.append(c)
         return c
 
@@ -229,3 +232,11 @@ class Machine:
         self.launches += 1
         if cores:
             self.now = max(c.end() for c in cores)
+
+    def task_done(self, core: Core, label: str, index: tuple[int, int], taken: float) -> None:
+        """Count a task of a graph; the trace shows it from when its core took it."""
+        self.tasks[core.kind] += 1
+        self.tasks["groups"][label] = self.tasks["groups"].get(label, 0) + 1
+        if self.events is not None:
+            name = f"{label}[{index[0]},{index[1]}]"
+            self.events.append(Event(core.name, TASK_TRACK, name, taken, core.issue - taken, 0, 0.0))

@@ -1,15 +1,16 @@
 """Interpreter functions for the `npu` dialect: numerics on whole tiles (numpy) and the
-machine model's accounting (buffers, L2, pipe timing) for every op.
+machine model's accounting (buffers, L2, pipe timing) for every op; what each op costs
+is `pto.interp.cost`'s.
 
 A GM value is a `GmTensor`; an on-chip value is a `Buf` (a numpy view into its core's
 memory space at the alloc's byte offset, so allocs at the same offset share storage
 as on the hardware). `npu.launch` runs each core's program in its own interpreter,
-interleaved by `pto.interp.scheduler`.
+interleaved by `pto.interp.scheduler`; `npu.graph` dispatches tasks to cores
+(`pto.interp.graph`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -19,6 +20,7 @@ from pto.dialects import npu
 from pto.dialects.npu import DYN, BufferType, Pipe, Space
 from pto.dialects.pto import CachePolicy, RoundMode
 from pto.interp import numerics as nx
+from pto.interp.graph import Group, TaskGraph
 from pto.interp.machine import Core, GmTensor, Machine, MachineError
 from pto.interp.scheduler import Scheduler
 from xdsl.dialects.builtin import DYNAMIC_INDEX
@@ -101,7 +103,7 @@ class CoreInterpreter(Interpreter):
     def run_ssacfg_region(self, region: Region, args: PythonValues, name: str = "unknown") -> PythonValues:
         if not region.blocks:
             return ()
-        env, run, core, cost = self.env, self._impls.run, self.core, self.core.machine.dispatch
+        env, run, core, cost = self.env, self._impls.run, self.core, self.core.machine.cost.issue
         block = region.blocks.first
         while block is not None:
             env.update(zip(block.args, args))
@@ -130,6 +132,7 @@ class NpuFunctions(InterpreterFunctions):
         self.machine = machine
         self._ends: dict[Operation, Any] = {}
         self._allocs: dict[Operation, Any] = {}
+        self._groups: list[Group] | None = None  # of the npu.graph whose block is running
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -222,12 +225,39 @@ class NpuFunctions(InterpreterFunctions):
         m.finish_launch(cores)
         return ()
 
+    @impl(npu.GraphOp)
+    def run_graph(self, interpreter: Interpreter, op: npu.GraphOp, args: PythonValues):
+        """Run the graph's block here (its `npu.tasks` only register groups), then its
+        tasks on the cores; the tasks see the block's values."""
+        if self._groups is not None:
+            raise MachineError(op, "'npu.graph' cannot nest")
+        self._groups = []
+        interpreter.push_scope("npu.graph")
+        try:
+            for o in op.body.block.ops:
+                result = interpreter._run_op(o, interpreter.get_values(o.operands))
+                interpreter.set_values(zip(o.results, result.values))
+            groups, self._groups = self._groups, None
+            child = lambda core: CoreInterpreter(interpreter.module, interpreter._impls, interpreter._ctx, core)
+            TaskGraph(self.machine, groups).run(op.cube_cores.value.data, op.vector_cores.value.data, child)
+        finally:
+            self._groups = None
+            interpreter.pop_scope()
+        return ()
+
+    @impl(npu.TasksOp)
+    def run_tasks(self, interpreter: Interpreter, op: npu.TasksOp, args: PythonValues):
+        if self._groups is None:
+            raise MachineError(op, "'npu.tasks' runs inside 'npu.graph'")
+        self._groups.append(Group(len(self._groups), op.label.data, op.kind.data, int(args[0]),
+                                  op.per_body.value.data, op.deps(), op.body))
+        return ()
+
     # -- data movement -------------------------------------------------------------------
 
     @impl(npu.DmaOp)
     def run_dma(self, interpreter: Interpreter, op: npu.DmaOp, args: PythonValues):
         core = self._need_core(interpreter, op)
-        m = self.machine
         src, dst, so, do, rows, ext = self.ends(op, args)
         transpose = op.transpose is not None
         valid = ext[0] if rows is None else max(0, min(rows, ext[0]))
@@ -240,21 +270,34 @@ class NpuFunctions(InterpreterFunctions):
             _tile(op, dst, do, ext, "destination")[valid:] = 0
         nbytes = data.nbytes
         gm = src if isinstance(src, GmTensor) else dst if isinstance(dst, GmTensor) else None
-        latency = 0.0
-        if gm is not None:
-            m.scheduler.yield_now() if m.scheduler else None
-            cacheable = op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE
-            cycles, _, misses = m.gm_access(core, gm, so if gm is src else do, sext if gm is src else vext,
-                                            write=gm is dst, cacheable=cacheable)
-            if gm is dst:
-                m.count_writes(gm, do, vext)
-            latency = m.gm_latency(misses)
-        else:
-            cycles = nbytes / m.target.path_rate(_space(src).value, _space(dst).value)
-        if transpose:
-            cycles /= m.target.raw["dma"]["transpose_rate_factor"]
-        core.run(op, op.pipe.data, cycles, latency, reads=[_key(src)], writes=[_key(dst)], nbytes=nbytes)
+        cost = self.machine.cost
+        adjust = cost.transposed if transpose else None
+        rw = dict(reads=[_key(src)], writes=[_key(dst)], nbytes=nbytes)
+        if gm is None:
+            cycles = cost.onchip_dma(nbytes, _space(src).value, _space(dst).value)
+            core.run(op, op.pipe.data, adjust(cycles) if adjust else cycles, **rw)
+            return ()
+        cacheable = op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE
+        offs, gext = (so, sext) if gm is src else (do, vext)
+        if gm is dst:
+            self.machine.count_writes(gm, do, vext)
+        self._gm_copy(core, op, op.pipe.data, gm, offs, gext, gm is dst, cacheable, adjust, **rw)
         return ()
+
+    def _gm_copy(self, core: Core, op: Operation, pipe: Pipe, gm: GmTensor, offs, ext, write: bool, cacheable: bool,
+                 adjust, reads, writes, nbytes: int) -> None:
+        """Charge a copy with a GM end: L2 sees its lines now, and the shared HBM is
+        booked from when the copy really starts (after its pipe, flag and data waits)."""
+        m = self.machine
+        if m.scheduler:
+            m.scheduler.yield_now()
+        hits, misses = m.gm_access(gm, offs, ext, write, cacheable)
+        t = core.begin(pipe, reads, writes)
+        fixed = m.cost.dma_fixed(to_gm=write)
+        cycles = m.cost.gm_transfer(t + fixed, hits, misses, write, cacheable, m.hbm_time)
+        if adjust is not None:
+            cycles = adjust(cycles)
+        core.commit(op, pipe, t, fixed + cycles, m.cost.gm_latency(misses), reads, writes, nbytes)
 
     @impl(npu.FixpipeOp)
     def run_fixpipe(self, interpreter: Interpreter, op: npu.FixpipeOp, args: PythonValues):
@@ -276,18 +319,15 @@ class NpuFunctions(InterpreterFunctions):
             out[...] = nx.cast(val, s_el, d_el, mode)
         else:
             out[...] = val
-        latency = 0.0
+        rw = dict(reads=[_key(src)], writes=[_key(dst)], nbytes=out.nbytes)
         if isinstance(dst, GmTensor):
-            m.scheduler.yield_now() if m.scheduler else None
-            cycles, _, misses = m.gm_access(core, dst, do, vext, write=True, cacheable=True)
-            if op.atomic_add is not None:  # read-modify-write in L2
-                cycles *= 2
-            else:
+            atomic = op.atomic_add is not None
+            if not atomic:  # atomic adds accumulate: not counted as writes
                 m.count_writes(dst, do, vext)
-            latency = m.gm_latency(misses)
+            self._gm_copy(core, op, Pipe.FIXPIPE, dst, do, vext, True, True, m.cost.atomic_add if atomic else None,
+                          **rw)
         else:
-            cycles = out.nbytes / m.target.path_rate("l0c", _space(dst).value)
-        core.run(op, Pipe.FIXPIPE, cycles, latency, reads=[_key(src)], writes=[_key(dst)], nbytes=out.nbytes)
+            core.run(op, Pipe.FIXPIPE, m.cost.onchip_dma(out.nbytes, "l0c", _space(dst).value), **rw)
         return ()
 
     # -- cube ----------------------------------------------------------------------------
@@ -304,10 +344,7 @@ class NpuFunctions(InterpreterFunctions):
         else:
             c.array[...] = prod
         mm, k = a.array.shape
-        n = b.array.shape[1]
-        f = self.machine.target.raw["cube"]["fractal"]
-        padded = math.ceil(mm / f) * f * math.ceil(k / f) * f * math.ceil(n / f) * f
-        cycles = padded / self.machine.target.macs_per_cycle(nx.NAMES[a.array.dtype])
+        cycles = self.machine.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype])
         core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
         return ()
 
@@ -316,10 +353,8 @@ class NpuFunctions(InterpreterFunctions):
     def _vector(self, interpreter: Interpreter, op: Operation, srcs: list[Buf], dst: Buf, value) -> None:
         core = self._need_core(interpreter, op)
         dst.array[...] = value
-        t = self.machine.target
         nbytes = max(b.array.nbytes for b in (*srcs, dst))
-        cpr = t.raw["vector"]["cycles_per_repeat"]
-        cycles = math.ceil(nbytes / t.vector_bytes_per_repeat) * cpr.get(op.name.split(".")[1], cpr["default"])
+        cycles = self.machine.cost.vector(op.name.split(".")[1], nbytes)
         core.run(op, Pipe.VECTOR, cycles, reads=[b.key for b in srcs], writes=[dst.key], nbytes=nbytes)
 
     @staticmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from pto.interp.machine import PIPES, Machine
+from pto.interp.machine import PIPES, TASK_TRACK, Machine
 
 
 @dataclass
@@ -21,6 +21,8 @@ class Report:
     tensors: dict[str, dict[str, float]]  # tensor -> hits, misses, hit_rate, hbm_read, hbm_written
     peak: dict[str, dict[str, int]]  # space -> {bytes, capacity}
     notes: list[str] = field(default_factory=list)
+    # Tasks run by task graphs: {"cube": n, "vector": n, "groups": {label: n}}.
+    tasks: dict = field(default_factory=lambda: {"cube": 0, "vector": 0, "groups": {}})
     events: list = field(default_factory=list, repr=False)
 
     @property
@@ -71,6 +73,9 @@ class Report:
                 utils = [self.utilisation(c, p.value) for c in names]
                 out.append(f"{p.value:<8} {kind:<7} {sum(busy):>14.0f} {sum(utils) / len(utils):>10.1%} "
                            f"{max(utils):>9.1%}")
+        if self.tasks["cube"] or self.tasks["vector"]:
+            groups = ", ".join(f"{g} {n}" for g, n in self.tasks["groups"].items())
+            out += ["", f"tasks: {self.tasks['cube']} cube, {self.tasks['vector']} vector ({groups})"]
         out += ["", f"{'tensor':<16} {'hits':>9} {'misses':>9} {'hit rate':>9} {'HBM read':>12} {'HBM written':>12}"]
         for name, t in self.tensors.items():
             if t["hits"] + t["misses"] or t["hbm_written"]:
@@ -83,9 +88,10 @@ class Report:
         return "\n".join(out)
 
     def trace(self) -> dict:
-        """Chrome trace-event JSON: one process per core, one thread per pipe."""
+        """Chrome trace-event JSON: one process per core, one thread per pipe (and one for
+        the graph tasks the core ran)."""
         pids = {c: i for i, c in enumerate(self.cores)}
-        tids = {p.value: i for i, p in enumerate(PIPES)}
+        tids = {p: i for i, p in enumerate((*(p.value for p in PIPES), TASK_TRACK))}
         ev: list[dict] = []
         for c, pid in pids.items():
             ev.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": c}})
@@ -115,5 +121,6 @@ def make_report(m: Machine) -> Report:
         for space, b in c.peak.items():
             cur = peak.setdefault(space.value, {"bytes": 0, "capacity": m.target.capacity(space.value)})
             cur["bytes"] = max(cur["bytes"], b)
+    tasks = {"cube": m.tasks["cube"], "vector": m.tasks["vector"], "groups": dict(m.tasks["groups"])}
     return Report(m.target.name, m.target.clock_mhz, m.now, m.launches, m.l2_size, cores, tensors, peak,
-                  events=m.events or [])
+                  tasks=tasks, events=m.events or [])

@@ -69,7 +69,9 @@ class Scheduler:
         w: _Worker = self._local.worker
         mine = w.clock()
         for o in self.workers:
-            if o is not w and not o.done and o.waiting is None and o.clock() + QUANTUM < mine:
+            # A blocked core whose wait is over counts too: it should not lag until the
+            # running one blocks. The clock test comes first, as it is the cheap one.
+            if o is not w and not o.done and o.clock() + QUANTUM < mine and (o.waiting is None or o.waiting()):
                 break
         else:
             return
@@ -86,6 +88,21 @@ class Scheduler:
             self._pass_baton()
         self._await_turn(w)
         w.waiting = None
+
+    def wait(self, ready: Callable[[], bool], what: str) -> None:
+        """Like `block_until`, but hand the baton on even if `ready` holds already: of
+        the cores that may go on, the one with the smallest clock goes first (a task
+        graph's idle cores take tasks in the order they would on the machine)."""
+        w: _Worker = self._local.worker
+        with self._lock:
+            w.waiting, w.what = ready, what
+            self._pass_baton()
+        self._await_turn(w)
+        w.waiting = None
+
+    def blocked(self, index: int) -> bool:
+        """Whether worker `index` waits (for a flag, a task) rather than runs."""
+        return self.workers[index].waiting is not None
 
     # ------------------------------------------------------------------------------
 
@@ -113,12 +130,12 @@ class Scheduler:
         """Hand the baton to the next worker (possibly the caller): set its event."""
         live = [w for w in self.workers if not w.done]
         if self._error is None:
-            ready = [w for w in live if w.waiting is None or w.waiting()]
-            if ready:
-                nxt = min(ready, key=lambda w: (w.clock(), w.index))
-                self._current = nxt.index
-                nxt.turn.set()
-                return
+            # The first that may go on in clock order: waits are only tested until then.
+            for nxt in sorted(live, key=lambda w: (w.clock(), w.index)):
+                if nxt.waiting is None or nxt.waiting():
+                    self._current = nxt.index
+                    nxt.turn.set()
+                    return
             if live:
                 waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
                 self._error = DeadlockError(f"deadlock: {waits}")

@@ -1,4 +1,4 @@
-"""`tile-annotate-cache`: L2 policy of the weights, and the n-buffering pass options."""
+"""`tile-annotate-cache`: L2 policy of the weights, and PyPTO's task-merge pass options."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
@@ -58,12 +58,13 @@ class TileAnnotateCachePass(ModulePass):
     variant that fits in L2, which stays `normal`. A policy already on the load (a
     pinned `pto.cache`) is kept.
 
-    Options (a `pto.options` entry on the kernel wins, per option), each `group:count`:
-    `vec_nbuffer_setting` (group = vector stage index in flow order, -1 = the others)
-    sets the UB copies per tile of that stage; `cube_nbuffer_setting` (group = cube
-    stage index) the L0 copies; `cube_l1_reuse_setting` (group -1 = the activation, 1 =
-    the weight) the L1 copies of each matmul operand. Stage settings already present
-    are kept.
+    Options (a `pto.options` entry on the kernel wins, per option), each `group:count`
+    with PyPTO's meaning: a group of structurally identical subgraphs (here: the stage
+    index in flow order among stages of its kind; -1 = every group not listed) and how
+    many of them to merge into one task. `vec_nbuffer_setting` merges vector tiles of a
+    stage (each merged tile in its own UB copy, so their DMA and compute overlap),
+    `cube_nbuffer_setting` cube tasks of a body, `cube_l1_reuse_setting` cube tasks that
+    load the same activation rows. Stage settings already present are kept.
     """
 
     name = "tile-annotate-cache"
@@ -80,9 +81,6 @@ class TileAnnotateCachePass(ModulePass):
         for f in op.walk():
             if isinstance(f, func.FuncOp):
                 settings = {n: _pinned(f, n) or given[n] for n in DEFAULTS}
-                for key in settings["cube_l1_reuse_setting"]:
-                    if key not in (-1, 0, 1):
-                        raise DiagnosticError(f, f"cube_l1_reuse_setting: group {key} is neither -1 (activation) nor 1 (weight)")
                 for loop in (o for o in f.walk() if isinstance(o, tile.TokenLoopOp)):
                     self.annotate(f, loop, settings)
 
@@ -100,9 +98,7 @@ class TileAnnotateCachePass(ModulePass):
                 if st.nbuffer is None:
                     st.nbuffer = IntegerAttr(_pick(settings["cube_nbuffer_setting"], cube_i), i64)
                 if st.l1_reuse is None:
-                    reuse = settings["cube_l1_reuse_setting"]
-                    act = reuse.get(-1, reuse.get(0, 1))
-                    st.l1_reuse = DenseArrayBase.from_list(i64, [act, reuse.get(1, 1)])
+                    st.l1_reuse = IntegerAttr(_pick(settings["cube_l1_reuse_setting"], cube_i), i64)
                 cube_i += 1
                 mm = st.matmul
                 for operand in (mm.lhs, mm.rhs):

@@ -19,6 +19,9 @@ from pto.targets import Target, UnknownTargetError, load_target, target_of
 VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
 MHC_VEC_COLS = 2048  # the variant's long scans along the reduction axis
 K_L0 = (512, 256, 128, 64, 32, 16)
+# L1 copies of each operand to leave room for when choosing kL1: tile-to-npu
+# double-buffers L1 when two copies fit. The check asks only for one.
+BUFFERS = 2
 
 
 def ceil16(x: int) -> int:
@@ -42,10 +45,11 @@ def _row_tiled(v: SSAValue, tile_rows: int) -> bool:
     return isinstance(t, TensorType) and bool(t.get_shape()) and t.get_shape()[0] == tile_rows
 
 
-def ub_need(stage: tile.VecStageOp, vec: list[int], tile_rows: int) -> tuple[int, str]:
+def ub_need(stage: tile.VecStageOp, vec: list[int], tile_rows: int, copies: int | None = None) -> tuple[int, str]:
     """UB bytes a vector stage needs with tile `vec`: one buffer per distinct operand and
-    result, token-tile ones cut to the vector tile and multiplied by `nbuffer`."""
-    nbuf = stage.nbuffer.value.data if stage.nbuffer is not None else 1
+    result, token-tile ones cut to the vector tile and multiplied by `copies` (default:
+    `nbuffer`, the tiles merged into one task, each in its own UB copy)."""
+    nbuf = copies if copies is not None else stage.nbuffer.value.data if stage.nbuffer is not None else 1
     seen: set[SSAValue] = set()
     total, biggest, what = 0, 0, ""
     for op in stage.body.block.ops:
@@ -111,8 +115,10 @@ class TileAssignShapesPass(ModulePass):
     def vector(self, st: tile.VecStageOp, rows: int, target: Target, mhc: bool) -> None:
         cap = target.capacity("ub")
         if st.vec_tile is not None:
+            # A pinned tile must fit once; fewer merged copies than nbuffer asks for are
+            # tile-to-npu's call (it column-tiles or cuts rows, and says so).
             vec = list(st.vec_tile.get_values())
-            need, what = ub_need(st, vec, rows)
+            need, what = ub_need(st, vec, rows, copies=1)
             if need > cap:
                 raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} needs {need} bytes of ub "
                                           f"(largest buffer {what}), but {target.name} has {cap}")
@@ -144,15 +150,25 @@ class TileAssignShapesPass(ModulePass):
         m, k, _, n = mm.mkn()
         sa = ELEM_BYTES[elem_name(mm.lhs.type.element_type)]  # type: ignore[union-attr]
         sacc = ELEM_BYTES[MATMUL_OUT[elem_name(mm.lhs.type.element_type)][0]]  # type: ignore[union-attr]
-        nbuf = st.nbuffer.value.data if st.nbuffer is not None else 1
-        a_cp, w_cp = st.l1_reuse.get_values() if st.l1_reuse is not None else (1, 1)
         if st.tiles is None:
             if mhc:
                 st.tiles = self.mhc_tiles(rows)
                 self.host_transpose(mm)
             else:
-                st.tiles = self.choose(m, k, n, sa, sacc, nbuf, a_cp, w_cp, target)  # type: ignore[arg-type]
-        self.check(st, sa, sacc, nbuf, a_cp, w_cp, target)  # type: ignore[arg-type]
+                st.tiles = self.choose(m, k, n, sa, sacc, 1, BUFFERS, BUFFERS, target)
+        st.tiles = self.clip_to_body(st.tiles, rows)
+        self.check(st, sa, sacc, target)
+
+    @staticmethod
+    def clip_to_body(t: CubeTileAttr, rows: int) -> CubeTileAttr:
+        """A body of `rows` tokens is one tile along M at most (PyPTO specialises each
+        body for its factor): an M tile larger than the body shrinks to it, 16-padded."""
+        m = ceil16(rows)
+        (m0, m1), ax = t.axes["m"], t.axes
+        if m1 <= m:
+            return t
+        m0 = min(m0, m)
+        return CubeTileAttr([m0 if m % m0 == 0 else m, m], ax["k"], ax["n"], split_k=t.is_split_k)
 
     @staticmethod
     def mhc_tiles(rows: int) -> CubeTileAttr:
@@ -202,7 +218,8 @@ class TileAssignShapesPass(ModulePass):
         return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
 
     @staticmethod
-    def check(st: tile.CubeStageOp, sa: int, sacc: int, nbuf: int, a_cp: int, w_cp: int, target: Target) -> None:
+    def check(st: tile.CubeStageOp, sa: int, sacc: int, target: Target) -> None:
+        """One copy of each tile must fit (tile-to-npu adds copies only where they fit)."""
         assert st.tiles is not None
         # A tile larger than the data only occupies the (16-padded) data.
         m, k, _, n = st.matmul.mkn()
@@ -213,11 +230,11 @@ class TileAssignShapesPass(ModulePass):
         el = elem_name(st.matmul.lhs.type.element_type)  # type: ignore[union-attr]
         label = st.label.data
         needs = [
-            ("l0a", f"L0A tile m={m0} x k={k0} {el} x {nbuf} copies", ceil16(m0) * ceil16(k0) * sa * nbuf),
-            ("l0b", f"L0B tile k={k0} x n={n0} {el} x {nbuf} copies", ceil16(n0) * ceil16(k0) * sa * nbuf),
-            ("l0c", f"L0C tile m={m0} x n={n0} accumulator x {nbuf} copies", ceil16(m0) * ceil16(n0) * sacc * nbuf),
-            ("l1", f"L1 tiles m={m1} x k={k_a1} x {a_cp} copies + n={n1} x k={k_b1} x {w_cp} copies of {el}",
-             a_cp * ceil16(m1) * ceil16(k_a1) * sa + w_cp * ceil16(n1) * ceil16(k_b1) * sa),
+            ("l0a", f"L0A tile m={m0} x k={k0} {el}", ceil16(m0) * ceil16(k0) * sa),
+            ("l0b", f"L0B tile k={k0} x n={n0} {el}", ceil16(n0) * ceil16(k0) * sa),
+            ("l0c", f"L0C tile m={m0} x n={n0} accumulator", ceil16(m0) * ceil16(n0) * sacc),
+            ("l1", f"L1 tiles m={m1} x k={k_a1} + n={n1} x k={k_b1} of {el}",
+             ceil16(m1) * ceil16(k_a1) * sa + ceil16(n1) * ceil16(k_b1) * sa),
         ]
         for space, what, need in needs:
             if need > target.capacity(space):

@@ -7,14 +7,17 @@
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' 2>/dev/null | filecheck %s --check-prefix=NPU
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{target=ascend950 factors=4,3})' | filecheck %s --check-prefix=OPTS
 
-// The default candidates give six token loops, so six launches.
-// STD-COUNT-6: npu.launch cube 24
+// The default candidates give six token loops, so one task graph of six vector and six
+// cube groups.
+// STD: npu.graph cube 24 vector 48 {
+// STD-COUNT-6: npu.tasks "linear.{{[0-9]+}}" cube
 // STD-NOT: tile.
-// NPU: npu.launch
+// NPU: npu.graph cube 24 vector 48 {
 // NPU-NOT: tile.
 // NPU-NOT: pto.{{[a-z_]+}} %
 // OPTS: pto.target = "ascend950"
-// OPTS-COUNT-3: npu.launch cube 28
+// OPTS: npu.graph cube 28 vector 56 {
+// OPTS-COUNT-3: npu.tasks "linear.{{[0-9]+}}" cube
 
 // The lowering is deterministic: two runs print the same npu IR.
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.1 2>/dev/null

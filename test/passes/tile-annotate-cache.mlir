@@ -3,19 +3,20 @@
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache | filecheck %s --check-prefix=MHC
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-annotate-cache{vec_nbuffer_setting="0:3"}' | filecheck %s --check-prefix=PINNED
 // RUN: not pto-opt %s --split-input-file -p 'tile-annotate-cache{vec_nbuffer_setting="0:x"}' 2>&1 | filecheck %s --check-prefix=BADVAL
-// RUN: not pto-opt %s --split-input-file -p 'tile-annotate-cache{cube_l1_reuse_setting="5:2"}' 2>&1 | filecheck %s --check-prefix=BADKEY
+// RUN: not pto-opt %s --split-input-file -p 'tile-annotate-cache{cube_l1_reuse_setting="-1:0"}' 2>&1 | filecheck %s --check-prefix=BADKEY
 
 // The standard form: the matmul's weight is streamed once per token tile -> none_cacheable;
-// gamma keeps the default; first vector stage double-buffered, activation L1 double-buffered.
+// gamma keeps the default; two vector tiles of the first stage and two cube tiles that
+// load the same activation rows are merged into one task each.
 // CHECK-LABEL: func.func @standard
 // CHECK: tile.load %g : tensor<64xf32> -> tensor<64xf32>
 // CHECK: tile.load %w cache none_cacheable : tensor<64x32xf32> -> tensor<64x32xf32>
 // CHECK: tile.vec_stage "norm" nbuffer 2
-// CHECK: tile.cube_stage "linear" l1_reuse [2, 1] nbuffer 1
+// CHECK: tile.cube_stage "linear" l1_reuse 2 nbuffer 1
 // CHECK: tile.vec_stage "post" nbuffer 1
 // OPTS-LABEL: func.func @standard
 // OPTS: tile.vec_stage "norm" nbuffer 3
-// OPTS: tile.cube_stage "linear" l1_reuse [1, 2] nbuffer 2
+// OPTS: tile.cube_stage "linear" l1_reuse 1 nbuffer 2
 // OPTS: tile.vec_stage "post" nbuffer 2
 func.func @standard(%x: tensor<?x64xf32>, %g: tensor<64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
   %c0 = arith.constant 0 : index
@@ -47,7 +48,7 @@ func.func @standard(%x: tensor<?x64xf32>, %g: tensor<64xf32>, %w: tensor<64x32xf
 // CHECK-LABEL: func.func @pinned
 // CHECK: tile.load %w cache normal
 // CHECK: tile.vec_stage "norm" nbuffer 4
-// CHECK: tile.cube_stage "linear" l1_reuse [1, 1] nbuffer 3
+// CHECK: tile.cube_stage "linear" l1_reuse 1 nbuffer 3
 func.func @pinned(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
@@ -58,7 +59,7 @@ func.func @pinned(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32
       %a = tile.abs %xt : tensor<1x64xf32> -> tensor<1x64xf32>
       tile.yield %a : tensor<1x64xf32>
     }
-    %y = tile.cube_stage "linear" l1_reuse [1, 1] nbuffer 3 -> (tensor<1x32xf32>) {
+    %y = tile.cube_stage "linear" l1_reuse 1 nbuffer 3 -> (tensor<1x32xf32>) {
       %m = tile.matmul %n, %wt : tensor<1x64xf32>, tensor<64x32xf32> -> tensor<1x32xf32>
       tile.yield %m : tensor<1x32xf32>
     }
@@ -92,4 +93,4 @@ func.func @mhc_huge(%x: tensor<?x16384xf32>, %w: tensor<16384x4096xf32>, %out: t
 // The kernel's pinned pto.options win over the pass option.
 // PINNED: tile.vec_stage "q-rmsnorm" nbuffer 2
 // BADVAL: error: tile-annotate-cache: vec_nbuffer_setting: '0:x' is not 'group:count'
-// BADKEY: error: cube_l1_reuse_setting: group 5 is neither -1 (activation) nor 1 (weight)
+// BADKEY: error: tile-annotate-cache: cube_l1_reuse_setting: '-1:0' needs a positive count

@@ -9,13 +9,18 @@
 // double buffering; cube tiles for 128-row tiles, N halved until the 24 cores have work.
 // STD: tile.token_loop {{.*}} step 128 {
 // STD: tile.vec_stage "rmsnorm" tile [2, 4096] nbuffer 2
-// STD: tile.cube_stage "linear" m [128, 128] k [256, 512] n [64, 64] l1_reuse [2, 1] nbuffer 1
+// STD: tile.cube_stage "linear" m [128, 128] k [256, 512] n [64, 64] l1_reuse 2 nbuffer 1
 // STD: tile.token_loop {{.*}} step 1 {
 // STD: tile.vec_stage "rmsnorm" tile [1, 4096] nbuffer 2
-// STD: tile.cube_stage "linear" m [16, 16] k [512, 2048] n [64, 64]
+// STD: tile.cube_stage "linear" m [16, 16] k [512, 1024] n [64, 64]
 
-// Pinned shapes (the reference kernel's) are kept.
+// Pinned shapes (the reference kernel's) are kept, but an M tile never exceeds the
+// body: the 16-token body (and the 1-token one, 16-padded) gets m [16, 16].
 // PINNED: tile.cube_stage "wqa-linear" m [32, 32] k [512, 512] n [64, 64]
+// PINNED: step 16 {
+// PINNED: tile.cube_stage "wqa-linear" m [16, 16] k [512, 512] n [64, 64]
+// PINNED: step 1 {
+// PINNED: tile.cube_stage "wqa-linear" m [16, 16] k [512, 512] n [64, 64]
 // PINNED: tile.vec_stage "q-rmsnorm" tile [8, 1024]
 
 // The mhc_pre variant, by tile height: <= 32 no split-K, <= 64 split-K, larger k=[512,2048];
@@ -43,7 +48,7 @@ func.func @l0a(%x: tensor<?x512xbf16>, %w: tensor<512x128xbf16>, %out: tensor<?x
   %t = tensor.dim %x, %c0 : tensor<?x512xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x512xbf16> -> tensor<128x512xbf16>
-    // expected-error@+1 {{cube stage 'linear': L0A tile m=128 x k=512 bf16 x 1 copies needs 131072 bytes of l0a, but ascend910b1 has 65536}}
+    // expected-error@+1 {{cube stage 'linear': L0A tile m=128 x k=512 bf16 needs 131072 bytes of l0a, but ascend910b1 has 65536}}
     %y = tile.cube_stage "linear" m [128, 128] k [512, 512] n [64, 64] -> (tensor<128x128xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x512xbf16>, tensor<512x128xbf16> -> tensor<128x128xf32>
       tile.yield %m : tensor<128x128xf32>
@@ -55,17 +60,17 @@ func.func @l0a(%x: tensor<?x512xbf16>, %w: tensor<512x128xbf16>, %out: tensor<?x
 
 // -----
 
-func.func @l0c_nbuffer(%x: tensor<?x64xbf16>, %w: tensor<64x256xbf16>, %out: tensor<?x256xf32>) {
+func.func @l0c(%x: tensor<?x64xbf16>, %w: tensor<64x512xbf16>, %out: tensor<?x512xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<128x64xbf16>
-    // expected-error@+1 {{cube stage 'linear': L0C tile m=128 x n=256 accumulator x 2 copies needs 262144 bytes of l0c, but ascend910b1 has 131072}}
-    %y = tile.cube_stage "linear" m [128, 128] k [64, 64] n [256, 256] nbuffer 2 -> (tensor<128x256xf32>) {
-      %m = tile.matmul %xt, %w : tensor<128x64xbf16>, tensor<64x256xbf16> -> tensor<128x256xf32>
-      tile.yield %m : tensor<128x256xf32>
+    // expected-error@+1 {{cube stage 'linear': L0C tile m=128 x n=512 accumulator needs 262144 bytes of l0c, but ascend910b1 has 131072}}
+    %y = tile.cube_stage "linear" m [128, 128] k [64, 64] n [512, 512] nbuffer 2 -> (tensor<128x512xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x64xbf16>, tensor<64x512xbf16> -> tensor<128x512xf32>
+      tile.yield %m : tensor<128x512xf32>
     }
-    tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
+    tile.store %y, %out[%i] : tensor<128x512xf32> -> tensor<?x512xf32>
   }
   func.return
 }
@@ -77,8 +82,8 @@ func.func @l1(%x: tensor<?x8192xbf16>, %w: tensor<8192x256xbf16>, %out: tensor<?
   %t = tensor.dim %x, %c0 : tensor<?x8192xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x8192xbf16> -> tensor<128x8192xbf16>
-    // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=2048 x 2 copies + n=128 x k=2048 x 1 copies of bf16 needs 1572864 bytes of l1, but ascend910b1 has 524288}}
-    %y = tile.cube_stage "linear" m [64, 128] k [128, 2048] n [64, 128] l1_reuse [2, 1] -> (tensor<128x256xf32>) {
+    // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=2048 + n=128 x k=2048 of bf16 needs 1048576 bytes of l1, but ascend910b1 has 524288}}
+    %y = tile.cube_stage "linear" m [64, 128] k [128, 2048] n [64, 128] l1_reuse 2 -> (tensor<128x256xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x8192xbf16>, tensor<8192x256xbf16> -> tensor<128x256xf32>
       tile.yield %m : tensor<128x256xf32>
     }
@@ -94,7 +99,7 @@ func.func @ub(%x: tensor<?x16384xf32>, %w: tensor<16384x16xf32>, %out: tensor<?x
   %t = tensor.dim %x, %c0 : tensor<?x16384xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x16384xf32> -> tensor<16x16384xf32>
-    // expected-error@+1 {{vector stage 'norm': tile [8, 16384] needs 2097152 bytes of ub (largest buffer tensor<16x16384xf32> (tile.abs)), but ascend910b1 has 196608}}
+    // expected-error@+1 {{vector stage 'norm': tile [8, 16384] needs 1048576 bytes of ub (largest buffer tensor<16x16384xf32> (tile.abs)), but ascend910b1 has 196608}}
     %n = tile.vec_stage "norm" tile [8, 16384] nbuffer 2 -> (tensor<16x16384xf32>) {
       %a = tile.abs %xt : tensor<16x16384xf32> -> tensor<16x16384xf32>
       tile.yield %a : tensor<16x16384xf32>

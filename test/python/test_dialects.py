@@ -131,7 +131,7 @@ def test_tile_ops_build_and_roundtrip():
                 yi = tile.CastOp(y, T(8, 16, el=bf16), RoundMode.RINT).result
                 tile.YieldOp(yi)
             cs = tile.CubeStageOp(
-                "linear", Region(cb), [T(8, 16, el=bf16)], CubeTileAttr([8, 8], [64, 64], [16, 16]), [2, 1], 1
+                "linear", Region(cb), [T(8, 16, el=bf16)], CubeTileAttr([8, 8], [64, 64], [16, 16]), 2, 1
             )
             d = tile.VecStageOp("dequant", Region(Block()), [])
             with ImplicitBuilder(d.body.block):

@@ -178,7 +178,7 @@ def test_compile_levels_and_errors() -> None:
     k.ret(pto.matmul(pto.rms_norm(x), w, b_trans=True))
     c = pto.compile(k.module())
     assert list(c.levels) == ["pto", "tile", "npu"]
-    assert "pto.matmul" in c.text("pto") and "tile.cube_stage" in c.text("tile") and "npu.launch" in c.text("npu")
+    assert "pto.matmul" in c.text("pto") and "tile.cube_stage" in c.text("tile") and "npu.graph" in c.text("npu")
     assert "pto.form" in str(c.tile)
     with pytest.raises(KeyError, match="no cube level"):
         c.text("cube")

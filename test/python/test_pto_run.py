@@ -49,7 +49,9 @@ def test_pass_pipeline_option(capsys) -> None:
     code, out, err = cli(capsys, STD, "--random-inputs", "--tokens", "9", "--golden",
                          "--pass-pipeline", "builtin.module(pto-sk03-pipeline{factors=4,3,1})")
     assert code == 0, err
-    assert "3 launch(es)" in out and "golden result 0: ok" in out  # one per factor
+    assert "1 launch(es)" in out and "golden result 0: ok" in out  # one task graph
+    # cube tasks of the 4- and 1-token bodies (9 = 4 + 4 + 1: no 3-token body runs)
+    assert "linear.4 32" in out and "linear.1 16" in out and "linear.3" not in out
 
 
 def test_json_and_trace(tmp_path, capsys) -> None:

@@ -232,8 +232,8 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf1
   %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
   tile.token_loop %i = %c0 to %t step 8 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
-    // expected-error@+1 {{'tile.cube_stage' l1_reuse is [activation, weight] copies, each at least 1}}
-    %y = tile.cube_stage "mm" l1_reuse [2] -> (tensor<8x64xf32>) {
+    // expected-error@+1 {{'tile.cube_stage' l1_reuse must be at least 1}}
+    %y = tile.cube_stage "mm" l1_reuse 0 -> (tensor<8x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
       tile.yield %m : tensor<8x64xf32>
     }

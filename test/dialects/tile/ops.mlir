@@ -28,8 +28,8 @@ func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tens
       // CHECK: tile.yield %{{.*}} : tensor<128x4096xbf16>
       tile.yield %b : tensor<128x4096xbf16>
     }
-    // CHECK: tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse [2, 1] nbuffer 1 -> (tensor<128x1024xbf16>) {
-    %yt = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse [2, 1] nbuffer 1 -> (tensor<128x1024xbf16>) {
+    // CHECK: tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
+    %yt = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
       // CHECK: tile.load %{{.*}} cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
       %wt = tile.load %w cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
       // CHECK: tile.matmul %{{.*}}, %{{.*}} b_trans

@@ -1,0 +1,105 @@
+"""The cost model of the `npu` interpreter: how long each op occupies its pipe and how
+long after that its result is ready. Op semantics and numerics live in
+`pto.interp.npu`; this module only prices them, and reads every figure from the
+target file (`targets/*.toml`), one named entry each, so that calibration against
+PyPTO's simulator changes data, not code. docs/model.md says where each figure comes
+from.
+
+Shared state (the L2's contents, the HBM windows) stays in `pto.interp.machine`: the
+functions here get what it observed (hit and miss lines) or a callable that books HBM.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from pto.targets import Target
+
+# book(start, nbytes, rate) -> cycles: moves bytes to or from HBM through the shared windows.
+HbmBooking = Callable[[float, float, float], float]
+
+
+class CostModel:
+    """The figures of one target, read once by name, and the formula of every op."""
+
+    def __init__(self, target: Target):
+        raw = target.raw
+        model = raw["model"]
+        self.issue = target.latency("issue")
+        self.task_dispatch = target.latency("task_dispatch")
+        # PyPTO's simulator charges each GM copy a fixed start cost; off until calibrated.
+        self.dma_fixed_costs = bool(model["dma_fixed_costs"])
+        self.copy_in = target.latency("copy_in")
+        self.copy_out = target.latency("copy_out")
+        self.line = raw["l2"]["line_bytes"]
+        self.task_ready = target.latency("task_ready")
+        # One core's GM transfer rate (fitted; the platform's per-core L2/HBM rates in
+        # [paths] are below what PyPTO's simulator charges a single copy).
+        self.l2_read = model["gm_read_rate"]
+        self.l2_write = model["gm_write_rate"]
+        self.l2_hit_latency = raw["l2"]["hit_latency"]
+        self.l2_miss_penalty = raw["l2"]["miss_penalty"]
+        self.hbm_read = model["gm_read_rate"]
+        self.hbm_write = model["gm_write_rate"]
+        self.hbm_window = model["hbm_window"]
+        # All cores together stream at most this.
+        self.hbm_total = model["hbm_total"]
+        self.transpose_factor = raw["dma"]["transpose_rate_factor"]
+        self.atomic_add_factor = model["atomic_add_factor"]
+        self.fractal = raw["cube"]["fractal"]
+        self.macs = raw["cube"]["macs_per_cycle"]
+        self.repeat_bytes = target.vector_bytes_per_repeat
+        self.cycles_per_repeat = raw["vector"]["cycles_per_repeat"]
+        self._paths = raw["paths"]
+
+    # -- data movement ---------------------------------------------------------------
+
+    def dma_fixed(self, to_gm: bool) -> float:
+        """Fixed start cost of a copy with a GM end (copy-out if it writes GM)."""
+        if not self.dma_fixed_costs:
+            return 0.0
+        return float(self.copy_out if to_gm else self.copy_in)
+
+    def gm_transfer(self, start: float, hits: int, misses: int, write: bool, cacheable: bool,
+                    book: HbmBooking) -> float:
+        """Pipe cycles of a GM transfer that starts moving data at `start`: hit lines at
+        the L2 rate, missed lines through the shared HBM (a cacheable write miss
+        allocates in L2 and pays HBM only on eviction)."""
+        l2rate = self.l2_write if write else self.l2_read
+        cycles = hits * self.line / l2rate
+        if misses:
+            if write and cacheable:
+                cycles += misses * self.line / l2rate
+            else:
+                rate = self.hbm_write if write else self.hbm_read
+                cycles += book(start, misses * self.line, rate)
+        return cycles
+
+    def gm_latency(self, misses: int) -> float:
+        return self.l2_hit_latency + (self.l2_miss_penalty if misses else 0)
+
+    def onchip_dma(self, nbytes: int, src: str, dst: str) -> float:
+        return nbytes / self._paths[f"{src}->{dst}"]
+
+    def transposed(self, cycles: float) -> float:
+        return cycles / self.transpose_factor
+
+    def atomic_add(self, cycles: float) -> float:
+        """An atomic-add write is a read-modify-write of each line in L2."""
+        return cycles * self.atomic_add_factor
+
+    # -- compute ---------------------------------------------------------------------
+
+    def mmad(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> float:
+        """Cube cycles of an (m x k) @ (k x n) product: whole fractals on every axis.
+        `rows` (valid rows of a partial M tile) prices only the fractals they touch."""
+        f = self.fractal
+        pad = lambda x: math.ceil(x / f) * f
+        mm = m if rows is None else max(0, min(rows, m))
+        return pad(mm) * pad(k) * pad(n) / self.macs[elem]
+
+    def vector(self, name: str, nbytes: int) -> float:
+        """`name` without the dialect prefix (`vexp`); nbytes of its largest operand."""
+        cpr = self.cycles_per_repeat
+        return math.ceil(nbytes / self.repeat_bytes) * cpr.get(name, cpr["default"])

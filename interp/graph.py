@@ -1,0 +1,132 @@
+"""Task graphs (`npu.graph`): the way PyPTO's runtime runs a kernel in
+`device_sched_mode` 0, one ready queue per core kind shared by all cores of that kind.
+
+The graph's block runs first (scalar set-up, GM workspaces); each `npu.tasks` in it
+registers a group of `bodies x per_body` tasks. Then every core loops: take the first
+ready task of its kind, run the task region on itself, record its end (all pipes
+done). Task (b, i) of a group is ready when every task of body b of each group it is
+`after` has ended, `latency.task_ready` after the latest of their ends (the first
+tasks that long after the graph starts); the queue orders ready tasks by ready
+time, then group order, body, task. Taking a task costs `latency.task_dispatch`.
+
+Cores are the scheduler's workers (one thread each, the baton to the smallest clock).
+An idle core waits until it can be sure which task it would take first: the best
+ready task starts at `s` (the core's clock or the task's ready time, whichever is
+later), and no core still running a task is behind `s` (a task it ends could become
+ready before `s`, or that core could be free before `s`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from functools import partial
+
+from pto.interp.machine import Core, Machine
+from pto.interp.scheduler import Scheduler
+from xdsl.ir import Region
+
+KINDS = ("cube", "vector")
+
+
+@dataclass
+class Group:
+    """One `npu.tasks`, with its body count as evaluated in the graph's block."""
+
+    index: int
+    label: str
+    kind: str
+    bodies: int
+    per_body: int
+    after: list[str]
+    region: Region
+
+
+class TaskGraph:
+    def __init__(self, machine: Machine, groups: list[Group]):
+        self.machine = machine
+        self.groups = groups
+        self.dependents: dict[str, list[Group]] = {g.label: [] for g in groups}
+        self.left: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet ended
+        self.ends: dict[tuple[str, int], float] = {}  # latest end of a task of (group, body)
+        self.ready: dict[str, list[tuple[float, int, int, int]]] = {k: [] for k in KINDS}  # heaps
+        self.untaken = dict.fromkeys(KINDS, 0)
+        self.active: dict[int, tuple[Core, int]] = {}  # id of a core running a task: core, scheduler worker
+        for g in groups:
+            self.untaken[g.kind] += g.bodies * g.per_body
+            for d in g.after:
+                self.dependents[d].append(g)
+            for b in range(g.bodies):
+                self.left[(g.label, b)] = g.per_body
+                if not g.after:
+                    self._release(g, b, machine.now + machine.cost.task_ready)
+
+    def run(self, cube_cores: int, vector_cores: int, child) -> None:
+        """Run every task on new cores; `child(core)` makes a core's interpreter."""
+        m = self.machine
+        sched = Scheduler()
+        cores = [m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores)) for i in range(n)]
+        for core in cores:
+            sched.add(core.name, partial(self._work, core, child(core), len(sched.workers)),
+                      partial(self._clock, core))
+        m.scheduler = sched
+        try:
+            sched.run_all()
+        finally:
+            m.scheduler = None
+        m.finish_launch(cores)
+
+    # -- one core ----------------------------------------------------------------------
+
+    def _work(self, core: Core, interp, worker: int) -> None:
+        sched = self.machine.scheduler
+        heap = self.ready[core.kind]
+        while True:
+            sched.wait(partial(self._may_take, core), f"a {core.kind} task")
+            if not heap:
+                return  # every task of this kind has been taken
+            ready, gi, b, i = heapq.heappop(heap)
+            self.untaken[core.kind] -= 1
+            g = self.groups[gi]
+            taken = max(core.issue, ready)
+            core.issue = taken + self.machine.cost.task_dispatch
+            self.active[id(core)] = (core, worker)
+            interp.run_ssacfg_region(g.region, (b, i), g.label)
+            del self.active[id(core)]
+            core.issue = core.end()  # the core is free once all its pipes are done
+            self.machine.task_done(core, g.label, (b, i), taken)
+            self._ended(g, b, core.issue)
+
+    def _clock(self, core: Core) -> float:
+        """A running core's clock is its issue time; an idle one's, when it would start
+        its next task (so the scheduler lets the core that is free first take it)."""
+        if id(core) in self.active:
+            return core.issue
+        heap = self.ready[core.kind]
+        return max(core.issue, heap[0][0]) if heap else float("inf")
+
+    def _may_take(self, core: Core) -> bool:
+        heap = self.ready[core.kind]
+        if not heap:
+            return self.untaken[core.kind] == 0
+        start = max(core.issue, heap[0][0])
+        sched = self.machine.scheduler
+        # A running core blocked inside its task (a cross-core wait) is not waited for:
+        # it may wait for a task this core is about to take.
+        return all(start <= o.issue for o, w in self.active.values() if not sched.blocked(w))
+
+    # -- readiness -----------------------------------------------------------------------
+
+    def _release(self, g: Group, body: int, at: float) -> None:
+        for i in range(g.per_body):
+            heapq.heappush(self.ready[g.kind], (at, g.index, body, i))
+
+    def _ended(self, g: Group, body: int, end: float) -> None:
+        key = (g.label, body)
+        self.ends[key] = max(self.ends.get(key, end), end)
+        self.left[key] -= 1
+        if self.left[key]:
+            return
+        for d in self.dependents[g.label]:
+            if all(self.left[(a, body)] == 0 for a in d.after):
+                self._release(d, body, max(self.ends[(a, body)] for a in d.after) + self.machine.cost.task_ready)

@@ -1,0 +1,243 @@
+"""`tile-to-npu`: a task graph of cube and vector tasks for the token loops.
+
+Each iteration of a token loop is one *body* of p tokens (the loop's step: the unroll
+factor); its vector stages before the cube stage, its cube stage and its vector stages
+after the cube stage become three `npu.tasks` groups over the bodies (`vector.py`,
+`cube.py`), the cube group after the first vector group and the last vector group after
+the cube group, body by body. All groups of all loops of a kernel form one `npu.graph`:
+tasks of every body and every loop may be in flight at once, each waiting only for the
+tasks of its own body that produce its inputs, as PyPTO's runtime does. Values crossing
+groups go through GM workspaces.
+
+A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
+in-place reshape of a loaded tensor a GM view (`npu.reshape`). Not supported (rejected):
+split-K into anything but one f32 result, N or K not a multiple of its L1 tile, L1
+tiles that are not multiples of the L0 tiles, a_trans, reshapes of computed values,
+rank-3 tiles. Vector tiles narrower than a row are column-tiled when the phase allows
+it, else processed as whole rows (with a warning).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pto.diagnostics import DiagnosticError
+from pto.dialects import npu, tile
+from pto.dialects.npu import BufferType, Space
+from pto.lowering.npu_build import c, unsupported
+from pto.lowering.tile_to_npu.cube import CubeStage
+from pto.lowering.tile_to_npu.vector import VectorPhase
+from pto.targets import Target, target_of
+
+
+def gm_type(t: Attribute) -> BufferType:
+    assert isinstance(t, TensorType)
+    return BufferType(list(t.get_shape()), t.element_type, Space.GM)
+
+
+@dataclass(frozen=True)
+class TileToNpuPass(ModulePass):
+    __doc__ = __doc__
+
+    name = "tile-to-npu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if isinstance(f, func.FuncOp) and any(isinstance(o, tile.TokenLoopOp) for o in f.walk()):
+                Lowering(f, target_of(f)).run()
+
+
+@dataclass
+class Body:
+    """The bodies of one token loop: `count` of `rows` tokens from `lb`, the last one
+    ending at `ub`."""
+
+    rows: int
+    lb: SSAValue
+    ub: SSAValue
+    count: SSAValue
+
+    def bounds(self, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+        start = arith.AddiOp(self.lb, arith.MuliOp(b, c(self.rows))).result
+        start.name_hint = "start"
+        end = arith.MinUIOp(arith.AddiOp(start, c(self.rows)), self.ub).result
+        end.name_hint = "end"
+        return start, end
+
+
+class Lowering:
+    def __init__(self, f: func.FuncOp, target: Target):
+        self.f, self.target = f, target
+        self.gm: dict[SSAValue, SSAValue] = {}  # tile-level tensor value -> GM buffer
+        self.views: set[Operation] = set()
+        self.labels: set[str] = set()
+        self.tokens: SSAValue | None = None
+        self.graph: npu.GraphOp | None = None
+
+    def run(self) -> None:
+        f, old = self.f, self.f.body.block
+        new = Block(arg_types=self.arg_types(old))
+        for a, b in zip(old.args, new.args, strict=True):
+            b.name_hint = a.name_hint
+            self.gm[a] = b
+        builder = ImplicitBuilder(new)
+        builder.__enter__()
+        for op in list(old.ops):
+            if isinstance(op, tile.TokenLoopOp):
+                if self.graph is None:  # everything from the first loop on is one graph
+                    builder.__exit__(None, None, None)
+                    self.graph = self.new_graph(new, op)
+                    builder = ImplicitBuilder(self.graph.body.block)
+                    builder.__enter__()
+                self.loop(op)
+            elif isinstance(op, func.ReturnOp):
+                builder.__exit__(None, None, None)
+                with ImplicitBuilder(new):
+                    func.ReturnOp()
+            else:
+                self.clone(op)
+        f.body.detach_block(old)
+        f.body.add_block(new)
+        f.function_type = func.FunctionType.from_lists([a.type for a in new.args], [])
+
+    def arg_types(self, old: Block) -> list[Attribute]:
+        """GM buffers of the arguments; a weight the host transposes once (tile.load
+        host_transpose) is passed [K, N]."""
+        f = self.f
+        host_t = {o.source for o in f.walk() if isinstance(o, tile.LoadOp) and o.host_transpose is not None}
+        for v in host_t:
+            if not isinstance(v, BlockArgument):
+                raise unsupported(v.owner, "host-transposing a computed value")  # type: ignore[arg-type]
+        if host_t:
+            attrs = list(f.arg_attrs.data) if f.arg_attrs is not None else [DictionaryAttr({})] * len(old.args)
+            for a in host_t:
+                attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})  # type: ignore[union-attr]
+            f.arg_attrs = ArrayAttr(attrs)
+        return [gm_type(TensorType(a.type.element_type, list(reversed(a.type.get_shape())))) if a in host_t  # type: ignore[union-attr]
+                else gm_type(a.type) for a in old.args]
+
+    def new_graph(self, block: Block, first: tile.TokenLoopOp) -> npu.GraphOp:
+        g = npu.GraphOp(self.target.cube_cores, self.target.vector_cores, Region(Block()))
+        g.location = first.location
+        block.add_op(g)
+        return g
+
+    def clone(self, op: Operation) -> None:
+        if isinstance(op, tensor.DimOp):
+            d = npu.DimOp(self.gm[op.source], 0)
+            d.result.name_hint = op.result.name_hint
+            self.gm[op.result] = d.result
+            self.tokens = d.result
+            return
+        cl = op.clone(value_mapper=self.gm)  # the builder inserts it
+        for r, nr in zip(op.results, cl.results, strict=True):
+            self.gm[r] = nr
+
+    def token_count(self, loop: tile.TokenLoopOp) -> SSAValue:
+        """The token count (for sizing GM workspaces): from the kernel's tensor.dim, else
+        the dim 0 of its first dynamic argument."""
+        if self.tokens is None:
+            arg = next((a for a in self.f.body.block.args if isinstance(a.type, TensorType)
+                        and a.type.get_shape()[0] == DYNAMIC_INDEX), None)
+            if arg is None:
+                raise DiagnosticError(loop, "tile-to-npu needs a token axis: an argument with a dynamic dim 0")
+            self.tokens = npu.DimOp(self.gm[arg], 0).result
+            self.tokens.name_hint = "tokens"
+        return self.tokens
+
+    def label(self, st: tile.StageBase, rows: int) -> str:
+        base, n = f"{st.label.data}.{rows}", 1
+        name = base
+        while name in self.labels:
+            name, n = f"{base}.{n}", n + 1
+        self.labels.add(name)
+        return name
+
+    # ---------------------------------------------------------------- one loop
+
+    def loop(self, loop: tile.TokenLoopOp) -> None:
+        lb, ub = self.gm[loop.lower], self.gm[loop.upper]
+        count = arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(loop.rows)).result
+        count.name_hint = f"bodies{loop.rows}"
+        body = Body(loop.rows, lb, ub, count)
+        stages = [o for o in loop.body.block.ops if isinstance(o, tile.StageBase)]
+        cube = next(o for o in stages if isinstance(o, tile.CubeStageOp))
+        pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1:]
+        self.map_loads(loop, stages)
+        dests = self.destinations(loop, stages)
+        first = len(self.graph.body.block.ops) if self.graph else 0
+        after: list[str] = []
+        if pre:
+            after = [self.label(pre[0], loop.rows)]
+            VectorPhase(self, pre, body).emit(after[0], [], dests)
+        after = [CubeStage(self, cube, body, dests).emit(self.label(cube, loop.rows), after)]
+        if post:
+            VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after, dests)
+        # Generated ops take the loop's location, so an error in them points at the source.
+        assert self.graph is not None
+        for op in list(self.graph.body.block.ops)[first:]:
+            for o in op.walk():
+                if isinstance(o.location, UnknownLoc):
+                    o.location = loop.location
+
+    def map_loads(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
+        """Loads read their GM buffer; an in-place reshape of a loaded tensor is a view of it."""
+        loads = {o.result: o for o in loop.body.block.ops if isinstance(o, tile.LoadOp)}
+        for ld in loads.values():
+            self.gm[ld.result] = self.gm[ld.source]
+        self.views = set()
+        for o in (o for st in stages for o in st.body.block.ops):
+            if isinstance(o, tile.ReshapeOp) and o.input in loads:
+                t = o.result.type
+                assert isinstance(t, TensorType)
+                src = self.gm[o.input]
+                dyn = DYNAMIC_INDEX in src.type.get_shape()  # type: ignore[union-attr]
+                shape = [DYNAMIC_INDEX, *t.get_shape()[1:]] if dyn else list(t.get_shape())
+                view = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.GM))
+                view.location = o.location
+                self.gm[o.result] = view.result
+                self.views.add(o)
+
+    def destinations(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> dict[SSAValue, list[SSAValue]]:
+        """GM destinations of every stage result: the outputs it is stored to, and a
+        workspace if another stage reads it."""
+        stores: dict[SSAValue, list[SSAValue]] = {}
+        for st in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
+            stores.setdefault(st.value, []).append(self.gm[st.dest])
+        dests: dict[SSAValue, list[SSAValue]] = {}
+        for st in stages:
+            for r in st.results:
+                dests[r] = list(stores.get(r, []))
+                if any(not isinstance(u.operation, tile.StoreOp) for u in r.uses):
+                    t = r.type
+                    assert isinstance(t, TensorType)
+                    ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM),
+                                     None, [self.token_count(loop)])
+                    ws.location = st.location
+                    ws.result.name_hint = "ws"
+                    self.gm[r] = ws.result
+                    dests[r].append(ws.result)
+                elif dests[r]:
+                    self.gm[r] = dests[r][0]
+        return dests
+
+    def cache_of(self, v: SSAValue):
+        ld = v.owner
+        if isinstance(ld, tile.LoadOp) and ld.cache is not None:
+            return ld.cache.data
+        return None

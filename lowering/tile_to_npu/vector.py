@@ -1,0 +1,210 @@
+"""The vector side of `tile-to-npu`: one `npu.tasks` group per vector phase.
+
+A phase is the vector stages on one side of the cube stage, fused in UB. A task covers
+`merge` vector tiles of `r` rows of one loop body (PyPTO's `vec_nbuffer_setting`: that
+many identical vector subgraphs merged into one task), each in its own UB copy with its
+own events, so one tile's DMA overlaps another's vector work (ping-pong for 2)."""
+
+from __future__ import annotations
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from pto.diagnostics import warn
+from pto.dialects import npu, tile
+from pto.dialects.npu import BufferType, Pipe
+from pto.lowering.npu_build import c, sync, unsupported
+from pto.lowering.tile_to_npu import columns, events
+from pto.lowering.tile_to_npu.ub import UB
+from pto.lowering.tile_to_npu.vector_ops import check_rank, emit_op
+
+idx = IndexType()
+
+
+class VectorPhase:
+    def __init__(self, lw, stages: list[tile.StageBase], body):
+        self.lw, self.stages, self.body = lw, stages, body  # body: the loop's Body
+        self.target = lw.target
+        self.plan: columns.Plan | None = None
+        self.gm = lw.gm
+
+    # Used by the column tiling.
+    def vector_op(self, op: Operation, r: int, ub: UB, chunk=None) -> None:
+        emit_op(op, r, ub, chunk)
+
+    def merge(self) -> int:
+        n = max((st.nbuffer.value.data for st in self.stages if st.nbuffer is not None), default=1)
+        if n > events.MAX_COPIES:
+            raise unsupported(self.stages[0], f"nbuffer {n} (at most {events.MAX_COPIES}: two event ids per copy)")
+        return n
+
+    def chosen_rows(self) -> int:
+        rows = self.body.rows
+        for st in self.stages:
+            assert isinstance(st, tile.VecStageOp)
+            if st.vec_tile is not None:
+                rows = min(rows, st.vec_tile.get_values()[0])  # type: ignore[type-var]
+        return rows
+
+    def emit(self, label: str, after: list[str], dests) -> int:
+        """Emit the group; returns the tile rows r. The first shape that fits UB wins:
+        the chosen rows with as many merged tiles (UB copies) as asked, then fewer, then
+        column-tiled, then fewer rows."""
+        asked, chosen, cap = self.merge(), self.chosen_rows(), self.target.capacity("ub")
+        for r, self.plan in self.phase_shapes(chosen, self.column_plan()):
+            tiles = -(-self.body.rows // r)
+            for merge in range(min(asked, tiles), 0, -1):
+                region = Region(Block(arg_types=[idx, idx]))
+                ub = UB(self.target)
+                with ImplicitBuilder(region.block):
+                    self.task(region.block.args, r, merge, ub, dests)
+                if ub.offset <= cap:
+                    break
+                region.block.drop_all_references()
+            if ub.offset <= cap or r == 1:
+                break  # at one row an overflow is reported by the npu.alloc verifier
+        if r < chosen:
+            # tile-assign-shapes sized each stage alone; fused, the phase needs more.
+            warn(self.stages[0], f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
+                                 "does not fit in UB with more")
+        npu.TasksOp(label, "vector", self.body.count, -(-tiles // merge), after, region)
+        return r
+
+    def task(self, args, r: int, merge: int, ub: UB, dests) -> None:
+        b, i = args
+        b.name_hint, i.name_hint = "body", "task"
+        start, end = self.body.bounds(b)
+        tiles = -(-self.body.rows // r)
+        for q in range(merge):
+            j = arith.AddiOp(arith.MuliOp(i, c(merge)).result, c(q)).result if merge > 1 else i
+            emit = lambda j=j, q=q: self.copy(j, r, start, end, ub, dests, q)  # noqa: E731
+            if q == 0 or tiles % merge == 0:
+                emit()
+                continue
+            guard = Block()
+            with ImplicitBuilder(guard):
+                emit()
+                scf.YieldOp()
+            scf.IfOp(arith.CmpiOp(j, c(tiles), "ult").result, [], Region(guard))
+
+    def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UB, dests, q: int) -> None:
+        """Vector tile j of the body: rows [row, row + valid), in UB copy q."""
+        row = arith.AddiOp(start, arith.MuliOp(j, c(r))).result
+        row.name_hint = "row"
+        valid = arith.MinUIOp(arith.SubiOp(end, row), c(r)).result
+        valid.name_hint = "rows"
+        ub.new_copy()
+        event = q * events.VEC_EVENTS_PER_COPY
+        if self.plan is not None:
+            columns.task(self, self.plan, r, row, valid, ub, dests, event)
+        else:
+            self.whole_rows(r, row, valid, ub, dests, event)
+
+    # -- shapes ----------------------------------------------------------------------
+
+    def column_plan(self) -> columns.Plan | None:
+        """Column tiling when a stage's vector tile is narrower than its rows."""
+        narrow = []
+        for st in self.stages:
+            assert isinstance(st, tile.VecStageOp)
+            if st.vec_tile is not None:
+                vt = st.vec_tile.get_values()
+                data = next(o for o in st.body.block.ops if o not in self.lw.views)
+                cols = data.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
+                if vt[-1] < cols:
+                    narrow.append((st, list(vt), cols))
+        if not narrow:
+            return None
+        st, vt, cols = narrow[0]
+        p = columns.plan(self.stages, self.lw.views, cols, min(int(v[1][-1]) for v in narrow))
+        if isinstance(p, str):
+            warn(st, f"vector tile {vt} is narrower than the {cols}-column row but the phase is not "
+                     f"column-tiled ({p}): tile-to-npu processes whole rows")
+            return None
+        return p
+
+    def phase_shapes(self, rows: int, pinned: columns.Plan | None):
+        """The (rows, column plan) to try, best first: the chosen rows (column-tiled as
+        pinned); if nothing is pinned, the chosen rows column-tiled in halving chunk
+        widths (when the phase allows it); then halving rows."""
+        yield rows, pinned
+        if pinned is None:
+            widths = [v.type.get_shape()[-1] for st in self.stages for o in st.body.block.ops  # type: ignore[union-attr]
+                      if o not in self.lw.views and not isinstance(o, tile.YieldOp) for v in o.results]
+            k = max(widths, default=1)
+            cw = k // 2
+            while cw >= 64 and k % cw == 0:
+                p = columns.plan(self.stages, self.lw.views, k, cw)
+                if isinstance(p, columns.Plan):
+                    yield rows, p
+                cw //= 2
+        while rows > 1:
+            rows //= 2
+            yield rows, pinned
+
+    # -- one tile of whole rows --------------------------------------------------------
+
+    def whole_rows(self, r: int, row, valid, ub: UB, dests, event: int) -> None:
+        if self.load_inputs(r, row, valid, ub):
+            sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
+        self.compute(r, ub, dests)
+        sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
+        for res in (res for st in self.stages for res in st.results):
+            for dst in dests.get(res, []):
+                buf = ub.bufs[res]
+                shape = buf.type.get_shape()  # type: ignore[union-attr]
+                npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
+        sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
+
+    def load_inputs(self, r: int, row, valid, ub: UB) -> bool:
+        """Every value the phase reads that it does not compute, into UB."""
+        inside = {o for st in self.stages for o in st.body.block.ops} - self.lw.views
+        loaded = False
+        for op in (o for st in self.stages for o in st.body.block.ops if o not in self.lw.views):
+            for v in op.operands:
+                if v in ub.bufs or (isinstance(v.owner, Operation) and v.owner in inside):
+                    continue
+                ub.bufs[v] = self.load(op, v, r, row, valid, ub)
+                loaded = True
+        return loaded
+
+    def load(self, op: Operation, v: SSAValue, r: int, row, valid, ub: UB) -> SSAValue:
+        t = v.type
+        assert isinstance(t, TensorType)
+        src = self.gm[v]
+        token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
+        shape = [r, *t.get_shape()[1:]] if token else list(t.get_shape())
+        check_rank(op, shape)
+        if not token and len(shape) == 2 and shape[1] == 1 and isinstance(op, tile.DequantOp) and v is op.w_scale:
+            # A [N, 1] weight scale broadcast along rows is loaded transposed as [1, N].
+            buf = ub.alloc([1, shape[0]], t.element_type, op.location)
+            npu.DmaOp(Pipe.MTE2, src, [0, 0], buf, [0, 0], transpose=True)
+            return buf
+        buf = ub.alloc(shape, t.element_type, op.location)
+        npu.DmaOp(Pipe.MTE2, src, [row if token else 0] + [0] * (len(shape) - 1), buf,
+                  [0] * len(shape), rows=valid if token else None)
+        return buf
+
+    def compute(self, r: int, ub: UB, dests) -> None:
+        """The phase's ops in order; a buffer is freed after the last op that reads it,
+        unless it is a result to store."""
+        stages, views = self.stages, self.lw.views
+        alias = {outer: inner for st in stages for inner, outer in
+                 zip(st.body.block.last_op.operands, st.results, strict=True)}  # type: ignore[union-attr]
+        ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
+        last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
+        keep = {alias.get(v, v) for st in stages for v in st.results if dests.get(v)}
+        for st in stages:
+            for op in st.body.block.ops:
+                if isinstance(op, tile.YieldOp):
+                    for inner, outer in zip(op.values, st.results, strict=True):
+                        ub.bufs[outer] = ub.bufs[inner]
+                    continue
+                if op in views:
+                    continue
+                emit_op(op, r, ub)
+                for v in {alias.get(u, u) for u in op.operands}:
+                    if last.get(v) == ops.index(op) and v not in keep and ub.bufs.get(v) in ub.sizes:
+                        ub.free(ub.bufs[v])

@@ -1,0 +1,137 @@
+"""Instruction selection for one tile op of a vector stage: npu vector instructions on
+`[r, ...]` UB buffers (r rows of the task's tile)."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerType, TensorType, f16, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pto.dialects import npu, tile
+from pto.dialects.pto import ReduceKind, RoundMode, elem_name
+from pto.lowering.npu_build import unsupported
+from pto.lowering.tile_to_npu.ub import UB
+
+_BINARY = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
+_UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp}
+_SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp}
+
+
+def check_rank(op: Operation, shape: list[int]) -> None:
+    if len(shape) > 2:
+        raise unsupported(op, "rank-3 tiles")
+
+
+class _Emit:
+    """The buffers of one op: its result buffers and temporaries that die with it."""
+
+    def __init__(self, op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None):
+        self.op, self.r, self.ub, self.chunk = op, r, ub, chunk
+        self.tmps: list[SSAValue] = []
+
+    def out(self, v: SSAValue) -> SSAValue:
+        t = v.type
+        assert isinstance(t, TensorType)
+        shape = [self.r, *t.get_shape()[1:]]
+        if self.chunk is not None and shape[-1] == self.chunk[0]:
+            shape[-1] = self.chunk[1]
+        check_rank(self.op, shape)
+        b = self.ub.alloc(shape, t.element_type, self.op.location)
+        self.ub.bufs[v] = b
+        return b
+
+    def tmp(self, shape: list[int], elem: Attribute) -> SSAValue:
+        self.tmps.append(self.ub.alloc(shape, elem, self.op.location))
+        return self.tmps[-1]
+
+
+def emit_op(op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None = None) -> None:
+    """Emit one tile op; with `chunk` (K, cw), a value K wide is a chunk cw wide."""
+    e, bufs = _Emit(op, r, ub, chunk), ub.bufs
+    if type(op) in _BINARY:
+        _BINARY[type(op)](bufs[op.lhs], bufs[op.rhs], e.out(op.result))
+    elif type(op) in _UNARY:
+        _UNARY[type(op)](bufs[op.input], e.out(op.result))
+    elif type(op) in _SCALAR:
+        _SCALAR[type(op)](bufs[op.input], op.scalar.value.data, e.out(op.result))
+    elif isinstance(op, tile.CastOp):
+        npu.VCastOp(bufs[op.input], e.out(op.result), op.round.data, op.sat is not None)
+    elif isinstance(op, tile.ReduceOp):
+        _reduce(op, e)
+    elif isinstance(op, tile.RmsNormOp):
+        _rms_norm(op, e)
+    elif isinstance(op, tile.QuantOp):
+        _quant(op, e)
+    elif isinstance(op, tile.DequantOp):
+        _dequant(op, e)
+    elif isinstance(op, tile.ReshapeOp):
+        raise unsupported(op, "reshapes")
+    elif isinstance(op, tile.LoadOp):
+        raise unsupported(op, "loads inside a stage")
+    else:
+        raise unsupported(op, f"'{op.name}' in a vector stage")
+    for b in e.tmps:
+        ub.free(b)
+
+
+def _reduce(op: tile.ReduceOp, e: _Emit) -> None:
+    dst = e.out(op.result)
+    kind = op.kind.data
+    npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, e.ub.bufs[op.input], dst)
+    if kind == ReduceKind.MEAN:
+        npu.VMulsOp(dst, 1.0 / op.input.type.get_shape()[-1], dst)  # type: ignore[union-attr]
+
+
+def _as_f32(x: SSAValue, v: SSAValue, e: _Emit) -> SSAValue:
+    if elem_name(v.type.element_type) == "f32":  # type: ignore[union-attr]
+        return x
+    xf = e.tmp(list(x.type.get_shape()), f32)  # type: ignore[union-attr]
+    npu.VCastOp(x, xf, RoundMode.NONE)
+    return xf
+
+
+def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
+    r, cols = e.r, op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+    xf = _as_f32(e.ub.bufs[op.input], op.input, e)
+    sq, s = e.tmp([r, cols], f32), e.tmp([r, 1], f32)
+    npu.VMulOp(xf, xf, sq)
+    npu.VReduceOp(ReduceKind.SUM, sq, s)
+    npu.VMulsOp(s, 1.0 / cols, s)
+    npu.VAddsOp(s, op.eps.value.data, s)
+    npu.VRsqrtOp(s, s)
+    res_f32 = elem_name(op.result.type.element_type) == "f32"  # type: ignore[union-attr]
+    y = e.out(op.result) if res_f32 else e.tmp([r, cols], f32)
+    npu.VMulOp(xf, s, y)
+    if op.gamma is not None:
+        npu.VMulOp(y, _as_f32(e.ub.bufs[op.gamma], op.gamma, e), y)
+    if not res_f32:
+        npu.VCastOp(y, e.out(op.result), RoundMode.RINT)
+
+
+def _quant(op: tile.QuantOp, e: _Emit) -> None:
+    r, cols = e.r, op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+    x = e.ub.bufs[op.input]
+    amax = e.tmp([r, 1], f32)
+    npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
+    npu.VMulsOp(amax, 1.0 / 127.0, e.out(op.scale))
+    # x * 127 / amax in this order, as the golden of SK03.md computes it.
+    t = e.tmp([r, cols], f32)
+    npu.VMulsOp(x, 127.0, t)
+    npu.VDivOp(t, amax, t)
+    # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated).
+    i32b = e.tmp([r, cols], IntegerType(32))
+    npu.VCastOp(t, i32b, RoundMode.RINT)
+    h = e.tmp([r, cols], f16)
+    npu.VCastOp(i32b, h, RoundMode.ROUND)
+    npu.VCastOp(h, e.out(op.quantized), RoundMode.TRUNC, sat=True)
+
+
+def _dequant(op: tile.DequantOp, e: _Emit) -> None:
+    bufs = e.ub.bufs
+    y = e.out(op.result)
+    if elem_name(op.input.type.element_type) == "i32":  # type: ignore[union-attr]
+        npu.VCastOp(bufs[op.input], y, RoundMode.RINT)
+    else:
+        npu.VMulsOp(bufs[op.input], 1.0, y)
+    npu.VMulOp(y, bufs[op.act_scale], y)
+    if op.w_scale is not None:
+        npu.VMulOp(y, bufs[op.w_scale], y)
