@@ -41,7 +41,7 @@ from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Space
 from pto.lowering.npu_build import c, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
-from pto.lowering.tile_to_npu.vector import VectorPhase
+from pto.lowering.tile_to_npu.vector import VectorPhase, emit_cast_group
 from pto.targets import Target, target_of
 
 
@@ -52,14 +52,25 @@ def gm_type(t: Attribute) -> BufferType:
 
 @dataclass(frozen=True)
 class TileToNpuPass(ModulePass):
-    __doc__ = __doc__
+    __doc__ = __doc__ + """
+    Options: `l1-buffers` (1 or 2) and `l0-buffers` (1 or 2), the copies of the cube
+    tasks' L1 and L0A/L0B tiles when they fit. With 2, a K slice loads while the one
+    before it is consumed. The defaults are PyPTO's: its cube tasks load L1 slice after
+    slice (1) and overlap the L0 loads with the cube (2)."""
 
     name = "tile-to-npu"
 
+    l1_buffers: int = 1
+    l0_buffers: int = 2
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for name in ("l1_buffers", "l0_buffers"):
+            if getattr(self, name) not in (1, 2):
+                raise DiagnosticError(op, f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, "
+                                          f"got {getattr(self, name)}")
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and any(isinstance(o, tile.TokenLoopOp) for o in f.walk()):
-                Lowering(f, target_of(f)).run()
+                Lowering(f, target_of(f), self.l1_buffers, self.l0_buffers).run()
 
 
 @dataclass
@@ -81,8 +92,9 @@ class Body:
 
 
 class Lowering:
-    def __init__(self, f: func.FuncOp, target: Target):
+    def __init__(self, f: func.FuncOp, target: Target, l1_buffers: int = 1, l0_buffers: int = 2):
         self.f, self.target = f, target
+        self.l1_buffers, self.l0_buffers = l1_buffers, l0_buffers
         self.gm: dict[SSAValue, SSAValue] = {}  # tile-level tensor value -> GM buffer
         self.views: set[Operation] = set()
         self.labels: set[str] = set()
@@ -185,7 +197,11 @@ class Lowering:
         if pre:
             after = [self.label(pre[0], loop.rows)]
             VectorPhase(self, pre, body).emit(after[0], [], dests)
-        after = [CubeStage(self, cube, body, dests).emit(self.label(cube, loop.rows), after)]
+        cs = CubeStage(self, cube, body, dests)
+        after = [cs.emit(self.label(cube, loop.rows), after)]
+        if cs.psum is not None:
+            after = [emit_cast_group(self, body, after[0] + ".sum", after, cs.psum, dests[cube.results[0]],
+                                     cs.round_mode())]
         if post:
             VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after, dests)
         # Generated ops take the loop's location, so an error in them points at the source.

@@ -1,15 +1,15 @@
 """The cube side of `tile-to-npu`: the cube stage of each loop body as `npu.tasks`.
 
-A body of p rows is a grid of (mL0-row, nL0-column) output tiles, as PyPTO cuts it (mL0
-was clipped to the body by tile-assign-shapes). PyPTO's merge counts decide how many go into one task:
-`cube_l1_reuse_setting` N merges up to N row tiles of one column, which share the
-weight tile (each K slice of it comes into L1 once for all of them);
-`cube_nbuffer_setting` N merges N such units. A task streams K through L1 (kL1 slices,
-double-buffered when two copies fit) and L0A/L0B (kL0 steps, double-buffered likewise)
-into L0C accumulators, then out through the fixpipe with the stage's cast. With split-K
-(one f32 result) K is cut into runs of one kL1 slice each, as PyPTO does: the first
-run's tasks write their tile, the tasks of the other runs (a second group, after the
-first body by body) add theirs (atomic_add).
+A body of p rows is a grid of (mL0-row, nL0-column) output tiles, as PyPTO cuts it
+(mL0 was clipped to the body by tile-assign-shapes). PyPTO's merge counts decide how
+many go into one task: `cube_l1_reuse_setting` N merges up to N row tiles of one
+column, which share the weight tile (each K slice of it comes into L1 once for all of
+them); `cube_nbuffer_setting` N merges N such units. A task streams K through L1 (kL1
+slices) and L0A/L0B (kL0 steps), with the pass's number of copies of each when they
+fit, into L0C accumulators, then out through the fixpipe with the stage's cast. With
+split-K (one f32 result) K is cut into runs of one kL1 slice each, as PyPTO does: the
+first run's tasks write their tile, the tasks of the other runs (a second group, after
+the first body by body) add theirs (atomic_add).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerType, f32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, f32
 from xdsl.ir import Block, Region, SSAValue
 
 from pto.diagnostics import DiagnosticError
@@ -28,7 +28,6 @@ from pto.lowering.npu_build import c, sync, unsupported
 from pto.lowering.tile_to_npu import events as ev
 
 idx = IndexType()
-BUFFERS = 2  # L1 and L0 copies (double buffering) when they fit
 
 
 @dataclass
@@ -99,10 +98,23 @@ class CubeStage:
         self.per_task = min(nbuf, self.units)
 
     def check_split(self) -> None:
-        out = self.dests[self.st.results[0]]
-        if self.t.splits > 1 and (self.acc_name != "f32" or self.cast is not None or len(out) != 1
-                                  or elem_name(out[0].type.element_type) != "f32"):  # type: ignore[union-attr]
-            raise unsupported(self.st, "split-K into anything but one f32 result (partial sums are added in GM)")
+        """Split-K adds partial sums in GM (f32 only). Into one f32 output they go
+        directly; otherwise into an f32 workspace that a vector group then casts to the
+        outputs (`psum`), as PyPTO adds its partials in a vector task."""
+        self.outs, self.psum = self.dests[self.st.results[0]], None
+        if self.t.splits == 1:
+            return
+        if self.acc_name != "f32":
+            raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added in GM as f32)")
+        if self.cast is None and len(self.outs) == 1 and elem_name(self.outs[0].type.element_type) == "f32":  # type: ignore[union-attr]
+            return
+        ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM), None, [self.lw.token_count(self.st)])
+        ws.result.name_hint = "psum"
+        self.psum = ws.result
+        self.outs = [ws.result]
+
+    def round_mode(self):
+        return self.cast.round.data if self.cast is not None else RoundMode.RINT
 
     def types(self) -> tuple[BufferType, ...]:
         t = self.t
@@ -158,9 +170,9 @@ class CubeStage:
 
     def buffers(self) -> dict[str, list]:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
-        cap, g = self.lw.target.capacity, self.g
-        l1 = BUFFERS if BUFFERS * (g * a1_t.nbytes() + b1_t.nbytes()) <= cap("l1") else 1
-        l0 = BUFFERS if BUFFERS * a0_t.nbytes() <= cap("l0a") and BUFFERS * b0_t.nbytes() <= cap("l0b") else 1
+        cap, g, l1, l0 = self.lw.target.capacity, self.g, self.lw.l1_buffers, self.lw.l0_buffers
+        l1 = l1 if l1 * (g * a1_t.nbytes() + b1_t.nbytes()) <= cap("l1") else 1
+        l0 = l0 if l0 * a0_t.nbytes() <= cap("l0a") and l0 * b0_t.nbytes() <= cap("l0b") else 1
         b1_at = l1 * g * a1_t.nbytes()
         return {
             "a1": [[npu.AllocOp(a1_t, (j * g + r) * a1_t.nbytes()).result for r in range(g)] for j in range(l1)],
@@ -267,10 +279,8 @@ class CubeStage:
 
     def out(self, acc, row, col, valid, run: int) -> None:
         sync(Pipe.CUBE, Pipe.FIXPIPE, ev.ACC_READY)
-        for dst in self.dests[self.st.results[0]]:
+        for dst in self.outs:
             d_el = elem_name(dst.type.element_type)  # type: ignore[union-attr]
-            rnd = None
-            if d_el != self.acc_name:
-                rnd = self.cast.round.data if self.cast is not None else RoundMode.RINT
+            rnd = self.round_mode() if d_el != self.acc_name else None
             npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd, atomic_add=run > 0)
         sync(Pipe.FIXPIPE, Pipe.CUBE, ev.ACC_FREE)

@@ -12,9 +12,12 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from pto.diagnostics import DiagnosticError
+
 from pto.diagnostics import warn
 from pto.dialects import npu, tile
-from pto.dialects.npu import BufferType, Pipe
+from pto.dialects.npu import BufferType, Pipe, Space
+from pto.dialects.pto import elem_name
 from pto.lowering.npu_build import c, sync, unsupported
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UB
@@ -208,3 +211,39 @@ class VectorPhase:
                 for v in {alias.get(u, u) for u in op.operands}:
                     if last.get(v) == ops.index(op) and v not in keep and ub.bufs.get(v) in ub.sizes:
                         ub.free(ub.bufs[v])
+
+
+def emit_cast_group(lw, body, label: str, after: list[str], src: SSAValue, dsts: list[SSAValue], rnd) -> str:
+    """A vector group that casts rows of the f32 GM buffer `src` ([tokens, N], the
+    split-K partial sums) to each of `dsts`: as many whole rows per task as UB holds."""
+    n = src.type.get_shape()[-1]  # type: ignore[union-attr]
+    per_row = n * 4 + sum(BufferType([1, n], d.type.element_type, Space.UB).nbytes() for d in dsts)  # type: ignore[union-attr]
+    r = min(body.rows, lw.target.capacity("ub") // per_row)
+    if r < 1:
+        raise DiagnosticError(lw.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")
+    region = Region(Block(arg_types=[idx, idx]))
+    with ImplicitBuilder(region.block):
+        b, i = region.block.args
+        b.name_hint, i.name_hint = "body", "task"
+        start, end = body.bounds(b)
+        row = arith.AddiOp(start, arith.MuliOp(i, c(r))).result
+        row.name_hint = "row"
+        valid = arith.MinUIOp(arith.SubiOp(end, row), c(r)).result
+        valid.name_hint = "rows"
+        ub = UB(lw.target)
+        acc = ub.alloc([r, n], src.type.element_type, None)  # type: ignore[union-attr]
+        npu.DmaOp(Pipe.MTE2, src, [row, 0], acc, [0, 0], rows=valid)
+        sync(Pipe.MTE2, Pipe.VECTOR, events.VEC_LOADED)
+        outs = []
+        for d in dsts:
+            out = ub.alloc([r, n], d.type.element_type, None)  # type: ignore[union-attr]
+            if elem_name(d.type.element_type) == "f32":  # type: ignore[union-attr]
+                npu.VMulsOp(acc, 1.0, out)
+            else:
+                npu.VCastOp(acc, out, rnd)
+            outs.append(out)
+        sync(Pipe.VECTOR, Pipe.MTE3, events.VEC_COMPUTED)
+        for d, out in zip(dsts, outs, strict=True):
+            npu.DmaOp(Pipe.MTE3, out, [0, 0], d, [row, 0], rows=valid)
+    npu.TasksOp(label, "vector", body.count, -(-body.rows // r), after, region)
+    return label

@@ -7,6 +7,19 @@
 // RUN: not grep warning %t.err
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu{l1-buffers=2}' | filecheck %s --check-prefix=L1X2
+// RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-annotate-cache,tile-assign-shapes,tile-to-npu{l0-buffers=3}' 2>&1 | filecheck %s --check-prefix=BADOPT
+
+// With l1-buffers=2 each K slice of an iteration has its own L1 copies: the second loads
+// as soon as its copy is free (event 1), while the first is consumed.
+// L1X2: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
+// L1X2-NEXT: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
+// L1X2-NEXT: npu.alloc l1 [262144] : !npu.buf<64x512xbf16, l1>
+// L1X2-NEXT: npu.alloc l1 [327680] : !npu.buf<64x512xbf16, l1>
+// L1X2: scf.if
+// L1X2: npu.wait_flag mte1 -> mte2, 1
+// L1X2-NEXT: npu.dma mte2 %w
+// BADOPT: error: tile-to-npu: l0-buffers must be 1 or 2, got 3
 
 // The standard kernel: GM buffers for the tensors, one task graph for the kernel, a GM
 // workspace for the normalised activations. Each 128-token body is a vector group
@@ -35,13 +48,13 @@
 // 8 output tiles (128 x 64, the L0 tile: PyPTO's task) per body, each after the body's
 // vector tasks; with a single row tile there is nothing for l1_reuse to merge.
 // STD: npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16) after ["rmsnorm.128"] {
-// Two L1 copies of each operand (double buffering: they fit), one L0 copy (64 KiB each).
+// One L1 copy of each operand (PyPTO's default: a K slice loads after the previous one
+// is consumed), one L0 copy (64 KiB each: two do not fit).
 // STD: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
-// STD: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
-// STD: npu.alloc l1 [262144] : !npu.buf<64x512xbf16, l1>
-// STD: npu.alloc l1 [327680] : !npu.buf<64x512xbf16, l1>
-// STD: npu.alloc l0a [0] : !npu.buf<128x256xbf16, l0a>
-// STD: npu.alloc l0c [0] : !npu.buf<128x64xf32, l0c>
+// STD-NEXT: npu.alloc l1 [131072] : !npu.buf<64x512xbf16, l1>
+// STD-NEXT: npu.alloc l0a [0] : !npu.buf<128x256xbf16, l0a>
+// STD-NEXT: npu.alloc l0b [0] : !npu.buf<256x64xbf16, l0b>
+// STD-NEXT: npu.alloc l0c [0] : !npu.buf<128x64xf32, l0c>
 // STD: scf.for
 // STD: npu.wait_flag mte1 -> mte2, 0
 // STD-NEXT: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
@@ -49,10 +62,7 @@
 // STD: npu.set_flag mte2 -> mte1, 0
 // STD: npu.dma mte1 {{.*}} transpose : !npu.buf<64x512xbf16, l1> -> !npu.buf<256x64xbf16, l0b>
 // STD: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} acc %{{.*}} : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
-// The second K slice of an iteration loads into the other L1 copy as soon as it is free.
-// STD: scf.if
-// STD: npu.wait_flag mte1 -> mte2, 1
-// STD-NEXT: npu.dma mte2 %w
+// STD-NOT: npu.wait_flag mte1 -> mte2, 1
 // STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row_1, %col] rows %rows_1 round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
 // The one-token remainder loop: its cube M tile is the body, 16-padded.
 // STD: npu.tasks "rmsnorm.1" vector (%body_2, %task_2) in (%bodies1, 1) {
@@ -136,13 +146,13 @@ func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x3
 
 // -----
 
-// ... but not into a bf16 result, which the fixpipe cannot add to.
+// ... and into a bf16 result through an f32 workspace of partial sums, which a vector
+// group (after the adding tasks, body by body) casts to the output.
 func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xbf16> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    // expected-error@+1 {{tile-to-npu does not support split-K into anything but one f32 result (partial sums are added in GM) yet}}
     %y = tile.cube_stage "linear" m [16, 16] k [16, 16] n [32, 32] split_k -> (tensor<16x32xbf16>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       %o = tile.cast %m rint : tensor<16x32xf32> -> tensor<16x32xbf16>
@@ -152,6 +162,16 @@ func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
   }
   func.return
 }
+// CONST-LABEL: func.func @split_k_bf16
+// CONST: %psum = npu.alloc gm (%t) : !npu.buf<?x32xf32, gm>
+// CONST: npu.tasks "linear.16" cube
+// CONST: npu.fixpipe {{.*}} -> %psum[%row, %col] rows %rows : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
+// CONST: npu.tasks "linear.16.add" cube
+// CONST: npu.fixpipe {{.*}} -> %psum{{.*}} atomic_add
+// CONST: npu.tasks "linear.16.add.sum" vector (%body_2, %task_2) in (%bodies16, 1) after ["linear.16.add"] {
+// CONST: npu.dma mte2 %psum[%row_2, 0] -> %{{.*}}[0, 0] rows %rows_2 : !npu.buf<?x32xf32, gm> -> !npu.buf<16x32xf32, ub>
+// CONST: npu.vcast {{.*}} rint : !npu.buf<16x32xf32, ub> -> !npu.buf<16x32xbf16, ub>
+// CONST: npu.dma mte3 %{{.*}}[0, 0] -> %out[%row_2, 0] rows %rows_2
 
 // -----
 
