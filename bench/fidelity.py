@@ -43,9 +43,14 @@ def _vec(v: list[int]) -> str:
     return f"array<i64: {', '.join(map(str, v))}>"
 
 
+SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
+
+
 def _attrs(c: dict) -> str:
+    # A setting PyPTO ran without merges nothing ({-1: 1}); pto-ir's defaults would.
+    given = {name: c["pass_options"].get(name, {"-1": 1}) for name in SETTINGS}
     opts = ", ".join(f'{name} = {{{", ".join(f"{chr(34)}{k}{chr(34)} = {v}" for k, v in m.items())}}}'
-                     for name, m in c["pass_options"].items())
+                     for name, m in given.items())
     unroll = f"pto.unroll = {_vec(c['unroll'])}"
     return f'{{pto.target = "ascend910b1", {unroll}{", pto.options = {" + opts + "}" if opts else ""}}}'
 

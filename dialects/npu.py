@@ -3,13 +3,17 @@
 Values are buffers `!npu.buf<128x256xbf16, l0a>`: a static shape (only `gm` buffers may
 have a dynamic dim), an element type and a memory space (`gm`, `l1`, `l0a`, `l0b`,
 `l0c`, `ub`). On-chip buffers are allocated per core at an explicit byte offset in
-their space. `npu.launch` runs a cube program on each AIC and a vector program on each
-AIV, each with its core index. One op is one tile-sized action of one pipe:
+their space. Work reaches the cores one of two ways: `npu.graph` holds `npu.tasks`
+groups (one task per loop body and tile, each run on a free core of its kind once the
+tasks of its body it depends on have ended: PyPTO's runtime), or `npu.launch` runs a
+cube program on each AIC and a vector program on each AIV, each with its core index
+(static placement). One op is one tile-sized action of one pipe:
 
 - DMA `npu.dma` on MTE2 (GM -> L1/UB), MTE1 (L1 -> L0A/L0B), MTE3 (UB -> GM), with the
   cache policy of its GM side; `npu.fixpipe` moves L0C out (to GM or L1) with an
   optional cast, scalar dequant and atomic add (split-K partial sums);
-- the cube `npu.mmad` (L0A x L0B -> L0C, overwrite or accumulate);
+- the cube `npu.mmad` (L0A x L0B -> L0C, overwrite or accumulate, optionally on the
+  valid rows of a partial tile);
 - vector instructions on whole UB buffers (`npu.vadd`, `npu.vmuls`, `npu.vreduce`,
   `npu.vcast`, ...);
 - synchronisation: `npu.set_flag`/`npu.wait_flag` between the pipes of one core,
@@ -18,7 +22,8 @@ AIV, each with its core index. One op is one tile-sized action of one pipe:
 What this level checks: the hardware rules. Every allocation fits its space's capacity
 (from the target data file) and is block-aligned; a DMA uses a data path the target has
 and the pipe that serves it; cube ops read L0A/L0B and write L0C, vector ops read and
-write UB; the cube program touches no UB and the vector program no L1/L0.
+write UB; cube programs and tasks touch no UB, vector ones no L1/L0; a task group
+depends only on earlier groups of its graph over the same bodies.
 """
 
 from __future__ import annotations
@@ -844,23 +849,29 @@ MMAD_OUT = {"bf16": "f32", "f16": "f32", "i8": "i32", "f32": "f32"}
 
 @irdl_op_definition
 class MmadOp(IRDLOperation):
-    """`npu.mmad %a, %b -> %c acc %k : !a, !b -> !c`: C[M,N] (L0C) = A[M,K] (L0A) x
-    B[K,N] (L0B), added to C when `acc` is true (later K tiles), overwriting it otherwise.
-    The accumulator is f32 for bf16/f16/f32 inputs, i32 for i8."""
+    """`npu.mmad %a, %b -> %c rows %r acc %k : !a, !b -> !c`: C[M,N] (L0C) = A[M,K]
+    (L0A) x B[K,N] (L0B), added to C when `acc` is true (later K tiles), overwriting it
+    otherwise. The accumulator is f32 for bf16/f16/f32 inputs, i32 for i8. `rows` says
+    how many rows of A hold data (a partial tile: the cube computes only their
+    fractals; the rest of C is left as computed from A's zero fill)."""
 
     name = "npu.mmad"
 
     lhs = operand_def(BufferType)
     rhs = operand_def(BufferType)
     acc = operand_def(BufferType)
+    rows = opt_operand_def(IndexType)
     accumulate = opt_operand_def(i1)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$lhs `,` $rhs `->` $acc (`acc` $accumulate^)? attr-dict `:` type($lhs) `,` type($rhs) `->` type($acc)"
+        "$lhs `,` $rhs `->` $acc (`rows` $rows^)? (`acc` $accumulate^)? attr-dict `:` type($lhs) `,` type($rhs) "
+        "`->` type($acc)"
     )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, accumulate: SSAValue | None = None):
-        super().__init__(operands=[lhs, rhs, acc, accumulate])
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, accumulate: SSAValue | None = None,
+                 rows: SSAValue | None = None):
+        super().__init__(operands=[lhs, rhs, acc, rows, accumulate])
 
     def verify_(self) -> None:
         a = _need_space(self, self.lhs, (Space.L0A,), "lhs")

@@ -267,9 +267,10 @@ class CubeStageOp(StageBase):
     l1_reuse 2 nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
     per-axis [L0, L1] cube tiles (optional until tile-shape assignment), whether K is
     split across cores (partial sums accumulated in GM), and PyPTO's merge counts:
-    `l1_reuse N` (`cube_l1_reuse_setting`) merges N cube tasks that load the same
-    activation rows into one task, `nbuffer N` (`cube_nbuffer_setting`) merges N cube
-    tasks of a body into one."""
+    `l1_reuse N` (`cube_l1_reuse_setting`) merges up to N cube tasks that load the same
+    weight tile (row tiles of one column of the output) into one task, which loads that
+    tile once for all of them; `nbuffer N` (`cube_nbuffer_setting`) merges N cube tasks
+    of a body into one."""
 
     name = "tile.cube_stage"
 

@@ -51,6 +51,7 @@ class CostModel:
         self.macs = raw["cube"]["macs_per_cycle"]
         self.repeat_bytes = target.vector_bytes_per_repeat
         self.cycles_per_repeat = raw["vector"]["cycles_per_repeat"]
+        self.vector_fixed = raw["vector"]["fixed_cycles"]
         self._paths = raw["paths"]
 
     # -- data movement ---------------------------------------------------------------
@@ -102,4 +103,4 @@ class CostModel:
     def vector(self, name: str, nbytes: int) -> float:
         """`name` without the dialect prefix (`vexp`); nbytes of its largest operand."""
         cpr = self.cycles_per_repeat
-        return math.ceil(nbytes / self.repeat_bytes) * cpr.get(name, cpr["default"])
+        return self.vector_fixed + math.ceil(nbytes / self.repeat_bytes) * cpr.get(name, cpr["default"])

@@ -336,7 +336,9 @@ class NpuFunctions(InterpreterFunctions):
     def run_mmad(self, interpreter: Interpreter, op: npu.MmadOp, args: PythonValues):
         core = self._need_core(interpreter, op)
         a, b, c = args[0], args[1], args[2]
-        accumulate = bool(args[3]) if op.accumulate is not None else False
+        rest = iter(args[3:])
+        rows = int(next(rest)) if op.rows is not None else None
+        accumulate = bool(next(rest)) if op.accumulate is not None else False
         prod = nx.matmul(a.array, b.array)
         if accumulate:
             c.array[...] = (c.array.astype(np.int64) + prod).astype(np.int32) if prod.dtype == np.int32 \
@@ -344,7 +346,7 @@ class NpuFunctions(InterpreterFunctions):
         else:
             c.array[...] = prod
         mm, k = a.array.shape
-        cycles = self.machine.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype])
+        cycles = self.machine.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
         core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
         return ()
 

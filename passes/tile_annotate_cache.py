@@ -64,7 +64,7 @@ class TileAnnotateCachePass(ModulePass):
     many of them to merge into one task. `vec_nbuffer_setting` merges vector tiles of a
     stage (each merged tile in its own UB copy, so their DMA and compute overlap),
     `cube_nbuffer_setting` cube tasks of a body, `cube_l1_reuse_setting` cube tasks that
-    load the same activation rows. Stage settings already present are kept.
+    load the same weight tile. Stage settings already present are kept.
     """
 
     name = "tile-annotate-cache"

@@ -213,7 +213,7 @@ class Lowering:
 
     def map_loads(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
         """Loads read their GM buffer; an in-place reshape of a loaded tensor is a view of it."""
-        loads = {o.result: o for o in loop.body.block.ops if isinstance(o, tile.LoadOp)}
+        loads = {o.result: o for o in loop.body.walk() if isinstance(o, tile.LoadOp)}  # stages may load too
         for ld in loads.values():
             self.gm[ld.result] = self.gm[ld.source]
         self.views = set()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -43,6 +43,7 @@ class Plan:
     cw: int  # the chunk width (the vector tile's last dim)
     ops: list[Operation]
     late: set[SSAValue] = field(default_factory=set)  # wide values that need a reduction first
+    chunk: SSAValue | None = None  # the one column chunk of the task being emitted, if any
     alias: dict[SSAValue, SSAValue] = field(default_factory=dict)  # a stage's result -> the value it yields
     outer: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)  # the reverse
 
@@ -93,8 +94,17 @@ def plan(stages: list[tile.StageBase], views: set[Operation], k: int, cw: int) -
     return p
 
 
-def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int) -> None:
-    """One task of the phase (rows [row, row + valid)) as column-chunk loops."""
+def elementwise(p: Plan) -> bool:
+    """No reduction: every column chunk is independent of the others (PyPTO makes each
+    vector tile of such a phase, rows x chunk, a task of its own)."""
+    return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
+
+
+def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int,
+         chunk: SSAValue | None = None) -> None:
+    """One task of the phase (rows [row, row + valid)) as column-chunk loops; with
+    `chunk` (an elementwise phase), only that chunk."""
+    p.chunk = chunk
     inside = {res for o in p.ops for res in o.results}
     outs = {v: [d for u in p.outer.get(v, []) for d in dests.get(u, [])] for v in inside}
     # Narrow inputs (e.g. a per-token scale) are loaded once, before the loops.
@@ -199,7 +209,11 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
             sync(Pipe.VECTOR, Pipe.MTE2, event + 1)
         ub.bufs = saved
         scf.YieldOp()
-    scf.ForOp(c(0), c(p.k), c(p.cw), [], Region(body))
+    if p.chunk is None:
+        scf.ForOp(c(0), c(p.k), c(p.cw), [], Region(body))
+        return
+    lo = arith.MuliOp(p.chunk, c(p.cw)).result
+    scf.ForOp(lo, arith.AddiOp(lo, c(p.cw)).result, c(p.cw), [], Region(body))
 
 
 def _load(lw, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:

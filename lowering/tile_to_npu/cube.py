@@ -247,32 +247,32 @@ class CubeStage:
         nb = len(bufs["a0"])
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
-            self.l0_step(bufs, bufs["a1"][j], b1, kk, kstart, inner.args[0], 0)
+            self.l0_step(bufs, bufs["a1"][j], b1, members, kk, kstart, inner.args[0], 0)
             for q in range(1, nb):
                 k_q = arith.AddiOp(inner.args[0], c(q * t.k0)).result
                 guard = Block()
                 with ImplicitBuilder(guard):
-                    self.l0_step(bufs, bufs["a1"][j], b1, kk, kstart, k_q, q)
+                    self.l0_step(bufs, bufs["a1"][j], b1, members, kk, kstart, k_q, q)
                     scf.YieldOp()
                 scf.IfOp(arith.CmpiOp(k_q, c(t.k1), "ult").result, [], Region(guard))
             scf.YieldOp()
         scf.ForOp(c(0), c(t.k1), c(nb * t.k0), [], Region(inner))
         npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1_FREE + j)
 
-    def l0_step(self, bufs, a1s, b1, kk, kstart, k_in: SSAValue, j: int) -> None:
+    def l0_step(self, bufs, a1s, b1, members, kk, kstart, k_in: SSAValue, j: int) -> None:
         """One kL0 step into L0 copy j: every member accumulates (the B block stays in L0B
         while the A blocks of the members pass)."""
         t = self.t
         first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
         later = arith.CmpiOp(first, c(0), "ne").result
         a0, b0 = bufs["a0"][j], bufs["b0"][j]
-        for r, (a1, acc) in enumerate(zip(a1s, bufs["acc"], strict=True)):
+        for r, (a1, acc, (_, valid)) in enumerate(zip(a1s, bufs["acc"], members, strict=True)):
             npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
             if r == 0:
                 npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if self.bt else [k_in, 0], b0, [0, 0], transpose=self.bt)
             npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
             sync(Pipe.MTE1, Pipe.CUBE, ev.L0_LOADED + j)
-            npu.MmadOp(a0, b0, acc, later)
+            npu.MmadOp(a0, b0, acc, later, rows=valid)
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
     # -- out through the fixpipe -----------------------------------------------------------

@@ -57,7 +57,7 @@ class VectorPhase:
         column-tiled, then fewer rows."""
         asked, chosen, cap = self.merge(), self.chosen_rows(), self.target.capacity("ub")
         for r, self.plan in self.phase_shapes(chosen, self.column_plan()):
-            tiles = -(-self.body.rows // r)
+            tiles = -(-self.body.rows // r) * self.chunks()
             for merge in range(min(asked, tiles), 0, -1):
                 region = Region(Block(arg_types=[idx, idx]))
                 ub = UB(self.target)
@@ -75,11 +75,15 @@ class VectorPhase:
         npu.TasksOp(label, "vector", self.body.count, -(-tiles // merge), after, region)
         return r
 
+    def chunks(self) -> int:
+        """Column chunks that are tasks of their own (an elementwise column-tiled phase)."""
+        return self.plan.k // self.plan.cw if self.plan is not None and columns.elementwise(self.plan) else 1
+
     def task(self, args, r: int, merge: int, ub: UB, dests) -> None:
         b, i = args
         b.name_hint, i.name_hint = "body", "task"
         start, end = self.body.bounds(b)
-        tiles = -(-self.body.rows // r)
+        tiles = -(-self.body.rows // r) * self.chunks()
         for q in range(merge):
             j = arith.AddiOp(arith.MuliOp(i, c(merge)).result, c(q)).result if merge > 1 else i
             emit = lambda j=j, q=q: self.copy(j, r, start, end, ub, dests, q)  # noqa: E731
@@ -93,7 +97,11 @@ class VectorPhase:
             scf.IfOp(arith.CmpiOp(j, c(tiles), "ult").result, [], Region(guard))
 
     def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UB, dests, q: int) -> None:
-        """Vector tile j of the body: rows [row, row + valid), in UB copy q."""
+        """Vector tile j of the body: rows [row, row + valid) (and, for chunk tasks,
+        column chunk j mod chunks of rows j div chunks), in UB copy q."""
+        n, chunk = self.chunks(), None
+        if n > 1:
+            j, chunk = arith.DivUIOp(j, c(n)).result, arith.RemUIOp(j, c(n)).result
         row = arith.AddiOp(start, arith.MuliOp(j, c(r))).result
         row.name_hint = "row"
         valid = arith.MinUIOp(arith.SubiOp(end, row), c(r)).result
@@ -101,7 +109,7 @@ class VectorPhase:
         ub.new_copy()
         event = q * events.VEC_EVENTS_PER_COPY
         if self.plan is not None:
-            columns.task(self, self.plan, r, row, valid, ub, dests, event)
+            columns.task(self, self.plan, r, row, valid, ub, dests, event, chunk)
         else:
             self.whole_rows(r, row, valid, ub, dests, event)
 

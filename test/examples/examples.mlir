@@ -14,5 +14,15 @@
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir | filecheck %s --check-prefix=TILE
 // TILE-COUNT-2: tile.token_loop
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.npu.mlir | filecheck %s --check-prefix=NPU
-// NPU: npu.launch cube 24 ({{.*}}) {
-// NPU: } vector 48 ({{.*}}) {
+// One task graph for both token loops; each cube group waits for its body's vector group.
+// NPU: npu.graph cube 24 vector 48 {
+// NPU: npu.tasks "rmsnorm.128" vector ({{.*}}) in (%bodies128, 64) {
+// NPU: npu.tasks "linear.128" cube ({{.*}}) in (%bodies128, 16) after ["rmsnorm.128"] {
+// NPU: npu.mmad
+// NPU: npu.fixpipe {{.*}} -> %out[
+// NPU: npu.tasks "rmsnorm.1" vector ({{.*}}) in (%bodies1, 1) {
+// NPU: npu.tasks "linear.1" cube ({{.*}}) in (%bodies1, 16) after ["rmsnorm.1"] {
+// No launches, no cross-core flags: the graph's dependences order the tasks.
+// RUN: pto-opt %S/../../examples/levels/sk03_standard.npu.mlir | filecheck %s --check-prefix=NPUNOT
+// NPUNOT-NOT: npu.launch
+// NPUNOT-NOT: npu.cross_core

@@ -7,6 +7,12 @@
 // RUN: not grep warning %t.err
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
+// RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p tile-assign-shapes,tile-to-npu | filecheck %s --check-prefix=LEVEL
+
+// A weight loaded inside the cube stage (the tile-level example) is read where it lives,
+// with the load's cache policy.
+// LEVEL: npu.tasks "linear.128" cube
+// LEVEL: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu{l1-buffers=2}' | filecheck %s --check-prefix=L1X2
 // RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-annotate-cache,tile-assign-shapes,tile-to-npu{l0-buffers=3}' 2>&1 | filecheck %s --check-prefix=BADOPT
 
@@ -61,7 +67,7 @@
 // STD-NEXT: npu.dma mte2 %ws[%row_1, %{{.*}}] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x512xbf16, l1>
 // STD: npu.set_flag mte2 -> mte1, 0
 // STD: npu.dma mte1 {{.*}} transpose : !npu.buf<64x512xbf16, l1> -> !npu.buf<256x64xbf16, l0b>
-// STD: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} acc %{{.*}} : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
+// STD: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} rows %rows_1 acc %{{.*}} : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
 // STD-NOT: npu.wait_flag mte1 -> mte2, 1
 // STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row_1, %col] rows %rows_1 round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
 // The one-token remainder loop: its cube M tile is the body, 16-padded.
@@ -93,8 +99,13 @@
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})
 // MHC: npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>
 // Column tiling (vector tiles [2, 2048] and [8, 2048] on 16384-wide rows): the cast of
-// the flattened x streams 2048-column chunks to the workspace.
-// MHC: npu.tasks "pre.16" vector (%body, %task) in (%bodies16, 4) {
+// the flattened x is elementwise, so each 2x2048 tile is a task of its own, as in PyPTO
+// (8 row pairs x 8 chunks per body, two merged per task: 32), the chunk loop one trip.
+// MHC: npu.tasks "pre.16" vector (%body, %task) in (%bodies16, 32) {
+// MHC: %[[CH:.*]] = arith.remui
+// MHC: %[[LO:.*]] = arith.muli %[[CH]], %{{.*}} : index
+// MHC: %[[HI:.*]] = arith.addi %[[LO]], %{{.*}} : index
+// MHC: scf.for %{{.*}} = %[[LO]] to %[[HI]] step
 // MHC: npu.alloc ub [0] : !npu.buf<2x2048xbf16, ub>
 // MHC-NEXT: npu.dma mte2 %{{.*}}[%row, %[[C:[0-9]+]]] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x16384xbf16, gm> -> !npu.buf<2x2048xbf16, ub>
 // MHC: npu.vcast {{.*}} : !npu.buf<2x2048xbf16, ub> -> !npu.buf<2x2048xf32, ub>
@@ -307,7 +318,7 @@ func.func @cube_nbuffer(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
 // CONST: npu.wait_flag cube -> mte1, 0
 // CONST-NEXT: npu.dma mte1 %{{.*}}[%[[K]], 0] -> %{{.*}}[0, 0] : !npu.buf<64x32xf32, l1> -> !npu.buf<16x32xf32, l0b>
 // CONST-NEXT: npu.dma mte1 %{{.*}}[0, %[[K]]] -> %[[A0:.*]][0, 0]
-// CONST: npu.mmad %[[A0]], %{{.*}} -> %{{.*}} acc
+// CONST: npu.mmad %[[A0]], %{{.*}} -> %{{.*}} rows %{{.*}} acc
 // CONST-NEXT: npu.set_flag cube -> mte1, 0
 // CONST: scf.if
 // CONST: npu.wait_flag cube -> mte1, 1

@@ -121,3 +121,20 @@ def test_l0_blocks_of_an_l1_tile(tokens: int) -> None:
     npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,1}")
     assert "!npu.buf<64x32xf32, l0c>" in str(npu_m)
     check_run(pto_m, npu_m, tokens)
+
+
+def test_bodies_overlap_in_the_task_graph() -> None:
+    """No barrier between bodies or stages: with 16-token bodies the cube tasks of an
+    early body start before the vector tasks of the last body have ended, while every
+    cube task of a body starts after that body's vector tasks end."""
+    pto_m, npu_m = compiled("sk03_standard.mlir", "pto-sk03-pipeline{factors=16}")
+    events = run(npu_m, random_inputs(signature(pto_m), 128, 0), trace=True).report.events
+    tasks = [e for e in events if e.pipe == "task"]
+
+    def of(label: str, body: int) -> list:
+        return [e for e in tasks if e.name.startswith(f"{label}[{body},")]
+
+    vec_end = [max(e.start + e.dur for e in of("rmsnorm.16", b)) for b in range(8)]
+    cube_start = [min(e.start for e in of("linear.16", b)) for b in range(8)]
+    assert min(cube_start[:4]) < vec_end[7]
+    assert all(c >= v for c, v in zip(cube_start, vec_end))

@@ -20,9 +20,7 @@ from pto.targets import Target, load_target
 TGT = load_target()
 DISPATCH = TGT.latency("task_dispatch")
 ISSUE = TGT.latency("issue")
-BIG = "!npu.buf<32x1024xf32, ub>"  # 128 KiB: vdup 512 cycles, vexp 1024 (two per repeat)
-VDUP = 131072 // TGT.vector_bytes_per_repeat
-VEXP = 2 * VDUP
+BIG = "!npu.buf<32x1024xf32, ub>"  # 128 KiB: 512 repeats
 ARGS = "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<?x64xf32, gm> {pto.output}"
 
 
@@ -75,6 +73,8 @@ def vector_group(label: str, n: str, per_body: int = 1, long_if: str = "%c1, %c0
     }}"""
 
 
+VDUP = CostModel(target()).vector("vdup", 131072)
+VEXP = CostModel(target()).vector("vexp", 131072)
 SHORT = 2 * ISSUE + VDUP + VEXP
 LONG = 2 * ISSUE + VDUP + 4 * VEXP
 
@@ -281,7 +281,8 @@ def test_cost_model_formulas() -> None:
     macs = TGT.macs_per_cycle("bf16")
     assert c.mmad(20, 100, 30, "bf16") == 32 * 112 * 32 / macs  # whole fractals
     assert c.mmad(128, 64, 64, "bf16", rows=17) == 32 * 64 * 64 / macs  # only the valid rows' fractals
-    assert c.vector("vexp", 2048) == 16 and c.vector("vadd", 2048) == 8
+    cpr, fixed = TGT.raw["vector"]["cycles_per_repeat"], TGT.raw["vector"]["fixed_cycles"]
+    assert c.vector("vexp", 2048) == fixed + 8 * cpr["vexp"] and c.vector("vabs", 2048) == fixed + 8
     assert c.atomic_add(10.0) == 20.0 and c.transposed(10.0) == 20.0
     assert c.dma_fixed(to_gm=False) == 0.0
 
@@ -295,3 +296,22 @@ def test_a_task_is_ready_task_ready_after_its_dependences() -> None:
     t = tasks(r)
     assert t["a[0,0]"].start == ready
     assert t["b[0,0]"].start == t["a[0,0]"].start + t["a[0,0]"].dur + ready
+
+
+def test_mmad_on_a_partial_tile_is_charged_for_its_valid_rows() -> None:
+    """`npu.mmad ... rows 17` on a 128-row tile: the cube computes two fractals of rows
+    (32), as PyPTO charges a tail body's tile, not the whole 128."""
+    a, b, c = L0
+
+    def mmad_cycles(rows: str) -> float:
+        body = f"""    npu.tasks "m" cube (%b, %i) in (%c1, 1) {{
+      %r = arith.constant 17 : index
+      %a0 = npu.alloc l0a [0] : {a}
+      %b0 = npu.alloc l0b [0] : {b}
+      %c0c = npu.alloc l0c [0] : {c}
+      npu.mmad %a0, %b0 -> %c0c {rows}: {a}, {b} -> {c}
+    }}"""
+        return next(e.cycles for e in run_ir(graph(body)).report.events if e.name == "npu.mmad")
+
+    assert mmad_cycles("") == MMAD
+    assert mmad_cycles("rows %r ") == MMAD * 32 // 128

@@ -38,6 +38,8 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     npu.mmad %a0, %b0 -> %acc : !npu.buf<128x128xbf16, l0a>, !npu.buf<128x128xbf16, l0b> -> !npu.buf<128x128xf32, l0c>
     // CHECK: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} acc %{{.*}} :
     npu.mmad %a0, %b0 -> %acc acc %first : !npu.buf<128x128xbf16, l0a>, !npu.buf<128x128xbf16, l0b> -> !npu.buf<128x128xf32, l0c>
+    // CHECK: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} rows %c0 acc %{{.*}} :
+    npu.mmad %a0, %b0 -> %acc rows %c0 acc %first : !npu.buf<128x128xbf16, l0a>, !npu.buf<128x128xbf16, l0b> -> !npu.buf<128x128xf32, l0c>
     // CHECK: npu.set_flag cube -> fixpipe, 1
     npu.set_flag cube -> fixpipe, 1
     // CHECK: npu.wait_flag cube -> fixpipe, 1
