@@ -3,6 +3,13 @@
 
 Exit codes as pto-opt: 0 success, 1 a user error (bad IR, bad inputs, a kernel that
 fails at run time, a --golden mismatch), 2 bad command line, 3 an internal error.
+
+Resource limits, checked before anything is allocated: `--l2-size` is at most
+`L2_SIZE_CAP` (1 GiB; the model keeps 25 bytes of state per 512-byte line, so 50 MB),
+and the kernel's arrays (inputs, their copies in the model's global memory, outputs and
+their per-element write counts) must fit a memory budget, by default half of the
+machine's physical memory (`--max-memory BYTES` or `PTO_RUN_MAX_MEMORY` overrides it).
+No output file (`--trace`, `--output-dir`'s results) may be an input file or the kernel.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import json
 import os
 import re
 import sys
+import tokenize
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -50,6 +58,48 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 
 DEFAULT_PIPELINE = {"pto": "pto-sk03-pipeline", "tile": "tile-to-npu"}
 
+L2_SIZE_CAP = 1 << 30  # bytes; the largest --l2-size accepted (see the module docstring)
+
+
+def default_memory_budget() -> int:
+    """`PTO_RUN_MAX_MEMORY` if set, else half the machine's physical memory (8 GiB if
+    that cannot be read)."""
+    env = os.environ.get("PTO_RUN_MAX_MEMORY")
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            raise UsageError(f"PTO_RUN_MAX_MEMORY must be a number of bytes, got '{env}'") from None
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def array_bytes(sig, tokens: int) -> int:
+    """A lower bound on the bytes a run allocates for the kernel's arrays: each input
+    (and its copy in the model's global memory), each output and its int32 write counts."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX
+
+    from pto.interp import numerics as nx
+
+    def nbytes(a, extra: int = 0) -> int:
+        n = 1
+        for d in a.shape:
+            n *= tokens if d == DYNAMIC_INDEX else d
+        return n * (np.dtype(nx.DTYPES[a.elem]).itemsize + extra)
+
+    return sum(2 * nbytes(a) for a in sig.inputs) + sum(nbytes(a, 4) for a in sig.outputs)
+
+
+def _same_file(a: str, b: str) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
 
 class UserError(Exception):
     """Reported as one line (or rendered diagnostics) with exit code 1."""
@@ -68,7 +118,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--golden", action="store_true", help="check outputs against the pto-level numpy golden")
     p.add_argument("--output-dir", help="write result0.npy, result1.npy, ... here")
     p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace")
-    p.add_argument("--l2-size", type=int, metavar="BYTES", help="model L2 with this size")
+    p.add_argument("--l2-size", type=int, metavar="BYTES",
+                   help=f"model L2 with this size (at most {L2_SIZE_CAP} bytes)")
+    p.add_argument("--max-memory", type=int, metavar="BYTES",
+                   help="refuse a run whose arrays need more (default: $PTO_RUN_MAX_MEMORY or half the RAM)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def error(message: str) -> NoReturn:
@@ -84,8 +137,15 @@ def load_npy(path: str, elem: str) -> np.ndarray:
         x = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise UserError(f"cannot read '{path}': no such file") from None
-    except (OSError, ValueError, EOFError) as e:
-        raise UserError(f"cannot read '{path}': not a .npy array file ({str(e).splitlines()[0]})") from None
+    except IsADirectoryError:
+        raise UserError(f"cannot read '{path}': is a directory") from None
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, TypeError, KeyError,
+            RecursionError, MemoryError, UnicodeError) as e:
+        # numpy's header reader parses the header as a Python literal: a corrupt one
+        # raises whatever the tokenizer or ast.literal_eval raises.
+        why = str(e.args[0]) if isinstance(e, tokenize.TokenError) and e.args else str(e)
+        why = (why.splitlines() or [type(e).__name__])[0]
+        raise UserError(f"cannot read '{path}': not a .npy array file ({why})") from None
     if not isinstance(x, np.ndarray):
         raise UserError(f"cannot read '{path}': not a single .npy array")
     if elem == "bf16" and x.dtype == np.dtype("V2"):  # numpy saves bfloat16 as raw 2-byte records
@@ -163,6 +223,7 @@ class Runner:
                 raise UsageError("--random-inputs needs --tokens N")
             if self.a.tokens < 0:
                 raise UsageError(f"--tokens must be non-negative, got {self.a.tokens}")
+            self.check_memory(sig, self.a.tokens, f"--tokens {self.a.tokens}", UsageError)
             return random_inputs(sig, self.a.tokens, self.a.seed)
         if not self.a.input:
             raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
@@ -173,8 +234,44 @@ class Runner:
         xs = [load_npy(p, a.elem) for p, a in zip(self.a.input, names)]
         return xs
 
+    def check_memory(self, sig, tokens: int, what: str, error: type[Exception] = UserError) -> None:
+        budget = self.a.max_memory if self.a.max_memory is not None else default_memory_budget()
+        need = array_bytes(sig, tokens)
+        if need > budget:
+            raise error(f"{what} needs at least {need} bytes for the kernel's arrays, over the memory "
+                            f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
+
+    def check_flags(self) -> None:
+        a = self.a
+        if a.seed < 0:
+            raise UsageError(f"--seed must be non-negative, got {a.seed}")
+        if a.max_memory is not None and a.max_memory <= 0:
+            raise UsageError(f"--max-memory must be a positive number of bytes, got {a.max_memory}")
+        for flag, v in (("--trace", a.trace), ("--output-dir", a.output_dir), ("--target", a.target)):
+            if v is not None and not v.strip():
+                raise UsageError(f"{flag} needs a non-empty value")
+        if a.l2_size is not None and a.l2_size > L2_SIZE_CAP:
+            raise UsageError(f"--l2-size {a.l2_size} is over the model's cap of {L2_SIZE_CAP} bytes (1 GiB)")
+        self.check_paths(0)
+
+    def check_paths(self, n_outputs: int) -> None:
+        """No output file may be an input file or the kernel (by path, symlink or hard link)."""
+        a = self.a
+        ins = [a.kernel, *a.input]
+        outs: list[tuple[str, str]] = []
+        if a.trace:
+            outs.append(("--trace", a.trace))
+        if a.output_dir:
+            outs.append(("--output-dir", a.output_dir))
+            outs += [("--output-dir", os.path.join(a.output_dir, f"result{i}.npy")) for i in range(n_outputs)]
+        for flag, path in outs:
+            for src in ins:
+                if _same_file(path, src):
+                    raise UsageError(f"{flag} would overwrite the input '{src}' (writing '{path}')")
+
     def main(self) -> int:
         a = self.a
+        self.check_flags()
         if a.target:
             load_target(a.target)
         if a.l2_size is not None:
@@ -186,8 +283,11 @@ class Runner:
         with collect(self.sink):
             module = self.parse()
             sig = signature(module)
+            self.check_paths(len(sig.outputs))
             inputs = self.inputs(module)
             tokens = check_inputs(sig, inputs)
+            if a.input:
+                self.check_memory(sig, tokens or 0, "the inputs")
             if a.tokens is not None and tokens is not None and a.tokens != tokens:
                 raise UserError(f"--tokens {a.tokens} contradicts the inputs, which have {tokens} tokens")
             golden: RunResult | None = None

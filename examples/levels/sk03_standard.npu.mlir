@@ -125,7 +125,7 @@ builtin.module {
             npu.dma mte1 %22[0, %50] -> %24[0, 0] : !npu.buf<128x512xbf16, l1> -> !npu.buf<128x256xbf16, l0a>
             npu.set_flag mte1 -> cube, 0
             npu.wait_flag mte1 -> cube, 0
-            npu.mmad %24, %25 -> %26 acc %54 : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
+            npu.mmad %24, %25 -> %26 rows %rows_1 acc %54 : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
             npu.set_flag cube -> mte1, 0
           }
           npu.set_flag mte1 -> mte2, 0
@@ -235,7 +235,7 @@ builtin.module {
             npu.dma mte1 %73[0, %101] -> %75[0, 0] : !npu.buf<16x1024xbf16, l1> -> !npu.buf<16x512xbf16, l0a>
             npu.set_flag mte1 -> cube, 0
             npu.wait_flag mte1 -> cube, 0
-            npu.mmad %75, %76 -> %77 acc %105 : !npu.buf<16x512xbf16, l0a>, !npu.buf<512x64xbf16, l0b> -> !npu.buf<16x64xf32, l0c>
+            npu.mmad %75, %76 -> %77 rows %rows_3 acc %105 : !npu.buf<16x512xbf16, l0a>, !npu.buf<512x64xbf16, l0b> -> !npu.buf<16x64xf32, l0c>
             npu.set_flag cube -> mte1, 0
           }
           npu.set_flag mte1 -> mte2, 0
