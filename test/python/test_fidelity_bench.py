@@ -1,0 +1,31 @@
+"""bench/fidelity.py: its rank statistics, and that every form of its configurations
+builds a kernel that lowers and runs (on a few tokens, so the test stays fast)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("fidelity", ROOT / "bench" / "fidelity.py")
+fidelity = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fidelity)
+CONFIGS = json.loads((ROOT / "bench" / "fidelity" / "pypto_results.json").read_text())["configs"]
+
+
+def test_spearman_and_ties() -> None:
+    assert fidelity.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert fidelity.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert fidelity.ranks([5, 1, 5, 2]) == [2.5, 0.0, 2.5, 1.0]
+    assert math.isnan(fidelity.spearman([1, 1], [1, 2]))
+
+
+@pytest.mark.parametrize("form", ["std", "quant", "mhc"])
+def test_each_form_lowers_and_runs(form: str) -> None:
+    c = dict(next(c for c in CONFIGS if c["form"] == form and c.get("cycles")))
+    c["t"] = 3  # a body of the factor-1 loop or a tail: enough to run every group
+    assert fidelity.measure(c) > 0
