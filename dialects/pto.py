@@ -24,6 +24,7 @@ lower levels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from enum import auto
 from typing import ClassVar
@@ -199,7 +200,7 @@ class CubeTileAttr(ParametrizedAttribute):
             parser.parse_keyword(ax)
             parser.parse_punctuation("=")
             axes[ax] = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, parser.parse_integer
+                parser.Delimiter.SQUARE, lambda: parse_i64(parser)
             )
         split = False
         if parser.parse_optional_punctuation(","):
@@ -223,6 +224,21 @@ class CubeTileAttr(ParametrizedAttribute):
         if self.is_split_k:
             parts.append("split_k")
         return ", ".join(parts)
+
+
+# ------------------------------------------------------------------ parse helpers
+
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def parse_i64(parser: AttrParser) -> int:
+    """An integer literal stored as i64: one that does not fit is a parse error at the
+    literal (xDSL would raise, or wrap 2^63 to a negative size)."""
+    start = parser.pos
+    value = parser.parse_integer()
+    if not I64_MIN <= value <= I64_MAX:
+        parser.raise_error(f"integer {value} does not fit in i64", start, parser.pos)
+    return value
 
 
 # ------------------------------------------------------------------ type helpers
@@ -361,8 +377,8 @@ class RmsNormBase(ShapedOp):
             raise VerifyException(f"'{self.name}' needs a float input, got {xe}")
         if re_ not in ("f32", xe):
             raise VerifyException(f"'{self.name}' result must be f32 or {xe}, got {re_}")
-        if self.eps.value.data <= 0:
-            raise VerifyException(f"'{self.name}' eps must be positive")
+        if not 0 < self.eps.value.data < math.inf:
+            raise VerifyException(f"'{self.name}' eps must be positive and finite")
         if self.gamma is not None:
             g = tensor_type(self.gamma)
             if g.get_num_dims() != 1 or g.get_shape()[0] != x.get_shape()[-1]:

@@ -107,7 +107,10 @@ class TokenLoopOp(IRDLOperation):
         parser.parse_keyword("to")
         ub = parser.parse_operand(IndexType())
         parser.parse_keyword("step")
+        at = parser.pos
         step = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        if step > pto.I64_MAX:
+            parser.raise_error(f"integer {step} does not fit in i64", at, parser.pos)
         tail = parser.parse_optional_keyword("tail") is not None
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region((iv.resolve(IndexType()),))
@@ -220,9 +223,9 @@ class VecStageOp(StageBase):
         tile = None
         nbuf = None
         if parser.parse_optional_keyword("tile"):
-            tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+            tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: pto.parse_i64(parser))
         if parser.parse_optional_keyword("nbuffer"):
-            nbuf = parser.parse_integer()
+            nbuf = pto.parse_i64(parser)
         types, attrs, body = StageBase._parse_body(parser)
         op = cls(label, body, types, tile, nbuf)
         if attrs is not None:
@@ -296,16 +299,16 @@ class CubeStageOp(StageBase):
         tiles = None
         start = parser.pos
         if parser.parse_optional_keyword("m"):
-            axes = {"m": parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)}
+            axes = {"m": parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: pto.parse_i64(parser))}
             for ax in ("k", "n"):
                 parser.parse_keyword(ax)
-                axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+                axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: pto.parse_i64(parser))
             split = parser.parse_optional_keyword("split_k") is not None
             if (msg := CubeTileAttr.check(axes)) is not None:
                 parser.raise_error(msg, start, parser.pos)
             tiles = CubeTileAttr(axes["m"], axes["k"], axes["n"], split)
-        reuse = parser.parse_integer() if parser.parse_optional_keyword("l1_reuse") else None
-        nbuf = parser.parse_integer() if parser.parse_optional_keyword("nbuffer") else None
+        reuse = pto.parse_i64(parser) if parser.parse_optional_keyword("l1_reuse") else None
+        nbuf = pto.parse_i64(parser) if parser.parse_optional_keyword("nbuffer") else None
         types, attrs, body = StageBase._parse_body(parser)
         op = cls(label, body, types, tiles, reuse, nbuf)
         if attrs is not None:
@@ -368,6 +371,13 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        if not isinstance(parent, StageBase):
+            where = f"a {parent.name}" if parent is not None else "no op"
+            hint = " (a kernel ends with func.return)" if parent is not None and parent.name == "func.func" else ""
+            raise VerifyException(f"'tile.yield' terminates a tile.vec_stage or tile.cube_stage, not {where}{hint}")
 
 
 # --------------------------------------------------------------------- data movement

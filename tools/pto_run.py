@@ -238,8 +238,8 @@ class Runner:
         budget = self.a.max_memory if self.a.max_memory is not None else default_memory_budget()
         need = array_bytes(sig, tokens)
         if need > budget:
-            raise error(f"{what} needs at least {need} bytes for the kernel's arrays, over the memory "
-                            f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
+            raise error(f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
+                        f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
 
     def check_flags(self) -> None:
         a = self.a
@@ -297,6 +297,11 @@ class Runner:
                 golden = run(module.clone(), inputs)
             if sig.level != "npu":
                 self.lower(module, sig.level)
+                if (now := signature(module).level) != "npu":
+                    used = f"--pass-pipeline '{a.pass_pipeline}'" if a.pass_pipeline else "the default pipeline"
+                    raise UsageError(f"{used} leaves the {sig.level}-level kernel at "
+                                     f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
+                                     f"(the default is '{DEFAULT_PIPELINE[sig.level]}')")
             result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None)
         rep = result.report
         assert rep is not None

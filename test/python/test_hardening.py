@@ -1,0 +1,249 @@
+"""Issue 10's hostile inputs: each a clean one-line error (or an MLIR-style diagnostic
+at file:line:col) with a non-zero exit code, never a traceback, never a hang, and input
+files never touched."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import time
+
+import ml_dtypes
+import numpy as np
+import pytest
+from kernels import ROOT
+
+from pto.tools import pto_opt, pto_run
+
+STD = str(ROOT / "examples" / "sk03_standard.mlir")
+TILE = ROOT / "examples" / "levels" / "sk03_standard.tile.mlir"
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = pto_run.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def opt_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = pto_opt.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(err: str) -> bool:
+    return "Traceback" not in err and "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
+def std_inputs(tmp_path, t: int = 2) -> list[str]:
+    rng = np.random.default_rng(0)
+    paths = []
+    for name, shape in (("x", (t, 4096)), ("gamma", (4096,)), ("w", (1024, 4096))):
+        p = tmp_path / f"{name}.npy"
+        np.save(p, rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16))
+        paths.append(str(p))
+    return paths
+
+
+# ----------------------------------------------------------------- pto-run flags
+
+
+def test_negative_seed_is_a_bad_flag(capsys) -> None:
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", "--seed", "-1")
+    assert code == 2 and "--seed must be non-negative, got -1" in err and one_line(err), err
+
+
+@pytest.mark.parametrize("size", [1 << 31, 1 << 40, 1 << 64])
+def test_huge_l2_size_is_refused_before_allocating(capsys, monkeypatch, size) -> None:
+    def no_l2(*a, **k):
+        raise AssertionError("the L2 model was built")
+
+    monkeypatch.setattr("pto.interp.machine.L2Cache", no_l2)
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", "--l2-size", str(size))
+    assert code == 2 and f"--l2-size {size} is over the model's cap of {1 << 30} bytes" in err and one_line(err), err
+
+
+def test_l2_size_at_the_cap_is_accepted() -> None:
+    args = pto_run._parser().parse_args([STD, "--l2-size", str(pto_run.L2_SIZE_CAP)])
+    pto_run.Runner(args).check_flags()  # no error
+
+
+def test_huge_token_count_is_refused_up_front(capsys, monkeypatch) -> None:
+    def no_inputs(*a, **k):
+        raise AssertionError("inputs were allocated")
+
+    monkeypatch.setattr(pto_run, "random_inputs", no_inputs)
+    start = time.perf_counter()
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "2147483648")
+    assert time.perf_counter() - start < 10
+    # x (2^31 x 4096 bf16) twice, gamma and w twice, the bf16 output and its write counts
+    need = 2 * (2**31 * 4096 * 2 + 4096 * 2 + 1024 * 4096 * 2) + 2**31 * 1024 * (2 + 4)
+    assert code == 2 and f"--tokens 2147483648 would need at least {need} bytes" in err and one_line(err), err
+    assert "memory budget" in err
+
+
+def test_memory_budget_is_overridable(capsys, monkeypatch) -> None:
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", "--max-memory", "1000")
+    assert code == 2 and "over the memory budget of 1000 bytes" in err and one_line(err), err
+    monkeypatch.setenv("PTO_RUN_MAX_MEMORY", "2000")
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1")
+    assert code == 2 and "over the memory budget of 2000 bytes" in err and one_line(err), err
+    code, out, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", "--max-memory", str(1 << 30))
+    assert code == 0, err
+
+
+def test_memory_budget_applies_to_npy_inputs(tmp_path, capsys) -> None:
+    ins = std_inputs(tmp_path)
+    code, _, err = run_cli(capsys, STD, *sum((["--input", p] for p in ins), []), "--max-memory", "4096")
+    assert code == 1 and "the inputs would need at least" in err and one_line(err), err
+
+
+@pytest.mark.parametrize("pipeline", ["builtin.module(cse)", "builtin.module(pto-classify-skeleton)",
+                                      "builtin.module(tile-to-npu)", "pto-classify-skeleton,pto-to-tile"])
+def test_pipeline_that_stops_above_npu(capsys, pipeline) -> None:
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", "--pass-pipeline", pipeline)
+    assert code == 2 and f"--pass-pipeline '{pipeline}' leaves the pto-level kernel at the" in err, err
+    assert "needs a pipeline that lowers it to the npu level" in err and one_line(err)
+
+
+@pytest.mark.parametrize("flag", ["--trace", "--output-dir", "--target"])
+def test_empty_path_flags(capsys, flag) -> None:
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", flag, "")
+    assert code == 2 and f"{flag} needs a non-empty value" in err and one_line(err), err
+
+
+# ------------------------------------------------------------------ bad .npy files
+
+
+def _npy_with_header(path, header: bytes) -> None:
+    header = header + b" " * (118 - len(header) - 1) + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 16)
+
+
+@pytest.mark.parametrize("header", [
+    b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, ",  # tokenize.TokenError
+    b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,)",  # SyntaxError
+    b"{'descr': '<f4', 'fortran_order': False, 'shape': \"abc",  # unterminated string
+    b"{'descr': 1, 'fortran_order': False, 'shape': (3,)}",  # not a dtype
+    b"[" * 60,
+])
+def test_corrupt_npy_header(tmp_path, capsys, header) -> None:
+    x, g, w = std_inputs(tmp_path)
+    bad = tmp_path / "bad.npy"
+    _npy_with_header(bad, header)
+    code, _, err = run_cli(capsys, STD, "--input", str(bad), "--input", g, "--input", w)
+    assert code == 1 and f"cannot read '{bad}': not a .npy array file" in err and one_line(err), err
+
+
+# ------------------------------------------------------- outputs never touch inputs
+
+
+def test_trace_onto_an_input_is_refused(tmp_path, capsys) -> None:
+    ins = std_inputs(tmp_path)
+    before = [open(p, "rb").read() for p in ins]
+    flags = sum((["--input", p] for p in ins), [])
+    for target in (ins[1], os.path.relpath(ins[1]), STD):
+        code, _, err = run_cli(capsys, STD, *flags, "--trace", target)
+        assert code == 2 and "--trace would overwrite the input" in err and one_line(err), err
+    assert [open(p, "rb").read() for p in ins] == before
+
+
+def test_output_dir_onto_an_input_is_refused(tmp_path, capsys) -> None:
+    ins = std_inputs(tmp_path)
+    flags = sum((["--input", p] for p in ins), [])
+    # result0.npy in the output dir is a symlink to, or is, an input
+    d = tmp_path / "out"
+    d.mkdir()
+    (d / "result0.npy").symlink_to(ins[0])
+    before = open(ins[0], "rb").read()
+    code, _, err = run_cli(capsys, STD, *flags, "--output-dir", str(d))
+    assert code == 2 and "--output-dir would overwrite the input" in err and one_line(err), err
+    in_dir = tmp_path / "in"
+    in_dir.mkdir()
+    x = in_dir / "result0.npy"
+    os.link(ins[0], x)  # a hard link: another name of the same file
+    code, _, err = run_cli(capsys, STD, "--input", str(x), "--input", ins[1], "--input", ins[2],
+                           "--output-dir", str(tmp_path / "in"))
+    assert code == 2 and "--output-dir would overwrite the input" in err and one_line(err), err
+    code, _, err = run_cli(capsys, STD, *flags, "--output-dir", ins[2])
+    assert code == 2 and "--output-dir would overwrite the input" in err and one_line(err), err
+    assert open(ins[0], "rb").read() == before
+
+
+# ------------------------------------------------------------- parsing: no hangs
+
+
+@pytest.mark.parametrize("n", [30, 2000])
+def test_unterminated_string_is_fast(tmp_path, capsys, n) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text('func.func @k() attributes {pto.target = "' + "a" * n + "} {\n  func.return\n}\n")
+    start = time.perf_counter()
+    code, _, err = opt_cli(capsys, str(k))
+    assert time.perf_counter() - start < 5
+    assert code == 1 and f"{k}:1:41: error: unterminated string literal" in err and "Traceback" not in err, err
+    start = time.perf_counter()
+    code, _, err = run_cli(capsys, str(k), "--random-inputs", "--tokens", "1")
+    assert time.perf_counter() - start < 5
+    assert code == 1 and f"{k}:1:41: error: unterminated string literal" in err, err
+
+
+def test_unterminated_symbol_name_and_file_start(tmp_path, capsys) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text('func.func @"' + "b" * 40 + "() {\n  func.return\n}\n")
+    code, _, err = opt_cli(capsys, str(k))
+    assert code == 1 and f"{k}:1:12: error: unterminated string literal" in err, err
+    k.write_text('"' + "c" * 40)
+    code, _, err = opt_cli(capsys, str(k))
+    assert code == 1 and f"{k}:1:1: error: unterminated string literal" in err, err
+
+
+def test_escaped_quotes_in_strings_still_parse(tmp_path, capsys) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text('func.func @k() attributes {a = "x\\"y\\n\\\\z\\41", b = "", c = "q"} {\n'
+                 '  // a comment with an unmatched " quote\n  func.return\n}\n')
+    code, out, err = opt_cli(capsys, str(k))
+    assert code == 0, err
+    assert 'a = "x\\22y\\0A\\\\zA"' in out and 'b = ""' in out
+
+
+def test_unterminated_string_in_a_subprocess_does_not_hang(tmp_path) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text('"' + "a" * 40 + "\n")
+    p = subprocess.run(["pto-opt", str(k)], capture_output=True, text=True, timeout=30, check=False)
+    assert p.returncode == 1 and "unterminated string literal" in p.stderr
+
+
+# ------------------------------------------------------------ parsing: overflow
+
+
+@pytest.mark.parametrize(("old", "new", "col"), [
+    ("m [128, 128]", "m [16, 18446744073709551616]", 43),
+    ("l1_reuse 2", "l1_reuse 100000000000000000000", 84),
+    ("n [256, 256]", "n [32, 9223372036854775808]", 69),
+])
+def test_i64_overflow_in_tile_attributes(tmp_path, capsys, old, new, col) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text(TILE.read_text().replace(old, new, 1))
+    bad = new.split()[-1].strip("[]").split(", ")[-1].rstrip("]")
+    code, _, err = opt_cli(capsys, str(k))
+    assert code == 1 and f"{k}:20:{col}: error: integer {bad} does not fit in i64" in err, err
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_f32_eps_overflow(tmp_path, capsys) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text(open(STD).read().replace("eps = 1.0e-06", "eps = 1.0e+39"))
+    code, _, err = opt_cli(capsys, str(k))
+    assert code == 1 and f"{k}:7:38: error: floating point value 1.0e+39 is too large for its type" in err, err
+    code, _, err = run_cli(capsys, str(k), "--random-inputs", "--tokens", "1")
+    assert code == 1 and f"{k}:7:38: error: floating point value 1.0e+39" in err, err
+
+
+def test_pto_kernel_ending_in_tile_yield(tmp_path, capsys) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text(open(STD).read().replace("func.return %o", "tile.yield %o"))
+    code, _, err = opt_cli(capsys, str(k), "-p", "pto-sk03-pipeline")
+    assert code == 1 and "'tile.yield' terminates a tile.vec_stage or tile.cube_stage, not a func.func" in err, err
+    code, _, err = run_cli(capsys, str(k), "--random-inputs", "--tokens", "1")
+    assert code == 1 and "'tile.yield' terminates" in err and "internal error" not in err, err
