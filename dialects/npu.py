@@ -49,7 +49,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -325,6 +325,8 @@ class GraphOp(IRDLOperation):
             parser.parse_keyword(kind)
             counts[kind] = parser.parse_integer(allow_negative=False)
         body = parser.parse_region()
+        if not body.blocks:  # `{}`: an empty graph still has its block
+            body.add_block(Block())
         op = cls(counts["cube"], counts["vector"], body)
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes.update(attrs.data)
@@ -347,6 +349,8 @@ class GraphOp(IRDLOperation):
         seen: dict[str, TasksOp] = {}
         for g in self.groups():
             label = g.label.data
+            if len(set(g.deps())) != len(g.deps()):
+                raise DiagnosticError(g, f"task group \"{label}\" names a group twice in `after`")
             if label in seen:
                 raise DiagnosticError(g, f"task group \"{label}\" is defined twice in this graph")
             for dep in g.deps():

@@ -2,7 +2,8 @@
 ceil-division and min/max that the stock xDSL `ArithFunctions` lack, and fast versions
 of the constant/add/sub/mul/compare that tile bookkeeping runs thousands of times
 (registered with override: xDSL's generic versions check types on every call).
-Index values are Python ints; the lowering only computes non-negative bounds."""
+Index values are Python ints; the lowering keeps bounds non-negative (a tail body's
+missing tiles get max(end, row) - row = 0 rows)."""
 
 from __future__ import annotations
 

@@ -28,20 +28,18 @@ class CostModel:
         model = raw["model"]
         self.issue = target.latency("issue")
         self.task_dispatch = target.latency("task_dispatch")
-        # PyPTO's simulator charges each GM copy a fixed start cost; off until calibrated.
+        # PyPTO's simulator charges each GM copy a fixed start cost.
         self.dma_fixed_costs = bool(model["dma_fixed_costs"])
         self.copy_in = target.latency("copy_in")
         self.copy_out = target.latency("copy_out")
         self.line = raw["l2"]["line_bytes"]
         self.task_ready = target.latency("task_ready")
-        # One core's GM transfer rate (fitted; the platform's per-core L2/HBM rates in
-        # [paths] are below what PyPTO's simulator charges a single copy).
-        self.l2_read = model["gm_read_rate"]
-        self.l2_write = model["gm_write_rate"]
+        # One core's GM transfer rate, L2 hit or miss alike (PyPTO's copy rates; the
+        # platform's per-core L2/HBM rates in [paths] are not used).
+        self.gm_read = model["gm_read_rate"]
+        self.gm_write = model["gm_write_rate"]
         self.l2_hit_latency = raw["l2"]["hit_latency"]
         self.l2_miss_penalty = raw["l2"]["miss_penalty"]
-        self.hbm_read = model["gm_read_rate"]
-        self.hbm_write = model["gm_write_rate"]
         self.hbm_window = model["hbm_window"]
         # All cores together stream at most this.
         self.hbm_total = model["hbm_total"]
@@ -65,15 +63,14 @@ class CostModel:
     def gm_transfer(self, start: float, hits: int, misses: int, write: bool, cacheable: bool,
                     book: HbmBooking) -> float:
         """Pipe cycles of a GM transfer that starts moving data at `start`: hit lines at
-        the L2 rate, missed lines through the shared HBM (a cacheable write miss
-        allocates in L2 and pays HBM only on eviction)."""
-        l2rate = self.l2_write if write else self.l2_read
-        cycles = hits * self.line / l2rate
+        the core's GM rate, missed lines at that rate within the shared HBM bandwidth (a
+        cacheable write miss allocates in L2 and pays HBM only on eviction)."""
+        rate = self.gm_write if write else self.gm_read
+        cycles = hits * self.line / rate
         if misses:
             if write and cacheable:
-                cycles += misses * self.line / l2rate
+                cycles += misses * self.line / rate
             else:
-                rate = self.hbm_write if write else self.hbm_read
                 cycles += book(start, misses * self.line, rate)
         return cycles
 

@@ -60,7 +60,7 @@ def _space(v: Buf | GmTensor) -> Space:
 def _tile(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> np.ndarray:
     a = v.array
     for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape)):
-        if o < 0 or o + e > d:
+        if e and (o < 0 or o + e > d):  # moving nothing (a tail's missing tile) is no access
             name = v.name if isinstance(v, GmTensor) else f"{_space(v).value} buffer at offset {v.offset}"
             raise MachineError(op, f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
                                f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)")

@@ -24,3 +24,11 @@ def sync(src: Pipe, dst: Pipe, event: int = 0) -> None:
 
 def unsupported(op: Operation, what: str) -> DiagnosticError:
     return DiagnosticError(op, f"tile-to-npu does not support {what} yet")
+
+
+def valid_rows(row: SSAValue, end: SSAValue, rows: int) -> SSAValue:
+    """min(end - row, rows), and 0 for a tile that starts at or past `end` (a tail
+    body's missing tiles: they move and store nothing)."""
+    v = arith.MinUIOp(arith.SubiOp(arith.MaxUIOp(end, row), row), c(rows)).result
+    v.name_hint = "rows"
+    return v

@@ -19,8 +19,8 @@ from pto.targets import Target, UnknownTargetError, load_target, target_of
 VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
 MHC_VEC_COLS = 2048  # the variant's long scans along the reduction axis
 K_L0 = (512, 256, 128, 64, 32, 16)
-# L1 copies of each operand to leave room for when choosing kL1: tile-to-npu
-# double-buffers L1 when two copies fit. The check asks only for one.
+# L1 copies of each operand to leave room for when choosing kL1, in case tile-to-npu is
+# asked for two (l1-buffers=2). The check asks only for one.
 BUFFERS = 2
 
 

@@ -11,9 +11,8 @@ groups go through GM workspaces.
 
 A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
 in-place reshape of a loaded tensor a GM view (`npu.reshape`). Not supported (rejected):
-split-K into anything but one f32 result, N or K not a multiple of its L1 tile, L1
-tiles that are not multiples of the L0 tiles, a_trans, reshapes of computed values,
-rank-3 tiles. Vector tiles narrower than a row are column-tiled when the phase allows
+split-K with an i32 accumulator, N or K not a multiple of its tile (nL0, kL1), kL1 not
+a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles narrower than a row are column-tiled when the phase allows
 it, else processed as whole rows (with a warning).
 """
 

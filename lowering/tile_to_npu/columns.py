@@ -26,6 +26,7 @@ from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import ReduceKind, RoundMode, elem_name
 from pto.lowering.npu_build import c, sync, unsupported
+from pto.lowering.tile_to_npu import events
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
@@ -118,7 +119,7 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
                 ub.bufs[v] = buf
                 loaded = True
     if loaded:
-        sync(Pipe.MTE2, Pipe.VECTOR, event)
+        sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
     # Accumulators of the reductions (an rms_norm accumulates its sum of squares).
     accs: dict[Operation, SSAValue] = {}
     for o in p.ops:
@@ -149,13 +150,13 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
         _chunk_loop(lw, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
     narrow_out = [v for v in stored([res for o in p.ops for res in o.results]) if not p.wide(v)]
     if narrow_out:
-        sync(Pipe.VECTOR, Pipe.MTE3, event)
+        sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
         for v in narrow_out:
             buf = ub.bufs[v]
             for dst in outs[v]:
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(buf.type.get_shape()), dst,  # type: ignore[attr-defined]
                           [row] + [0] * (len(buf.type.get_shape()) - 1), rows=valid)  # type: ignore[attr-defined]
-    sync(Pipe.MTE3 if narrow_out else Pipe.VECTOR, Pipe.MTE2, event + 1)
+    sync(Pipe.MTE3 if narrow_out else Pipe.VECTOR, Pipe.MTE2, event + events.VEC_STORED)
 
 
 def _alias(p: Plan, bufs: dict[SSAValue, SSAValue], v: SSAValue) -> None:
@@ -186,7 +187,7 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
             for v in o.operands:
                 if p.value(v) in need and p.value(v) not in producer and v not in chunk:
                     chunk[v] = _load(lw, p, v, r, row, valid, col, o, ub)
-        sync(Pipe.MTE2, Pipe.VECTOR, event)
+        sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
         saved = ub.bufs
         ub.bufs = {**saved, **chunk}
         for o in p.ops:
@@ -200,13 +201,13 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
             if accumulate and o in accs:
                 _accumulate(o, r, ub, accs[o])
         if stores:
-            sync(Pipe.VECTOR, Pipe.MTE3, event)
+            sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
             for v in stores:
                 for dst in outs[v]:
                     npu.DmaOp(Pipe.MTE3, ub.bufs[v], [0, 0], dst, [row, col], rows=valid)
-            sync(Pipe.MTE3, Pipe.MTE2, event + 1)
+            sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
         else:
-            sync(Pipe.VECTOR, Pipe.MTE2, event + 1)
+            sync(Pipe.VECTOR, Pipe.MTE2, event + events.VEC_STORED)
         ub.bufs = saved
         scf.YieldOp()
     if p.chunk is None:

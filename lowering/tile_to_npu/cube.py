@@ -7,7 +7,8 @@ column, which share the weight tile (each K slice of it comes into L1 once for a
 them); `cube_nbuffer_setting` N merges N such units. A task streams K through L1 (kL1
 slices) and L0A/L0B (kL0 steps), with the pass's number of copies of each when they
 fit, into L0C accumulators, then out through the fixpipe with the stage's cast. With
-split-K (one f32 result) K is cut into runs of one kL1 slice each, as PyPTO does: the
+split-K (f32 accumulators; into other outputs through an f32 workspace that a vector
+group casts, `psum`) K is cut into runs of one kL1 slice each, as PyPTO does: the
 first run's tasks write their tile, the tasks of the other runs (a second group, after
 the first body by body) add theirs (atomic_add).
 """
@@ -24,7 +25,7 @@ from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import RoundMode, elem_name
-from pto.lowering.npu_build import c, sync, unsupported
+from pto.lowering.npu_build import c, sync, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 
 idx = IndexType()
@@ -53,8 +54,6 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     (m0, m1), (n0, n1) = ax["m"], ax["n"]
     k0, k1 = ax["k"][0], ax["k"][-1]
     m, k, _, n = mm.mkn()
-    if m1 % m0 or n1 % n0:
-        raise unsupported(st, f"L1 tiles ({m1}, {n1}) that are not multiples of the L0 tiles ({m0}, {n0})")
     # PyPTO makes each L0 block of the output (mL0 x nL0) a cube task: the M and N L1
     # entries do not shape the work. A tile larger than the data covers just the
     # (fractal-padded) data.
@@ -62,8 +61,9 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     n1 = n0 = min(n0, n)
     k1 = min(k1, k)
     k0 = min(k0, k1)
-    if n % n1 or k % k1:
-        raise unsupported(st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1})")
+    if n % n1 or k % k1 or k1 % k0:
+        raise unsupported(st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), "
+                              f"or kL1 not of kL0 = {k0}")
     # Split-K as PyPTO cuts it: one run per kL1 slice.
     return Tiles(m0, m1, n0, n1, k0, k1, k, n, k // k1 if st.tiles.is_split_k else 1)
 
@@ -198,8 +198,7 @@ class CubeStage:
         for r in range(self.g):
             row = arith.AddiOp(first, c(r * t.m1)).result if r else first
             row.name_hint = "row"
-            valid = arith.MinUIOp(arith.SubiOp(end, row), c(t.m1)).result
-            valid.name_hint = "rows"
+            valid = valid_rows(row, end, t.m1)
             members.append((row, valid))
         kstart = arith.MuliOp(si, c(t.k // t.splits)).result
         self.k_loop(bufs, members, col, kstart)

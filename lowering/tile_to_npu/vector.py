@@ -3,13 +3,14 @@
 A phase is the vector stages on one side of the cube stage, fused in UB. A task covers
 `merge` vector tiles of `r` rows of one loop body (PyPTO's `vec_nbuffer_setting`: that
 many identical vector subgraphs merged into one task), each in its own UB copy with its
-own events, so one tile's DMA overlaps another's vector work (ping-pong for 2)."""
+own events. (Each tile still waits for the previous one's store before loading: the
+copies do not overlap yet.)"""
 
 from __future__ import annotations
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pto.diagnostics import DiagnosticError
@@ -18,7 +19,7 @@ from pto.diagnostics import warn
 from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Pipe, Space
 from pto.dialects.pto import elem_name
-from pto.lowering.npu_build import c, sync, unsupported
+from pto.lowering.npu_build import c, sync, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UB
 from pto.lowering.tile_to_npu.vector_ops import check_rank, emit_op
@@ -56,18 +57,17 @@ class VectorPhase:
         the chosen rows with as many merged tiles (UB copies) as asked, then fewer, then
         column-tiled, then fewer rows."""
         asked, chosen, cap = self.merge(), self.chosen_rows(), self.target.capacity("ub")
-        for r, self.plan in self.phase_shapes(chosen, self.column_plan()):
+        shapes = [(r, plan, m) for r, plan in self.phase_shapes(chosen, self.column_plan())
+                  for m in range(min(asked, -(-self.body.rows // r) * self.chunks_of(plan)), 0, -1)]
+        for n, (r, self.plan, merge) in enumerate(shapes):
             tiles = -(-self.body.rows // r) * self.chunks()
-            for merge in range(min(asked, tiles), 0, -1):
-                region = Region(Block(arg_types=[idx, idx]))
-                ub = UB(self.target)
-                with ImplicitBuilder(region.block):
-                    self.task(region.block.args, r, merge, ub, dests)
-                if ub.offset <= cap:
-                    break
-                region.block.drop_all_references()
-            if ub.offset <= cap or r == 1:
-                break  # at one row an overflow is reported by the npu.alloc verifier
+            region = Region(Block(arg_types=[idx, idx]))
+            ub = UB(self.target)
+            with ImplicitBuilder(region.block):
+                self.task(region.block.args, r, merge, ub, dests)
+            if ub.offset <= cap or n == len(shapes) - 1:
+                break  # nothing fits: the npu.alloc verifier reports the overflow
+            region.block.drop_all_references()
         if r < chosen:
             # tile-assign-shapes sized each stage alone; fused, the phase needs more.
             warn(self.stages[0], f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
@@ -76,8 +76,12 @@ class VectorPhase:
         return r
 
     def chunks(self) -> int:
+        return self.chunks_of(self.plan)
+
+    @staticmethod
+    def chunks_of(plan: columns.Plan | None) -> int:
         """Column chunks that are tasks of their own (an elementwise column-tiled phase)."""
-        return self.plan.k // self.plan.cw if self.plan is not None and columns.elementwise(self.plan) else 1
+        return plan.k // plan.cw if plan is not None and columns.elementwise(plan) else 1
 
     def task(self, args, r: int, merge: int, ub: UB, dests) -> None:
         b, i = args
@@ -104,8 +108,7 @@ class VectorPhase:
             j, chunk = arith.DivUIOp(j, c(n)).result, arith.RemUIOp(j, c(n)).result
         row = arith.AddiOp(start, arith.MuliOp(j, c(r))).result
         row.name_hint = "row"
-        valid = arith.MinUIOp(arith.SubiOp(end, row), c(r)).result
-        valid.name_hint = "rows"
+        valid = valid_rows(row, end, r)
         ub.new_copy()
         event = q * events.VEC_EVENTS_PER_COPY
         if self.plan is not None:
@@ -236,15 +239,14 @@ def emit_cast_group(lw, body, label: str, after: list[str], src: SSAValue, dsts:
         start, end = body.bounds(b)
         row = arith.AddiOp(start, arith.MuliOp(i, c(r))).result
         row.name_hint = "row"
-        valid = arith.MinUIOp(arith.SubiOp(end, row), c(r)).result
-        valid.name_hint = "rows"
+        valid = valid_rows(row, end, r)
         ub = UB(lw.target)
-        acc = ub.alloc([r, n], src.type.element_type, None)  # type: ignore[union-attr]
+        acc = ub.alloc([r, n], src.type.element_type, UnknownLoc())  # type: ignore[union-attr]
         npu.DmaOp(Pipe.MTE2, src, [row, 0], acc, [0, 0], rows=valid)
         sync(Pipe.MTE2, Pipe.VECTOR, events.VEC_LOADED)
         outs = []
         for d in dsts:
-            out = ub.alloc([r, n], d.type.element_type, None)  # type: ignore[union-attr]
+            out = ub.alloc([r, n], d.type.element_type, UnknownLoc())  # type: ignore[union-attr]
             if elem_name(d.type.element_type) == "f32":  # type: ignore[union-attr]
                 npu.VMulsOp(acc, 1.0, out)
             else:

@@ -232,7 +232,7 @@ func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: ten
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    // expected-error@+1 {{tile-to-npu does not support N = 48 or K = 64 not a multiple of its tile (nL0 = 32, kL1 = 64) yet}}
+    // expected-error@+1 {{tile-to-npu does not support N = 48 or K = 64 not a multiple of its tile (nL0 = 32, kL1 = 64), or kL1 not of kL0 = 16 yet}}
     %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x48xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x48xf32> -> tensor<16x48xf32>
       tile.yield %m : tensor<16x48xf32>
@@ -406,3 +406,21 @@ func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor
 }
 // CONST-LABEL: func.func @cut_rows
 // CONST: npu.tasks "norm.16" vector (%body, %task) in (%bodies16, 8) {
+
+// -----
+
+// kL1 = 512 shrinks to K = 320, which kL0 = 128 does not divide.
+func.func @k_clipped(%x: tensor<?x320xf32>, %w: tensor<320x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x320xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x320xf32> -> tensor<16x320xf32>
+    // expected-error@+1 {{tile-to-npu does not support N = 32 or K = 320 not a multiple of its tile (nL0 = 32, kL1 = 320), or kL1 not of kL0 = 128 yet}}
+    %y = tile.cube_stage "linear" m [16, 16] k [128, 512] n [32, 32] -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x320xf32>, tensor<320x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}

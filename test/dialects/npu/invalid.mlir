@@ -698,3 +698,102 @@ func.func @f() {
   %v = npu.reshape %u : !npu.buf<4x64xf32, ub> -> !npu.buf<256xf32, ub>
   func.return
 }
+
+// -----
+
+func.func @graph_cores(%x: !npu.buf<?x64xf32, gm>) {
+  // expected-error@+1 {{cube core count 25 is outside 1..24 of target ascend910b1}}
+  npu.graph cube 25 vector 48 {
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_labels(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    npu.tasks "a" vector (%b, %i) in (%n, 1) {
+    }
+    // expected-error@+1 {{task group "a" is defined twice in this graph}}
+    npu.tasks "a" vector (%b, %i) in (%n, 1) {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_after(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{task group "b" depends on "a", which is not an earlier group of this graph}}
+    npu.tasks "b" cube (%b, %i) in (%n, 1) after ["a"] {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_bodies(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    %m = npu.dim %x, 1 : !npu.buf<?x64xf32, gm>
+    npu.tasks "a" vector (%b, %i) in (%n, 1) {
+    }
+    // expected-error@+1 {{task group "b" depends on "a" body by body: both need the same body count value}}
+    npu.tasks "b" cube (%b, %i) in (%m, 1) after ["a"] {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_twice(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    npu.tasks "a" vector (%b, %i) in (%n, 1) {
+    }
+    // expected-error@+1 {{task group "b" names a group twice in `after`}}
+    npu.tasks "b" cube (%b, %i) in (%n, 1) after ["a", "a"] {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @tasks_outside(%x: !npu.buf<?x64xf32, gm>) {
+  %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+  // expected-error@+1 {{'npu.tasks' must be directly inside an 'npu.graph'}}
+  npu.tasks "a" vector (%b, %i) in (%n, 1) {
+  }
+  func.return
+}
+
+// -----
+
+func.func @tasks_ub_in_cube(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    npu.tasks "a" cube (%b, %i) in (%n, 1) {
+      // expected-error@+1 {{the cube program cannot touch UB ('npu.alloc')}}
+      %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @tasks_per_body(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{a body needs at least one task}}
+    npu.tasks "a" vector (%b, %i) in (%n, 0) {
+    }
+  }
+  func.return
+}

@@ -136,3 +136,21 @@ func.func @ascend950() attributes {pto.target = "ascend950"} {
   }
   func.return
 }
+
+// A task graph: scalar set-up, then groups over the bodies, one after another body by body.
+// CHECK-LABEL: func.func @graph
+// CHECK: npu.graph cube 24 vector 48 {
+// CHECK: npu.tasks "norm" vector (%{{.*}}, %{{.*}}) in (%n, 2) {
+// CHECK: npu.tasks "mm" cube (%{{.*}}, %{{.*}}) in (%n, 1) after ["norm"] {
+func.func @graph(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    npu.tasks "norm" vector (%b, %i) in (%n, 2) {
+      %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    }
+    npu.tasks "mm" cube (%b, %i) in (%n, 1) after ["norm"] {
+      %a = npu.alloc l1 [0] : !npu.buf<4x64xf32, l1>
+    }
+  }
+  func.return
+}
