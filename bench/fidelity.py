@@ -67,9 +67,9 @@ def kernel(c: dict) -> str:
         return f"""func.func @std(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>, %w: tensor<{n}x{k}xbf16>{_cache(c)}) -> tensor<?x{n}xbf16>
     attributes {_attrs(c)} {{
   %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}} : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
-  %b = pto.cast %r rint : tensor<?x{k}xf32> -> tensor<?x{k}xbf16>
+  %b = pto.cast %r rint {{pto.label = "cast", pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x{k}xbf16>
   %y = pto.matmul %b, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}} : tensor<?x{k}xbf16>, tensor<{n}x{k}xbf16> -> tensor<?x{n}xf32>
-  %o = pto.cast %y rint : tensor<?x{n}xf32> -> tensor<?x{n}xbf16>
+  %o = pto.cast %y rint {{pto.label = "post", pto.vec_tile = {pvt}}} : tensor<?x{n}xf32> -> tensor<?x{n}xbf16>
   func.return %o : tensor<?x{n}xbf16>
 }}"""
     if form == "quant":

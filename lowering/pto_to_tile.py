@@ -43,8 +43,10 @@ class _Stage:
 
 def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
     """Group the kernel's ops, in flow order, into vector and cube stages. The cube stage
-    holds the matmul and a cast of its result (the fixpipe casts on the way out); a new
-    vector stage starts at every user label that differs from the current one."""
+    holds the matmul and a cast of its result (the fixpipe casts on the way out) unless
+    the cast has a label or a vector tile of its own: then the user asked for it as a
+    vector stage (as PyPTO runs a cast after `set_vec_tile_shapes`); a new vector stage
+    starts at every user label that differs from the current one."""
     stages: list[_Stage] = []
     for op in ops:
         label = op.attributes.get("pto.label")
@@ -60,6 +62,7 @@ def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
             and len(cur.ops) == 1
             and op.input is cur.ops[0].results[0]
             and op.input.has_one_use()
+            and not {"pto.label", "pto.vec_tile"} & op.attributes.keys()
         ):
             cur.ops.append(op)
             continue

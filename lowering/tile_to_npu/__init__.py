@@ -40,7 +40,7 @@ from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Space
 from pto.lowering.npu_build import c, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
-from pto.lowering.tile_to_npu.vector import VectorPhase, emit_cast_group
+from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
 from pto.targets import Target, target_of
 
 
@@ -54,12 +54,14 @@ class TileToNpuPass(ModulePass):
     __doc__ = __doc__ + """
     Options: `l1-buffers` (1 or 2) and `l0-buffers` (1 or 2), the copies of the cube
     tasks' L1 and L0A/L0B tiles when they fit. With 2, a K slice loads while the one
-    before it is consumed. The defaults are PyPTO's: its cube tasks load L1 slice after
-    slice (1) and overlap the L0 loads with the cube (2)."""
+    before it is consumed (if two copies of the weight slice do not fit beside them,
+    only the activation slices get two). The defaults are PyPTO's: its cube tasks copy
+    slice after slice into L1 without waiting for the cube (2) and overlap the L0 loads
+    with the cube (2)."""
 
     name = "tile-to-npu"
 
-    l1_buffers: int = 1
+    l1_buffers: int = 2
     l0_buffers: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -91,7 +93,7 @@ class Body:
 
 
 class Lowering:
-    def __init__(self, f: func.FuncOp, target: Target, l1_buffers: int = 1, l0_buffers: int = 2):
+    def __init__(self, f: func.FuncOp, target: Target, l1_buffers: int = 2, l0_buffers: int = 2):
         self.f, self.target = f, target
         self.l1_buffers, self.l0_buffers = l1_buffers, l0_buffers
         self.gm: dict[SSAValue, SSAValue] = {}  # tile-level tensor value -> GM buffer
@@ -197,10 +199,12 @@ class Lowering:
             after = [self.label(pre[0], loop.rows)]
             VectorPhase(self, pre, body).emit(after[0], [], dests)
         cs = CubeStage(self, cube, body, dests)
-        after = [cs.emit(self.label(cube, loop.rows), after)]
+        label = self.label(cube, loop.rows)
+        cs.emit(label, after)
+        after = [label]
         if cs.psum is not None:
-            after = [emit_cast_group(self, body, after[0] + ".sum", after, cs.psum, dests[cube.results[0]],
-                                     cs.round_mode())]
+            emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
+            after = [label + ".sum"]
         if post:
             VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after, dests)
         # Generated ops take the loop's location, so an error in them points at the source.

@@ -3,17 +3,18 @@
 A body of p rows is a grid of (mL0-row, nL0-column) output tiles, as PyPTO cuts it
 (mL0 was clipped to the body by tile-assign-shapes). PyPTO's merge counts decide how
 many go into one task: `cube_l1_reuse_setting` N merges up to N row tiles of one
-column, which share the weight tile (each K slice of it comes into L1 once for all of
-them); `cube_nbuffer_setting` N merges N such units. A task streams K through L1 (kL1
+column, run one after the other, which share the first K slices of the weight tile (as
+many as L1 keeps beside the streaming copies: PyPTO reloads the rest too, measured);
+`cube_nbuffer_setting` N merges N such units. A row tile streams K through L1 (kL1
 slices) and L0A/L0B (kL0 steps), with the pass's number of copies of each when they
-fit, into L0C accumulators, then out through the fixpipe with the stage's cast. With
-split-K (f32 accumulators; into other outputs through an f32 workspace that a vector
-group casts, `psum`) K is cut into runs of one kL1 slice each, as PyPTO does: the
-first run's tasks write their tile, the tasks of the other runs (a second group, after
-the first body by body) add theirs (atomic_add).
+fit, into an L0C accumulator, then out through the fixpipe with the stage's cast. With
+split-K (f32 accumulators only) K is cut into runs as PyPTO cuts it (`split_runs`): the tasks
+of every run write their partial tile to a GM workspace that a vector group adds up
+(vector.emit_sum_group), as PyPTO does.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.builder import ImplicitBuilder
@@ -24,7 +25,7 @@ from xdsl.ir import Block, Region, SSAValue
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
-from pto.dialects.pto import RoundMode, elem_name
+from pto.dialects.pto import ELEM_BYTES, RoundMode, elem_name
 from pto.lowering.npu_build import c, sync, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 
@@ -64,8 +65,14 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     if n % n1 or k % k1 or k1 % k0:
         raise unsupported(st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), "
                               f"or kL1 not of kL0 = {k0}")
-    # Split-K as PyPTO cuts it: one run per kL1 slice.
-    return Tiles(m0, m1, n0, n1, k0, k1, k, n, k // k1 if st.tiles.is_split_k else 1)
+    return Tiles(m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, mm.lhs.type.element_type) if st.tiles.is_split_k else 1)  # type: ignore[union-attr]
+
+
+def split_runs(k: int, k1: int, elem) -> int:
+    """Split-K as PyPTO cuts it (measured): runs of kL1 elements of f32 size, i.e. kL1
+    for f32 inputs, 2 kL1 for bf16; one kL1 slice each where that does not divide K."""
+    chunk = min(k, k1 * ELEM_BYTES["f32"] // ELEM_BYTES[elem_name(elem)])
+    return k // (chunk if k % chunk == 0 else k1)
 
 
 def merge_counts(st: tile.CubeStageOp) -> tuple[int, int]:
@@ -77,9 +84,8 @@ def merge_counts(st: tile.CubeStageOp) -> tuple[int, int]:
 
 class CubeStage:
     """A task is `per_task` units of a body; a unit is `g` output tiles of one column of
-    tiles (consecutive row tiles of one column) that share the weight tile:
-    each K slice of it is loaded into L1 once for all of them (`cube_l1_reuse_setting`),
-    their accumulators side by side in L0C."""
+    tiles (consecutive row tiles of one column) that share the kept K slices of the
+    weight tile (`cube_l1_reuse_setting`)."""
 
     def __init__(self, lw, st: tile.CubeStageOp, body, dests):
         self.lw, self.st, self.body, self.dests = lw, st, body, dests
@@ -93,22 +99,22 @@ class CubeStage:
         self.bt = mm.b_trans is not None
         self.check_split()
         reuse, nbuf = merge_counts(st)
-        self.g = self.group_size(reuse)
+        self.g = self.group_size(reuse) if self.t.splits == 1 else 1  # PyPTO merges no split-K tiles
         self.units = self.nt * (self.mt // self.g)
         self.per_task = min(nbuf, self.units)
 
     def check_split(self) -> None:
-        """Split-K adds partial sums in GM (f32 only). Into one f32 output they go
-        directly; otherwise into an f32 workspace that a vector group then casts to the
-        outputs (`psum`), as PyPTO adds its partials in a vector task."""
+        """Split-K: each run's tasks write their f32 partial sums to a GM workspace
+        (`psum`, the runs' [tokens, N] blocks one under the other) that a vector group
+        then adds up into the outputs, as PyPTO does."""
         self.outs, self.psum = self.dests[self.st.results[0]], None
         if self.t.splits == 1:
             return
         if self.acc_name != "f32":
-            raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added in GM as f32)")
-        if self.cast is None and len(self.outs) == 1 and elem_name(self.outs[0].type.element_type) == "f32":  # type: ignore[union-attr]
-            return
-        ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM), None, [self.lw.token_count(self.st)])
+            raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added as f32)")
+        self.tokens = self.lw.token_count(self.st)
+        rows = arith.MuliOp(self.tokens, c(self.t.splits)).result
+        ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM), None, [rows])
         ws.result.name_hint = "psum"
         self.psum = ws.result
         self.outs = [ws.result]
@@ -124,45 +130,32 @@ class CubeStage:
                 BufferType([t.m0, t.n0], f32 if self.acc_name == "f32" else IntegerType(32), Space.L0C))
 
     def group_size(self, reuse: int) -> int:
-        """The most row tiles (a divisor of the body's, at most `reuse`) whose
-        accumulators fit L0C and whose A slices fit L1 beside one B slice."""
-        a1, b1, _, _, acc = self.types()
-        cap = self.lw.target.capacity
-        for g in range(min(reuse, self.mt), 0, -1):
-            if self.mt % g == 0 and g * acc.nbytes() <= cap("l0c") and g * a1.nbytes() + b1.nbytes() <= cap("l1"):
-                return g
-        return 1
+        """The most row tiles of a column (a divisor of the body's, at most `reuse`)."""
+        return next(g for g in range(min(reuse, self.mt), 0, -1) if self.mt % g == 0)
 
-    def emit(self, label: str, after: list[str]) -> str:
-        """Emit the group(s); returns the label of the last one (what a later phase waits for)."""
-        self.group(label, after, self.units, run=0)
-        if self.t.splits == 1:
-            return label
-        self.group(label + ".add", [label], self.units * (self.t.splits - 1), run=1)
-        return label + ".add"
-
-    def group(self, label: str, after: list[str], count: int, run: int) -> None:
+    def emit(self, label: str, after: list[str]) -> None:
+        """The group: every unit of every split-K run of a body."""
+        count = self.units * self.t.splits
         region = Region(Block(arg_types=[idx, idx]))
         with ImplicitBuilder(region.block):
             b, i = region.block.args
             b.name_hint, i.name_hint = "body", "task"
-            self.task(b, i, count, run)
+            self.task(b, i, count)
         npu.TasksOp(label, "cube", self.body.count, -(-count // self.per_task), after, region)
 
-    def task(self, b: SSAValue, i: SSAValue, count: int, run: int) -> None:
-        """Units i*per_task .. of the body (of `count`); `run` 0 is the first split-K run
-        (or the only one), 1 the runs that add."""
+    def task(self, b: SSAValue, i: SSAValue, count: int) -> None:
+        """Units i*per_task .. of the body (of `count`)."""
         bufs = self.buffers()
         start, end = self.body.bounds(b)
         n = self.per_task
         for q in range(n):
             u = arith.AddiOp(arith.MuliOp(i, c(n)).result, c(q)).result if n > 1 else i
             if q == 0 or count % n == 0:
-                self.unit(u, start, end, bufs, run)
+                self.unit(u, start, end, bufs)
                 continue
             guard = Block()
             with ImplicitBuilder(guard):
-                self.unit(u, start, end, bufs, run)
+                self.unit(u, start, end, bufs)
                 scf.YieldOp()
             scf.IfOp(arith.CmpiOp(u, c(count), "ult").result, [], Region(guard))
 
@@ -170,116 +163,147 @@ class CubeStage:
 
     def buffers(self) -> dict[str, list]:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
-        cap, g, l1, l0 = self.lw.target.capacity, self.g, self.lw.l1_buffers, self.lw.l0_buffers
-        l1 = l1 if l1 * (g * a1_t.nbytes() + b1_t.nbytes()) <= cap("l1") else 1
+        cap, l1, l0 = self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
+        ca, cb = self.l1_copies(a1_t.nbytes(), b1_t.nbytes(), l1, cap("l1"))
         l0 = l0 if l0 * a0_t.nbytes() <= cap("l0a") and l0 * b0_t.nbytes() <= cap("l0b") else 1
-        b1_at = l1 * g * a1_t.nbytes()
+        b1_at = ca * a1_t.nbytes()
+        kept_at = b1_at + cb * b1_t.nbytes()
+        kept = 0 if self.g == 1 else min(self.t.k // self.t.k1, (cap("l1") - kept_at) // b1_t.nbytes())
         return {
-            "a1": [[npu.AllocOp(a1_t, (j * g + r) * a1_t.nbytes()).result for r in range(g)] for j in range(l1)],
-            "b1": [npu.AllocOp(b1_t, b1_at + j * b1_t.nbytes()).result for j in range(l1)],
+            "a1": [npu.AllocOp(a1_t, j * a1_t.nbytes()).result for j in range(ca)],
+            "b1": [npu.AllocOp(b1_t, b1_at + j * b1_t.nbytes()).result for j in range(cb)],
+            "kept": [npu.AllocOp(b1_t, kept_at + j * b1_t.nbytes()).result for j in range(kept)],
             "a0": [npu.AllocOp(a0_t, j * a0_t.nbytes()).result for j in range(l0)],
             "b0": [npu.AllocOp(b0_t, j * b0_t.nbytes()).result for j in range(l0)],
-            "acc": [npu.AllocOp(acc_t, r * acc_t.nbytes()).result for r in range(g)],  # one per member
+            "acc": npu.AllocOp(acc_t, 0).result,
         }
+
+    @staticmethod
+    def l1_copies(a: int, b: int, copies: int, cap: int) -> tuple[int, int]:
+        """Copies of the activation slices (a bytes) and of the weight slice (b bytes):
+        `copies` of both where they fit, else of the activations only (loaded first, so
+        the next slice's activations still come in while this slice computes), else one."""
+        if copies * (a + b) <= cap:
+            return copies, copies
+        if copies * a + b <= cap:
+            return copies, 1
+        return 1, 1
 
     # -- one unit: g output tiles sharing the weight tile ------------------------------
 
-    def unit(self, u: SSAValue, start: SSAValue, end: SSAValue, bufs, run: int) -> None:
-        """Unit u (mod units) of the body: column ni, row tiles mg*g .. mg*g+g-1; its split
-        run is u div units (+1 in the adding group)."""
-        t, per_col = self.t, self.mt // self.g
-        si = arith.AddiOp(arith.DivUIOp(u, c(self.units)).result, c(run)).result if run else c(0)
-        rest = arith.RemUIOp(u, c(self.units)).result if run else u
+    def unit(self, u: SSAValue, start: SSAValue, end: SSAValue, bufs) -> None:
+        """Unit u (mod units) of the body: column ni, row tiles mg*g .. mg*g+g-1, one after
+        the other, as PyPTO runs them; its split run is u div units."""
+        t, per_col, split = self.t, self.mt // self.g, self.t.splits > 1
+        si = arith.DivUIOp(u, c(self.units)).result if split else c(0)
+        rest = arith.RemUIOp(u, c(self.units)).result if split else u
         ni, mg = arith.DivUIOp(rest, c(per_col)).result, arith.RemUIOp(rest, c(per_col)).result
         col = arith.MuliOp(ni, c(t.n1)).result
         col.name_hint = "col"
         first = arith.AddiOp(start, arith.MuliOp(mg, c(self.g * t.m1))).result
-        members = []
+        kstart = arith.MuliOp(si, c(t.k // t.splits)).result
+        # A split-K run writes its partial sums into its block of the workspace.
+        base = arith.MuliOp(si, self.tokens).result if split else None
         for r in range(self.g):
             row = arith.AddiOp(first, c(r * t.m1)).result if r else first
             row.name_hint = "row"
             valid = valid_rows(row, end, t.m1)
-            members.append((row, valid))
-        kstart = arith.MuliOp(si, c(t.k // t.splits)).result
-        self.k_loop(bufs, members, col, kstart)
-        for acc, (row, valid) in zip(bufs["acc"], members, strict=True):
-            self.out(acc, row, col, valid, run)
+            self.k_loop(bufs, (row, valid), col, kstart, load_kept=r == 0)
+            self.out(bufs["acc"], arith.AddiOp(base, row).result if base else row, col, valid)
 
-    def k_loop(self, bufs, members, col, kstart) -> None:
-        """Stream K: slice s into L1 copy s % copies ("set after use, wait before reuse"
-        on MTE1 -> MTE2), each slice in kL0 steps through the L0 copies."""
-        t, copies, nb = self.t, len(bufs["b1"]), len(bufs["a0"])
-        for j in range(copies):
-            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1_FREE + j)
+    def k_loop(self, bufs, member, col, kstart, load_kept: bool) -> None:
+        """Stream K for one row tile: slice s into activation copy s % (its copies) and
+        weight copy s % (its copies) ("set after use, wait before reuse" on MTE1 -> MTE2),
+        each slice in kL0 steps through the L0 copies. The first slices of the weight
+        (as many as L1 keeps beside the copies) go to their own L1 space, loaded by the
+        unit's first row tile and reused by the others (`cube_l1_reuse_setting`)."""
+        t, nb, kept = self.t, len(bufs["a0"]), len(bufs["kept"])
+        ca, cb = len(bufs["a1"]), len(bufs["b1"])
+        slices = math.lcm(ca, cb)  # the loop body: slices until both rotations repeat
+        for j in range(ca):
+            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j)
+        for j in range(cb):
+            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + j)
         for j in range(nb):
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
+        for s_ in range(kept):
+            self.k_slice(bufs, member, col, kstart, c(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
         kend = arith.AddiOp(kstart, c(t.k // t.splits)).result
         kbody = Block(arg_types=[idx])
         with ImplicitBuilder(kbody):
-            for j in range(copies):
+            for j in range(slices):
                 if j == 0:
-                    self.k_slice(bufs, members, col, kstart, kbody.args[0], 0)
+                    self.k_slice(bufs, member, col, kstart, kbody.args[0], j)
                     continue
                 kj = arith.AddiOp(kbody.args[0], c(j * t.k1)).result
                 guard = Block()
                 with ImplicitBuilder(guard):
-                    self.k_slice(bufs, members, col, kstart, kj, j)
+                    self.k_slice(bufs, member, col, kstart, kj, j)
                     scf.YieldOp()
                 scf.IfOp(arith.CmpiOp(kj, kend, "ult").result, [], Region(guard))
             scf.YieldOp()
-        scf.ForOp(kstart, kend, c(copies * t.k1), [], Region(kbody))
-        for j in range(copies):
-            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1_FREE + j)
+        lb = arith.AddiOp(kstart, c(kept * t.k1)).result if kept else kstart
+        scf.ForOp(lb, kend, c(slices * t.k1), [], Region(kbody))
+        for j in range(ca):
+            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j)
+        for j in range(cb):
+            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + j)
         for j in range(nb):
             npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
-    def k_slice(self, bufs, members, col, kstart, kk: SSAValue, j: int) -> None:
-        """One K slice into L1 copy j: the weight once, the activation of every member."""
+    def k_slice(self, bufs, member, col, kstart, kk: SSAValue, j: int, kept=None, load=True) -> None:
+        """Slice j: the activation into its copy, then the weight into its copy (or into
+        its kept space, if `load`: else it is there already)."""
         t, mm = self.t, self.st.matmul
-        b1 = bufs["b1"][j]
-        npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1_FREE + j)
-        npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.rhs], [col, kk] if self.bt else [kk, col], b1, [0, 0],
-                  cache=self.lw.cache_of(mm.rhs))
-        for a1, (row, valid) in zip(bufs["a1"][j], members, strict=True):
-            npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
-        sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + j)
+        (row, valid), ja = member, j % len(bufs["a1"])
+        a1 = bufs["a1"][ja]
+        npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
+        npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
+        if kept is None:
+            jb = j % len(bufs["b1"])
+            b1 = bufs["b1"][jb]
+            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
+        else:
+            b1 = kept
+        if kept is None or load:
+            npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.rhs], [col, kk] if self.bt else [kk, col], b1, [0, 0],
+                      cache=self.lw.cache_of(mm.rhs))
+        sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja)
         nb = len(bufs["a0"])
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
-            self.l0_step(bufs, bufs["a1"][j], b1, members, kk, kstart, inner.args[0], 0)
+            self.l0_step(bufs, a1, b1, valid, kk, kstart, inner.args[0], 0)
             for q in range(1, nb):
                 k_q = arith.AddiOp(inner.args[0], c(q * t.k0)).result
                 guard = Block()
                 with ImplicitBuilder(guard):
-                    self.l0_step(bufs, bufs["a1"][j], b1, members, kk, kstart, k_q, q)
+                    self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, q)
                     scf.YieldOp()
                 scf.IfOp(arith.CmpiOp(k_q, c(t.k1), "ult").result, [], Region(guard))
             scf.YieldOp()
         scf.ForOp(c(0), c(t.k1), c(nb * t.k0), [], Region(inner))
-        npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1_FREE + j)
+        npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
+        if kept is None:
+            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
 
-    def l0_step(self, bufs, a1s, b1, members, kk, kstart, k_in: SSAValue, j: int) -> None:
-        """One kL0 step into L0 copy j: every member accumulates (the B block stays in L0B
-        while the A blocks of the members pass)."""
-        t = self.t
+    def l0_step(self, bufs, a1, b1, valid, kk, kstart, k_in: SSAValue, j: int) -> None:
+        """One kL0 step into L0 copy j."""
         first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
         later = arith.CmpiOp(first, c(0), "ne").result
         a0, b0 = bufs["a0"][j], bufs["b0"][j]
-        for r, (a1, acc, (_, valid)) in enumerate(zip(a1s, bufs["acc"], members, strict=True)):
-            npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
-            if r == 0:
-                npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if self.bt else [k_in, 0], b0, [0, 0], transpose=self.bt)
-            npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
-            sync(Pipe.MTE1, Pipe.CUBE, ev.L0_LOADED + j)
-            npu.MmadOp(a0, b0, acc, later, rows=valid)
-            npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
+        npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
+        npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if self.bt else [k_in, 0], b0, [0, 0], transpose=self.bt)
+        npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
+        sync(Pipe.MTE1, Pipe.CUBE, ev.L0_LOADED + j)
+        npu.MmadOp(a0, b0, bufs["acc"], later, rows=valid)
+        npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
     # -- out through the fixpipe -----------------------------------------------------------
 
-    def out(self, acc, row, col, valid, run: int) -> None:
+    def out(self, acc, row, col, valid) -> None:
         sync(Pipe.CUBE, Pipe.FIXPIPE, ev.ACC_READY)
         for dst in self.outs:
             d_el = elem_name(dst.type.element_type)  # type: ignore[union-attr]
             rnd = self.round_mode() if d_el != self.acc_name else None
-            npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd, atomic_add=run > 0)
+            npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd)
         sync(Pipe.FIXPIPE, Pipe.CUBE, ev.ACC_FREE)

@@ -11,8 +11,9 @@ VEC_STORED = 1  # + 2q, MTE3 (or VECTOR) -> MTE2: the copy's UB may be refilled
 VEC_EVENTS_PER_COPY = 2
 
 # Cube tasks.
-L1_FREE = 0  # + copy, MTE1 -> MTE2: an L1 copy (weight and activation slices) may be refilled
-L1_LOADED = 0  # + copy, MTE2 -> MTE1: an L1 slice is in
+L1A_FREE = 0  # + copy, MTE1 -> MTE2: an L1 copy of the activation slices may be refilled
+L1B_FREE = 4  # + copy, MTE1 -> MTE2: an L1 copy of the weight slice may be refilled
+L1_LOADED = 0  # + slice of the K loop's body, MTE2 -> MTE1: an L1 slice is in
 L0_FREE = 0  # + copy, CUBE -> MTE1: an L0A/L0B copy may be refilled
 L0_LOADED = 0  # + copy, MTE1 -> CUBE: an L0A/L0B copy is in
 ACC_READY = 3  # CUBE -> FIXPIPE: the accumulators hold the whole K

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pto.diagnostics import DiagnosticError
@@ -224,29 +224,40 @@ class VectorPhase:
                         ub.free(ub.bufs[v])
 
 
-def emit_cast_group(lw, body, label: str, after: list[str], src: SSAValue, dsts: list[SSAValue], rnd) -> str:
-    """A vector group that casts rows of the f32 GM buffer `src` ([tokens, N], the
-    split-K partial sums) to each of `dsts`: as many whole rows per task as UB holds."""
-    n = src.type.get_shape()[-1]  # type: ignore[union-attr]
-    per_row = n * 4 + sum(BufferType([1, n], d.type.element_type, Space.UB).nbytes() for d in dsts)  # type: ignore[union-attr]
-    r = min(body.rows, lw.target.capacity("ub") // per_row)
+def emit_sum_group(lw, cs, label: str, after: list[str], dsts: list[SSAValue], rnd) -> None:
+    """The vector group that adds the split-K partial sums (`cs.psum`, one [tokens, N]
+    block per run) into each of `dsts`, as PyPTO does: a task per output tile of the
+    cube (fewer rows if the tile does not fit UB twice), copying in the runs' partials
+    one after another."""
+    t, body, runs = cs.t, cs.body, cs.t.splits
+    per_row = 2 * t.n1 * 4 + sum(BufferType([1, t.n1], d.type.element_type, Space.UB).nbytes() for d in dsts)  # type: ignore[union-attr]
+    r = min(t.m1, lw.target.capacity("ub") // per_row)
     if r < 1:
         raise DiagnosticError(lw.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")
+    row_tiles, col_tiles = -(-body.rows // r), t.n // t.n1
     region = Region(Block(arg_types=[idx, idx]))
     with ImplicitBuilder(region.block):
         b, i = region.block.args
         b.name_hint, i.name_hint = "body", "task"
         start, end = body.bounds(b)
-        row = arith.AddiOp(start, arith.MuliOp(i, c(r))).result
+        row = arith.AddiOp(start, arith.MuliOp(arith.DivUIOp(i, c(col_tiles)), c(r))).result
         row.name_hint = "row"
+        col = arith.MuliOp(arith.RemUIOp(i, c(col_tiles)), c(t.n1)).result
+        col.name_hint = "col"
         valid = valid_rows(row, end, r)
         ub = UB(lw.target)
-        acc = ub.alloc([r, n], src.type.element_type, UnknownLoc())  # type: ignore[union-attr]
-        npu.DmaOp(Pipe.MTE2, src, [row, 0], acc, [0, 0], rows=valid)
-        sync(Pipe.MTE2, Pipe.VECTOR, events.VEC_LOADED)
+        acc = ub.alloc([r, t.n1], f32, UnknownLoc())
+        part = ub.alloc([r, t.n1], f32, UnknownLoc())
+        npu.DmaOp(Pipe.MTE2, cs.psum, [row, col], acc, [0, 0], rows=valid)
+        for run in range(1, runs):
+            at = arith.AddiOp(arith.MuliOp(cs.tokens, c(run)), row).result
+            npu.DmaOp(Pipe.MTE2, cs.psum, [at, col], part, [0, 0], rows=valid)
+            sync(Pipe.MTE2, Pipe.VECTOR, events.VEC_LOADED)
+            npu.VAddOp(acc, part, acc)
+            sync(Pipe.VECTOR, Pipe.MTE2, events.VEC_STORED)  # the next partial may overwrite `part`
         outs = []
         for d in dsts:
-            out = ub.alloc([r, n], d.type.element_type, UnknownLoc())  # type: ignore[union-attr]
+            out = ub.alloc([r, t.n1], d.type.element_type, UnknownLoc())  # type: ignore[union-attr]
             if elem_name(d.type.element_type) == "f32":  # type: ignore[union-attr]
                 npu.VMulsOp(acc, 1.0, out)
             else:
@@ -254,6 +265,5 @@ def emit_cast_group(lw, body, label: str, after: list[str], src: SSAValue, dsts:
             outs.append(out)
         sync(Pipe.VECTOR, Pipe.MTE3, events.VEC_COMPUTED)
         for d, out in zip(dsts, outs, strict=True):
-            npu.DmaOp(Pipe.MTE3, out, [0, 0], d, [row, 0], rows=valid)
-    npu.TasksOp(label, "vector", body.count, -(-body.rows // r), after, region)
-    return label
+            npu.DmaOp(Pipe.MTE3, out, [0, 0], d, [row, col], rows=valid)
+    npu.TasksOp(label, "vector", body.count, row_tiles * col_tiles, after, region)

@@ -88,3 +88,20 @@ func.func @weight_only(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?
   // expected-error@+1 {{result of type tensor<64x64xf32> does not depend on the token axis}}
   func.return %y, %a : tensor<?x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A cast of the matmul's result goes into the cube stage (the fixpipe casts) unless it
+// has a label or a vector tile of its own: then it is a vector stage, as PyPTO runs a
+// cast after set_vec_tile_shapes.
+func.func @post_cast_stage(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<?x32xbf16> {
+  %y = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %o = pto.cast %y rint {pto.vec_tile = array<i64: 4, 32>} : tensor<?x32xf32> -> tensor<?x32xbf16>
+  func.return %o : tensor<?x32xbf16>
+}
+// CHECK-LABEL: func.func @post_cast_stage
+// CHECK: tile.cube_stage "linear" -> (tensor<1x32xf32>) {
+// CHECK-NEXT: tile.matmul
+// CHECK-NEXT: tile.yield
+// CHECK: tile.vec_stage "post" tile [4, 32] -> (tensor<1x32xbf16>) {
+// CHECK-NEXT: tile.cast %{{.*}} rint

@@ -13,18 +13,19 @@
 // with the load's cache policy.
 // LEVEL: npu.tasks "linear.128" cube
 // LEVEL: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
-// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu{l1-buffers=2}' | filecheck %s --check-prefix=L1X2
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu{l1-buffers=1}' | filecheck %s --check-prefix=L1X1
 // RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-annotate-cache,tile-assign-shapes,tile-to-npu{l0-buffers=3}' 2>&1 | filecheck %s --check-prefix=BADOPT
 
-// With l1-buffers=2 each K slice of an iteration has its own L1 copies: the second loads
-// as soon as its copy is free (event 1), while the first is consumed.
-// L1X2: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
-// L1X2-NEXT: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
-// L1X2-NEXT: npu.alloc l1 [262144] : !npu.buf<64x512xbf16, l1>
-// L1X2-NEXT: npu.alloc l1 [327680] : !npu.buf<64x512xbf16, l1>
-// L1X2: scf.if
-// L1X2: npu.wait_flag mte1 -> mte2, 1
-// L1X2-NEXT: npu.dma mte2 %w
+// With l1-buffers=1 one L1 copy of each operand: a K slice loads after the previous
+// one has gone to L0 (events 0 and 4), with no second slice in the loop body.
+// L1X1: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
+// L1X1-NEXT: npu.alloc l1 [131072] : !npu.buf<64x512xbf16, l1>
+// L1X1-NEXT: npu.alloc l0a
+// L1X1: npu.wait_flag mte1 -> mte2, 0
+// L1X1-NEXT: npu.dma mte2 %ws
+// L1X1-NEXT: npu.wait_flag mte1 -> mte2, 4
+// L1X1-NEXT: npu.dma mte2 %w
+// L1X1-NOT: npu.wait_flag mte1 -> mte2, 1
 // BADOPT: error: tile-to-npu: l0-buffers must be 1 or 2, got 3
 
 // The standard kernel: GM buffers for the tensors, one task graph for the kernel, a GM
@@ -54,21 +55,27 @@
 // 8 output tiles (128 x 64, the L0 tile: PyPTO's task) per body, each after the body's
 // vector tasks; with a single row tile there is nothing for l1_reuse to merge.
 // STD: npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16) after ["rmsnorm.128"] {
-// One L1 copy of each operand (PyPTO's default: a K slice loads after the previous one
-// is consumed), one L0 copy (64 KiB each: two do not fit).
+// Two L1 copies of each operand (PyPTO's cube tasks copy K slices in back to back: the
+// next slice loads while this one is consumed), one L0 copy (64 KiB each: two do not fit).
 // STD: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
-// STD-NEXT: npu.alloc l1 [131072] : !npu.buf<64x512xbf16, l1>
+// STD-NEXT: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
+// STD-NEXT: npu.alloc l1 [262144] : !npu.buf<64x512xbf16, l1>
+// STD-NEXT: npu.alloc l1 [327680] : !npu.buf<64x512xbf16, l1>
 // STD-NEXT: npu.alloc l0a [0] : !npu.buf<128x256xbf16, l0a>
 // STD-NEXT: npu.alloc l0b [0] : !npu.buf<256x64xbf16, l0b>
 // STD-NEXT: npu.alloc l0c [0] : !npu.buf<128x64xf32, l0c>
 // STD: scf.for
 // STD: npu.wait_flag mte1 -> mte2, 0
-// STD-NEXT: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
 // STD-NEXT: npu.dma mte2 %ws[%row_1, %{{.*}}] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x512xbf16, l1>
+// STD-NEXT: npu.wait_flag mte1 -> mte2, 4
+// STD-NEXT: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
 // STD: npu.set_flag mte2 -> mte1, 0
 // STD: npu.dma mte1 {{.*}} transpose : !npu.buf<64x512xbf16, l1> -> !npu.buf<256x64xbf16, l0b>
 // STD: npu.mmad %{{.*}}, %{{.*}} -> %{{.*}} rows %rows_1 acc %{{.*}} : !npu.buf<128x256xbf16, l0a>, !npu.buf<256x64xbf16, l0b> -> !npu.buf<128x64xf32, l0c>
-// STD-NOT: npu.wait_flag mte1 -> mte2, 1
+// STD: scf.if
+// STD-NEXT: npu.wait_flag mte1 -> mte2, 1
+// STD-NEXT: npu.dma mte2 %ws
+// STD-NEXT: npu.wait_flag mte1 -> mte2, 5
 // STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row_1, %col] rows %rows_1 round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
 // The one-token remainder loop: its cube M tile is the body, 16-padded.
 // STD: npu.tasks "rmsnorm.1" vector (%body_2, %task_2) in (%bodies1, 1) {
@@ -124,23 +131,38 @@
 // MHC: npu.vmuls %[[ACC]], 6.10351562e-05 -> %[[ACC]]
 // MHC: npu.vsqrt
 // MHC: npu.vdiv {{.*}} : !npu.buf<8x24xf32, ub>, !npu.buf<8x1xf32, ub> -> !npu.buf<8x24xf32, ub>
-// With tile heights 128 and 64 the mhc_pre variant splits K, one run per kL1 slice (8
-// here; the 8 row tiles of a body in pairs that share the weight): the first run's
-// tasks write, the tasks of the other runs (a second group, after the first body by
-// body) add.
-// SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 4) after ["pre.128"] {
-// SPLIT: npu.fixpipe {{.*}} -> %ws_1[%row_2, %col] rows %rows_2 : !npu.buf<16x24xf32, l0c>
-// SPLIT: npu.tasks "hc-linear.128.add" cube (%body_2, %task_2) in (%bodies128, 28) after ["hc-linear.128"] {
-// SPLIT: npu.fixpipe {{.*}} atomic_add : !npu.buf<16x24xf32, l0c>
+// With tile heights 128 and 64 the mhc_pre variant splits K into runs of one kL1 slice
+// (f32: 8 here), no row tiles merged (PyPTO merges none under split-K): 8 row tiles x 8
+// runs per body, each writing its partial sums into its run's block of a workspace; a
+// vector group adds the runs up per output tile (8 per body), one copy-in per run.
+// SPLIT: %psum = npu.alloc gm (%{{.*}}) : !npu.buf<?x24xf32, gm>
+// SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 64) after ["pre.128"] {
+// SPLIT-NOT: atomic_add
+// SPLIT: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows_2 : !npu.buf<16x24xf32, l0c>
+// SPLIT: npu.tasks "hc-linear.128.sum" vector (%body_2, %task_2) in (%bodies128, 8) after ["hc-linear.128"] {
+// SPLIT-COUNT-8: npu.dma mte2 %psum
+// SPLIT-NOT: npu.dma mte2 %psum
+// SPLIT: npu.dma mte3 %{{.*}}[0, 0] -> %ws_1[%row_3, %col_1] rows %rows_3
 // The rows tile-assign-shapes chose fit once the stages are fused, though not with a
 // second merged tile: the rows are kept (one tile per task), and nothing is said.
 
-// Split-K is lowered for one f32 result (the partial sums are added in GM)...
+// Split-K into one f32 result: K = 64 in runs of kL1 = 16 f32 elements, 4 cube tasks
+// per body, each writing its partial sums into its run's block of the workspace
+// (token count x 4 rows); a vector task per output tile adds the four blocks up.
 // CONST-LABEL: func.func @split_k
-// CONST: npu.tasks "linear.16" cube (%body, %task) in (%bodies16, 1) {
-// CONST-NOT: atomic_add
-// CONST: npu.tasks "linear.16.add" cube (%body_1, %task_1) in (%bodies16, 3) after ["linear.16"] {
-// CONST: npu.fixpipe {{.*}} atomic_add : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
+// CONST: %[[R:.*]] = arith.muli %t, %{{.*}} : index
+// CONST: %psum = npu.alloc gm (%[[R]]) : !npu.buf<?x32xf32, gm>
+// CONST: npu.tasks "linear.16" cube (%body, %task) in (%bodies16, 4) {
+// CONST: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
+// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] {
+// CONST: npu.dma mte2 %psum[%row_1, %col_1] -> %[[ACC:.*]][0, 0] rows %rows_1
+// CONST: npu.dma mte2 %psum[%{{.*}}, %col_1] -> %[[PART:.*]][0, 0] rows %rows_1
+// CONST: npu.vadd %[[ACC]], %[[PART]] -> %[[ACC]]
+// CONST: npu.vadd %[[ACC]], %[[PART]] -> %[[ACC]]
+// CONST: npu.vadd %[[ACC]], %[[PART]] -> %[[ACC]]
+// CONST-NOT: npu.vadd
+// CONST: npu.vmuls %[[ACC]], 1.0
+// CONST: npu.dma mte3 %{{.*}}[0, 0] -> %out[%row_1, %col_1] rows %rows_1
 func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
@@ -157,8 +179,7 @@ func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x3
 
 // -----
 
-// ... and into a bf16 result through an f32 workspace of partial sums, which a vector
-// group (after the adding tasks, body by body) casts to the output.
+// ... and into a bf16 result: the vector task that adds the partial sums casts them.
 func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xbf16> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
@@ -174,15 +195,41 @@ func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
   func.return
 }
 // CONST-LABEL: func.func @split_k_bf16
-// CONST: %psum = npu.alloc gm (%t) : !npu.buf<?x32xf32, gm>
+// CONST: %psum = npu.alloc gm
 // CONST: npu.tasks "linear.16" cube
-// CONST: npu.fixpipe {{.*}} -> %psum[%row, %col] rows %rows : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
-// CONST: npu.tasks "linear.16.add" cube
-// CONST: npu.fixpipe {{.*}} -> %psum{{.*}} atomic_add
-// CONST: npu.tasks "linear.16.add.sum" vector (%body_2, %task_2) in (%bodies16, 1) after ["linear.16.add"] {
-// CONST: npu.dma mte2 %psum[%row_2, 0] -> %{{.*}}[0, 0] rows %rows_2 : !npu.buf<?x32xf32, gm> -> !npu.buf<16x32xf32, ub>
+// CONST: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
+// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] {
+// CONST: npu.dma mte2 %psum[%row_1, %col_1] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x32xf32, gm> -> !npu.buf<16x32xf32, ub>
 // CONST: npu.vcast {{.*}} rint : !npu.buf<16x32xf32, ub> -> !npu.buf<16x32xbf16, ub>
-// CONST: npu.dma mte3 %{{.*}}[0, 0] -> %out[%row_2, 0] rows %rows_2
+// CONST: npu.dma mte3 %{{.*}}[0, 0] -> %out[%row_1, %col_1] rows %rows_1
+
+// -----
+
+// Two copies of the activation slice and of the weight slice would not fit L1
+// (2 x (128 + 256) KiB): only the activation gets two, and is loaded first.
+func.func @l1_weight_once(%x: tensor<?x1024xbf16>, %w: tensor<1024x256xbf16>, %out: tensor<?x256xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x1024xbf16> -> tensor<128x1024xbf16>
+    %y = tile.cube_stage "linear" m [128, 128] k [128, 512] n [256, 256] -> (tensor<128x256xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x1024xbf16>, tensor<1024x256xbf16> -> tensor<128x256xf32>
+      tile.yield %m : tensor<128x256xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @l1_weight_once
+// CONST: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
+// CONST-NEXT: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
+// CONST-NEXT: npu.alloc l1 [262144] : !npu.buf<512x256xbf16, l1>
+// CONST-NEXT: npu.alloc l0a
+// CONST: scf.if
+// CONST-NEXT: npu.wait_flag mte1 -> mte2, 1
+// CONST-NEXT: npu.dma mte2 %x
+// CONST-NEXT: npu.wait_flag mte1 -> mte2, 4
+// CONST-NEXT: npu.dma mte2 %w
 
 // -----
 

@@ -154,3 +154,53 @@ def test_tail_body(tokens: int) -> None:
     got, want = run(tail_m, inputs), run(ones_m, inputs)
     assert got.write_counts[0].min() == 1 and got.write_counts[0].max() == 1
     assert np.array_equal(got.outputs[0], want.outputs[0])
+
+
+@pytest.mark.parametrize("reuse", [1, 2])
+def test_cube_l1_reuse_keeps_weight_slices(reuse: int) -> None:
+    """cube_l1_reuse_setting 2 (PyPTO's meaning): two row tiles of a weight column in one
+    task, one after the other; the second reuses the weight slices L1 kept beside the
+    streaming copies (5 of the 8 K slices for 32 x 512 and 64 x 512 bf16 slices): the
+    weight is read for 2 x 11 slices per column, not 4 x 8; same numbers."""
+    from kernels import ROOT, parse
+
+    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
+        '{pto.label = "linear"}',
+        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [32, 32], k = [512, 512], n = [64, 64]>}')
+    pto_m = parse(text)
+    f = next(iter(pto_m.ops))
+    f.attributes["pto.options"] = DictionaryAttr(
+        {"cube_l1_reuse_setting": DictionaryAttr({"-1": IntegerAttr(reuse, i64)})})
+    npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128}")
+    ir = str(npu_m)
+    tasks = 'npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, {})'
+    assert tasks.format(64 // reuse) in ir
+    kept = ir.count("npu.alloc l1 [196608] : !npu.buf<64x512xbf16, l1>")
+    assert kept == (1 if reuse == 2 else 0)
+    check_run(pto_m, npu_m, 128)
+    w = run(npu_m, random_inputs(signature(pto_m), 128, 0)).report.tensors["w"]["hbm_read"]
+    weight = 1024 * 4096 * 2
+    assert w == (weight * 2 * 11 // 8 if reuse == 2 else weight * 4)
+
+
+@pytest.mark.parametrize("tokens", [1, 17, 130])
+def test_split_k_runs_and_sum(tokens: int) -> None:
+    """Split-K as PyPTO cuts it: bf16 K = 4096 with kL1 = 512 in runs of 1024 (4 runs of
+    2 slices), every run a cube task per output tile writing f32 partials, a vector task
+    per output tile adding the 4 runs and casting to bf16; same numbers."""
+    from kernels import ROOT, parse
+
+    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
+        '{pto.label = "linear"}',
+        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [32, 32], k = [64, 512], n = [256, 256], split_k>}')
+    pto_m = parse(text)
+    npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,16,1}")
+    ir = str(npu_m)
+    assert 'npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 64)' in ir  # 4 x 4 tiles x 4 runs
+    assert 'npu.tasks "linear.128.sum" vector (%body_2, %task_2) in (%bodies128, 16) after ["linear.128"]' in ir
+    assert "atomic_add" not in ir
+    check_run(pto_m, npu_m, tokens)
+
+
+def test_split_k_mhc_pre() -> None:
+    check_run(*compiled("hc_pre.mlir", "pto-sk03-pipeline{factors=128,64,16}"), 150)
