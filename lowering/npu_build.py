@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from collections.abc import Callable
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu
@@ -20,6 +23,22 @@ def sync(src: Pipe, dst: Pipe, event: int = 0) -> None:
     """Order everything before on `src` before everything after on `dst`."""
     npu.SetFlagOp(src, dst, event)
     npu.WaitFlagOp(src, dst, event)
+
+
+def unrolled(n: int, index: Callable[[int], SSAValue], bound: SSAValue | None,
+             emit: Callable[[SSAValue, int], None]) -> None:
+    """Copies 0..n-1 of an unrolled loop body: copy j gets its index `index(j)` and runs
+    only while that is below `bound` (copy 0 always; every copy when `bound` is None)."""
+    for j in range(n):
+        at = index(j)
+        if j == 0 or bound is None:
+            emit(at, j)
+            continue
+        guard = Block()
+        with ImplicitBuilder(guard):
+            emit(at, j)
+            scf.YieldOp()
+        scf.IfOp(arith.CmpiOp(at, bound, "ult").result, [], Region(guard))
 
 
 def unsupported(op: Operation, what: str) -> DiagnosticError:

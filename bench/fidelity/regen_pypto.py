@@ -196,21 +196,27 @@ def run_one(c):
         ms = pypto.sum(pypto.mul(xf, xf), -1, keepdim=True)
         return pypto.add(pypto.mul(ms, 1.0 / K), eps)
 
+    def gamma_f32(gamma):
+        pypto.set_vec_tile_shapes(1, K)
+        return pypto.cast(pypto.reshape(gamma, [1, K], inplace=True), FP32)
+
+    def rmsnorm(x, idx, p, g, label):
+        """Rows idx..idx+p of x normalised and scaled by g, in f32, on the vector tile."""
+        xt = pypto.view(x, [p, K], [idx, 0])
+        pypto.set_semantic_label(label)
+        pypto.set_vec_tile_shapes(vt[0], vt[1])
+        xf = pypto.cast(xt, FP32)
+        return pypto.mul(pypto.mul(xf, pypto.rsqrt(rms(xf))), g)
+
     if c["form"] == "std":
         @pypto.frontend.jit(runtime_options=ro, pass_options=po)
         def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), gamma: pypto.Tensor([K], pypto.DT_BF16),
                  w: pypto.Tensor([N, K], pypto.DT_BF16), out: pypto.Tensor([t, N], pypto.DT_BF16)):
-            pypto.set_vec_tile_shapes(1, K)
-            g = pypto.cast(pypto.reshape(gamma, [1, K], inplace=True), FP32)
+            g = gamma_f32(gamma)
             if nc:
                 w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
             for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
-                xt = pypto.view(x, [p, K], [idx, 0])
-                pypto.set_semantic_label("rmsnorm")
-                pypto.set_vec_tile_shapes(vt[0], vt[1])
-                xf = pypto.cast(xt, FP32)
-                r = pypto.rsqrt(rms(xf))
-                y = pypto.cast(pypto.mul(pypto.mul(xf, r), g), BF16)
+                y = pypto.cast(rmsnorm(x, idx, p, g, "rmsnorm"), BF16)
                 pypto.set_semantic_label("linear")
                 pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
                 acc = pypto.matmul(y, w, FP32, b_trans=True)
@@ -224,18 +230,12 @@ def run_one(c):
         def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), gamma: pypto.Tensor([K], pypto.DT_BF16),
                  w: pypto.Tensor([N, K], pypto.DT_INT8), w_scale: pypto.Tensor([N, 1], pypto.DT_FP32),
                  out: pypto.Tensor([t, N], pypto.DT_BF16)):
-            pypto.set_vec_tile_shapes(1, K)
-            g = pypto.cast(pypto.reshape(gamma, [1, K], inplace=True), FP32)
+            g = gamma_f32(gamma)
             ws = pypto.reshape(w_scale, [1, N], inplace=True)
             if nc:
                 w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
             for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
-                xt = pypto.view(x, [p, K], [idx, 0])
-                pypto.set_semantic_label("q-rmsnorm")
-                pypto.set_vec_tile_shapes(vt[0], vt[1])
-                xf = pypto.cast(xt, FP32)
-                r = pypto.rsqrt(rms(xf))
-                y = pypto.mul(pypto.mul(xf, r), g)
+                y = rmsnorm(x, idx, p, g, "q-rmsnorm")
                 pypto.set_semantic_label("Query-Quant")
                 amax = pypto.amax(pypto.abs(y), -1, keepdim=True)
                 s = pypto.mul(amax, 1.0 / 127.0)

@@ -26,7 +26,7 @@ from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import ELEM_BYTES, RoundMode, elem_name
-from pto.lowering.npu_build import c, sync, unsupported, valid_rows
+from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 
 idx = IndexType()
@@ -148,16 +148,8 @@ class CubeStage:
         bufs = self.buffers()
         start, end = self.body.bounds(b)
         n = self.per_task
-        for q in range(n):
-            u = arith.AddiOp(arith.MuliOp(i, c(n)).result, c(q)).result if n > 1 else i
-            if q == 0 or count % n == 0:
-                self.unit(u, start, end, bufs)
-                continue
-            guard = Block()
-            with ImplicitBuilder(guard):
-                self.unit(u, start, end, bufs)
-                scf.YieldOp()
-            scf.IfOp(arith.CmpiOp(u, c(count), "ult").result, [], Region(guard))
+        unrolled(n, lambda q: arith.AddiOp(arith.MuliOp(i, c(n)).result, c(q)).result if n > 1 else i,
+                 c(count) if count % n else None, lambda u, _: self.unit(u, start, end, bufs))
 
     # -- buffers ---------------------------------------------------------------------
 
@@ -231,16 +223,9 @@ class CubeStage:
         kend = arith.AddiOp(kstart, c(t.k // t.splits)).result
         kbody = Block(arg_types=[idx])
         with ImplicitBuilder(kbody):
-            for j in range(slices):
-                if j == 0:
-                    self.k_slice(bufs, member, col, kstart, kbody.args[0], j)
-                    continue
-                kj = arith.AddiOp(kbody.args[0], c(j * t.k1)).result
-                guard = Block()
-                with ImplicitBuilder(guard):
-                    self.k_slice(bufs, member, col, kstart, kj, j)
-                    scf.YieldOp()
-                scf.IfOp(arith.CmpiOp(kj, kend, "ult").result, [], Region(guard))
+            k = kbody.args[0]
+            unrolled(slices, lambda j: arith.AddiOp(k, c(j * t.k1)).result if j else k, kend,
+                     lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j))
             scf.YieldOp()
         lb = arith.AddiOp(kstart, c(kept * t.k1)).result if kept else kstart
         scf.ForOp(lb, kend, c(slices * t.k1), [], Region(kbody))
@@ -272,14 +257,9 @@ class CubeStage:
         nb = len(bufs["a0"])
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
-            self.l0_step(bufs, a1, b1, valid, kk, kstart, inner.args[0], 0)
-            for q in range(1, nb):
-                k_q = arith.AddiOp(inner.args[0], c(q * t.k0)).result
-                guard = Block()
-                with ImplicitBuilder(guard):
-                    self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, q)
-                    scf.YieldOp()
-                scf.IfOp(arith.CmpiOp(k_q, c(t.k1), "ult").result, [], Region(guard))
+            k = inner.args[0]
+            unrolled(nb, lambda q: arith.AddiOp(k, c(q * t.k0)).result if q else k, c(t.k1),
+                     lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, q))
             scf.YieldOp()
         scf.ForOp(c(0), c(t.k1), c(nb * t.k0), [], Region(inner))
         npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)

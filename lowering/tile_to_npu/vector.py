@@ -9,7 +9,7 @@ copies do not overlap yet.)"""
 from __future__ import annotations
 
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -19,7 +19,7 @@ from pto.diagnostics import warn
 from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Pipe, Space
 from pto.dialects.pto import elem_name
-from pto.lowering.npu_build import c, sync, unsupported, valid_rows
+from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UB
 from pto.lowering.tile_to_npu.vector_ops import check_rank, emit_op
@@ -88,17 +88,8 @@ class VectorPhase:
         b.name_hint, i.name_hint = "body", "task"
         start, end = self.body.bounds(b)
         tiles = -(-self.body.rows // r) * self.chunks()
-        for q in range(merge):
-            j = arith.AddiOp(arith.MuliOp(i, c(merge)).result, c(q)).result if merge > 1 else i
-            emit = lambda j=j, q=q: self.copy(j, r, start, end, ub, dests, q)  # noqa: E731
-            if q == 0 or tiles % merge == 0:
-                emit()
-                continue
-            guard = Block()
-            with ImplicitBuilder(guard):
-                emit()
-                scf.YieldOp()
-            scf.IfOp(arith.CmpiOp(j, c(tiles), "ult").result, [], Region(guard))
+        unrolled(merge, lambda q: arith.AddiOp(arith.MuliOp(i, c(merge)).result, c(q)).result if merge > 1 else i,
+                 c(tiles) if tiles % merge else None, lambda j, q: self.copy(j, r, start, end, ub, dests, q))
 
     def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UB, dests, q: int) -> None:
         """Vector tile j of the body: rows [row, row + valid) (and, for chunk tasks,
