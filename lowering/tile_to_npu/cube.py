@@ -155,15 +155,18 @@ class CubeStage:
 
     def buffers(self) -> dict[str, list]:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
-        cap, l1, l0 = self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
-        ca, cb = self.l1_copies(a1_t.nbytes(), b1_t.nbytes(), l1, cap("l1"))
+        t, cap, l1, l0 = self.t, self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
+        halves = t.k1 // 2 % t.k0 == 0
+        ca, cb, self.parts = self.l1_copies(a1_t.nbytes(), b1_t.nbytes(), l1, cap("l1"), halves)
+        kb = t.k1 // self.parts
+        part_t = BufferType([t.n1, kb] if self.bt else [kb, t.n1], self.b_el, Space.L1)
         l0 = l0 if l0 * a0_t.nbytes() <= cap("l0a") and l0 * b0_t.nbytes() <= cap("l0b") else 1
         b1_at = ca * a1_t.nbytes()
-        kept_at = b1_at + cb * b1_t.nbytes()
-        kept = 0 if self.g == 1 else min(self.t.k // self.t.k1, (cap("l1") - kept_at) // b1_t.nbytes())
+        kept_at = b1_at + cb * part_t.nbytes()
+        kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // b1_t.nbytes())
         return {
             "a1": [npu.AllocOp(a1_t, j * a1_t.nbytes()).result for j in range(ca)],
-            "b1": [npu.AllocOp(b1_t, b1_at + j * b1_t.nbytes()).result for j in range(cb)],
+            "b1": [npu.AllocOp(part_t, b1_at + j * part_t.nbytes()).result for j in range(cb)],
             "kept": [npu.AllocOp(b1_t, kept_at + j * b1_t.nbytes()).result for j in range(kept)],
             "a0": [npu.AllocOp(a0_t, j * a0_t.nbytes()).result for j in range(l0)],
             "b0": [npu.AllocOp(b0_t, j * b0_t.nbytes()).result for j in range(l0)],
@@ -171,15 +174,20 @@ class CubeStage:
         }
 
     @staticmethod
-    def l1_copies(a: int, b: int, copies: int, cap: int) -> tuple[int, int]:
-        """Copies of the activation slices (a bytes) and of the weight slice (b bytes):
-        `copies` of both where they fit, else of the activations only (loaded first, so
-        the next slice's activations still come in while this slice computes), else one."""
+    def l1_copies(a: int, b: int, copies: int, cap: int, halves: bool) -> tuple[int, int, int]:
+        """(copies of the activation slice (a bytes), copies of a weight part, parts of
+        the weight slice (b bytes)): `copies` of both where they fit; else, if the slice
+        halves on kL0 steps, `copies` of the activation and of half weight slices, each
+        half loaded by its own copy (the first half of the next slice comes in while the
+        second half of this one is consumed); else two of the activation only (loaded
+        first, so the next one comes in while this slice computes); else one of each."""
         if copies * (a + b) <= cap:
-            return copies, copies
+            return copies, copies, 1
+        if copies > 1 and halves and copies * (a + b // 2) <= cap:
+            return copies, copies, 2
         if copies * a + b <= cap:
-            return copies, 1
-        return 1, 1
+            return copies, 1, 1
+        return 1, 1, 1
 
     # -- one unit: g output tiles sharing the weight tile ------------------------------
 
@@ -237,42 +245,51 @@ class CubeStage:
             npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
     def k_slice(self, bufs, member, col, kstart, kk: SSAValue, j: int, kept=None, load=True) -> None:
-        """Slice j: the activation into its copy, then the weight into its copy (or into
-        its kept space, if `load`: else it is there already)."""
+        """Slice j: the activation into its copy, then the weight part by part, each into
+        its copy (or the whole slice into its kept space, if `load`: else it is there
+        already) and consumed in kL0 steps."""
         t, mm = self.t, self.st.matmul
         (row, valid), ja = member, j % len(bufs["a1"])
         a1 = bufs["a1"][ja]
         npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
         npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
-        if kept is None:
-            jb = j % len(bufs["b1"])
-            b1 = bufs["b1"][jb]
-            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
-        else:
-            b1 = kept
-        if kept is None or load:
-            npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.rhs], [col, kk] if self.bt else [kk, col], b1, [0, 0],
-                      cache=self.lw.cache_of(mm.rhs))
-        sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja)
-        nb = len(bufs["a0"])
+        parts = 1 if kept is not None else self.parts
+        kb = t.k1 // parts
+        for h in range(parts):
+            at = arith.AddiOp(kk, c(h * kb)).result if h else kk
+            jb = (j * parts + h) % len(bufs["b1"])
+            b1 = kept if kept is not None else bufs["b1"][jb]
+            if kept is None:
+                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
+            if kept is None or load:
+                npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.rhs], [col, at] if self.bt else [at, col], b1, [0, 0],
+                          cache=self.lw.cache_of(mm.rhs))
+            sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
+            self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
+            if kept is None:
+                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
+        npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
+
+    def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int) -> None:
+        """The kL0 steps over columns lo .. lo + width of the activation slice, which are
+        columns 0 .. width of `b1`."""
+        t, nb = self.t, len(bufs["a0"])
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
             k = inner.args[0]
-            unrolled(nb, lambda q: arith.AddiOp(k, c(q * t.k0)).result if q else k, c(t.k1),
-                     lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, q))
+            unrolled(nb, lambda q: arith.AddiOp(k, c(q * t.k0)).result if q else k, c(width),
+                     lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q))
             scf.YieldOp()
-        scf.ForOp(c(0), c(t.k1), c(nb * t.k0), [], Region(inner))
-        npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
-        if kept is None:
-            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
+        scf.ForOp(c(0), c(width), c(nb * t.k0), [], Region(inner))
 
-    def l0_step(self, bufs, a1, b1, valid, kk, kstart, k_in: SSAValue, j: int) -> None:
-        """One kL0 step into L0 copy j."""
+    def l0_step(self, bufs, a1, b1, valid, kk, kstart, k_b: SSAValue, lo: int, j: int) -> None:
+        """One kL0 step into L0 copy j: column k_b of `b1`, lo + k_b of the slice."""
+        k_in = arith.AddiOp(k_b, c(lo)).result if lo else k_b
         first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
         later = arith.CmpiOp(first, c(0), "ne").result
         a0, b0 = bufs["a0"][j], bufs["b0"][j]
         npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
-        npu.DmaOp(Pipe.MTE1, b1, [0, k_in] if self.bt else [k_in, 0], b0, [0, 0], transpose=self.bt)
+        npu.DmaOp(Pipe.MTE1, b1, [0, k_b] if self.bt else [k_b, 0], b0, [0, 0], transpose=self.bt)
         npu.DmaOp(Pipe.MTE1, a1, [0, k_in], a0, [0, 0])
         sync(Pipe.MTE1, Pipe.CUBE, ev.L0_LOADED + j)
         npu.MmadOp(a0, b0, bufs["acc"], later, rows=valid)

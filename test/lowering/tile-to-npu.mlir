@@ -206,8 +206,9 @@ func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
 // -----
 
 // Two copies of the activation slice and of the weight slice would not fit L1
-// (2 x (128 + 256) KiB): only the activation gets two, and is loaded first.
-func.func @l1_weight_once(%x: tensor<?x1024xbf16>, %w: tensor<1024x256xbf16>, %out: tensor<?x256xf32> {pto.output}) {
+// (2 x (128 + 256) KiB): the activation gets two copies and the weight slice is loaded
+// in halves, two copies of a half, each half freed once its kL0 steps are done.
+func.func @l1_weight_halves(%x: tensor<?x1024xbf16>, %w: tensor<1024x256xbf16>, %out: tensor<?x256xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
@@ -220,10 +221,47 @@ func.func @l1_weight_once(%x: tensor<?x1024xbf16>, %w: tensor<1024x256xbf16>, %o
   }
   func.return
 }
-// CONST-LABEL: func.func @l1_weight_once
+// CONST-LABEL: func.func @l1_weight_halves
 // CONST: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
 // CONST-NEXT: npu.alloc l1 [131072] : !npu.buf<128x512xbf16, l1>
-// CONST-NEXT: npu.alloc l1 [262144] : !npu.buf<512x256xbf16, l1>
+// CONST-NEXT: npu.alloc l1 [262144] : !npu.buf<256x256xbf16, l1>
+// CONST-NEXT: npu.alloc l1 [393216] : !npu.buf<256x256xbf16, l1>
+// CONST-NEXT: npu.alloc l0a
+// CONST: scf.for %[[K:.*]] = 
+// CONST-NEXT: npu.wait_flag mte1 -> mte2, 0
+// CONST-NEXT: npu.dma mte2 %x[%row, %[[K]]] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x1024xbf16, gm> -> !npu.buf<128x512xbf16, l1>
+// CONST-NEXT: npu.wait_flag mte1 -> mte2, 4
+// CONST-NEXT: npu.dma mte2 %w[%[[K]], %col] -> %{{.*}}[0, 0] : !npu.buf<1024x256xbf16, gm> -> !npu.buf<256x256xbf16, l1>
+// CONST-NEXT: npu.set_flag mte2 -> mte1, 0
+// CONST: scf.for
+// CONST: npu.set_flag mte1 -> mte2, 4
+// CONST: npu.wait_flag mte1 -> mte2, 5
+// CONST-NEXT: npu.dma mte2 %w[%{{.*}}, %col] -> %{{.*}}[0, 0] : !npu.buf<1024x256xbf16, gm> -> !npu.buf<256x256xbf16, l1>
+// CONST-NEXT: npu.set_flag mte2 -> mte1, 1
+// CONST: npu.set_flag mte1 -> mte2, 5
+// CONST-NEXT: npu.set_flag mte1 -> mte2, 0
+
+// -----
+
+// When the slice does not halve on kL0 steps (kL1 = 3 kL0), only the activation gets
+// two copies, and is loaded first.
+func.func @l1_weight_once(%x: tensor<?x768xbf16>, %w: tensor<768x256xbf16>, %out: tensor<?x256xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x768xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x768xbf16> -> tensor<128x768xbf16>
+    %y = tile.cube_stage "linear" m [128, 128] k [128, 384] n [256, 256] -> (tensor<128x256xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x768xbf16>, tensor<768x256xbf16> -> tensor<128x256xf32>
+      tile.yield %m : tensor<128x256xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @l1_weight_once
+// CONST: npu.alloc l1 [0] : !npu.buf<128x384xbf16, l1>
+// CONST-NEXT: npu.alloc l1 [98304] : !npu.buf<128x384xbf16, l1>
+// CONST-NEXT: npu.alloc l1 [196608] : !npu.buf<384x256xbf16, l1>
 // CONST-NEXT: npu.alloc l0a
 // CONST: scf.if
 // CONST-NEXT: npu.wait_flag mte1 -> mte2, 1

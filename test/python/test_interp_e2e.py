@@ -204,3 +204,18 @@ def test_split_k_runs_and_sum(tokens: int) -> None:
 
 def test_split_k_mhc_pre() -> None:
     check_run(*compiled("hc_pre.mlir", "pto-sk03-pipeline{factors=128,64,16}"), 150)
+
+
+def test_weight_slice_in_halves() -> None:
+    """128 x 512 activation and 256 x 512 weight slices (bf16): two copies of both do not
+    fit L1, so the weight streams in halves, two copies of a half; same numbers."""
+    from kernels import ROOT, parse
+
+    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
+        '{pto.label = "linear"}',
+        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [128, 512], n = [256, 256]>}')
+    pto_m = parse(text)
+    npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,1}")
+    # the 128-token loop only: in the 1-token loop the 16-row activation leaves room
+    assert str(npu_m).count("npu.alloc l1 [393216] : !npu.buf<256x256xbf16, l1>") == 1
+    check_run(pto_m, npu_m, 130)
