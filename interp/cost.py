@@ -34,6 +34,7 @@ class CostModel:
         self.copy_out = target.latency("copy_out")
         self.line = raw["l2"]["line_bytes"]
         self.task_ready = target.latency("task_ready")
+        self.task_turnaround = target.latency("task_turnaround")
         # One core's GM transfer rate, L2 hit or miss alike (PyPTO's copy rates; the
         # platform's per-core L2/HBM rates in [paths] are not used).
         self.gm_read = model["gm_read_rate"]

@@ -7,7 +7,9 @@ ready task of its kind, run the task region on itself, record its end (all pipes
 done). Task (b, i) of a group is ready when every task of body b of each group it is
 `after` has ended, `latency.task_ready` after the latest of their ends (the first
 tasks that long after the graph starts); the queue orders ready tasks by ready
-time, then group order, body, task. Taking a task costs `latency.task_dispatch`.
+time, then group order, body, task. Taking a task costs `latency.task_dispatch`; a
+core takes its next task no sooner than `latency.task_turnaround` after its last one
+ended.
 
 Cores are the scheduler's workers (one thread each, the baton to the smallest clock).
 An idle core waits until it can be sure which task it would take first: the best
@@ -52,6 +54,7 @@ class TaskGraph:
         self.ready: dict[str, list[tuple[float, int, int, int]]] = {k: [] for k in KINDS}  # heaps
         self.untaken = dict.fromkeys(KINDS, 0)
         self.active: dict[int, tuple[Core, int]] = {}  # id of a core running a task: core, scheduler worker
+        self.turned: dict[int, float] = {}  # id of a core that ran a task: when it may take the next
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
@@ -88,14 +91,19 @@ class TaskGraph:
             ready, gi, b, i = heapq.heappop(heap)
             self.untaken[core.kind] -= 1
             g = self.groups[gi]
-            taken = max(core.issue, ready)
+            taken = max(self._free(core), ready)
             core.issue = taken + self.machine.cost.task_dispatch
             self.active[id(core)] = (core, worker)
             interp.run_ssacfg_region(g.region, (b, i), g.label)
             del self.active[id(core)]
-            core.issue = core.end()  # the core is free once all its pipes are done
-            self.machine.task_done(core, g.label, (b, i), taken)
+            core.issue = core.end()  # the task is done once all its pipes are
+            self.machine.task_done(core, g.label, (b, i), taken, core.issue)
             self._ended(g, b, core.issue)
+            self.turned[id(core)] = core.issue + self.machine.cost.task_turnaround
+
+    def _free(self, core: Core) -> float:
+        """When an idle core can take its next task: `task_turnaround` after its last one."""
+        return self.turned.get(id(core), core.issue)
 
     def _clock(self, core: Core) -> float:
         """A running core's clock is its issue time; an idle one's, when it would start
@@ -103,13 +111,13 @@ class TaskGraph:
         if id(core) in self.active:
             return core.issue
         heap = self.ready[core.kind]
-        return max(core.issue, heap[0][0]) if heap else float("inf")
+        return max(self._free(core), heap[0][0]) if heap else float("inf")
 
     def _may_take(self, core: Core) -> bool:
         heap = self.ready[core.kind]
         if not heap:
             return self.untaken[core.kind] == 0
-        start = max(core.issue, heap[0][0])
+        start = max(self._free(core), heap[0][0])
         sched = self.machine.scheduler
         # A running core blocked inside its task (a cross-core wait) is not waited for:
         # it may wait for a task this core is about to take.

@@ -233,10 +233,10 @@ class Machine:
         if cores:
             self.now = max(c.end() for c in cores)
 
-    def task_done(self, core: Core, label: str, index: tuple[int, int], taken: float) -> None:
+    def task_done(self, core: Core, label: str, index: tuple[int, int], taken: float, end: float) -> None:
         """Count a task of a graph; the trace shows it from when its core took it."""
         self.tasks[core.kind] += 1
         self.tasks["groups"][label] = self.tasks["groups"].get(label, 0) + 1
         if self.events is not None:
             name = f"{label}[{index[0]},{index[1]}]"
-            self.events.append(Event(core.name, TASK_TRACK, name, taken, core.issue - taken, 0, 0.0))
+            self.events.append(Event(core.name, TASK_TRACK, name, taken, end - taken, 0, 0.0))

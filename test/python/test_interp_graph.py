@@ -33,9 +33,11 @@ def graph(body: str, cube: int = 1, vector: int = 2, args: str = ARGS) -> str:
 def target(**figures) -> Target:
     """The default target with some figures changed: `latency__task_dispatch=0`. The
     tests below count cycles exactly, so unless they ask for them, tasks are ready as
-    soon as their dependences end and DMAs pay no fixed start cost."""
+    soon as their dependences end, a core turns to its next task at once and DMAs pay no
+    fixed start cost."""
     raw = copy.deepcopy(TGT.raw)
-    figures = {"latency__task_ready": 0, "model__dma_fixed_costs": False, **figures}
+    figures = {"latency__task_ready": 0, "latency__task_turnaround": 0, "model__dma_fixed_costs": False,
+               **figures}
     for path, value in figures.items():
         *sections, key = path.split("__")
         d = raw
@@ -117,6 +119,18 @@ def test_task_dispatch_is_charged_per_task() -> None:
     free = run_ir(text, target=target(latency__task_dispatch=0)).report.cycles
     assert free == 4 * SHORT
     assert slow - free == 4 * DISPATCH
+
+
+def test_task_turnaround_between_tasks_of_a_core() -> None:
+    """A core takes its next task `task_turnaround` after its last one ended (PyPTO's
+    back-to-back gap); its first task and a task on an idle core do not pay it."""
+    one_core = graph("    %n = arith.constant 4 : index\n" + vector_group("a", "%n"), vector=1)
+    r = run_ir(one_core, target=target(latency__task_turnaround=1000))
+    assert r.report.cycles == 4 * (DISPATCH + SHORT) + 3 * 1000
+    t = tasks(r)
+    assert t["a[1,0]"].start == t["a[0,0]"].start + t["a[0,0]"].dur + 1000
+    four_cores = graph("    %n = arith.constant 4 : index\n" + vector_group("a", "%n"), vector=4)
+    assert run_ir(four_cores, target=target(latency__task_turnaround=1000)).report.cycles == DISPATCH + SHORT
 
 
 # ------------------------------------------------------------------------- dependences
