@@ -52,7 +52,11 @@ def _attrs(c: dict) -> str:
     opts = ", ".join(f'{name} = {{{", ".join(f"{chr(34)}{k}{chr(34)} = {v}" for k, v in m.items())}}}'
                      for name, m in given.items())
     unroll = f"pto.unroll = {_vec(c['unroll'])}"
-    return f'{{pto.target = "ascend910b1", {unroll}{", pto.options = {" + opts + "}" if opts else ""}}}'
+    # PyPTO without stitch_function_max_num (0 in its configuration) runs the bodies one
+    # after another (measured): one body per stitch.
+    stitch = c["runtime_options"].get("stitch_function_max_num") or 1
+    runtime = f"pto.runtime = {{stitch_function_max_num = {stitch}}}"
+    return f'{{pto.target = "ascend910b1", {unroll}, {runtime}{", pto.options = {" + opts + "}" if opts else ""}}}'
 
 
 def _cache(c: dict) -> str:

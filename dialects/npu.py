@@ -303,20 +303,26 @@ class GraphOp(IRDLOperation):
     way PyPTO's runtime runs a kernel (`npu.launch` is the static alternative: one
     program per core). The block holds scalar set-up (trip counts, GM workspaces) and
     `npu.tasks` groups; a task runs on one core of its kind once every task it depends
-    on has finished, and tasks of every group may be in flight at once."""
+    on has finished, and tasks of every group may be in flight at once.
+
+    `stitch N` (PyPTO's `stitch_function_max_num`): the loop bodies, in order (loop by
+    loop, as the groups come), are sewn N at a time into device tasks that run one
+    after another: no task of a body in stitch s starts before every task of stitch
+    s - 1 has ended. Without it every body is in one stitch."""
 
     name = "npu.graph"
 
     cube_cores = prop_def(IntegerAttr[IntegerType])
     vector_cores = prop_def(IntegerAttr[IntegerType])
+    stitch = opt_prop_def(IntegerAttr[IntegerType])
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
 
-    def __init__(self, cube_cores: int, vector_cores: int, body: Region):
-        super().__init__(
-            properties={"cube_cores": IntegerAttr(cube_cores, i64), "vector_cores": IntegerAttr(vector_cores, i64)},
-            regions=[body],
-        )
+    def __init__(self, cube_cores: int, vector_cores: int, body: Region, stitch: int | None = None):
+        props = {"cube_cores": IntegerAttr(cube_cores, i64), "vector_cores": IntegerAttr(vector_cores, i64)}
+        if stitch is not None:
+            props["stitch"] = IntegerAttr(stitch, i64)
+        super().__init__(properties=props, regions=[body])
 
     @classmethod
     def parse(cls, parser: Parser) -> GraphOp:
@@ -324,16 +330,19 @@ class GraphOp(IRDLOperation):
         for kind in ("cube", "vector"):
             parser.parse_keyword(kind)
             counts[kind] = parser.parse_integer(allow_negative=False)
+        stitch = parser.parse_integer(allow_negative=False) if parser.parse_optional_keyword("stitch") else None
         body = parser.parse_region()
         if not body.blocks:  # `{}`: an empty graph still has its block
             body.add_block(Block())
-        op = cls(counts["cube"], counts["vector"], body)
+        op = cls(counts["cube"], counts["vector"], body, stitch)
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes.update(attrs.data)
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" cube {self.cube_cores.value.data} vector {self.vector_cores.value.data} ")
+        if self.stitch is not None:
+            printer.print_string(f"stitch {self.stitch.value.data} ")
         printer.print_region(self.body)
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
@@ -346,6 +355,8 @@ class GraphOp(IRDLOperation):
                                    ("vector", self.vector_cores.value.data, target.vector_cores)):
             if count < 1 or count > limit:
                 raise VerifyException(f"{kind} core count {count} is outside 1..{limit} of target {target.name}")
+        if self.stitch is not None and self.stitch.value.data < 1:
+            raise VerifyException(f"stitch {self.stitch.value.data}: at least one loop body per stitch")
         seen: dict[str, TasksOp] = {}
         for g in self.groups():
             label = g.label.data

@@ -13,7 +13,8 @@ Hints a user may pin, as discardable attributes the passes honour (checked by
 `verify_hints`):
 - on the kernel `func.func`: `pto.target = "ascend910b1"`, `pto.form = #pto.form<c_v>`, `pto.unroll = array<i64: ...>`,
   `pto.options = {cube_l1_reuse_setting = {"-1" = 2, "1" = 1}, vec_nbuffer_setting = ...,
-  cube_nbuffer_setting = ...}`;
+  cube_nbuffer_setting = ...}`, `pto.runtime = {stitch_function_max_num = 128}` (PyPTO's
+  runtime option: loop bodies sewn into one device task; without it, all of them);
 - on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`;
 - on an op: `pto.label = "q-rmsnorm"`, `pto.vec_tile = array<i64: 4, 4096>`, and on a
   matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`.
@@ -830,6 +831,7 @@ class ReshapeOp(ReshapeBase):
 # ------------------------------------------------------------------------- hints
 
 SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
+RUNTIME_OPTIONS = ("stitch_function_max_num",)
 
 
 def _check_setting(name: str, attr: Attribute) -> str | None:
@@ -872,6 +874,14 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
                 return f"unknown pass option '{key}' (known: {', '.join(SETTINGS)})"
             if (msg := _check_setting(key, val)) is not None:
                 return msg
+    elif name == "pto.runtime":
+        if not isinstance(attr, DictionaryAttr):
+            return "'pto.runtime' must be a dictionary"
+        for key, val in attr.data.items():
+            if key not in RUNTIME_OPTIONS:
+                return f"unknown runtime option '{key}' (known: {', '.join(RUNTIME_OPTIONS)})"
+            if not isinstance(val, IntegerAttr) or val.value.data < 1:
+                return f"runtime option '{key}' must be a positive integer"
     elif name == "pto.label":
         if not isinstance(attr, StringAttr) or not attr.data:
             return "'pto.label' must be a non-empty string"

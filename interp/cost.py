@@ -35,6 +35,7 @@ class CostModel:
         self.line = raw["l2"]["line_bytes"]
         self.task_ready = target.latency("task_ready")
         self.task_turnaround = target.latency("task_turnaround")
+        self.stitch = target.latency("stitch")
         # One core's GM transfer rate, L2 hit or miss alike (PyPTO's copy rates; the
         # platform's per-core L2/HBM rates in [paths] are not used).
         self.gm_read = model["gm_read_rate"]

@@ -11,6 +11,11 @@ time, then group order, body, task. Taking a task costs `latency.task_dispatch`;
 core takes its next task no sooner than `latency.task_turnaround` after its last one
 ended.
 
+With `stitch N` the loop bodies, in order (loop by loop, body by body), are sewn N at a
+time into device tasks run one after another: the tasks of a body in stitch s are
+held until every task of stitch s - 1 has ended, and become ready
+`latency.stitch` after that at the earliest.
+
 Cores are the scheduler's workers (one thread each, the baton to the smallest clock).
 An idle core waits until it can be sure which task it would take first: the best
 ready task starts at `s` (the core's clock or the task's ready time, whichever is
@@ -42,12 +47,14 @@ class Group:
     per_body: int
     after: list[str]
     region: Region
+    loop: int  # groups of one token loop share its bodies
 
 
 class TaskGraph:
-    def __init__(self, machine: Machine, groups: list[Group]):
+    def __init__(self, machine: Machine, groups: list[Group], stitch: int | None = None):
         self.machine = machine
         self.groups = groups
+        self.stitches = Stitches(groups, stitch)
         self.dependents: dict[str, list[Group]] = {g.label: [] for g in groups}
         self.left: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet ended
         self.ends: dict[tuple[str, int], float] = {}  # latest end of a task of (group, body)
@@ -126,15 +133,63 @@ class TaskGraph:
     # -- readiness -----------------------------------------------------------------------
 
     def _release(self, g: Group, body: int, at: float) -> None:
+        if not self.stitches.admit(g, body, at):
+            return
+        self._push(g, body, at)
+
+    def _push(self, g: Group, body: int, at: float) -> None:
         for i in range(g.per_body):
             heapq.heappush(self.ready[g.kind], (at, g.index, body, i))
 
     def _ended(self, g: Group, body: int, end: float) -> None:
         key = (g.label, body)
         self.ends[key] = max(self.ends.get(key, end), end)
+        for h, hb, at in self.stitches.ended(g, body, end, self.machine.cost.stitch):
+            self._push(h, hb, at)
         self.left[key] -= 1
         if self.left[key]:
             return
         for d in self.dependents[g.label]:
             if all(self.left[(a, body)] == 0 for a in d.after):
                 self._release(d, body, max(self.ends[(a, body)] for a in d.after) + self.machine.cost.task_ready)
+
+
+class Stitches:
+    """Which loop bodies may run: stitch s = (the body's place among all bodies) div N
+    opens when every task of stitch s - 1 has ended."""
+
+    def __init__(self, groups: list[Group], n: int | None):
+        first: dict[int, int] = {}  # loop -> place of its body 0
+        total = 0
+        for g in groups:
+            if g.loop not in first:
+                first[g.loop], total = total, total + g.bodies
+        self.first, self.n = first, n or max(total, 1)
+        self.left = [0] * max(1, -(-total // self.n))  # tasks of each stitch not yet ended
+        for g in groups:
+            for b in range(g.bodies):
+                self.left[self.of(g, b)] += g.per_body
+        self.open, self.end = 0, 0.0
+        self.held: dict[int, list[tuple[Group, int, float]]] = {}
+
+    def of(self, g: Group, body: int) -> int:
+        return (self.first[g.loop] + body) // self.n
+
+    def admit(self, g: Group, body: int, at: float) -> bool:
+        """Whether the body may be released now; else it is held until its stitch opens."""
+        s = self.of(g, body)
+        if s <= self.open:
+            return True
+        self.held.setdefault(s, []).append((g, body, at))
+        return False
+
+    def ended(self, g: Group, body: int, end: float, latency: float) -> list[tuple[Group, int, float]]:
+        """A task of the body ended: the (group, body, ready time) of the stitches this opens."""
+        s = self.of(g, body)
+        self.left[s] -= 1
+        self.end = max(self.end, end)
+        opened = []
+        while self.open + 1 < len(self.left) and self.left[self.open] == 0:
+            self.open += 1
+            opened += [(h, b, max(at, self.end + latency)) for h, b, at in self.held.pop(self.open, [])]
+        return opened

@@ -32,7 +32,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.ir import Operation, Region
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.utils.scoped_dict import ScopedDict
 
 
@@ -133,6 +133,7 @@ class NpuFunctions(InterpreterFunctions):
         self._ends: dict[Operation, Any] = {}
         self._allocs: dict[Operation, Any] = {}
         self._groups: list[Group] | None = None  # of the npu.graph whose block is running
+        self._loops: dict[SSAValue, int] = {}  # its token loops, by their bodies value
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -231,7 +232,7 @@ class NpuFunctions(InterpreterFunctions):
         tasks on the cores; the tasks see the block's values."""
         if self._groups is not None:
             raise MachineError(op, "'npu.graph' cannot nest")
-        self._groups = []
+        self._groups, self._loops = [], {}
         interpreter.push_scope("npu.graph")
         try:
             for o in op.body.block.ops:
@@ -239,7 +240,8 @@ class NpuFunctions(InterpreterFunctions):
                 interpreter.set_values(zip(o.results, result.values))
             groups, self._groups = self._groups, None
             child = lambda core: CoreInterpreter(interpreter.module, interpreter._impls, interpreter._ctx, core)
-            TaskGraph(self.machine, groups).run(op.cube_cores.value.data, op.vector_cores.value.data, child)
+            stitch = op.stitch.value.data if op.stitch is not None else None
+            TaskGraph(self.machine, groups, stitch).run(op.cube_cores.value.data, op.vector_cores.value.data, child)
         finally:
             self._groups = None
             interpreter.pop_scope()
@@ -249,8 +251,9 @@ class NpuFunctions(InterpreterFunctions):
     def run_tasks(self, interpreter: Interpreter, op: npu.TasksOp, args: PythonValues):
         if self._groups is None:
             raise MachineError(op, "'npu.tasks' runs inside 'npu.graph'")
+        loop = self._loops.setdefault(op.bodies, len(self._loops))  # groups of one loop share its bodies value
         self._groups.append(Group(len(self._groups), op.label.data, op.kind.data, int(args[0]),
-                                  op.per_body.value.data, op.deps(), op.body))
+                                  op.per_body.value.data, op.deps(), op.body, loop))
         return ()
 
     # -- data movement -------------------------------------------------------------------

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
+    IntegerAttr,
     ModuleOp,
     TensorType,
     UnitAttr,
@@ -145,7 +146,10 @@ class Lowering:
                 else gm_type(a.type) for a in old.args]
 
     def new_graph(self, block: Block, first: tile.TokenLoopOp) -> npu.GraphOp:
-        g = npu.GraphOp(self.target.cube_cores, self.target.vector_cores, Region(Block()))
+        runtime = self.f.attributes.get("pto.runtime")
+        stitch = runtime.data.get("stitch_function_max_num") if isinstance(runtime, DictionaryAttr) else None
+        g = npu.GraphOp(self.target.cube_cores, self.target.vector_cores, Region(Block()),
+                        stitch.value.data if isinstance(stitch, IntegerAttr) else None)
         g.location = first.location
         block.add_op(g)
         return g

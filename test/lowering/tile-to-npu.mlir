@@ -271,6 +271,26 @@ func.func @l1_weight_once(%x: tensor<?x768xbf16>, %w: tensor<768x256xbf16>, %out
 
 // -----
 
+// The kernel's runtime option stitch_function_max_num becomes the graph's `stitch`.
+func.func @stitched(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output})
+    attributes {pto.runtime = {stitch_function_max_num = 4}} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @stitched
+// CONST: npu.graph cube 24 vector 48 stitch 4 {
+
+// -----
+
 func.func @no_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>

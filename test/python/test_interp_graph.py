@@ -329,3 +329,19 @@ def test_mmad_on_a_partial_tile_is_charged_for_its_valid_rows() -> None:
 
     assert mmad_cycles("") == MMAD
     assert mmad_cycles("rows %r ") == MMAD * 32 // 128
+
+
+@pytest.mark.parametrize("stitch, expect", [(None, 1), (1, 4), (2, 2), (3, 2), (4, 1)])
+def test_stitch_runs_bodies_n_at_a_time(stitch, expect) -> None:
+    """`stitch N`: 4 bodies (two loops of 2, in order) in device tasks of N bodies, run one
+    after another, the next `latency.stitch` after the previous one ends; on 4 cores each
+    stitch takes one task's time."""
+    body = ("    %n = arith.constant 2 : index\n    %m = arith.constant 2 : index\n"
+            + vector_group("a", "%n") + "\n" + vector_group("b", "%m"))
+    text = graph(body, vector=4).replace("npu.graph cube 1 vector 4", "npu.graph cube 1 vector 4" +
+                                         (f" stitch {stitch}" if stitch else ""))
+    r = run_ir(text, target=target(latency__stitch=1000))
+    assert r.report.cycles == expect * (DISPATCH + SHORT) + (expect - 1) * 1000
+    t = tasks(r)
+    if stitch == 2:  # loop a's bodies, then loop b's
+        assert t["b[0,0]"].start == t["a[1,0]"].start + DISPATCH + SHORT + 1000

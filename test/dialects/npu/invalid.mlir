@@ -701,6 +701,15 @@ func.func @f() {
 
 // -----
 
+func.func @graph_stitch(%x: !npu.buf<?x64xf32, gm>) {
+  // expected-error@+1 {{stitch 0: at least one loop body per stitch}}
+  npu.graph cube 24 vector 48 stitch 0 {
+  }
+  func.return
+}
+
+// -----
+
 func.func @graph_cores(%x: !npu.buf<?x64xf32, gm>) {
   // expected-error@+1 {{cube core count 25 is outside 1..24 of target ascend910b1}}
   npu.graph cube 25 vector 48 {

@@ -137,6 +137,15 @@ func.func @ascend950() attributes {pto.target = "ascend950"} {
   func.return
 }
 
+// Bodies sewn two at a time into device tasks (PyPTO's stitch_function_max_num).
+// CHECK-LABEL: func.func @graph_stitch
+// CHECK: npu.graph cube 24 vector 48 stitch 2 {
+func.func @graph_stitch(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 stitch 2 {
+  }
+  func.return
+}
+
 // A task graph: scalar set-up, then groups over the bodies, one after another body by body.
 // CHECK-LABEL: func.func @graph
 // CHECK: npu.graph cube 24 vector 48 {

@@ -458,6 +458,27 @@ func.func @t() attributes {pto.options = {cube_nbuffer_setting = 2}} {
 
 // -----
 
+// expected-error@+1 {{unknown runtime option 'device_sched_mode' (known: stitch_function_max_num)}}
+func.func @t() attributes {pto.runtime = {device_sched_mode = 1}} {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{runtime option 'stitch_function_max_num' must be a positive integer}}
+func.func @t() attributes {pto.runtime = {stitch_function_max_num = 0}} {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{'pto.runtime' must be a dictionary}}
+func.func @t() attributes {pto.runtime = 2} {
+  func.return
+}
+
+// -----
+
 // expected-error@+1 {{'pto.options' must be a dictionary}}
 func.func @t() attributes {pto.options = 2} {
   func.return
