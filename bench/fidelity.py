@@ -88,13 +88,13 @@ def kernel(c: dict) -> str:
 }}"""
     return f"""func.func @mhc(%x: tensor<?x{k}xbf16>, %w: tensor<{n}x{k}xf32>{_cache(c)}) -> tensor<?x{n}xf32>
     attributes {_attrs(c)} {{
-  %xf = pto.cast %x none {{pto.vec_tile = {vt}}} : tensor<?x{k}xbf16> -> tensor<?x{k}xf32>
-  %y = pto.matmul %xf, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}} : tensor<?x{k}xf32>, tensor<{n}x{k}xf32> -> tensor<?x{n}xf32>
-  %sq = pto.mul %xf, %xf : tensor<?x{k}xf32>, tensor<?x{k}xf32> -> tensor<?x{k}xf32>
-  %ms = pto.reduce mean %sq {{pto.label = "norm", pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x1xf32>
+  %xf = pto.cast %x none {{pto.label = "pre", pto.vec_tile = {vt}}} : tensor<?x{k}xbf16> -> tensor<?x{k}xf32>
+  %sq = pto.mul %xf, %xf {{pto.label = "norm"}} : tensor<?x{k}xf32>, tensor<?x{k}xf32> -> tensor<?x{k}xf32>
+  %ms = pto.reduce mean %sq {{pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x1xf32>
   %e = pto.adds %ms, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
-  %o = pto.div %y, %r : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>
+  %y = pto.matmul %xf, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}} : tensor<?x{k}xf32>, tensor<{n}x{k}xf32> -> tensor<?x{n}xf32>
+  %o = pto.div %y, %r {{pto.label = "out", pto.vec_tile = {pvt}}} : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>
   func.return %o : tensor<?x{n}xf32>
 }}"""
 

@@ -93,6 +93,24 @@ class Body:
         return start, end
 
 
+def reads(stages: list[tile.StageBase], producers: list[tile.StageBase]) -> bool:
+    """Whether an op in `stages` uses a result of `producers`."""
+    made = {r for p in producers for r in p.results}
+    return any(v in made for st in stages for o in st.walk() for v in o.operands)
+
+
+def feeding(pre: list[tile.StageBase], cube: tile.CubeStageOp) -> tuple[list, list]:
+    """The vector stages before the cube split into those whose results the cube needs
+    (directly or through each other), in order, and the others."""
+    feed: list[tile.StageBase] = []
+    needers: list[tile.StageBase] = [cube]
+    for st in reversed(pre):
+        if reads(needers, [st]):
+            feed.insert(0, st)
+            needers.append(st)
+    return feed, [st for st in pre if st not in feed]
+
+
 class Lowering:
     def __init__(self, f: func.FuncOp, target: Target, l1_buffers: int = 2, l0_buffers: int = 2):
         self.f, self.target = f, target
@@ -198,10 +216,15 @@ class Lowering:
         self.map_loads(loop, stages)
         dests = self.destinations(loop, stages)
         first = len(self.graph.body.block.ops) if self.graph else 0
+        feed, side = feeding(pre, cube)
         after: list[str] = []
-        if pre:
-            after = [self.label(pre[0], loop.rows)]
-            VectorPhase(self, pre, body).emit(after[0], [], dests)
+        if feed:
+            after = [self.label(feed[0], loop.rows)]
+            VectorPhase(self, feed, body).emit(after[0], [], dests)
+        beside: list[str] = []
+        if side:  # vector stages the cube does not wait for: they run beside it
+            beside = [self.label(side[0], loop.rows)]
+            VectorPhase(self, side, body).emit(beside[0], after if reads(side, feed) else [], dests)
         cs = CubeStage(self, cube, body, dests)
         label = self.label(cube, loop.rows)
         cs.emit(label, after)
@@ -210,7 +233,7 @@ class Lowering:
             emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
             after = [label + ".sum"]
         if post:
-            VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after, dests)
+            VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after + beside, dests)
         # Generated ops take the loop's location, so an error in them points at the source.
         assert self.graph is not None
         for op in list(self.graph.body.block.ops)[first:]:

@@ -219,3 +219,30 @@ def test_weight_slice_in_halves() -> None:
     # the 128-token loop only: in the 1-token loop the 16-row activation leaves room
     assert str(npu_m).count("npu.alloc l1 [393216] : !npu.buf<256x256xbf16, l1>") == 1
     check_run(pto_m, npu_m, 130)
+
+
+SIDE = """func.func @mhc(%x: tensor<?x1024xbf16>, %w: tensor<24x1024xf32>) -> tensor<?x24xf32>
+    attributes {pto.target = "ascend910b1"} {
+  %xf = pto.cast %x none {pto.label = "pre"} : tensor<?x1024xbf16> -> tensor<?x1024xf32>
+  %sq = pto.mul %xf, %xf {pto.label = "norm"} : tensor<?x1024xf32>, tensor<?x1024xf32> -> tensor<?x1024xf32>
+  %ms = pto.reduce mean %sq : tensor<?x1024xf32> -> tensor<?x1xf32>
+  %r = pto.sqrt %ms : tensor<?x1xf32> -> tensor<?x1xf32>
+  %y = pto.matmul %xf, %w b_trans {pto.label = "linear"} : tensor<?x1024xf32>, tensor<24x1024xf32> -> tensor<?x24xf32>
+  %o = pto.div %y, %r {pto.label = "out"} : tensor<?x24xf32>, tensor<?x1xf32> -> tensor<?x24xf32>
+  func.return %o : tensor<?x24xf32>
+}"""
+
+
+@pytest.mark.parametrize("tokens", [1, 17])
+def test_vector_stage_beside_the_cube(tokens: int) -> None:
+    """A vector stage before the matmul whose results the cube does not read (the norm of
+    mhc_pre) is a group of its own that the cube does not wait for; the stage after the
+    cube waits for both (as PyPTO runs the reductions beside the cube); same numbers."""
+    from kernels import parse
+
+    pto_m = parse(SIDE)
+    ir = str(lowered(pto_m, "pto-sk03-pipeline{factors=16,1}"))
+    assert 'npu.tasks "norm.16" vector (%body_1, %task_1) in (%bodies16, 2) after ["pre.16"]' in ir
+    assert 'npu.tasks "linear.16" cube (%body_2, %task_2) in (%bodies16, 1) after ["pre.16"]' in ir
+    assert 'after ["linear.16", "norm.16"]' in ir
+    check_run(pto_m, lowered(pto_m, "pto-sk03-pipeline{factors=16,1}"), tokens)
