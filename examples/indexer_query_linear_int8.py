@@ -57,12 +57,9 @@ def loop_form():
 
 
 def golden(qr, gamma, w, w_scale):
-    # Quantisation turns a 1-ulp difference of the normalised value at a rounding
-    # boundary into a whole int8 step, so the golden normalises as the kernel does:
-    # x * rsqrt(mean(x^2) + eps) * gamma, in f32.
+    # SK03.md's golden, in f32: x / sqrt(mean(x^2) + eps) * gamma.
     x = qr.astype(np.float32)
-    r = np.float32(1) / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(1e-6))
-    n = x * r * gamma.astype(np.float32)
+    n = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(1e-6)) * gamma.astype(np.float32)
     amax = np.max(np.abs(n), axis=-1, keepdims=True)
     q = np.clip(np.trunc(np.rint(n * np.float32(127) / amax)), -128, 127)  # SK03.md's quant golden
     acc = q.astype(np.int64) @ w.astype(np.int64).T

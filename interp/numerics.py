@@ -105,7 +105,9 @@ def store(value: np.ndarray, dst: str) -> np.ndarray:
 def rms_norm(x: np.ndarray, gamma: np.ndarray | None, eps: float) -> np.ndarray:
     xf = f32(x)
     ms = np.mean(xf * xf, axis=-1, keepdims=True, dtype=np.float32)
-    y = xf * (np.float32(1) / np.sqrt(ms + np.float32(eps)))
+    # SK03.md's golden divides by the root (not a multiply by its reciprocal, which
+    # differs in the last bit and flips int8 values at .5 ties after quant).
+    y = xf / np.sqrt(ms + np.float32(eps))
     return y * f32(gamma) if gamma is not None else y
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError, Note
@@ -44,6 +44,11 @@ def _forward(op: Operation) -> set[Operation]:
     return seen
 
 
+def _is_kernel(func: FuncOp) -> bool:
+    """A function with pto ops, or one that says it is a kernel by its pto hints."""
+    return any(o.name.startswith("pto.") for o in func.walk()) or any(k.startswith("pto.") for k in func.attributes)
+
+
 def classify(func: FuncOp) -> tuple[Form, str]:
     """The form of a kernel and the reason, or a DiagnosticError saying why it is not SK-03."""
     ops = [op for op in func.walk() if op.name.startswith("pto.")]
@@ -61,6 +66,13 @@ def classify(func: FuncOp) -> tuple[Form, str]:
             f"(chained matmuls are SK-04/SK-05/SK-14)",
             [Note(mm.location, "matmul here") for mm in matmuls],
         )
+    ret = func.body.block.last_op
+    for i, v in enumerate(ret.operands if isinstance(ret, ReturnOp) else ()):
+        if isinstance(v, BlockArgument):
+            # An output buffer is written by the kernel's own stores; nothing would
+            # copy an argument into it.
+            raise DiagnosticError(ret, f"result #{i} is the argument %{v.name_hint or v.index} itself: "
+                                       "an SK-03 kernel computes each of its results")
     mm = matmuls[0]
     m, k, _, n = mm.mkn()
     ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
@@ -108,7 +120,7 @@ class PtoClassifySkeletonPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in op.walk():
-            if not isinstance(func, FuncOp) or not any(o.name.startswith("pto.") for o in func.walk()):
+            if not isinstance(func, FuncOp) or not _is_kernel(func):
                 continue
             pinned = func.attributes.get("pto.form")
             if isinstance(pinned, FormAttr):

@@ -25,7 +25,7 @@ from io import StringIO
 from typing import NoReturn
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.lexer import Input, Position, Span
@@ -181,10 +181,36 @@ def parse_error_diag(e: ParseError) -> Diagnostic:
     return Diagnostic("error", FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col)), e.msg)
 
 
+def verify_dominance(block: Block, visible: set[SSAValue]) -> None:
+    """MLIR's dominance rule, which xDSL 0.74's verifier does not check: an operand is
+    defined earlier in its block or in an enclosing one. Blocks of a multi-block region
+    see every value of the region (no CFG dominance is needed by any pto-ir level)."""
+    region = block.parent
+    scope = [block] if region is None or len(region.blocks) == 1 else list(region.blocks)
+    added = [v for b in scope for v in b.args if v not in visible]
+    if len(scope) > 1:
+        added += [r for b in scope for o in b.ops for r in o.results]
+    visible.update(added)
+    for op in block.ops:
+        for i, v in enumerate(op.operands):
+            if v not in visible:
+                owner = v.owner if isinstance(v.owner, Operation) else None
+                notes = [Note(owner.location, "operand defined here")] if owner is not None else []
+                raise DiagnosticError(op, f"operand #{i} does not dominate this use", notes)
+        for r in op.regions:
+            for b in r.blocks:
+                verify_dominance(b, visible)
+        if len(scope) == 1:
+            visible.update(op.results)
+            added.extend(op.results)
+    visible.difference_update(added)
+
+
 def verify_each(module: ModuleOp) -> None:
     """Verify op by op so that an error names the op that is wrong."""
     from pto.dialects.pto import verify_hints
 
+    verify_dominance(module.body.block, set())
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)

@@ -192,6 +192,8 @@ class Runner:
                for x in self.diags):
             self.diags.append(d)
             print(render(d, self.sources), file=sys.stderr)
+            for n in d.notes:
+                print(render(n, self.sources), file=sys.stderr)
 
     def parse(self) -> ModuleOp:
         path = self.a.kernel

@@ -141,7 +141,7 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
         elif isinstance(o, tile.RmsNormOp):
             npu.VMulsOp(accs[o], 1.0 / p.k, accs[o])
             npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
-            npu.VRsqrtOp(accs[o], accs[o])
+            npu.VSqrtOp(accs[o], accs[o])
         elif not p.wide(o.results[0]):
             lw.vector_op(o, r, ub)
             _alias(p, ub.bufs, o.results[0])
@@ -256,11 +256,12 @@ def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
 
 
 def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
-    """One chunk of rms_norm: x * rsqrt(mean(x^2) + eps) [* gamma], in f32."""
+    """One chunk of rms_norm: x / sqrt(mean(x^2) + eps) [* gamma], in f32 (`scale` holds
+    the root)."""
     xf = _as_f32(ub.bufs[o.input], r, ub, o)
     res_f32 = elem_name(o.result.type.element_type) == "f32"  # type: ignore[attr-defined]
     y = ub.alloc([r, cw], f32, o.location)
-    npu.VMulOp(xf, scale, y)
+    npu.VDivOp(xf, scale, y)
     if o.gamma is not None:
         npu.VMulOp(y, _as_f32(ub.bufs[o.gamma], r, ub, o), y)
     if res_f32:

@@ -97,10 +97,10 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
     npu.VReduceOp(ReduceKind.SUM, sq, s)
     npu.VMulsOp(s, 1.0 / cols, s)
     npu.VAddsOp(s, op.eps.value.data, s)
-    npu.VRsqrtOp(s, s)
+    npu.VSqrtOp(s, s)
     res_f32 = elem_name(op.result.type.element_type) == "f32"  # type: ignore[union-attr]
     y = e.out(op.result) if res_f32 else e.tmp([r, cols], f32)
-    npu.VMulOp(xf, s, y)
+    npu.VDivOp(xf, s, y)
     if op.gamma is not None:
         npu.VMulOp(y, _as_f32(e.ub.bufs[op.gamma], op.gamma, e), y)
     if not res_f32:

@@ -48,7 +48,8 @@
 // STD: npu.vreduce sum {{.*}} -> %[[S:.*]] : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x1xf32, ub>
 // STD: npu.vmuls %[[S]], 0.000244140625
 // STD: npu.vadds %[[S]], 1.000000e-06
-// STD: npu.vrsqrt %[[S]]
+// STD: npu.vsqrt %[[S]]
+// STD: npu.vdiv %{{.*}}, %[[S]]
 // STD: npu.vcast {{.*}} rint : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x4096xbf16, ub>
 // STD: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row, 0] rows %rows
 // STD-NOT: npu.set_flag mte2 -> vector, 2

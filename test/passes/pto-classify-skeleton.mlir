@@ -100,6 +100,24 @@ func.func @vector_only(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // -----
 
+// A function with no pto op is still a kernel when its pto hints say so (it was passed
+// through unlowered, issue 10).
+// expected-error@+1 {{'hints_only' is not SK-03: it has no pto.matmul}}
+func.func @hints_only(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> attributes {pto.unroll = array<i64: 4, 1>} {
+  func.return %x : tensor<?x64xbf16>
+}
+
+// -----
+
+// Returning an argument left its output buffer unwritten (all NaN, issue 10).
+func.func @returns_argument(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> (tensor<?x32xf32>, tensor<?x64xbf16>) {
+  %a = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  // expected-error@+1 {{result #1 is the argument %x itself: an SK-03 kernel computes each of its results}}
+  func.return %a, %x : tensor<?x32xf32>, tensor<?x64xbf16>
+}
+
+// -----
+
 // expected-error@+1 {{'chained' is not SK-03: it has 2 chained matmuls; SK-03 has exactly one (chained matmuls are SK-04/SK-05/SK-14)}}
 func.func @chained(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<64x32xbf16>) -> tensor<?x32xbf16> {
   // expected-note@+1 {{matmul here}}

@@ -247,3 +247,27 @@ def test_pto_kernel_ending_in_tile_yield(tmp_path, capsys) -> None:
     assert code == 1 and "'tile.yield' terminates a tile.vec_stage or tile.cube_stage, not a func.func" in err, err
     code, _, err = run_cli(capsys, str(k), "--random-inputs", "--tokens", "1")
     assert code == 1 and "'tile.yield' terminates" in err and "internal error" not in err, err
+
+
+# ------------------------------------------------------------- wrong answers
+
+ACT_SCALE_INPUT = """
+func.func @k(%x: tensor<?x64xi8>, %xs: tensor<?x1xf32>, %w: tensor<32x64xi8>, %ws: tensor<32x1xf32>) -> tensor<?x32xbf16>
+    attributes {pto.target = "ascend910b1", pto.unroll = array<i64: 32, 16, 8, 1>} {
+  %acc = pto.matmul %x, %w b_trans : tensor<?x64xi8>, tensor<32x64xi8> -> tensor<?x32xi32>
+  %d = pto.dequant %acc, %xs, %ws VEC : tensor<?x32xi32>, tensor<?x1xf32>, tensor<32x1xf32> -> tensor<?x32xf32>
+  %o = pto.cast %d rint : tensor<?x32xf32> -> tensor<?x32xbf16>
+  func.return %o : tensor<?x32xbf16>
+}
+"""
+
+
+@pytest.mark.parametrize("vec", ["", "{pto.vec_tile = array<i64: 8, 32>}"])
+def test_activation_scale_as_an_input_at_the_npu_level(vec: str) -> None:
+    # The indexer's per-token scale given as an input ([t, 1] f32) came out NaN on rows
+    # 1..p-1 of every tile with p > 1 at the npu level (issue 10).
+    from kernels import lowered, parse
+    from test_interp_e2e import check_run
+
+    m = parse(ACT_SCALE_INPUT.replace("VEC", vec))
+    check_run(m, lowered(m), 61)

@@ -75,3 +75,43 @@ def test_matmul_accumulates_int8_in_int32() -> None:
     b = np.full((300, 3), -128, np.int8)
     assert nx.matmul(a, b).dtype == np.int32
     assert int(nx.matmul(a, b)[0, 0]) == 127 * -128 * 300
+
+
+def test_rms_norm_divides_as_the_sk03_golden() -> None:
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((256, 1024)) * 2).astype(np.float32)
+    want = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(1e-6))
+    assert np.array_equal(nx.rms_norm(x, None, 1e-6), want)
+
+
+def _sk03_quant_golden(x, gamma, w, w_scale):
+    """SK03.md's formulas, written independently of the interpreter's numerics."""
+    xf = x.astype(np.float32)
+    n = xf / np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + np.float32(1e-6)) * gamma.astype(np.float32)
+    amax = np.max(np.abs(n), axis=-1, keepdims=True)
+    q = np.clip(np.trunc(np.rint(n * np.float32(127) / amax)), -128, 127)
+    acc = q.astype(np.int64) @ w.astype(np.int64).T
+    out = (acc.astype(np.float32) * (amax / np.float32(127)) * w_scale.reshape(1, -1)).astype(ml_dtypes.bfloat16)
+    return out, q.astype(np.int8)
+
+
+def test_quant_form_at_the_npu_level_matches_the_sk03_golden() -> None:
+    # Odd integers with 254 in every row put x * 127 / amax exactly on .5 ties; a
+    # reciprocal-root multiply moved 19% of them to the other side (issue 10).
+    import pto
+
+    k = pto.Kernel("q", target="ascend910b1", unroll=[16, 8, 1])
+    x, gamma = k.arg("x", [None, 256], "bf16"), k.arg("gamma", [256], "bf16")
+    w, w_scale = k.arg("w", [32, 256], "i8"), k.arg("w_scale", [32, 1], "f32")
+    q, s = pto.quant(pto.rms_norm(x, gamma, eps=1e-6))
+    k.ret(pto.cast(pto.dequant(pto.matmul(q, w, b_trans=True), s, w_scale), "bf16"), q)
+    compiled = pto.compile(k.module())
+    rng = np.random.default_rng(3)
+    x = (rng.integers(-20, 20, (61, 256)) * 2 + 1).astype(ml_dtypes.bfloat16)
+    x[:, 0] = 254
+    ins = [x, np.ones(256, ml_dtypes.bfloat16), rng.integers(-128, 128, (32, 256)).astype(np.int8),
+           rng.random((32, 1), dtype=np.float32)]
+    out, q8 = pto.run(compiled, ins).outputs
+    want_out, want_q = _sk03_quant_golden(*ins)
+    assert np.array_equal(q8, want_q), f"{(q8 != want_q).sum()} of {q8.size} int8 values differ"
+    assert pto.check(out, want_out).ok
