@@ -1,8 +1,16 @@
 """The Python API: build SK-03 kernels (builder or PyPTO-style loop form), compile them
-to each level, run them on the machine model. Re-exported from `pto`."""
+to each level, run them on the machine model. Re-exported from `pto`.
 
-from pto.frontend.api import CompileError, Compiled, Result, compile, run
+Misuse raises the project's own exceptions, each naming the argument and what it may
+be: `BuildError` (building; a ValueError), `CompileError` (compile; `LevelError` for a
+level a compilation lacks, also a KeyError), `RunError` (run's arguments; a BuildError
+and an InputError), `InputError` (inputs that do not fit a kernel, arrays that do not
+fit `check`; a ValueError); `MachineError` is a kernel that fails on the machine model."""
+
+from pto.frontend.api import CompileError, Compiled, LevelError, Result, RunError, compile, run
 from pto.interp.golden import check
+from pto.interp.machine import MachineError
+from pto.interp.run import InputError
 from pto.frontend.builder import (
     DYN,
     BuildError,
@@ -41,7 +49,8 @@ from pto.frontend.loop import (
 )
 
 __all__ = [
-    "DYN", "BuildError", "CompileError", "Compiled", "Kernel", "Result", "Symbol", "Tensor", "abs", "add", "adds",
+    "DYN", "BuildError", "CompileError", "Compiled", "InputError", "Kernel", "LevelError", "MachineError", "Result",
+    "RunError", "Symbol", "Tensor", "abs", "add", "adds",
     "arg", "assemble", "cast", "check", "compile", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
     "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
     "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "sqrt", "sub", "trace", "view",

@@ -3,10 +3,18 @@
 `compile` runs the pass pipeline (default: the SK-03 pipeline, pass by pass) and keeps
 the IR at each level; `run` interprets a kernel (lowering it first if needed) with the
 same interpreter and machine model as `pto-run`, and returns its outputs and report.
+
+Errors: a bad argument to `compile`, or a pass that rejects the kernel, raises
+`CompileError`; asking a `Compiled` for a level it lacks raises `LevelError` (a
+`CompileError` and a `KeyError`); a bad argument to `run` raises `RunError`, a ValueError
+like `InputError`, which `run` raises for inputs that do not fit the kernel (and
+`pto.check` for arrays that do not fit each other); a kernel that fails on the machine
+model raises `MachineError`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -16,21 +24,37 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from pto.diagnostics import Diagnostic, DiagnosticError, collect
-from pto.frontend.builder import BuildError
+from pto.frontend.builder import BuildError, _is_int
 from pto.interp.golden import Verdict, check
 from pto.interp.report import Report
-from pto.interp.run import random_inputs, signature
+from pto.interp.run import InputError, check_inputs, random_inputs, signature
 from pto.interp.run import run as run_module
 from pto.lowering.pto_sk03_pipeline import PtoSk03PipelinePass
+from pto.targets import UnknownTargetError, load_target, target_of
 from pto.tools.pto_opt import UsageError, no_gc, pipeline_spec, render, verify_each
-from pto.tools.pto_run import parse_pipeline
+from pto.tools.pto_run import L2_SIZE_CAP, array_bytes, default_memory_budget, parse_pipeline
 from pto.tools.registry import load_dialects
 
 LEVELS = ("pto", "tile", "npu")
 
 
 class CompileError(Exception):
-    """A pass rejected the kernel; the message holds the rendered diagnostics."""
+    """A pass rejected the kernel (the message holds the rendered diagnostics), or
+    `compile` was given something other than a kernel module, a pipeline and a target."""
+
+
+class LevelError(CompileError, KeyError):
+    """A level that a `Compiled` does not have; also a KeyError, as a lookup by name."""
+
+    __str__ = Exception.__str__  # KeyError's would quote the message
+
+
+class RunError(BuildError, InputError):
+    """A bad argument to `run` (which one, and what it may be). An InputError, so a
+    ValueError; also a BuildError, which is what `run` raised for these before."""
+
+    def __init__(self, message: str):
+        super().__init__(f"run: {message}", None)
 
 
 @dataclass
@@ -43,20 +67,24 @@ class Compiled:
 
     @property
     def pto(self) -> ModuleOp:
-        return self.levels["pto"]
+        return self._get("pto")
 
     @property
     def tile(self) -> ModuleOp:
-        return self.levels["tile"]
+        return self._get("tile")
 
     @property
     def npu(self) -> ModuleOp:
-        return self.levels["npu"]
+        return self._get("npu")
+
+    def _get(self, name: str) -> ModuleOp:
+        """The module at level `name`; LevelError if the compilation has no such level."""
+        if not isinstance(name, str) or name not in self.levels:
+            raise LevelError(f"no {name} level in this compilation (have: {', '.join(self.levels)})")
+        return self.levels[name]
 
     def text(self, level: str = "npu") -> str:
-        if level not in self.levels:
-            raise KeyError(f"no {level} level in this compilation (have: {', '.join(self.levels)})")
-        return str(self.levels[level])
+        return str(self._get(level))
 
 
 @dataclass
@@ -86,13 +114,40 @@ def _passes(spec: str) -> list[ModulePass]:
     return out
 
 
+def _check_compile_args(module: object, pipeline: object, target: object) -> None:
+    """compile's arguments, checked before anything is cloned or parsed."""
+    if not isinstance(module, ModuleOp):
+        what = "a Kernel: pass kernel.module()" if type(module).__name__ == "Kernel" else type(module).__name__
+        raise CompileError(f"compile: module must be an xDSL ModuleOp (a kernel's module()), got {what}")
+    try:
+        signature(module)  # one kernel function with tensor or buffer arguments
+    except InputError as e:
+        raise CompileError(f"compile: {e}") from None
+    if pipeline is not None and not isinstance(pipeline, str):
+        raise CompileError(f"compile: pipeline must be a pass pipeline string, got {type(pipeline).__name__}")
+    if target is not None:
+        if not isinstance(target, str):
+            raise CompileError(f"compile: target must be a target name, got {type(target).__name__}")
+        if pipeline is not None:  # it would be ignored: the pipeline says what it runs
+            raise CompileError("compile: give target= or pipeline= (with its own target option), not both")
+        try:
+            load_target(target)
+        except UnknownTargetError as e:
+            raise CompileError(f"compile: {e}") from None
+
+
 def compile(module: ModuleOp, pipeline: str | None = None, target: str | None = None) -> Compiled:  # noqa: A001
     """Lower a copy of `module` (default pipeline: `pto-sk03-pipeline{target=...}`),
-    keeping the last IR of each level it passes through."""
+    keeping the last IR of each level it passes through. Raises CompileError for bad
+    arguments and for a pass that rejects the kernel."""
+    _check_compile_args(module, pipeline, target)
     if pipeline is None:
         spec = "pto-sk03-pipeline" + (f"{{target={target}}}" if target else "")
     else:
-        spec = pipeline_spec(pipeline)
+        try:
+            spec = pipeline_spec(pipeline)
+        except UsageError as e:
+            raise CompileError(str(e)) from None
     m = module.clone()
     levels: dict[str, ModuleOp] = {}
     ctx = Context()
@@ -116,47 +171,129 @@ def compile(module: ModuleOp, pipeline: str | None = None, target: str | None = 
     return Compiled(levels, spec, warnings)
 
 
+# ------------------------------------------------------------------------ run
+
+
+def _check_int(what: str, v: object, low: int, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if not _is_int(v) or v < low:  # type: ignore[operator]
+        raise RunError(f"{what} must be an integer >= {low}, got {v!r}")
+
+
+def _check_run_args(kernel: object, inputs: object, tokens: object, seed: object, level: object,
+                    golden: object) -> None:
+    """run's arguments, each checked for its type and range before anything runs."""
+    if not isinstance(kernel, ModuleOp | Compiled):
+        raise RunError(f"kernel must be a ModuleOp (a kernel's module()) or a Compiled, got {type(kernel).__name__}")
+    if inputs is not None and not isinstance(inputs, list | tuple | Mapping):
+        raise RunError(f"inputs must be a list of arrays or a dict by argument name, got {type(inputs).__name__}")
+    _check_int("tokens", tokens, 0, optional=True)
+    _check_int("seed", seed, 0)  # numpy's generators take no negative seed
+    if not isinstance(level, str) or level not in LEVELS:
+        raise RunError(f"unknown level {level!r} (known: {', '.join(LEVELS)})")
+    if not isinstance(golden, bool | np.bool_):
+        raise RunError(f"golden must be True or False, got {golden!r}")
+
+
+def _check_machine_args(level: str, target: object, l2_size: object, trace: object) -> None:
+    """The machine model's arguments: a known target; l2_size and trace only at the npu level."""
+    if target is not None:
+        if not isinstance(target, str):
+            raise RunError(f"target must be a target name, got {type(target).__name__}")
+        try:
+            load_target(target)
+        except UnknownTargetError as e:
+            raise RunError(str(e)) from None
+    if l2_size is not None:  # the target's line size is checked once the npu module is known
+        _check_int("l2_size", l2_size, 1)
+        if l2_size > L2_SIZE_CAP:  # type: ignore[operator]
+            raise RunError(f"l2_size {l2_size} is over the model's cap of {L2_SIZE_CAP} bytes (1 GiB)")
+        if level != "npu":
+            raise RunError(f"l2_size= needs the npu level (the machine model), not {level}")
+    if trace is not None:
+        if not isinstance(trace, str | os.PathLike) or not str(trace):
+            raise RunError(f"trace must be a file path, got {trace!r}")
+        if level != "npu":
+            raise RunError(f"trace= needs the npu level (the machine model), not {level}")
+        if os.path.isdir(trace) or not os.path.isdir(os.path.dirname(os.path.abspath(trace))):
+            raise RunError(f"cannot write the trace to '{trace}': it is a directory, or its directory does not exist")
+
+
+def _check_l2(l2_size: int | None, module: ModuleOp, target: str | None) -> None:
+    """`l2_size` is whole sets of the target's L2 (the model's cache is set-associative)."""
+    if l2_size is None:
+        return
+    l2 = (load_target(target) if target else target_of(signature(module).func)).l2
+    unit = l2["line_bytes"] * l2["ways"]
+    if l2_size % unit:
+        raise RunError(f"l2_size must be a multiple of {unit} bytes ({l2['ways']} ways of {l2['line_bytes']}-byte "
+                       f"lines), got {l2_size}")
+
+
+def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
+    """The input arrays in argument order: given (a list, or a dict by name) or random."""
+    if inputs is None:
+        if tokens is None:
+            raise RunError("give inputs, or tokens= for random inputs")
+        if (need := array_bytes(sig, tokens)) > (budget := default_memory_budget()):
+            raise RunError(f"tokens={tokens} would need at least {need} bytes for the kernel's arrays, over the "
+                           f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)")
+        return random_inputs(sig, tokens, seed)
+    if isinstance(inputs, Mapping):
+        names = [a.name.lstrip("%") for a in sig.inputs]
+        if sorted(map(str, inputs)) != sorted(names) or not all(isinstance(n, str) for n in inputs):
+            raise RunError(f"inputs by name need exactly {', '.join(names)}, got {', '.join(map(str, inputs))}")
+        xs = [np.asarray(inputs[n]) for n in names]
+    else:
+        xs = [np.asarray(x) for x in inputs]
+    have = check_inputs(sig, xs)  # InputError for inputs that do not fit
+    if tokens is not None and have is not None and tokens != have:
+        raise RunError(f"tokens={tokens} contradicts the inputs, which have {have} tokens")
+    return xs
+
+
 def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None, *,
         tokens: int | None = None, seed: int = 0, level: str = "npu", target: str | None = None,
         l2_size: int | None = None, trace: str | None = None, golden: bool = False) -> Result:
     """Run `kernel` at `level` (lowering a pto-level module with the default pipeline).
 
-    `inputs`: arrays in argument order, or by argument name; None with `tokens` gives
-    random inputs. `golden=True` checks each output against the pto level. `trace`
-    writes a Perfetto trace of an npu-level run to that path."""
+    `inputs`: arrays in argument order, or by argument name; None with `tokens` (>= 0)
+    gives random inputs from `seed` (>= 0). `golden=True` checks each output against the
+    pto level. `trace` writes a Perfetto trace of an npu-level run to that path.
+
+    Raises RunError for a bad argument, InputError for inputs that do not fit the
+    kernel, CompileError if lowering fails, MachineError if the kernel fails on the model."""
+    _check_run_args(kernel, inputs, tokens, seed, level, golden)
+    _check_machine_args(level, target, l2_size, trace)
     compiled = kernel if isinstance(kernel, Compiled) else None
     source = compiled.levels[next(iter(compiled.levels))] if compiled else kernel
     assert isinstance(source, ModuleOp)
-    sig = signature(source)
-    if inputs is None:
-        if tokens is None:
-            raise BuildError("run: give inputs, or tokens= for random inputs", None)
-        xs = random_inputs(sig, tokens, seed)
-    elif isinstance(inputs, Mapping):
-        names = [a.name.lstrip("%") for a in sig.inputs]
-        if sorted(inputs) != sorted(names):
-            raise BuildError(f"run: inputs by name need exactly {', '.join(names)}, got {', '.join(inputs)}", None)
-        xs = [np.asarray(inputs[n]) for n in names]
-    else:
-        xs = [np.asarray(x) for x in inputs]
-    if level not in LEVELS:
-        raise BuildError(f"run: unknown level '{level}' (known: {', '.join(LEVELS)})", None)
+    try:
+        sig = signature(source)
+    except InputError as e:
+        raise RunError(str(e)) from None
+    xs = _inputs(sig, inputs, tokens, seed)  # type: ignore[arg-type]
     have = compiled.levels if compiled else {sig.level: source}
+    if golden and "pto" not in have:
+        raise RunError("golden=True needs the pto level")
     if level not in have:
         if compiled is not None or sig.level != "pto":
-            raise BuildError(f"run: no {level} level to run (have: {', '.join(have)})", None)
+            raise RunError(f"no {level} level to run (have: {', '.join(have)})")
         compiled = compile(source, target=target)
         have = compiled.levels
+    if level == "npu":
+        _check_l2(l2_size, have["npu"], target)
     r = run_module(have[level], xs, target, l2_size, trace=trace is not None)
     if r.report is not None:
         r.report.notes += r.host_transposes
         if trace is not None:
-            r.report.write_trace(trace)
+            try:
+                r.report.write_trace(trace)
+            except OSError as e:
+                raise RunError(f"cannot write the trace to '{trace}': {e.strerror}") from None
     verdicts = []
     if golden:
-        top = have.get("pto")
-        if top is None:
-            raise BuildError("run: golden=True needs the pto level", None)
-        want = run_module(top, xs).outputs
+        want = run_module(have["pto"], xs).outputs
         verdicts = [check(g, w) for g, w in zip(r.outputs, want)]
     return Result(r.outputs, r.report, level, verdicts)

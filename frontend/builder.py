@@ -6,18 +6,24 @@ dimension of `None` is the dynamic token axis), the op functions (`rms_norm`, `m
 the results, and `module()` returns the verified `ModuleOp`. Every op is verified as it
 is built; an illegal one raises `BuildError` with the verifier's message and the
 caller's file and line (also recorded as the op's location, so that later passes point
-there too). Hints (`label=`, `vec_tile=`, `cube_tile=`, `cache=` on arguments,
+there too). A bad argument (a shape that is not a list of non-negative sizes, a name or
+dtype that is not a string, a hint of the wrong type, a tensor of another kernel) raises
+`BuildError` too, naming the argument and what it may be, before any IR is built.
+Hints (`label=`, `vec_tile=`, `cube_tile=`, `cache=` on arguments,
 `unroll=`, `options=`, `target=` on the kernel) become the `pto.*` attributes that
 the pipeline honours.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -36,7 +42,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from pto.dialects import pto
@@ -57,8 +63,10 @@ _ELEM = {"bf16": BFloat16Type, "f16": Float16Type, "f32": Float32Type}
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-class BuildError(Exception):
-    """An illegal kernel: the verifier's message, at the user's line."""
+class BuildError(ValueError):
+    """An illegal kernel (the verifier's message) or a bad argument to the builder or the
+    loop form (which argument, and what it may be), at the user's line. A ValueError, as
+    every misuse of the Python API is (`pto.CompileError` aside)."""
 
     def __init__(self, message: str, where: tuple[str, int] | None):
         self.message = message
@@ -66,15 +74,118 @@ class BuildError(Exception):
         super().__init__(f"{where[0]}:{where[1]}: error: {message}" if where else message)
 
 
+def _generated_here(f) -> bool:
+    """A dataclass's generated `__init__` (file "<string>") of a class of this package."""
+    return f.f_code.co_filename == "<string>" and f.f_globals.get("__name__", "").startswith("pto.frontend.")
+
+
 def caller() -> tuple[str, int] | None:
     """The first stack frame outside this package: where the user built the op."""
     f = sys._getframe(1)
-    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE:
+    while f is not None and (os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
+                             or _generated_here(f)):
         f = f.f_back
     return (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
 
+# ------------------------------------------------------------- argument checks
+# The builder checks its arguments' types itself: xDSL would fail on them deep inside
+# (struct.error, TypeError, VerifyException) or, worse, build IR that prints but means
+# nothing (a dimension of -4, a label of 123).
+
+_I64_MAX = (1 << 63) - 1  # sizes and counts become i64 attributes
+_F32_MAX = 3.4028234663852886e38  # scalars and eps become f32 attributes
+
+
+def _fail(message: str) -> NoReturn:
+    raise BuildError(message, caller())
+
+
+def _is_int(v: object) -> bool:
+    """An integer (numpy's too), but not a bool: True is an int to Python, never a size here."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _check_str(what: str, v: object) -> str:
+    if not isinstance(v, str) or not v:
+        _fail(f"{what} must be a non-empty string, got {v!r}")
+    return v
+
+
+def _check_opt_str(what: str, v: object) -> str | None:
+    return None if v is None else _check_str(what, v)
+
+
+def _check_label(what: str, v: object) -> None:
+    """A label's type; that it is not empty is the verifier's rule (and message)."""
+    if v is not None and not isinstance(v, str):
+        _fail(f"{what} must be a string, got {v!r}")
+
+
+def _check_name(what: str, name: object) -> str:
+    """An argument's name becomes its SSA name `%name`: xDSL's rule for those."""
+    _check_str(what, name)
+    if not BlockArgument.is_valid_name(name):
+        _fail(f"{what} '{name}' is not a valid SSA name: letters, digits, _ $ . -, not starting with a digit")
+    return name  # type: ignore[return-value]
+
+
+def _check_bool(what: str, v: object) -> bool:
+    if not isinstance(v, bool | np.bool_):
+        _fail(f"{what} must be True or False, got {v!r}")
+    return bool(v)
+
+
+def _check_number(what: str, v: object) -> float:
+    """A finite real that fits an f32 attribute (nan and inf print as hex that no parser reads)."""
+    if not isinstance(v, numbers.Real) or isinstance(v, bool):
+        _fail(f"{what} must be a number, got {type(v).__name__} {v!r}")
+    if not -_F32_MAX <= v <= _F32_MAX:  # False for nan too; no float(): float(2**2000) overflows
+        _fail(f"{what} must be a finite f32 number, got {v!r}")
+    return float(v)
+
+
+def _check_size(what: str, d: object, low: int = 1) -> int:
+    if not _is_int(d) or not low <= d <= _I64_MAX:  # type: ignore[operator]
+        _fail(f"{what} must be an integer in [{low}, 2^63), got {d!r}")
+    return int(d)  # type: ignore[call-overload]
+
+
+def _check_sizes(what: str, vals: object, lengths: Sequence[int] | None = None) -> list[int]:
+    """A non-empty list or tuple of positive integers (tile sizes, unroll factors)."""
+    if not isinstance(vals, list | tuple) or not vals:
+        _fail(f"{what} must be a non-empty list of positive integers, got {vals!r}")
+    if lengths is not None and len(vals) not in lengths:
+        _fail(f"{what} needs {' or '.join(map(str, lengths))} sizes, got {len(vals)}")
+    return [_check_size(f"{what}[{i}]", v) for i, v in enumerate(vals)]
+
+
+def _check_shape(what: str, shape: object) -> list[int | Symbol | None]:
+    """A list or tuple of sizes >= 0, or None / a loop Symbol for the dynamic token axis."""
+    if not isinstance(shape, list | tuple):
+        _fail(f"{what} must be a list of sizes (None for the token axis), got {type(shape).__name__} {shape!r}")
+    return [d if d is None or isinstance(d, Symbol) else _check_size(f"{what}[{i}]", d, low=0)
+            for i, d in enumerate(shape)]  # numpy ints become ints, which xDSL's attributes need
+
+
+def _check_options(options: object) -> dict[str, dict[int | str, int]]:
+    """Pass options `{name: {group: count}}`; the verifier knows the names and the rules."""
+    if not isinstance(options, dict):
+        _fail(f"options must be a dict {{option: {{group: count}}}}, got {type(options).__name__} {options!r}")
+    for name, groups in options.items():
+        _check_str("an option's name", name)
+        if not isinstance(groups, dict):
+            _fail(f"option '{name}' must be a dict {{group: count}}, got {groups!r}")
+        for g, n in groups.items():
+            if not _is_int(g) and not isinstance(g, str):
+                _fail(f"option '{name}': group {g!r} must be an integer")
+            _check_size(f"option '{name}' group {g}", n)
+    return options  # type: ignore[return-value]
+
+
 def element_type(dtype: str) -> Attribute:
+    if not isinstance(dtype, str):
+        _fail(f"a dtype must be a string (bf16, f16, f32, i8, i32), got {dtype!r}")
     if dtype in _ELEM:
         return _ELEM[dtype]()
     if dtype in ("i8", "i32"):
@@ -93,9 +204,9 @@ class Symbol:
         return self.name
 
 
-def tensor_type(shape: Sequence[int | Symbol | None], dtype: str) -> TensorType:
+def tensor_type(shape: Sequence[int | Symbol | None], dtype: str, what: str = "a shape") -> TensorType:
     return TensorType(element_type(dtype), [DYNAMIC_INDEX if d is None or isinstance(d, Symbol) else d
-                                            for d in shape])
+                                            for d in _check_shape(what, shape)])
 
 
 @dataclass(eq=False)
@@ -122,7 +233,7 @@ class Tensor:
         return sub(self, other)
 
     def __mul__(self, other: Tensor | float) -> Tensor:
-        return muls(self, other) if isinstance(other, int | float) else mul(self, other)
+        return mul(self, other) if isinstance(other, Tensor) else muls(self, other)  # muls checks the scalar
 
     def __truediv__(self, other: Tensor) -> Tensor:
         return div(self, other)
@@ -144,27 +255,47 @@ class Kernel:
     results: list[Tensor] = field(default_factory=list)
     _module: ModuleOp | None = None
 
+    def __post_init__(self) -> None:
+        # checked here, at the user's line, not when module() prints or verifies them
+        _check_str("a kernel's name", self.name)
+        _check_opt_str("target", self.target)
+        if self.unroll is not None:
+            self.unroll = _check_sizes("unroll", self.unroll)
+        if self.options is not None:
+            _check_options(self.options)
+
+    def _not_built(self) -> None:
+        if self._module is not None:
+            _fail(f"kernel '{self.name}' is already built")
+
     def arg(self, name: str, shape: Sequence[int | None], dtype: str, cache: str | None = None) -> Tensor:
-        v = self.block.insert_arg(tensor_type(shape, dtype), len(self.block.args))
+        self._not_built()
+        _check_name("an argument's name", name)
+        if any(a.name_hint == BlockArgument.extract_valid_name(name) for a in self.block.args):
+            _fail(f"kernel '{self.name}' already has an argument '{name}'")  # inputs are passed by name
+        t = tensor_type(shape, dtype, f"the shape of '{name}'")
+        v = self.block.insert_arg(t, len(self.block.args))
         v.name_hint = name
         self.arg_attrs.append({})
         if cache is not None:
             self.set_cache(v, cache)
         return Tensor(self, v)
 
-    def set_cache(self, v: SSAValue, policy: str) -> None:
+    def set_cache(self, v: SSAValue | Tensor, policy: str) -> None:
+        self._not_built()
+        if isinstance(v, Tensor):
+            v = v.value
         try:
             attr = CachePolicyAttr(CachePolicy(policy))
         except ValueError:
             raise BuildError(f"unknown cache policy '{policy}' (known: normal, none_cacheable)", caller()) from None
-        if not isinstance(v.owner, Block) or v.owner is not self.block:
+        if not isinstance(v, SSAValue) or not isinstance(v.owner, Block) or v.owner is not self.block:
             raise BuildError("a cache policy belongs on a kernel argument", caller())
         self.arg_attrs[v.index]["pto.cache"] = attr  # type: ignore[attr-defined]
 
     def append(self, op: Operation, hints: dict[str, Attribute] | None = None) -> Operation:
         """Add a built op (and its hints), verified, at the caller's location."""
-        if self._module is not None:
-            raise BuildError(f"kernel '{self.name}' is already built", caller())
+        self._not_built()
         where = caller()
         if where is not None:
             op.location = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(1))
@@ -179,7 +310,9 @@ class Kernel:
         return op
 
     def ret(self, *values: Tensor) -> None:
+        self._not_built()
         for v in values:
+            _tensor(v, "a result")
             if v.kernel is not self:
                 raise BuildError("a result must be a value of this kernel", caller())
         self.results = list(values)
@@ -236,12 +369,19 @@ _pinned: list[Pinned] = []
 
 def cube_tile(m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False) -> CubeTileAttr:
     """`#pto.cube_tile<m = [L0, L1], k = [...], n = [...]>` for `matmul(cube_tile=...)`."""
-    return CubeTileAttr(list(m), list(k), list(n), split_k)
+    axes = {"m": _check_sizes("cube_tile m", m, (2,)), "k": _check_sizes("cube_tile k", k, (2, 3)),
+            "n": _check_sizes("cube_tile n", n, (2,))}
+    if (msg := CubeTileAttr.check(axes)) is not None:  # the attribute's own rule, as a BuildError
+        _fail(msg)
+    return CubeTileAttr(axes["m"], axes["k"], axes["n"], _check_bool("split_k", split_k))
 
 
 def _hints(op: Operation, label: str | None, vec_tile: Sequence[int] | None,
            cube: CubeTileAttr | None) -> dict[str, Attribute]:
     p = _pinned[-1] if _pinned else Pinned()
+    _check_label("label", label)
+    if vec_tile is not None:
+        vec_tile = _check_sizes("vec_tile", vec_tile)
     label = label if label is not None else p.label
     if vec_tile is None and p.vec_tile is not None and not isinstance(op, pto.MatmulOp):
         rank = op.operands[0].type.get_num_dims()  # type: ignore[attr-defined]
@@ -269,7 +409,7 @@ def _tensor(x: object, what: str) -> Tensor:
 
 
 def _same_kernel(*xs: Tensor | None) -> None:
-    ks = {id(x.kernel) for x in xs if x is not None}
+    ks = {id(x.kernel) for x in xs if isinstance(x, Tensor)}
     if len(ks) > 1:
         raise BuildError("operands belong to different kernels", caller())
 
@@ -285,7 +425,10 @@ def rms_norm(x: Tensor, gamma: Tensor | None = None, eps: float = 1e-6, out_dtyp
              label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     """`x / sqrt(mean(x^2) + eps) [* gamma]` over the last axis (`pto.rms_norm`)."""
     _tensor(x, "rms_norm input")
+    if gamma is not None:
+        _tensor(gamma, "rms_norm gamma")
     _same_kernel(x, gamma)
+    eps = _check_number("rms_norm eps", eps)
     op = pto.RmsNormOp(x.value, gamma.value if gamma is not None else None, eps, _retyped(x, out_dtype))
     return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
@@ -296,6 +439,12 @@ def matmul(a: Tensor, b: Tensor, a_trans: bool = False, b_trans: bool = False, o
     _tensor(a, "matmul lhs")
     _tensor(b, "matmul rhs")
     _same_kernel(a, b)
+    for t, side in ((a, "lhs"), (b, "rhs")):  # the verifier says so too, but after we index the shapes
+        if len(t.shape) != 2:
+            _fail(f"matmul {side} must be rank 2, got rank {len(t.shape)}")
+    a_trans, b_trans = _check_bool("a_trans", a_trans), _check_bool("b_trans", b_trans)
+    if out_dtype is not None:
+        element_type(out_dtype)
     m = a.shape[1] if a_trans else a.shape[0]
     n = b.shape[0] if b_trans else b.shape[1]
     out = out_dtype or MATMUL_OUT.get(a.dtype, ("f32",))[0]
@@ -308,6 +457,8 @@ def cast(x: Tensor, dtype: str, round: str | None = None, sat: bool = False, *,
     """Convert to `dtype` (`pto.cast`); `round` defaults to `none` for exact conversions,
     `rint` otherwise."""
     _tensor(x, "cast input")
+    element_type(dtype)  # a clear error before CASTS is looked up with it
+    sat = _check_bool("sat", sat)
     if round is None:
         round = "none" if CASTS.get((x.dtype, dtype)) else "rint"
     try:
@@ -374,12 +525,14 @@ def abs(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None =
 
 def muls(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     _tensor(x, "muls input")
-    return Tensor(x.kernel, _emit(pto.MulsOp(x.value, float(scalar)), x, label, vec_tile).results[0])
+    scalar = _check_number("muls scalar", scalar)
+    return Tensor(x.kernel, _emit(pto.MulsOp(x.value, scalar), x, label, vec_tile).results[0])
 
 
 def adds(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     _tensor(x, "adds input")
-    return Tensor(x.kernel, _emit(pto.AddsOp(x.value, float(scalar)), x, label, vec_tile).results[0])
+    scalar = _check_number("adds scalar", scalar)
+    return Tensor(x.kernel, _emit(pto.AddsOp(x.value, scalar), x, label, vec_tile).results[0])
 
 
 def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None,
@@ -404,6 +557,9 @@ def quant(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None
 def dequant(acc: Tensor, act_scale: Tensor, w_scale: Tensor | None = None, *, label: str | None = None,
             vec_tile: Sequence[int] | None = None) -> Tensor:
     _tensor(acc, "dequant input")
+    _tensor(act_scale, "dequant act_scale")
+    if w_scale is not None:
+        _tensor(w_scale, "dequant w_scale")
     _same_kernel(acc, act_scale, w_scale)
     op = pto.DequantOp(acc.value, act_scale.value, w_scale.value if w_scale is not None else None)
     return Tensor(acc.kernel, _emit(op, acc, label, vec_tile).results[0])
@@ -411,5 +567,5 @@ def dequant(acc: Tensor, act_scale: Tensor, w_scale: Tensor | None = None, *, la
 
 def reshape(x: Tensor, shape: Sequence[int | None], inplace: bool = False, *, label: str | None = None) -> Tensor:
     _tensor(x, "reshape input")
-    op = pto.ReshapeOp(x.value, tensor_type(shape, x.dtype), inplace)
+    op = pto.ReshapeOp(x.value, tensor_type(shape, x.dtype, "reshape shape"), _check_bool("inplace", inplace))
     return Tensor(x.kernel, _emit(op, x, label, None).results[0])

@@ -16,6 +16,8 @@ argument makes that argument a result. The unroll list and the `set_*` calls bec
 the pinned hints: `pto.unroll`, `pto.label`, `pto.vec_tile` (on the ops of matching
 rank that follow), `pto.cube_tile` (on the matmuls that follow), `pto.cache`,
 `pto.options`. The loop itself becomes the token loop at the tile level.
+
+Bad arguments raise `BuildError` at the user's line, as the builder's do.
 """
 
 from __future__ import annotations
@@ -26,7 +28,26 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pto.frontend.builder import BuildError, Kernel, Pinned, Symbol, Tensor, _pinned, caller, cube_tile
+from pto.frontend.builder import (
+    BuildError,
+    Kernel,
+    Pinned,
+    Symbol,
+    Tensor,
+    _check_bool,
+    _check_label,
+    _check_opt_str,
+    _check_options,
+    _check_shape,
+    _check_sizes,
+    _fail,
+    _is_int,
+    _pinned,
+    _tensor,
+    caller,
+    cube_tile,
+    element_type,
+)
 
 
 @dataclass(frozen=True)
@@ -38,7 +59,8 @@ class ArgSpec:
 
 def arg(shape: Sequence[int | None], dtype: str, cache: str | None = None) -> ArgSpec:
     """The type of one parameter of a traced kernel (None = the token axis)."""
-    return ArgSpec(tuple(shape), dtype, cache)
+    element_type(dtype)  # checked here, where the user wrote it, not at trace time
+    return ArgSpec(tuple(_check_shape("pto.arg shape", shape)), dtype, _check_opt_str("cache", cache))
 
 
 @dataclass
@@ -61,6 +83,11 @@ def _current(what: str) -> _Trace:
 def trace(fn: Callable[..., None], *, name: str | None = None, target: str | None = None,
           options: dict[str, dict[int, int]] | None = None, **params: ArgSpec) -> ModuleOp:
     """Trace a loop-form kernel `fn` whose parameters are typed by `params`."""
+    if not callable(fn):
+        _fail(f"trace: the kernel must be a function, got {type(fn).__name__}")
+    for n, spec in params.items():
+        if not isinstance(spec, ArgSpec):
+            _fail(f"trace: parameter '{n}' must be typed with pto.arg(shape, dtype), got {spec!r}")
     names = list(inspect.signature(fn).parameters)
     if sorted(names) != sorted(params):
         raise BuildError(f"trace: give a type for each parameter of {fn.__name__} ({', '.join(names)}), "
@@ -96,28 +123,37 @@ def loop_unroll(start: int, stop: int | None, step: int = 1, *, unroll_list: Seq
     tr = _current("loop_unroll")
     if tr.loop is not None:
         raise BuildError("an SK-03 kernel has one token loop: loop_unroll may appear once", caller())
-    if start != 0 or stop is not None or step != 1:
+    _check_opt_str("loop_unroll name", name)
+    _check_opt_str("loop_unroll idx_name", idx_name)
+    # `is`/`_is_int` first: `!=` on a numpy array gives an array, whose truth is an error
+    if not (_is_int(start) and start == 0) or stop is not None or not (_is_int(step) and step == 1):
         raise BuildError(f"loop_unroll must run over the whole token axis (0, x.shape[0], 1), got "
                          f"({start}, {stop}, {step})", caller())
-    if not unroll_list or min(unroll_list) < 1:
-        raise BuildError("unroll_list must be a non-empty list of positive factors", caller())
-    tr.kernel.unroll = list(unroll_list)
+    tr.kernel.unroll = _check_sizes("unroll_list", unroll_list)
     tr.loop = (Symbol(idx_name or "idx"), Symbol("p"))
     yield tr.loop
+
+
+def _check_indices(what: str, v: object) -> None:
+    """A list of integers and loop Symbols (so that the comparisons below are plain ones)."""
+    if not isinstance(v, list | tuple) or not all(_is_int(d) or isinstance(d, Symbol) for d in v):
+        _fail(f"{what} must be a list of integers and loop indices (idx, p), got {v!r}")
 
 
 def _check_tile(tr: _Trace, x: Tensor, shape: Sequence, offsets: Sequence, what: str) -> None:
     idx, p = tr.loop if tr.loop is not None else (None, None)
     if tr.loop is None:
         raise BuildError(f"{what} belongs inside loop_unroll", caller())
+    _check_indices(f"{what} shape", shape)
+    _check_indices(f"{what} offsets", offsets)
     if x.shape and x.shape[0] is None:
-        ok = (len(shape) == len(x.shape) and shape[0] is p and tuple(shape[1:]) == x.shape[1:]
+        ok = (len(shape) == len(offsets) == len(x.shape) and shape[0] is p and tuple(shape[1:]) == x.shape[1:]
               and offsets[0] is idx and all(o == 0 for o in offsets[1:]))
         want = f"[p, {', '.join(map(str, x.shape[1:]))}] at [idx{', 0' * (len(x.shape) - 1)}]"
     else:
-        ok = tuple(shape) == x.shape and all(o == 0 for o in offsets)
+        ok = len(offsets) == len(x.shape) and tuple(shape) == x.shape and all(o == 0 for o in offsets)
         want = f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}]"
-    if not ok or len(offsets) != len(x.shape):
+    if not ok:
         raise BuildError(f"{what} of {list(shape)} at {list(offsets)} is not supported: SK-03 takes {want}",
                          caller())
 
@@ -125,6 +161,7 @@ def _check_tile(tr: _Trace, x: Tensor, shape: Sequence, offsets: Sequence, what:
 def view(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
     """A token tile `[p, ...]` at `[idx, 0, ...]` of a token-axis tensor, or a whole tensor."""
     tr = _current("view")
+    _tensor(x, "view input")
     _check_tile(tr, x, shape, offsets, "view")
     return x
 
@@ -132,6 +169,9 @@ def view(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbo
 def assemble(value: Tensor, offsets: Sequence[int | Symbol], out: Tensor) -> None:
     """Write a token tile of results into the output argument `out` at `[idx, 0, ...]`."""
     tr = _current("assemble")
+    _tensor(value, "assemble value")
+    if value.kernel is not tr.kernel:
+        _fail("assemble: the value belongs to another kernel")
     if out not in tr.params:
         raise BuildError("assemble writes into an argument of the traced kernel", caller())
     _check_tile(tr, out, [tr.loop[1] if tr.loop else None, *out.shape[1:]], offsets, "assemble")
@@ -145,24 +185,26 @@ def assemble(value: Tensor, offsets: Sequence[int | Symbol], out: Tensor) -> Non
 
 def set_semantic_label(label: str) -> None:
     _current("set_semantic_label")
+    _check_label("set_semantic_label's label", label)
     _pinned[-1].label = label
 
 
 def set_vec_tile_shapes(*shape: int) -> None:
     _current("set_vec_tile_shapes")
-    _pinned[-1].vec_tile = tuple(shape)
+    _pinned[-1].vec_tile = tuple(_check_sizes("set_vec_tile_shapes' sizes", list(shape)))
 
 
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False) -> None:
     _current("set_cube_tile_shapes")
-    _pinned[-1].cube_tile = cube_tile(m, k, n, enable_split_k)
+    _pinned[-1].cube_tile = cube_tile(m, k, n, _check_bool("enable_split_k", enable_split_k))
 
 
 def set_cache_policy(x: Tensor, policy: str) -> None:
     tr = _current("set_cache_policy")
-    tr.kernel.set_cache(x.value, policy)
+    tr.kernel.set_cache(_tensor(x, "set_cache_policy's tensor").value, policy)
 
 
 def set_pass_options(**options: dict[int, int]) -> None:
     tr = _current("set_pass_options")
+    _check_options(options)
     tr.kernel.options = {**(tr.kernel.options or {}), **options}

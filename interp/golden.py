@@ -3,10 +3,12 @@ beyond `atol + rtol * |ref|`. The reference is the kernel run at the `pto` level
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from pto.interp import numerics as nx
+from pto.interp.run import InputError
 
 # (atol, rtol) per output element type. bf16: the reference kernels' tests (rtol = 2^-7,
 # half a bf16 ulp is 2^-8); f16 likewise at its precision; f32: accumulation-order
@@ -36,10 +38,36 @@ class Verdict:
         return "\n".join([head, *rows])
 
 
+def _as_f64(name: str, x: object) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise InputError(f"check: {name} must be a numpy array, got {type(x).__name__}")
+    try:
+        return x.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"check: {name} must hold numbers, got dtype {x.dtype}") from None
+
+
+def _tolerance(got: np.ndarray, elem: object) -> tuple[float, float]:
+    """The (atol, rtol) of `elem`, or of got's dtype; any other dtype needs `elem`."""
+    if elem is None:
+        if got.dtype not in nx.NAMES:
+            raise InputError(f"check: no tolerance for dtype {got.dtype}: give elem= (one of {', '.join(TOLERANCES)})")
+        elem = nx.NAMES[got.dtype]
+    if not isinstance(elem, str) or elem not in TOLERANCES:
+        raise InputError(f"check: elem must be one of {', '.join(TOLERANCES)}, got {elem!r}")
+    return TOLERANCES[elem]
+
+
 def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int = 5) -> Verdict:
-    elem = elem or nx.NAMES[got.dtype]
-    atol, rtol = TOLERANCES[elem]
-    g, w = got.astype(np.float64), want.astype(np.float64)
+    """Apply the acceptance rule to `got` against the reference `want`. Both are numpy
+    arrays of one shape; `elem` (default: got's dtype, one of TOLERANCES) picks the
+    tolerance. Bad arguments raise InputError (a ValueError) naming the argument."""
+    g, w = _as_f64("got", got), _as_f64("want", want)
+    if got.shape != want.shape:  # broadcasting would compare the wrong elements
+        raise InputError(f"check: got has shape {got.shape} but want has shape {want.shape}")
+    atol, rtol = _tolerance(got, elem)
+    if not isinstance(worst, numbers.Integral) or isinstance(worst, bool) or worst < 0:
+        raise InputError(f"check: worst must be an integer >= 0, got {worst!r}")
     nonfinite = int((~np.isfinite(g)).sum())
     err = np.abs(g - w)
     bad_mask = ~(err <= atol + rtol * np.abs(w))  # NaN counts as bad
