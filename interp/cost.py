@@ -63,17 +63,19 @@ class CostModel:
         return float(self.copy_out if to_gm else self.copy_in)
 
     def gm_transfer(self, start: float, hits: int, misses: int, write: bool, cacheable: bool,
-                    book: HbmBooking) -> float:
+                    book: HbmBooking, evicted: int = 0) -> float:
         """Pipe cycles of a GM transfer that starts moving data at `start`: hit lines at
         the core's GM rate, missed lines at that rate within the shared HBM bandwidth (a
-        cacheable write miss allocates in L2 and pays HBM only on eviction)."""
+        cacheable write miss allocates in L2 and pays HBM only on eviction). A miss that
+        evicts a dirty line waits for it to be written back: `evicted` lines also go
+        through HBM. This is what a cacheable stream costs the data it pushes out."""
         rate = self.gm_write if write else self.gm_read
         cycles = hits * self.line / rate
-        if misses:
-            if write and cacheable:
-                cycles += misses * self.line / rate
-            else:
-                cycles += book(start, misses * self.line, rate)
+        if write and cacheable:
+            cycles += misses * self.line / rate
+            misses = 0
+        if misses + evicted:
+            cycles += book(start, (misses + evicted) * self.line, rate)
         return cycles
 
     def gm_latency(self, misses: int) -> float:

@@ -43,6 +43,7 @@ class L2Cache:
         self.dirty = np.zeros((self.sets, ways), bool)
         self.owner = np.full((self.sets, ways), -1, np.int64)
         self.clock = 0
+        self.written_back = 0  # dirty lines evicted by misses, all tensors: HBM writes
         self.names: list[str] = []
         self.stats: dict[str, TensorStats] = {}
 
@@ -92,6 +93,7 @@ class L2Cache:
             victim = self.stamp[ms].argmin(axis=1)
             evict = self.dirty[ms, victim] & (self.tags[ms, victim] >= 0)
             if evict.any():
+                self.written_back += int(evict.sum())
                 for owner, n in zip(*np.unique(self.owner[ms, victim][evict], return_counts=True)):
                     self.stats[self.names[owner]].hbm_written += int(n) * self.line
             self.tags[ms, victim] = batch[miss]

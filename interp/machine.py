@@ -211,11 +211,14 @@ class Machine:
             t = t + n / rate if left <= 0 else end
         return t - start
 
-    def gm_access(self, t: GmTensor, offsets, extent, write: bool, cacheable: bool) -> tuple[int, int]:
-        """Touch a GM tile's lines in L2; returns (hit lines, miss lines). What that costs
-        is `CostModel.gm_transfer`'s, priced from the DMA's start."""
+    def gm_access(self, t: GmTensor, offsets, extent, write: bool, cacheable: bool) -> tuple[int, int, int]:
+        """Touch a GM tile's lines in L2; returns (hit lines, miss lines, dirty lines its
+        misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
+        DMA's start."""
         lines = region_lines(t.base, t.array.shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
-        return self.l2.access(lines, t.name, write, cacheable)
+        before = self.l2.written_back
+        hits, misses = self.l2.access(lines, t.name, write, cacheable)
+        return hits, misses, self.l2.written_back - before
 
     # -- launches ----------------------------------------------------------------------
 

@@ -294,10 +294,10 @@ class NpuFunctions(InterpreterFunctions):
         m = self.machine
         if m.scheduler:
             m.scheduler.yield_now()
-        hits, misses = m.gm_access(gm, offs, ext, write, cacheable)
+        hits, misses, evicted = m.gm_access(gm, offs, ext, write, cacheable)
         t = core.begin(pipe, reads, writes)
         fixed = m.cost.dma_fixed(to_gm=write)
-        cycles = m.cost.gm_transfer(t + fixed, hits, misses, write, cacheable, m.hbm_time)
+        cycles = m.cost.gm_transfer(t + fixed, hits, misses, write, cacheable, m.hbm_time, evicted)
         if adjust is not None:
             cycles = adjust(cycles)
         core.commit(op, pipe, t, fixed + cycles, m.cost.gm_latency(misses), reads, writes, nbytes)

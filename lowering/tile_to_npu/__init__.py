@@ -18,6 +18,7 @@ it, else processed as whole rows (with a warning).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.builder import ImplicitBuilder
@@ -30,6 +31,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     TensorType,
+    LocationAttr as Location,
     UnitAttr,
     UnknownLoc,
 )
@@ -119,6 +121,7 @@ class Lowering:
         self.views: set[Operation] = set()
         self.labels: set[str] = set()
         self.tokens: SSAValue | None = None
+        self.workspaces: dict[tuple, SSAValue] = {}
         self.graph: npu.GraphOp | None = None
 
     def run(self) -> None:
@@ -195,6 +198,19 @@ class Lowering:
             self.tokens.name_hint = "tokens"
         return self.tokens
 
+    def workspace(self, key: tuple, t: BufferType, rows: Callable[[], SSAValue], name: str,
+                  loc: Location | None = None) -> SSAValue:
+        """A GM workspace (dim 0 dynamic) shared by every factor loop of the cascade under
+        the same `key`: the loops cover disjoint token rows, so GM holds one copy of each
+        intermediate however many factors the unroll list has."""
+        if key not in self.workspaces:
+            ws = npu.AllocOp(t, None, [rows()])
+            ws.result.name_hint = name
+            if loc is not None:
+                ws.location = loc
+            self.workspaces[key] = ws.result
+        return self.workspaces[key]
+
     def label(self, st: tile.StageBase, rows: int) -> str:
         base, n = f"{st.label.data}.{rows}", 1
         name = base
@@ -266,18 +282,18 @@ class Lowering:
         for st in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
             stores.setdefault(st.value, []).append(self.gm[st.dest])
         dests: dict[SSAValue, list[SSAValue]] = {}
+        n = 0
         for st in stages:
             for r in st.results:
                 dests[r] = list(stores.get(r, []))
                 if any(not isinstance(u.operation, tile.StoreOp) for u in r.uses):
                     t = r.type
                     assert isinstance(t, TensorType)
-                    ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM),
-                                     None, [self.token_count(loop)])
-                    ws.location = st.location
-                    ws.result.name_hint = "ws"
-                    self.gm[r] = ws.result
-                    dests[r].append(ws.result)
+                    bt = BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM)
+                    ws = self.workspace(("ws", n, bt), bt, lambda: self.token_count(loop), "ws", st.location)
+                    n += 1
+                    self.gm[r] = ws
+                    dests[r].append(ws)
                 elif dests[r]:
                     self.gm[r] = dests[r][0]
         return dests

@@ -113,11 +113,10 @@ class CubeStage:
         if self.acc_name != "f32":
             raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added as f32)")
         self.tokens = self.lw.token_count(self.st)
-        rows = arith.MuliOp(self.tokens, c(self.t.splits)).result
-        ws = npu.AllocOp(BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM), None, [rows])
-        ws.result.name_hint = "psum"
-        self.psum = ws.result
-        self.outs = [ws.result]
+        bt = BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM)
+        rows = lambda: arith.MuliOp(self.tokens, c(self.t.splits)).result  # noqa: E731
+        self.psum = self.lw.workspace(("psum", self.t.splits, bt), bt, rows, "psum")
+        self.outs = [self.psum]
 
     def round_mode(self):
         return self.cast.round.data if self.cast is not None else RoundMode.RINT

@@ -19,6 +19,11 @@
 // OPTS: npu.graph cube 28 vector 56 {
 // OPTS-COUNT-3: npu.tasks "linear.{{[0-9]+}}" cube
 
+// The six factor loops cover disjoint token rows, so they share one GM workspace for
+// the normalised activations (not one [tokens, K] copy per factor).
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' | grep -c "npu.alloc gm" | filecheck %s --check-prefix=WS
+// WS: {{^}}1{{$}}
+
 // The lowering is deterministic: two runs print the same npu IR.
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.1 2>/dev/null
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.2 2>/dev/null

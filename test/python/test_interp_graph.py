@@ -301,6 +301,23 @@ def test_cost_model_formulas() -> None:
     assert c.dma_fixed(to_gm=False) == 0.0
 
 
+def test_a_miss_that_evicts_dirty_lines_pays_their_write_back() -> None:
+    """A cacheable stream that pushes dirty lines out of L2 waits for them to reach HBM
+    (what SK03.md's NONE_CACHEABLE advice saves): evicted lines go through the HBM
+    booking with the missed ones."""
+    c = CostModel(target())
+    booked: list[float] = []
+
+    def book(start: float, nbytes: float, rate: float) -> float:
+        booked.append(nbytes)
+        return nbytes / rate
+
+    line, rd = TGT.raw["l2"]["line_bytes"], c.gm_read
+    assert c.gm_transfer(0.0, 0, 4, False, True, book) == 4 * line / rd
+    assert c.gm_transfer(0.0, 0, 4, False, True, book, evicted=2) == 6 * line / rd
+    assert c.gm_transfer(0.0, 0, 4, True, True, book) == 4 * line / c.gm_write and booked == [4 * line, 6 * line]
+
+
 def test_a_task_is_ready_task_ready_after_its_dependences() -> None:
     """latency.task_ready: the first tasks that long after the graph starts, a dependent
     task that long after its body's producers end (then its dispatch)."""

@@ -88,3 +88,12 @@ def test_region_lines_row_major_tiles() -> None:
     assert region_lines(0, (64, 24), (0, 0), (16, 24), 4, LINE).tolist() == [0, 1, 2]
     # The base address offsets the lines; rank 1 works.
     assert region_lines(1024, (256,), (0,), (256,), 4, LINE).tolist() == [2, 3]
+
+
+def test_written_back_counts_dirty_evictions_only() -> None:
+    c = cache(sets=1, ways=1)
+    c.access(lines(0), "out", write=True)
+    c.access(lines(1), "x", write=False)   # evicts the dirty line 0
+    c.access(lines(2), "x", write=False)   # evicts the clean line 1
+    c.access(lines(3), "w", write=False, cacheable=False)  # allocates nothing
+    assert c.written_back == 1

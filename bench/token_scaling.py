@@ -1,0 +1,68 @@
+"""Token scaling: the SK-03 standard kernel (examples/sk03_standard.mlir, K=4096,
+N=1024, its unroll list) run at the npu level for growing token counts, each in a fresh
+process so its peak RSS is its own.
+
+    python bench/token_scaling.py [--tokens 1000,10000,100000]
+
+Prints per token count: the run's wall time (lowering excluded), its time per token,
+the process's peak RSS, the kernel's inputs and outputs, and the peak RSS per token
+above the process's size before the inputs existed. Goal (issue 10): time and memory grow
+linearly with t, i.e. the per-token columns stay flat across the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = r"""
+import json, resource, sys, time
+sys.setrecursionlimit(10000)
+from pathlib import Path
+from pto.interp.run import random_inputs, run, signature
+from pto.tools.pto_run import lower
+from pto.tools.pto_opt import LocatingParser
+from pto.tools.registry import load_dialects
+from xdsl.context import Context
+
+t = int(sys.argv[1])
+path = Path(sys.argv[2])
+ctx = Context(); load_dialects(ctx)
+pto_m = LocatingParser(ctx, path.read_text(), str(path)).parse_module()
+npu_m = pto_m.clone()
+lower(ctx, npu_m, "pto-sk03-pipeline")
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+inputs = random_inputs(signature(pto_m), t, 0)
+start = time.perf_counter()
+r = run(npu_m, inputs)
+secs = time.perf_counter() - start
+gm = sum(x.nbytes for x in inputs) + sum(o.nbytes for o in r.outputs)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"secs": secs, "peak_kb": peak, "base_kb": base, "io_bytes": gm,
+                  "cycles": r.report.cycles}))
+"""
+
+
+def measure(t: int, kernel: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(t), kernel], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", default="1000,10000,100000")
+    a = ap.parse_args()
+    kernel = str(Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir")
+    print(f"{'tokens':>8} {'run s':>8} {'us/token':>9} {'peak RSS MB':>12} {'in+out MB':>10} {'RSS KB/token':>13}")
+    for t in (int(x) for x in a.tokens.split(",")):
+        m = measure(t, kernel)
+        per_kb = (m["peak_kb"] - m["base_kb"]) / t
+        print(f"{t:>8} {m['secs']:>8.1f} {1e6 * m['secs'] / t:>9.0f} {m['peak_kb'] / 1024:>12.0f} "
+              f"{m['io_bytes'] / 2**20:>10.0f} {per_kb:>13.1f}")
+
+
+if __name__ == "__main__":
+    main()
