@@ -1412,8 +1412,15 @@ def worker_main(conn, tmp_root: str, mem_limit: int) -> None:
             return
         res = run_case(case, tmp_root)
         conn.send(res)
-        if res.outcome == "hang":
+        if needs_fresh_worker(res):
             return
+
+
+def needs_fresh_worker(res: Result) -> bool:
+    """After a hang, a crash or any API program the process may hold state that would be
+    blamed on the next case (a failed lowering whose exception is still referenced leaves
+    IR attached that makes every later parse fail): the parent forks a fresh worker."""
+    return res.outcome in ("hang", "traceback", "internal") or res.kind == "api"
 
 
 # ======================================================================= parent side
@@ -1473,7 +1480,7 @@ class Pool:
                                      detail=f"worker exit code {code} (a signal if negative; -9: the OOM killer)")
                         self._replace(w)
                     else:
-                        if res.outcome == "hang":
+                        if needs_fresh_worker(res):
                             self._replace(w)
                     w["case"] = None
                     yield res
