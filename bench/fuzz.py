@@ -1138,15 +1138,15 @@ def lowered_ir_rejected(p: dict, err: str) -> str:
     return ""
 
 
-def outputs_written_by(argv: list[str]) -> set[str]:
-    """Paths the command line names as outputs of pto-opt (-o FILE asks to overwrite)."""
-    out = set()
+def input_paths(argv: list[str]) -> list[str]:
+    """The files a command reads: its first positional argument and each --input."""
+    ins = [a for a in argv[:1] if a and not a.startswith("-")]
     for i, a in enumerate(argv):
-        if a == "-o" and i + 1 < len(argv):
-            out.add(argv[i + 1])
-        elif a.startswith("-o") and len(a) > 2:
-            out.add(a[2:].lstrip("="))
-    return out
+        if a == "--input" and i + 1 < len(argv):
+            ins.append(argv[i + 1])
+        elif a.startswith("--input="):
+            ins.append(a.split("=", 1)[1])
+    return [x for x in ins if x and os.path.isfile(x)]
 
 
 def golden_verdict(p: dict, d: str, res: Result, out: str) -> None:
@@ -1280,10 +1280,14 @@ def run_cli_case(p: dict, res: Result, d: str) -> None:
         res.notes.append(f"{kind} reached stderr ({where.strip()})")
     if res.outcome == "clean" and not e.strip():
         res.notes.append("failed with nothing on stderr")
-    # Inputs must be byte-identical afterwards (pto-opt's own -o target excepted).
+    _handled[0] = None  # a live exception keeps the failed IR alive (see needs_fresh_worker)
+    # Inputs (the kernel and the --input files) must be byte-identical afterwards.
     after = digest_dir(d)
-    allowed = {os.path.relpath(x, d) for x in outputs_written_by(argv) if x} if p["tool"] == "opt" else set()
-    touched = sorted(f for f, h in before.items() if after.get(f) != h and f not in allowed)
+    inputs = {os.path.relpath(os.path.realpath(x), os.path.realpath(d)) for x in input_paths(argv)}
+    if p["tool"] == "opt":  # `pto-opt k.mlir -o k.mlir` rewrites in place on request, as mlir-opt
+        inputs -= {os.path.relpath(os.path.realpath(b), os.path.realpath(d))
+                   for a, b in zip(argv, argv[1:]) if a == "-o" and b}
+    touched = sorted(f for f, h in before.items() if after.get(f) != h and f in inputs)
     if touched and res.outcome not in ("traceback", "internal"):
         res.outcome, res.sig = "wrong", f"wrong: pto-{p['tool']} modified its input ({', '.join(touched)})"
         res.detail = f"files changed: {touched}\n" + res.detail
