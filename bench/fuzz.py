@@ -1340,7 +1340,12 @@ def run_api_case(p: dict, res: Result, d: str) -> None:
     project_exc = type(exc).__module__.split(".")[0] == "pto"
     frame = innermost_project_frame(exc.__traceback__)
     res.detail = f"{type(exc).__name__}: {exc}"[:600]
-    if project_exc or not frame:
+    tb = traceback.extract_tb(exc.__traceback__)
+    user_last = max((i for i, f in enumerate(tb) if f.filename == "<fuzz-case>"), default=-1)
+    project_last = max((i for i, f in enumerate(tb) if is_project(f.filename)), default=-1)
+    if user_last > project_last:  # the program's own code raised (e.g. in a traced function)
+        res.outcome = "clean"
+    elif project_exc or not frame:
         res.outcome = "clean"  # the project's own exception type, or Python's call checks
     else:
         res.outcome, res.frame = "traceback", frame
