@@ -58,6 +58,7 @@ def _tolerance(got: np.ndarray, elem: object) -> tuple[float, float]:
     return TOLERANCES[elem]
 
 
+@np.errstate(all="ignore")  # a non-finite element is counted, not warned about
 def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int = 5) -> Verdict:
     """Apply the acceptance rule to `got` against the reference `want`. Both are numpy
     arrays of one shape; `elem` (default: got's dtype, one of TOLERANCES) picks the

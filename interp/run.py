@@ -149,6 +149,7 @@ def _interpreter(module: ModuleOp, machine: Machine | None) -> Interpreter:
     return it
 
 
+@np.errstate(all="ignore")  # inf/NaN from overflowing inputs are results, not warnings
 def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None = None,
         l2_size: int | None = None, trace: bool = False) -> RunResult:
     """Run the module's kernel on `inputs` (never modified). Raises InputError for inputs

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 # Model cycles a core may run ahead of the slowest ready core before it yields.
 QUANTUM = 2000
@@ -110,7 +112,8 @@ class Scheduler:
         self._local.worker = w
         try:
             self._await_turn(w)
-            w.run()
+            with np.errstate(all="ignore"):  # per thread: overflow to inf is the machine's result
+                w.run()
         except _Aborted:
             pass
         except BaseException as e:  # handed to the main thread

@@ -74,6 +74,9 @@ def classify(func: FuncOp) -> tuple[Form, str]:
             raise DiagnosticError(ret, f"result #{i} is the argument %{v.name_hint or v.index} itself: "
                                        "an SK-03 kernel computes each of its results")
     mm = matmuls[0]
+    if not _forward(mm) & {ret}:
+        raise DiagnosticError(mm, f"'{func.sym_name.data}' is not SK-03: no result of the kernel depends on "
+                                  "its matmul (an unused matmul)")
     m, k, _, n = mm.mkn()
     ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
     before = _backward(mm.lhs) | _backward(mm.rhs)

@@ -105,6 +105,14 @@ class LocatingParser(Parser):
             end -= 1
         return end
 
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            # xDSL's parser recurses per nested bracket; thousands of them exhaust the stack.
+            span = self._current_token.span
+            self.raise_error("nesting too deep to parse", span.start, span.end)
+
     def parse_operation(self) -> Operation:
         start = self._current_token.span
         try:
@@ -112,14 +120,16 @@ class LocatingParser(Parser):
         except ParseError:
             raise
         except (OverflowError, ValueError, VerifyException) as e:
-            # A literal that its attribute's type cannot hold, found while building it.
             msg = str(e.args[0]) if e.args else str(e)
-            if self._last_number is None or not isinstance(e, OverflowError) and "out of range" not in msg:
-                raise
-            if isinstance(e, OverflowError):
-                lit = self.lexer.input.content[self._last_number[0]:self._last_number[1]]
-                msg = f"floating point value {lit} is too large for its type"
-            self.raise_error(msg[0].lower() + msg[1:], *self._last_number)
+            if self._last_number is not None and (isinstance(e, OverflowError) or "out of range" in msg):
+                # A literal that its attribute's type cannot hold, found while building it.
+                if isinstance(e, OverflowError):
+                    lit = self.lexer.input.content[self._last_number[0]:self._last_number[1]]
+                    msg = f"floating point value {lit} is too large for its type"
+                self.raise_error(msg[0].lower() + msg[1:], *self._last_number)
+            # xDSL's custom op parsers build attributes as they go (`arith.minui ... :
+            # tensor<...xf32>`): a constructor that refuses one is the input's error here.
+            self.raise_error(msg[0].lower() + msg[1:], start.start, self._last_end())
         if isinstance(op.location, UnknownLoc):
             loc = start.get_location()
             op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
@@ -339,6 +349,9 @@ class PtoOptMain(xDSLOptMain):
             if on:
                 raise UsageError(f"{flag} is not supported by pto-opt")
         a.mlir_print_ir_after_all |= a.print_between_passes
+        repro, src = a.mlir_pass_pipeline_crash_reproducer, a.input_file
+        if repro and src and os.path.exists(repro) and os.path.exists(src) and os.path.samefile(repro, src):
+            raise UsageError(f"the crash reproducer '{repro}' would overwrite the input")
         if a.list_passes:
             self.pipeline = PassPipeline(())
             return

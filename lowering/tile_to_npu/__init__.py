@@ -19,6 +19,7 @@ it, else processed as whole rows (with a warning).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from xdsl.builder import ImplicitBuilder
@@ -101,6 +102,12 @@ def reads(stages: list[tile.StageBase], producers: list[tile.StageBase]) -> bool
     return any(v in made for st in stages for o in st.walk() for v in o.operands)
 
 
+def _stage_of(op: Operation) -> tile.StageBase | None:
+    while op is not None and not isinstance(op, tile.StageBase):
+        op = op.parent_op()  # type: ignore[assignment]
+    return op
+
+
 def feeding(pre: list[tile.StageBase], cube: tile.CubeStageOp) -> tuple[list, list]:
     """The vector stages before the cube split into those whose results the cube needs
     (directly or through each other), in order, and the others."""
@@ -130,22 +137,23 @@ class Lowering:
         for a, b in zip(old.args, new.args, strict=True):
             b.name_hint = a.name_hint
             self.gm[a] = b
-        builder = ImplicitBuilder(new)
-        builder.__enter__()
-        for op in list(old.ops):
-            if isinstance(op, tile.TokenLoopOp):
-                if self.graph is None:  # everything from the first loop on is one graph
-                    builder.__exit__(None, None, None)
-                    self.graph = self.new_graph(new, op)
-                    builder = ImplicitBuilder(self.graph.body.block)
-                    builder.__enter__()
-                self.loop(op)
-            elif isinstance(op, func.ReturnOp):
-                builder.__exit__(None, None, None)
-                with ImplicitBuilder(new):
-                    func.ReturnOp()
-            else:
-                self.clone(op)
+        # The builder must be left even when a loop is rejected: an ImplicitBuilder left
+        # entered would take every op created later in the process (the parser's too).
+        with ExitStack() as scope:
+            scope.enter_context(ImplicitBuilder(new))
+            for op in list(old.ops):
+                if isinstance(op, tile.TokenLoopOp):
+                    if self.graph is None:  # everything from the first loop on is one graph
+                        scope.close()
+                        self.graph = self.new_graph(new, op)
+                        scope.enter_context(ImplicitBuilder(self.graph.body.block))
+                    self.loop(op)
+                elif isinstance(op, func.ReturnOp):
+                    scope.close()
+                    with ImplicitBuilder(new):
+                        func.ReturnOp()
+                else:
+                    self.clone(op)
         f.body.detach_block(old)
         f.body.add_block(new)
         f.function_type = func.FunctionType.from_lists([a.type for a in new.args], [])
@@ -230,9 +238,9 @@ class Lowering:
         cube = next(o for o in stages if isinstance(o, tile.CubeStageOp))
         pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1:]
         self.map_loads(loop, stages)
-        dests = self.destinations(loop, stages)
-        first = len(self.graph.body.block.ops) if self.graph else 0
         feed, side = feeding(pre, cube)
+        dests = self.destinations(loop, stages, [feed, side, [cube], post])
+        first = len(self.graph.body.block.ops) if self.graph else 0
         after: list[str] = []
         if feed:
             after = [self.label(feed[0], loop.rows)]
@@ -275,18 +283,22 @@ class Lowering:
                 self.gm[o.result] = view.result
                 self.views.add(o)
 
-    def destinations(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> dict[SSAValue, list[SSAValue]]:
+    def destinations(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase],
+                     phases: list[list[tile.StageBase]]) -> dict[SSAValue, list[SSAValue]]:
         """GM destinations of every stage result: the outputs it is stored to, and a
-        workspace if another stage reads it."""
+        workspace if a stage of another phase (another group of tasks) reads it; within
+        a phase a result stays in UB."""
         stores: dict[SSAValue, list[SSAValue]] = {}
         for st in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
             stores.setdefault(st.value, []).append(self.gm[st.dest])
+        phase = {st: i for i, ph in enumerate(phases) for st in ph}
         dests: dict[SSAValue, list[SSAValue]] = {}
         n = 0
         for st in stages:
             for r in st.results:
                 dests[r] = list(stores.get(r, []))
-                if any(not isinstance(u.operation, tile.StoreOp) for u in r.uses):
+                readers = {_stage_of(u.operation) for u in r.uses if not isinstance(u.operation, tile.StoreOp)}
+                if any(s is None or phase.get(s) != phase[st] for s in readers):
                     t = r.type
                     assert isinstance(t, TensorType)
                     bt = BufferType([DYNAMIC_INDEX, *t.get_shape()[1:]], t.element_type, Space.GM)

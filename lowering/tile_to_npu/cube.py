@@ -155,20 +155,22 @@ class CubeStage:
     def buffers(self) -> dict[str, list]:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
         t, cap, l1, l0 = self.t, self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
+        block = self.lw.target.block_bytes
+        size = lambda bt: -(-bt.nbytes() // block) * block  # noqa: E731  buffers start on a block
         halves = t.k1 // 2 % t.k0 == 0
-        ca, cb, self.parts = self.l1_copies(a1_t.nbytes(), b1_t.nbytes(), l1, cap("l1"), halves)
+        ca, cb, self.parts = self.l1_copies(size(a1_t), size(b1_t), l1, cap("l1"), halves)
         kb = t.k1 // self.parts
         part_t = BufferType([t.n1, kb] if self.bt else [kb, t.n1], self.b_el, Space.L1)
-        l0 = l0 if l0 * a0_t.nbytes() <= cap("l0a") and l0 * b0_t.nbytes() <= cap("l0b") else 1
-        b1_at = ca * a1_t.nbytes()
-        kept_at = b1_at + cb * part_t.nbytes()
-        kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // b1_t.nbytes())
+        l0 = l0 if l0 * size(a0_t) <= cap("l0a") and l0 * size(b0_t) <= cap("l0b") else 1
+        b1_at = ca * size(a1_t)
+        kept_at = b1_at + cb * size(part_t)
+        kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t))
         return {
-            "a1": [npu.AllocOp(a1_t, j * a1_t.nbytes()).result for j in range(ca)],
-            "b1": [npu.AllocOp(part_t, b1_at + j * part_t.nbytes()).result for j in range(cb)],
-            "kept": [npu.AllocOp(b1_t, kept_at + j * b1_t.nbytes()).result for j in range(kept)],
-            "a0": [npu.AllocOp(a0_t, j * a0_t.nbytes()).result for j in range(l0)],
-            "b0": [npu.AllocOp(b0_t, j * b0_t.nbytes()).result for j in range(l0)],
+            "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
+            "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
+            "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
+            "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
+            "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
             "acc": npu.AllocOp(acc_t, 0).result,
         }
 

@@ -166,6 +166,7 @@ class VectorPhase:
     def load_inputs(self, r: int, row, valid, ub: UB) -> bool:
         """Every value the phase reads that it does not compute, into UB."""
         inside = {o for st in self.stages for o in st.body.block.ops} - self.lw.views
+        inside |= set(self.stages)  # a result of an earlier stage of the phase is in UB
         loaded = False
         for op in (o for st in self.stages for o in st.body.block.ops if o not in self.lw.views):
             for v in op.operands:

@@ -24,6 +24,20 @@
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' | grep -c "npu.alloc gm" | filecheck %s --check-prefix=WS
 // WS: {{^}}1{{$}}
 
+// Two vector stages of one phase (rmsnorm, then the cast the cube reads): the f32
+// RMSNorm result stays in UB; only the bf16 the cube reads goes to a workspace, and no
+// task reads a workspace before it is written.
+// RUN: pto-opt %S/Inputs/two_vector_stages.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' | filecheck %s --check-prefix=PHASE
+// PHASE: %ws = npu.alloc gm (%tokens) : !npu.buf<?x64xbf16, gm>
+// PHASE-NOT: npu.alloc gm
+// PHASE: npu.tasks "rmsnorm.8" vector
+// PHASE-NOT: npu.dma mte2 %ws
+// PHASE-NOT: f32, gm>
+// PHASE: npu.dma mte3 %{{.*}} -> %ws[%row, 0] rows %rows : !npu.buf<4x64xbf16, ub>
+// PHASE-NOT: npu.dma mte2 %ws
+// PHASE-NOT: f32, gm>
+// PHASE: npu.tasks "linear.8" cube
+
 // The lowering is deterministic: two runs print the same npu IR.
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.1 2>/dev/null
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' > %t.2 2>/dev/null

@@ -118,6 +118,18 @@ func.func @returns_argument(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> (t
 
 // -----
 
+// A matmul nothing depends on was lowered into a cube stage with no result (an internal
+// error, issue 10's fuzzing).
+func.func @dead_matmul(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xf32> {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %nb = pto.cast %n rint : tensor<?x64xf32> -> tensor<?x64xbf16>
+  // expected-error@+1 {{'dead_matmul' is not SK-03: no result of the kernel depends on its matmul (an unused matmul)}}
+  %y = pto.matmul %nb, %w : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
 // expected-error@+1 {{'chained' is not SK-03: it has 2 chained matmuls; SK-03 has exactly one (chained matmuls are SK-04/SK-05/SK-14)}}
 func.func @chained(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<64x32xbf16>) -> tensor<?x32xbf16> {
   // expected-note@+1 {{matmul here}}

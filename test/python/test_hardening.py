@@ -149,6 +149,25 @@ def test_trace_onto_an_input_is_refused(tmp_path, capsys) -> None:
     assert [open(p, "rb").read() for p in ins] == before
 
 
+def test_crash_reproducer_onto_the_input_is_refused(tmp_path, capsys) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text(open(STD).read())
+    code, _, err = opt_cli(capsys, str(k), "--mlir-pass-pipeline-crash-reproducer", str(k), "-p", "test-pass-failure")
+    assert code == 2 and "would overwrite the input" in err and one_line(err), err
+    assert k.read_text() == open(STD).read()
+
+
+def test_parse_time_attribute_errors_and_deep_nesting(tmp_path, capsys) -> None:
+    # Both were internal errors (exit 3) found by bench/fuzz.py.
+    k = tmp_path / "k.mlir"
+    k.write_text("%t = arith.minui %x, %c0 : tensor<?x64xf32>\n")
+    code, _, err = opt_cli(capsys, str(k))
+    assert code == 1 and f"{k}:1:1: error:" in err and "internal" not in err, err
+    k.write_text("func.func @f" + "(" * 5000 + "\n")
+    code, _, err = opt_cli(capsys, str(k))
+    assert code == 1 and "nesting too deep to parse" in err and "internal" not in err, err
+
+
 def test_output_dir_onto_an_input_is_refused(tmp_path, capsys) -> None:
     ins = std_inputs(tmp_path)
     flags = sum((["--input", p] for p in ins), [])
@@ -271,3 +290,43 @@ def test_activation_scale_as_an_input_at_the_npu_level(vec: str) -> None:
 
     m = parse(ACT_SCALE_INPUT.replace("VEC", vec))
     check_run(m, lowered(m), 61)
+
+
+NBUFFER_9 = """
+func.func @k(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<?x32xbf16>
+    attributes {pto.target = "ascend910b1", pto.unroll = array<i64: 4, 1>, pto.options = {vec_nbuffer_setting = {"0" = 9}}} {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xbf16> -> tensor<?x64xbf16>
+  %y = pto.matmul %n, %w b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xbf16>
+  func.return %y : tensor<?x32xbf16>
+}
+"""
+
+
+def test_a_rejected_lowering_leaves_no_builder_behind() -> None:
+    # tile-to-npu entered an xDSL ImplicitBuilder by hand; a loop it rejected left it
+    # entered, and every op created later in the process went into that block (issue 10).
+    from kernels import example, lowered, parse
+
+    from pto.diagnostics import DiagnosticError
+
+    kept = []
+    with pytest.raises(DiagnosticError, match="nbuffer 9") as e:
+        lowered(parse(NBUFFER_9))  # rejected by tile-to-npu inside a token loop
+    kept.append(e.value)  # the traceback keeps the lowering's frames alive
+    assert lowered(example("sk03_standard.mlir")) is not None
+
+
+@pytest.mark.parametrize("k,n", [(1, 15), (17, 3), (16, 1)])
+def test_odd_k_and_n_keep_cube_buffers_on_blocks(k: int, n: int) -> None:
+    # L1/L0 buffers were packed at their exact byte sizes, so the next one started off
+    # the 32-byte block and tile-to-npu emitted IR its own verifier rejected (fuzzing).
+    from kernels import lowered, parse
+    from test_interp_e2e import check_run
+
+    m = parse(f"""
+func.func @k(%x: tensor<?x{k}xbf16>, %w: tensor<{n}x{k}xbf16>) -> tensor<?x{n}xbf16>
+    attributes {{pto.target = "ascend910b1", pto.unroll = array<i64: 4, 1>}} {{
+  %y = pto.matmul %x, %w b_trans : tensor<?x{k}xbf16>, tensor<{n}x{k}xbf16> -> tensor<?x{n}xbf16>
+  func.return %y : tensor<?x{n}xbf16>
+}}""")
+    check_run(m, lowered(m), 7)
