@@ -6,7 +6,9 @@ registers a group of `bodies x per_body` tasks. Then every core loops: take the 
 ready task of its kind, run the task region on itself, record its end (all pipes
 done). Task (b, i) of a group is ready when every task of body b of each group it is
 `after` has ended, `latency.task_ready` after the latest of their ends (the first
-tasks that long after the graph starts); the queue orders ready tasks by ready
+tasks that long after the graph starts), twice that if the producer x consumer task
+pairs of the body exceed `model.hub_pairs` (PyPTO's runtime then routes the dependence
+through a HUB task, itself a task to make ready); the queue orders ready tasks by ready
 time, then group order, body, task. Taking a task costs `latency.task_dispatch`; a
 core takes its next task no sooner than `latency.task_turnaround` after its last one
 ended.
@@ -56,6 +58,7 @@ class TaskGraph:
         self.groups = groups
         self.stitches = Stitches(groups, stitch)
         self.dependents: dict[str, list[Group]] = {g.label: [] for g in groups}
+        self.per_body = {g.label: g.per_body for g in groups}
         self.left: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet ended
         self.ends: dict[tuple[str, int], float] = {}  # latest end of a task of (group, body)
         self.ready: dict[str, list[tuple[float, int, int, int]]] = {k: [] for k in KINDS}  # heaps
@@ -141,6 +144,9 @@ class TaskGraph:
         for i in range(g.per_body):
             heapq.heappush(self.ready[g.kind], (at, g.index, body, i))
 
+    def _pairs(self, d: Group) -> int:
+        return sum(self.per_body[a] for a in d.after) * d.per_body
+
     def _ended(self, g: Group, body: int, end: float) -> None:
         key = (g.label, body)
         self.ends[key] = max(self.ends.get(key, end), end)
@@ -151,7 +157,15 @@ class TaskGraph:
             return
         for d in self.dependents[g.label]:
             if all(self.left[(a, body)] == 0 for a in d.after):
-                self._release(d, body, max(self.ends[(a, body)] for a in d.after) + self.machine.cost.task_ready)
+                self._release(d, body, self._ready(d, body))
+
+    def _ready(self, d: Group, body: int) -> float:
+        """When the body's tasks of `d` are ready: `task_ready` after its producers end,
+        twice that when PyPTO would put a HUB task between them (more than `hub_pairs`
+        producer x consumer pairs)."""
+        cost = self.machine.cost
+        hops = 2 if self._pairs(d) > cost.hub_pairs else 1
+        return max(self.ends[(a, body)] for a in d.after) + hops * cost.task_ready
 
 
 class Stitches:
@@ -193,3 +207,4 @@ class Stitches:
             self.open += 1
             opened += [(h, b, max(at, self.end + latency)) for h, b, at in self.held.pop(self.open, [])]
         return opened
+

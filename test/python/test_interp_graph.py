@@ -329,6 +329,20 @@ def test_a_task_is_ready_task_ready_after_its_dependences() -> None:
     assert t["b[0,0]"].start == t["a[0,0]"].start + t["a[0,0]"].dur + ready
 
 
+@pytest.mark.parametrize("producers,consumers,hops", [(4, 4, 1), (2, 8, 1), (4, 8, 2), (8, 8, 2)])
+def test_a_many_to_many_dependence_goes_through_a_hub(producers: int, consumers: int, hops: int) -> None:
+    """PyPTO routes a body's dependence with more than `model.hub_pairs` (16) producer x
+    consumer task pairs through a HUB task: one more `task_ready` before the consumers
+    (measured: 4 x 4 and 2 x 8 direct, 4 x 8 and 8 x 8 through a HUB)."""
+    ready = 1000
+    body = (vector_group("a", "%c1", producers) + "\n"
+            + vector_group("b", "%c1", consumers, after='"a"'))
+    t = tasks(run_ir(graph(body, vector=16), target=target(latency__task_ready=ready)))
+    last_a = max(e.start + e.dur for n, e in t.items() if n.startswith("a["))
+    first_b = min(e.start for n, e in t.items() if n.startswith("b["))
+    assert first_b == last_a + hops * ready
+
+
 def test_mmad_on_a_partial_tile_is_charged_for_its_valid_rows() -> None:
     """`npu.mmad ... rows 17` on a 128-row tile: the cube computes two fractals of rows
     (32), as PyPTO charges a tail body's tile, not the whole 128."""
