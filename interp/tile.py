@@ -77,4 +77,7 @@ class TileFunctions(InterpreterFunctions):
     # The tile level's token count comes from tensor.dim of a global tensor.
     @impl(tensor.DimOp)
     def run_dim(self, interpreter: Interpreter, op: tensor.DimOp, args: PythonValues):
-        return (args[0].shape[args[1]],)
+        rank, i = args[0].ndim, int(args[1])
+        if not 0 <= i < rank:
+            raise MachineError(op, f"'tensor.dim' index {i} is out of range for a rank-{rank} tensor")
+        return (args[0].shape[i],)

@@ -51,3 +51,11 @@ def valid_rows(row: SSAValue, end: SSAValue, rows: int) -> SSAValue:
     v = arith.MinUIOp(arith.SubiOp(arith.MaxUIOp(end, row), row), c(rows)).result
     v.name_hint = "rows"
     return v
+
+
+def divide(x: SSAValue, d: float, tmp: SSAValue, dst: SSAValue | None = None) -> None:
+    """dst (default x) = x / d per row, with `tmp` a [rows, 1] f32 buffer: the goldens
+    divide (np.mean, SK03.md's amax / 127), and a multiply by 1 / d differs from that in
+    the last bit for most d, which flips int8 values at .5 ties after quant."""
+    npu.VDupOp(float(d), tmp)
+    npu.VDivOp(x, tmp, x if dst is None else dst)

@@ -27,6 +27,7 @@ from typing import NoReturn
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
@@ -203,6 +204,9 @@ def verify_dominance(block: Block, visible: set[SSAValue]) -> None:
     visible.update(added)
     for op in block.ops:
         for i, v in enumerate(op.operands):
+            if isinstance(v, ForwardDeclaredValue):  # xDSL lets some escape its parser
+                name = f" '%{v.name_hint}'" if v.name_hint else ""
+                raise DiagnosticError(op, f"operand #{i} is an undeclared SSA value{name}")
             if v not in visible:
                 owner = v.owner if isinstance(v.owner, Operation) else None
                 notes = [Note(owner.location, "operand defined here")] if owner is not None else []

@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import ReduceKind, RoundMode, elem_name
-from pto.lowering.npu_build import c, sync, unsupported
+from pto.lowering.npu_build import c, divide, sync, unsupported
 from pto.lowering.tile_to_npu import events
 
 F32_MAX = 3.4028234663852886e38
@@ -135,11 +135,11 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
     for o in p.ops:
         if isinstance(o, tile.ReduceOp):
             if o.kind.data == ReduceKind.MEAN:
-                npu.VMulsOp(accs[o], 1.0 / p.k, accs[o])
+                divide(accs[o], p.k, ub.alloc([r, 1], f32, o.location))
             ub.bufs[o.result] = accs[o]
             _alias(p, ub.bufs, o.result)
         elif isinstance(o, tile.RmsNormOp):
-            npu.VMulsOp(accs[o], 1.0 / p.k, accs[o])
+            divide(accs[o], p.k, ub.alloc([r, 1], f32, o.location))
             npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
             npu.VSqrtOp(accs[o], accs[o])
         elif not p.wide(o.results[0]):

@@ -8,7 +8,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from pto.dialects import npu, tile
 from pto.dialects.pto import ReduceKind, RoundMode, elem_name
-from pto.lowering.npu_build import unsupported
+from pto.lowering.npu_build import divide, unsupported
 from pto.lowering.tile_to_npu.ub import UB
 
 _BINARY = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
@@ -78,7 +78,7 @@ def _reduce(op: tile.ReduceOp, e: _Emit) -> None:
     kind = op.kind.data
     npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, e.ub.bufs[op.input], dst)
     if kind == ReduceKind.MEAN:
-        npu.VMulsOp(dst, 1.0 / op.input.type.get_shape()[-1], dst)  # type: ignore[union-attr]
+        divide(dst, op.input.type.get_shape()[-1], e.tmp(list(dst.type.get_shape()), f32))  # type: ignore[union-attr]
 
 
 def _as_f32(x: SSAValue, v: SSAValue, e: _Emit) -> SSAValue:
@@ -95,7 +95,7 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
     sq, s = e.tmp([r, cols], f32), e.tmp([r, 1], f32)
     npu.VMulOp(xf, xf, sq)
     npu.VReduceOp(ReduceKind.SUM, sq, s)
-    npu.VMulsOp(s, 1.0 / cols, s)
+    divide(s, cols, e.tmp([r, 1], f32))
     npu.VAddsOp(s, op.eps.value.data, s)
     npu.VSqrtOp(s, s)
     res_f32 = elem_name(op.result.type.element_type) == "f32"  # type: ignore[union-attr]
@@ -112,7 +112,7 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
     x = e.ub.bufs[op.input]
     amax = e.tmp([r, 1], f32)
     npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
-    npu.VMulsOp(amax, 1.0 / 127.0, e.out(op.scale))
+    divide(amax, 127, e.tmp([r, 1], f32), e.out(op.scale))
     # x * 127 / amax in this order, as the golden of SK03.md computes it.
     t = e.tmp([r, cols], f32)
     npu.VMulsOp(x, 127.0, t)

@@ -46,7 +46,8 @@
 // STD: npu.dma mte2 %gamma[0] -> %{{.*}}[0] : !npu.buf<4096xbf16, gm> -> !npu.buf<4096xbf16, ub>
 // STD: npu.vcast {{.*}} none : !npu.buf<2x4096xbf16, ub> -> !npu.buf<2x4096xf32, ub>
 // STD: npu.vreduce sum {{.*}} -> %[[S:.*]] : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x1xf32, ub>
-// STD: npu.vmuls %[[S]], 0.000244140625
+// STD: npu.vdup 4.096000e+03 -> %[[K:[0-9]+]]
+// STD: npu.vdiv %[[S]], %[[K]] -> %[[S]]
 // STD: npu.vadds %[[S]], 1.000000e-06
 // STD: npu.vsqrt %[[S]]
 // STD: npu.vdiv %{{.*}}, %[[S]]
@@ -129,7 +130,8 @@
 // MHC: npu.dma mte2 %ws[%row_3, %{{.*}}] -> %{{.*}}[0, 0] rows %rows_3 : !npu.buf<?x16384xf32, gm> -> !npu.buf<8x2048xf32, ub>
 // MHC: npu.vreduce sum {{.*}} : !npu.buf<8x2048xf32, ub> -> !npu.buf<8x1xf32, ub>
 // MHC-NEXT: npu.vadd %[[ACC]], %{{.*}} -> %[[ACC]]
-// MHC: npu.vmuls %[[ACC]], 6.10351562e-05 -> %[[ACC]]
+// MHC: npu.vdup 1.638400e+04 -> %[[K:[0-9]+]]
+// MHC: npu.vdiv %[[ACC]], %[[K]] -> %[[ACC]]
 // MHC: npu.vsqrt
 // MHC: npu.vdiv {{.*}} : !npu.buf<8x24xf32, ub>, !npu.buf<8x1xf32, ub> -> !npu.buf<8x24xf32, ub>
 // With tile heights 128 and 64 the mhc_pre variant splits K into runs of one kL1 slice
