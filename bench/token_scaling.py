@@ -5,8 +5,9 @@ process so its peak RSS is its own.
     python bench/token_scaling.py [--tokens 1000,10000,100000]
 
 Prints per token count: the run's wall time (lowering excluded), its time per token,
-the process's peak RSS, the kernel's inputs and outputs, and the peak RSS per token
-above the process's size before the inputs existed. Goal (issue 10): time and memory grow
+the process's peak RSS, the kernel's inputs and outputs, the peak RSS per token above the
+process's size before the inputs existed, and the marginal RSS per token against the
+previous row (what each further token costs, free of the fixed part). Goal (issue 10): time and memory grow
 linearly with t, i.e. the per-token columns stay flat across the table.
 """
 
@@ -56,12 +57,16 @@ def main() -> None:
     ap.add_argument("--tokens", default="1000,10000,100000")
     a = ap.parse_args()
     kernel = str(Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir")
-    print(f"{'tokens':>8} {'run s':>8} {'us/token':>9} {'peak RSS MB':>12} {'in+out MB':>10} {'RSS KB/token':>13}")
+    print(f"{'tokens':>8} {'run s':>8} {'us/token':>9} {'peak RSS MB':>12} {'in+out MB':>10} {'RSS KB/token':>13} "
+          f"{'marginal KB/token':>18}")
+    prev = None
     for t in (int(x) for x in a.tokens.split(",")):
         m = measure(t, kernel)
         per_kb = (m["peak_kb"] - m["base_kb"]) / t
+        marginal = f"{(m['peak_kb'] - prev[1]) / (t - prev[0]):>18.1f}" if prev and t > prev[0] else f"{'':>18}"
         print(f"{t:>8} {m['secs']:>8.1f} {1e6 * m['secs'] / t:>9.0f} {m['peak_kb'] / 1024:>12.0f} "
-              f"{m['io_bytes'] / 2**20:>10.0f} {per_kb:>13.1f}")
+              f"{m['io_bytes'] / 2**20:>10.0f} {per_kb:>13.1f} {marginal}")
+        prev = (t, m["peak_kb"])
 
 
 if __name__ == "__main__":
