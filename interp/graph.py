@@ -207,4 +207,3 @@ class Stitches:
             self.open += 1
             opened += [(h, b, max(at, self.end + latency)) for h, b, at in self.held.pop(self.open, [])]
         return opened
-

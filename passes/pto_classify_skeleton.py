@@ -45,8 +45,13 @@ def _forward(op: Operation) -> set[Operation]:
 
 
 def _is_kernel(func: FuncOp) -> bool:
-    """A function with pto ops, or one that says it is a kernel by its pto hints."""
-    return any(o.name.startswith("pto.") for o in func.walk()) or any(k.startswith("pto.") for k in func.attributes)
+    """A function with pto ops, or one without ops of a lower level that says it is a
+    kernel by its pto hints (a tile- or npu-level function keeps `pto.target`)."""
+    names = [o.name for o in func.walk()]
+    if any(n.startswith("pto.") for n in names):
+        return True
+    lowered = any(n.startswith(("tile.", "npu.")) for n in names)
+    return not lowered and any(k.startswith("pto.") for k in func.attributes)
 
 
 def classify(func: FuncOp) -> tuple[Form, str]:

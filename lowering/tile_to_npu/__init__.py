@@ -31,8 +31,8 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     IntegerAttr,
     ModuleOp,
+    LocationAttr,
     TensorType,
-    LocationAttr as Location,
     UnitAttr,
     UnknownLoc,
 )
@@ -129,6 +129,7 @@ class Lowering:
         self.labels: set[str] = set()
         self.tokens: SSAValue | None = None
         self.workspaces: dict[tuple, SSAValue] = {}
+        self.cascade, self.last_upper = 0, None
         self.graph: npu.GraphOp | None = None
 
     def run(self) -> None:
@@ -207,10 +208,13 @@ class Lowering:
         return self.tokens
 
     def workspace(self, key: tuple, t: BufferType, rows: Callable[[], SSAValue], name: str,
-                  loc: Location | None = None) -> SSAValue:
+                  loc: LocationAttr | None = None) -> SSAValue:
         """A GM workspace (dim 0 dynamic) shared by every factor loop of the cascade under
         the same `key`: the loops cover disjoint token rows, so GM holds one copy of each
-        intermediate however many factors the unroll list has."""
+        intermediate however many factors the unroll list has. Loops that do not continue
+        a cascade (their lower bound is not the previous loop's upper one) may cover the
+        same rows at the same time: they get their own."""
+        key = (self.cascade, *key)
         if key not in self.workspaces:
             ws = npu.AllocOp(t, None, [rows()])
             ws.result.name_hint = name
@@ -230,6 +234,9 @@ class Lowering:
     # ---------------------------------------------------------------- one loop
 
     def loop(self, loop: tile.TokenLoopOp) -> None:
+        if loop.lower is not self.last_upper:
+            self.cascade += 1
+        self.last_upper = loop.upper
         lb, ub = self.gm[loop.lower], self.gm[loop.upper]
         count = arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(loop.rows)).result
         count.name_hint = f"bodies{loop.rows}"

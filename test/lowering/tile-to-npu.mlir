@@ -8,6 +8,13 @@
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p tile-assign-shapes,tile-to-npu | filecheck %s --check-prefix=LEVEL
+// The loops of a remainder cascade cover disjoint rows and share one workspace; a loop
+// that does not continue the cascade (its lower bound is not the last upper bound) may
+// run over the same rows at the same time and gets its own.
+// RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p tile-assign-shapes,tile-to-npu | grep -c "npu.alloc gm" | filecheck %s --check-prefix=WS1
+// WS1: {{^}}1{{$}}
+// RUN: sed 's/token_loop %i = %end to/token_loop %i = %c0 to/' %S/../../examples/levels/sk03_standard.tile.mlir | pto-opt -p tile-assign-shapes,tile-to-npu | grep -c "npu.alloc gm" | filecheck %s --check-prefix=WS2
+// WS2: {{^}}2{{$}}
 
 // A weight loaded inside the cube stage (the tile-level example) is read where it lives,
 // with the load's cache policy.

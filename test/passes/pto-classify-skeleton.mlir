@@ -4,6 +4,10 @@
 // RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-CV
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-QUANT
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-MHC
+// A function of a lower level keeps its pto hints but is not a kernel to classify.
+// RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=TILE
+// TILE: tile.token_loop
+// TILE-NOT: pto.form
 // EX-STD: pto.form = #pto.form<standard>
 // EX-CV: pto.form = #pto.form<c_v>
 // EX-QUANT: pto.form = #pto.form<quant>
