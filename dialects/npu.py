@@ -381,7 +381,10 @@ class TasksOp(IRDLOperation):
     its body index `%b` (one loop body: the tokens of one unrolled iteration) and its
     task index `%i` within the body. Task (b, i) may start once every task of body b of
     each group in `after` has finished. Each task starts `latency.task_dispatch` cycles
-    after the core takes it and ends when all its pipes are done."""
+    after the core takes it and ends when all its pipes are done. `hub` (after the
+    `after` list): PyPTO's runtime puts a HUB task between the body's producers and
+    these tasks (every task needs every producer, and they form many pairs), one more
+    task to become ready between them."""
 
     name = "npu.tasks"
 
@@ -389,6 +392,7 @@ class TasksOp(IRDLOperation):
     kind = prop_def(StringAttr)
     per_body = prop_def(IntegerAttr[IntegerType])
     after = prop_def(ArrayAttr[StringAttr])
+    hub = opt_prop_def(UnitAttr)
     bodies = operand_def(IndexType)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
@@ -420,8 +424,11 @@ class TasksOp(IRDLOperation):
         after: list[str] = []
         if parser.parse_optional_keyword("after"):
             after = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+        hub = parser.parse_optional_keyword("hub") is not None
         region = parser.parse_region([a.resolve(IndexType()) for a in args])
         op = cls(label, kind, bodies, per_body, after, region)
+        if hub:
+            op.hub = UnitAttr()
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes.update(attrs.data)
         return op
@@ -438,8 +445,13 @@ class TasksOp(IRDLOperation):
             printer.print_string(" after [")
             printer.print_list(self.deps(), printer.print_string_literal)
             printer.print_string("]")
+        if self.hub is not None:
+            printer.print_string(" hub")
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        if self.body.block.ops:
+            printer.print_region(self.body, print_entry_block_args=False)
+        else:  # xDSL would print the entry block's label, which the named arguments forbid
+            printer.print_string("{\n}")
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
     def verify_(self) -> None:
@@ -449,6 +461,8 @@ class TasksOp(IRDLOperation):
             raise VerifyException(f"task kind must be cube or vector, got {self.kind.data}")
         if self.per_body.value.data < 1:
             raise VerifyException("a body needs at least one task")
+        if self.hub is not None and not self.after.data:
+            raise VerifyException("'hub' needs an 'after' list: a HUB stands between producers and their consumers")
         args = self.body.block.args
         if len(args) != 2 or not all(isinstance(a.type, IndexType) for a in args):
             raise VerifyException("the task region takes two index arguments: (%body, %task)")

@@ -47,7 +47,6 @@ class CostModel:
         self.hbm_total = model["hbm_total"]
         self.transpose_factor = raw["dma"]["transpose_rate_factor"]
         self.atomic_add_factor = model["atomic_add_factor"]
-        self.hub_pairs = model["hub_pairs"]
         self.fractal = raw["cube"]["fractal"]
         self.macs = raw["cube"]["macs_per_cycle"]
         self.repeat_bytes = target.vector_bytes_per_repeat

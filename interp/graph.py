@@ -6,9 +6,9 @@ registers a group of `bodies x per_body` tasks. Then every core loops: take the 
 ready task of its kind, run the task region on itself, record its end (all pipes
 done). Task (b, i) of a group is ready when every task of body b of each group it is
 `after` has ended, `latency.task_ready` after the latest of their ends (the first
-tasks that long after the graph starts), twice that if the producer x consumer task
-pairs of the body exceed `model.hub_pairs` (PyPTO's runtime then routes the dependence
-through a HUB task, itself a task to make ready); the queue orders ready tasks by ready
+tasks that long after the graph starts), twice that for a group marked `hub` (PyPTO's
+runtime routes its dependence through a HUB task, itself a task to make ready); the
+queue orders ready tasks by ready
 time, then group order, body, task. Taking a task costs `latency.task_dispatch`; a
 core takes its next task no sooner than `latency.task_turnaround` after its last one
 ended.
@@ -50,6 +50,7 @@ class Group:
     after: list[str]
     region: Region
     loop: int  # groups of one token loop share its bodies
+    hub: bool = False  # a HUB task stands between its producers and it (npu.tasks ... hub)
 
 
 class TaskGraph:
@@ -58,7 +59,6 @@ class TaskGraph:
         self.groups = groups
         self.stitches = Stitches(groups, stitch)
         self.dependents: dict[str, list[Group]] = {g.label: [] for g in groups}
-        self.per_body = {g.label: g.per_body for g in groups}
         self.left: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet ended
         self.ends: dict[tuple[str, int], float] = {}  # latest end of a task of (group, body)
         self.ready: dict[str, list[tuple[float, int, int, int]]] = {k: [] for k in KINDS}  # heaps
@@ -144,9 +144,6 @@ class TaskGraph:
         for i in range(g.per_body):
             heapq.heappush(self.ready[g.kind], (at, g.index, body, i))
 
-    def _pairs(self, d: Group) -> int:
-        return sum(self.per_body[a] for a in d.after) * d.per_body
-
     def _ended(self, g: Group, body: int, end: float) -> None:
         key = (g.label, body)
         self.ends[key] = max(self.ends.get(key, end), end)
@@ -161,11 +158,9 @@ class TaskGraph:
 
     def _ready(self, d: Group, body: int) -> float:
         """When the body's tasks of `d` are ready: `task_ready` after its producers end,
-        twice that when PyPTO would put a HUB task between them (more than `hub_pairs`
-        producer x consumer pairs)."""
-        cost = self.machine.cost
-        hops = 2 if self._pairs(d) > cost.hub_pairs else 1
-        return max(self.ends[(a, body)] for a in d.after) + hops * cost.task_ready
+        twice that through a HUB task (`npu.tasks ... hub`)."""
+        hops = 2 if d.hub else 1
+        return max(self.ends[(a, body)] for a in d.after) + hops * self.machine.cost.task_ready
 
 
 class Stitches:

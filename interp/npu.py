@@ -253,7 +253,7 @@ class NpuFunctions(InterpreterFunctions):
             raise MachineError(op, "'npu.tasks' runs inside 'npu.graph'")
         loop = self._loops.setdefault(op.bodies, len(self._loops))  # groups of one loop share its bodies value
         self._groups.append(Group(len(self._groups), op.label.data, op.kind.data, int(args[0]),
-                                  op.per_body.value.data, op.deps(), op.body, loop))
+                                  op.per_body.value.data, op.deps(), op.body, loop, op.hub is not None))
         return ()
 
     # -- data movement -------------------------------------------------------------------

@@ -249,9 +249,12 @@ class Lowering:
         dests = self.destinations(loop, stages, [feed, side, [cube], post])
         first = len(self.graph.body.block.ops) if self.graph else 0
         after: list[str] = []
+        chunked = False
         if feed:
             after = [self.label(feed[0], loop.rows)]
-            VectorPhase(self, feed, body).emit(after[0], [], dests)
+            phase = VectorPhase(self, feed, body)
+            phase.emit(after[0], [], dests)
+            chunked = phase.chunks() > 1
         beside: list[str] = []
         if side:  # vector stages the cube does not wait for: they run beside it
             beside = [self.label(side[0], loop.rows)]
@@ -259,18 +262,38 @@ class Lowering:
         cs = CubeStage(self, cube, body, dests)
         label = self.label(cube, loop.rows)
         cs.emit(label, after)
+        # A split-K run reads only its K range (the column tiles of a chunked phase in it);
+        # a task adding partial sums only its output tile's runs.
+        partial = {label} if chunked and cs.t.splits > 1 else set()
         after = [label]
         if cs.psum is not None:
             emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
             after = [label + ".sum"]
+            partial.add(after[0])
         if post:
             VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after + beside, dests)
-        # Generated ops take the loop's location, so an error in them points at the source.
         assert self.graph is not None
+        self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
+        # Generated ops take the loop's location, so an error in them points at the source.
         for op in list(self.graph.body.block.ops)[first:]:
             for o in op.walk():
                 if isinstance(o.location, UnknownLoc):
                     o.location = loop.location
+
+    def mark_hubs(self, ops: list[Operation], partial: set[str]) -> None:
+        """Mark `hub` the groups whose every task needs every task of the body's producers,
+        more than `model.hub_pairs` pairs of them and more than one on each side (a HUB
+        saves no edge to or from a single task): PyPTO's runtime routes such a dependence
+        through a HUB task (measured, bench/fidelity/PYPTO_NOTES.md (f)). `partial`
+        groups need only some of their producers' tasks."""
+        per_body = {t.label.data: t.per_body.value.data for t in self.graph.body.block.ops  # type: ignore[union-attr]
+                    if isinstance(t, npu.TasksOp)}
+        limit = self.target.raw["model"]["hub_pairs"]
+        for t in ops:
+            if isinstance(t, npu.TasksOp) and t.after.data and t.label.data not in partial:
+                producers, consumers = sum(per_body[a] for a in t.deps()), t.per_body.value.data
+                if producers * consumers > limit and min(producers, consumers) > 1:
+                    t.hub = UnitAttr()
 
     def map_loads(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
         """Loads read their GM buffer; an in-place reshape of a loaded tensor is a view of it."""

@@ -62,8 +62,9 @@
 // STD: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row, 0] rows %rows
 // STD-NOT: npu.set_flag mte2 -> vector, 2
 // 8 output tiles (128 x 64, the L0 tile: PyPTO's task) per body, each after the body's
-// vector tasks; with a single row tile there is nothing for l1_reuse to merge.
-// STD: npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16) after ["rmsnorm.128"] {
+// vector tasks; with a single row tile there is nothing for l1_reuse to merge. Every cube
+// task needs every vector task of the body, 64 x 16 pairs: through a HUB in PyPTO.
+// STD: npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16) after ["rmsnorm.128"] hub {
 // Two L1 copies of each operand (PyPTO's cube tasks copy K slices in back to back: the
 // next slice loads while this one is consumed), one L0 copy (64 KiB each: two do not fit).
 // STD: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
@@ -98,10 +99,10 @@
 // INT8: npu.vcast {{.*}} rint : {{.*}}xf32, ub> -> {{.*}}xi32, ub>
 // INT8: npu.vcast {{.*}} round : {{.*}}xi32, ub> -> {{.*}}xf16, ub>
 // INT8: npu.vcast {{.*}} trunc sat : {{.*}}xf16, ub> -> {{.*}}xi8, ub>
-// INT8: npu.tasks "Query-Linear.128" cube (%body_1, %task_1) in (%bodies128, 32) after ["q-rmsnorm.128"] {
+// INT8: npu.tasks "Query-Linear.128" cube (%body_1, %task_1) in (%bodies128, 32) after ["q-rmsnorm.128"] hub {
 // INT8: npu.mmad {{.*}} -> !npu.buf<128x256xi32, l0c>
 // INT8: npu.fixpipe {{.*}} : !npu.buf<128x256xi32, l0c> -> !npu.buf<?x8192xi32, gm>
-// INT8: npu.tasks "Query-Dequant.128" vector (%body_2, %task_2) in (%bodies128, 128) after ["Query-Linear.128"] {
+// INT8: npu.tasks "Query-Dequant.128" vector (%body_2, %task_2) in (%bodies128, 128) after ["Query-Linear.128"] hub {
 // INT8: npu.dma mte2 %w_scale[0, 0] -> %{{.*}}[0, 0] transpose : !npu.buf<8192x1xf32, gm> -> !npu.buf<1x8192xf32, ub>
 // INT8: npu.vcast {{.*}} rint : {{.*}}xi32, ub> -> {{.*}}xf32, ub>
 
@@ -109,7 +110,7 @@
 // waits for the cube tasks of its body.
 // CV: npu.tasks "wqa-linear.128" cube (%body, %task) in (%bodies128, 32) {
 // CV: npu.dma mte2 %x[%row
-// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 16) after ["wqa-linear.128"] {
+// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 16) after ["wqa-linear.128"] hub {
 
 // mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})
@@ -144,7 +145,9 @@
 // With tile heights 128 and 64 the mhc_pre variant splits K into runs of one kL1 slice
 // (f32: 8 here), no row tiles merged (PyPTO merges none under split-K): 8 row tiles x 8
 // runs per body, each writing its partial sums into its run's block of a workspace; a
-// vector group adds the runs up per output tile (8 per body), one copy-in per run.
+// vector group adds the runs up per output tile (8 per body), one copy-in per run. A run
+// reads only the column tiles of its K range and a sum task only its tile's runs: no
+// dependence is all-to-all, so none goes through a HUB.
 // SPLIT: %psum = npu.alloc gm (%{{.*}}) : !npu.buf<?x24xf32, gm>
 // SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 64) after ["pre.128"] {
 // SPLIT-NOT: atomic_add

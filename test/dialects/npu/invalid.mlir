@@ -733,6 +733,18 @@ func.func @graph_labels(%x: !npu.buf<?x64xf32, gm>) {
 
 // -----
 
+func.func @graph_hub(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{'hub' needs an 'after' list: a HUB stands between producers and their consumers}}
+    npu.tasks "a" vector (%b, %i) in (%n, 1) hub {
+    }
+  }
+  func.return
+}
+
+// -----
+
 func.func @graph_after(%x: !npu.buf<?x64xf32, gm>) {
   npu.graph cube 24 vector 48 {
     %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>

@@ -151,6 +151,7 @@ func.func @graph_stitch(%x: !npu.buf<?x64xf32, gm>) {
 // CHECK: npu.graph cube 24 vector 48 {
 // CHECK: npu.tasks "norm" vector (%{{.*}}, %{{.*}}) in (%n, 2) {
 // CHECK: npu.tasks "mm" cube (%{{.*}}, %{{.*}}) in (%n, 1) after ["norm"] {
+// CHECK: npu.tasks "out" vector (%{{.*}}, %{{.*}}) in (%n, 8) after ["norm", "mm"] hub {
 func.func @graph(%x: !npu.buf<?x64xf32, gm>) {
   npu.graph cube 24 vector 48 {
     %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
@@ -159,6 +160,8 @@ func.func @graph(%x: !npu.buf<?x64xf32, gm>) {
     }
     npu.tasks "mm" cube (%b, %i) in (%n, 1) after ["norm"] {
       %a = npu.alloc l1 [0] : !npu.buf<4x64xf32, l1>
+    }
+    npu.tasks "out" vector (%b, %i) in (%n, 8) after ["norm", "mm"] hub {
     }
   }
   func.return
