@@ -347,6 +347,12 @@ def _same_shape(op: Operation, a: TensorType[Attribute], b: TensorType[Attribute
 # ------------------------------------------------------------------ ops (shared bases)
 
 
+def _has_last_axis(op: Operation, x: TensorType) -> None:
+    """Ops over the last axis (norms, reductions, per-token quant) need one."""
+    if x.get_num_dims() < 1:
+        raise VerifyException(f"'{op.name}' works along the last axis: its input needs rank >= 1, got rank 0")
+
+
 class RmsNormBase(ShapedOp):
     """`x / sqrt(mean(x^2, last axis) + eps) [* gamma]`, computed in f32.
 
@@ -372,6 +378,7 @@ class RmsNormBase(ShapedOp):
 
     def verify_shapes(self) -> None:
         x, r = tensor_type(self.input), tensor_type(self.result)
+        _has_last_axis(self, x)
         _same_shape(self, x, r, "result")
         xe, re_ = elem_name(x.element_type), elem_name(r.element_type)
         if xe not in FLOAT_ELEMS:
@@ -600,6 +607,7 @@ class ReduceBase(ShapedOp):
 
     def verify_shapes(self) -> None:
         x, r = tensor_type(self.input), tensor_type(self.result)
+        _has_last_axis(self, x)
         want = (*x.get_shape()[:-1], 1)
         if r.get_shape() != want:
             raise VerifyException(f"'{self.name}' result must be {dims_str(want)}, got {dims_str(r.get_shape())}")
@@ -629,6 +637,7 @@ class QuantBase(ShapedOp):
 
     def verify_shapes(self) -> None:
         x, q, s = tensor_type(self.input), tensor_type(self.quantized), tensor_type(self.scale)
+        _has_last_axis(self, x)
         if elem_name(x.element_type) not in FLOAT_ELEMS:
             raise VerifyException(f"'{self.name}' needs a float input")
         _same_shape(self, x, q, "quantized result")

@@ -375,3 +375,19 @@ def test_means_and_quant_scales_divide_as_the_goldens() -> None:
            rng.integers(-128, 128, (32, 192)).astype(np.int8), rng.random((32, 1), dtype=np.float32)]
     got, want = pto.run(compiled, ins).outputs, pto.run(compiled, ins, level="pto").outputs
     assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
+
+
+def test_reduction_of_a_static_tensor_is_rejected(capsys) -> None:
+    k = str(ROOT / "test" / "python" / "Inputs" / "reduce_of_static.mlir")
+    code, _, err = opt_cli(capsys, k, "-p", "tile-unroll{factors=8},tile-annotate-cache,tile-assign-shapes,tile-to-npu")
+    assert code == 1 and "a reduction of a tensor without a token axis" in err and "'npu." not in err, err
+
+
+def test_ops_along_the_last_axis_of_a_scalar_are_build_errors() -> None:
+    import pto
+
+    k = pto.Kernel("f", target="ascend910b1")
+    x, g = k.arg("x", [], "f32"), k.arg("g", [4], "f32")
+    for build in (lambda: pto.rms_norm(x, g), lambda: pto.quant(x), lambda: pto.reduce(x)):
+        with pytest.raises(pto.BuildError, match="needs rank >= 1"):
+            build()

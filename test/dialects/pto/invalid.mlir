@@ -520,3 +520,28 @@ func.func @t(%x: tensor<4xf32>) {
   %0 = pto.abs %x {pto.form = #pto.form<standard>} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// Ops along the last axis of a rank-0 tensor (an IndexError in the verifier, fuzzing).
+func.func @t(%x: tensor<f32>, %g: tensor<4xf32>) {
+  // expected-error@+1 {{'pto.rms_norm' works along the last axis: its input needs rank >= 1, got rank 0}}
+  %0 = pto.rms_norm %x, %g eps = 1.0e-06 : tensor<f32>, tensor<4xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @t(%x: tensor<f32>) {
+  // expected-error@+1 {{'pto.reduce' works along the last axis: its input needs rank >= 1, got rank 0}}
+  %0 = pto.reduce sum %x : tensor<f32> -> tensor<1xf32>
+  func.return
+}
+
+// -----
+
+func.func @t(%x: tensor<f32>) {
+  // expected-error@+1 {{'pto.quant' works along the last axis: its input needs rank >= 1, got rank 0}}
+  %q, %s = pto.quant %x : tensor<f32> -> tensor<i8>, tensor<1xf32>
+  func.return
+}
