@@ -440,7 +440,7 @@ def eval_numpy(k: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
     with np.errstate(all="ignore"):
         for op in k["ops"]:
             a = [env[x] for x in op["args"]]
-            kind, (out_t, *more) = op["op"], op["types"]
+            kind, out_t = op["op"], op["types"][0]
             if kind == "rms_norm":  # in f32, as the hardware: x^2 may overflow to inf
                 xf = a[0].astype(np.float32)
                 ms = np.mean(xf * xf, axis=-1, keepdims=True, dtype=np.float32)
@@ -1151,7 +1151,7 @@ def input_paths(argv: list[str]) -> list[str]:
 
 def golden_verdict(p: dict, d: str, res: Result, out: str) -> None:
     """For an accepted semantic run: the tool's --golden verdict and an independent one."""
-    kern, tokens = p["semantic"], p["tokens"]
+    kern = p["semantic"]
     try:
         report = json.loads(out)
     except ValueError:
