@@ -356,6 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MachineError as e:
         r.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
         return EXIT_USER
+    except MemoryError as e:  # past a --max-memory raised above what the machine has
+        print(f"pto-run: error: out of memory ({e}); lower --tokens or --max-memory", file=sys.stderr)
+        return EXIT_USER
     except Exception as e:  # a bug in pto-ir, not in the user's input
         print(f"pto-run: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_INTERNAL

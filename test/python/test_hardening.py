@@ -93,6 +93,12 @@ def test_memory_budget_is_overridable(capsys, monkeypatch) -> None:
     assert code == 0, err
 
 
+def test_a_budget_above_the_machine_is_a_clean_out_of_memory(capsys) -> None:
+    # --max-memory 2^70 let a 32 TiB allocation through to a MemoryError (fuzzing).
+    code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", str(2**31), "--max-memory", str(2**70))
+    assert code == 1 and "out of memory" in err and one_line(err), err
+
+
 def test_memory_budget_applies_to_npy_inputs(tmp_path, capsys) -> None:
     ins = std_inputs(tmp_path)
     code, _, err = run_cli(capsys, STD, *sum((["--input", p] for p in ins), []), "--max-memory", "4096")
