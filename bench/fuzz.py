@@ -424,6 +424,7 @@ def emit_mlir(k: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+F32_MAX = float(np.finfo(np.float32).max)
 NP_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
 
 
@@ -451,7 +452,10 @@ def eval_numpy(k: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
             elif kind == "matmul":
                 lhs = a[0].swapaxes(-1, -2) if op.get("a_trans") else a[0]
                 rhs = a[1].swapaxes(-1, -2) if op.get("b_trans") else a[1]
-                vals = [lhs @ rhs]
+                # Where a partial sum may pass f32's range, whether the hardware's f32
+                # accumulator overflows depends on its summation order: no reference (NaN).
+                order_dependent = np.abs(lhs) @ np.abs(rhs) > F32_MAX
+                vals = [np.where(order_dependent, np.nan, lhs @ rhs)]
             elif kind == "quant":
                 amax = np.max(np.abs(a[0]), axis=-1, keepdims=True).astype(np.float32)
                 y = a[0].astype(np.float32) * np.float32(127) / amax  # in f32, as SK03.md's formula

@@ -35,6 +35,10 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.utils.scoped_dict import ScopedDict
 
+# The model keeps a record per task; past this many tasks in one graph a run is refused
+# rather than left to exhaust memory (a loop bound far beyond its tensor, say).
+MAX_TASKS = 1 << 24
+
 
 @dataclass(eq=False)
 class Buf:
@@ -251,8 +255,15 @@ class NpuFunctions(InterpreterFunctions):
     def run_tasks(self, interpreter: Interpreter, op: npu.TasksOp, args: PythonValues):
         if self._groups is None:
             raise MachineError(op, "'npu.tasks' runs inside 'npu.graph'")
+        bodies = int(args[0])
+        if bodies < 0:
+            raise MachineError(op, f"'npu.tasks' \"{op.label.data}\" has {bodies} loop bodies: its token loop's "
+                                   "lower bound is above its upper bound")
+        if bodies * op.per_body.value.data > MAX_TASKS:
+            raise MachineError(op, f"'npu.tasks' \"{op.label.data}\" would run {bodies} x {op.per_body.value.data} "
+                                   f"tasks, over the model's limit of {MAX_TASKS}")
         loop = self._loops.setdefault(op.bodies, len(self._loops))  # groups of one loop share its bodies value
-        self._groups.append(Group(len(self._groups), op.label.data, op.kind.data, int(args[0]),
+        self._groups.append(Group(len(self._groups), op.label.data, op.kind.data, bodies,
                                   op.per_body.value.data, op.deps(), op.body, loop, op.hub is not None))
         return ()
 

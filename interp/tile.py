@@ -36,6 +36,8 @@ class TileFunctions(InterpreterFunctions):
     @impl(tile.TokenLoopOp)
     def run_token_loop(self, interpreter: Interpreter, op: tile.TokenLoopOp, args: PythonValues):
         lb, ub = args
+        if lb > ub:  # the npu level would count a negative number of loop bodies
+            raise MachineError(op, f"'tile.token_loop' lower bound {lb} is above its upper bound {ub}")
         for i in range(lb, ub, op.rows):
             interpreter.run_ssacfg_region(op.body, (i,), "token_loop")
         return ()

@@ -132,6 +132,12 @@ class PtoToTilePass(ModulePass):
         for v in ret.arguments:
             if _tile_type(v.type, 1) == v.type:
                 raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
+        for o in body.ops:
+            static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
+            if o.name.startswith("pto.") and static:
+                # Its work would be the same for every token tile: the loop has no place for it.
+                raise DiagnosticError(o, f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
+                                         "on token tiles; do weight-only work on the host")
 
         out_types = [r for r in f.function_type.outputs.data]
         new_block = Block(arg_types=[*(a.type for a in body.args), *out_types])

@@ -53,6 +53,21 @@ def gm_type(t: Attribute) -> BufferType:
     return BufferType(list(t.get_shape()), t.element_type, Space.GM)
 
 
+def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
+    """Reject a vector op none of whose operands depends on a token tile: its tasks would
+    redo the same weight-only work for every body, in buffers shaped for token rows."""
+    varying: set[SSAValue] = {o.result for o in loop.body.walk() if isinstance(o, tile.LoadOp) and o.row is not None}
+    for st in stages:
+        for o in st.body.block.ops:
+            if any(v in varying for v in o.operands):
+                varying.update(o.results)
+            elif isinstance(st, tile.VecStageOp) and not isinstance(o, tile.YieldOp | tile.ReshapeOp | tile.LoadOp):
+                raise unsupported(o, f"'{o.name}' of tensors without a token axis")
+        yielded = st.body.block.last_op
+        assert yielded is not None
+        varying.update(r for r, v in zip(st.results, yielded.operands) if v in varying)
+
+
 @dataclass(frozen=True)
 class TileToNpuPass(ModulePass):
     __doc__ = __doc__ + """
@@ -245,6 +260,7 @@ class Lowering:
         cube = next(o for o in stages if isinstance(o, tile.CubeStageOp))
         pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1:]
         self.map_loads(loop, stages)
+        _check_token_axis(loop, stages)
         feed, side = feeding(pre, cube)
         dests = self.destinations(loop, stages, [feed, side, [cube], post])
         first = len(self.graph.body.block.ops) if self.graph else 0

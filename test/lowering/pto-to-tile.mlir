@@ -91,6 +91,17 @@ func.func @weight_only(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?
 
 // -----
 
+// Weight-only work has no place in the token loop, even when nothing returns it (a
+// fuzzed kernel: it used to reach tile-to-npu, which emitted a vabs its verifier refused).
+func.func @weight_only_unused(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  // expected-error@+1 {{'pto.abs' has no token axis (its result is tensor<64x64xf32>): SK-03 computes on token tiles; do weight-only work on the host}}
+  %a = pto.abs %w : tensor<64x64xf32> -> tensor<64x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
 // A cast of the matmul's result goes into the cube stage (the fixpipe casts) unless it
 // has a label or a vector tile of its own: then it is a vector stage, as PyPTO runs a
 // cast after set_vec_tile_shapes.

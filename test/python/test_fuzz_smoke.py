@@ -9,6 +9,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,3 +82,17 @@ def test_harness_sees_an_internal_error_and_a_hang(tmp_path) -> None:
         pool.close()
     assert got[0].outcome == "internal" and got[0].frame.startswith("passes/"), got[0]
     assert got[1].outcome == "hang" and got[1].secs < 10, got[1]
+
+
+def test_reference_declines_order_dependent_overflow() -> None:
+    """A matmul whose partial sums may pass f32's range has no reference: whether the f32
+    accumulator overflows depends on its summation order (a 50,000-case run called the
+    model's inf there wrong)."""
+    k = {"args": [("x", [None, 4], "f32", None), ("w", [4, 2], "f32", None)],
+         "ops": [{"op": "matmul", "args": ["x", "w"], "res": ["y"], "types": [([None, 2], "f32")]}],
+         "rets": ["y"]}
+    big = float(fuzz.F32_MAX) / 2
+    x = np.array([[big, big, -big, -big], [1, 2, 3, 4]], dtype=np.float32)
+    w = np.ones((4, 2), dtype=np.float32)
+    (y,) = fuzz.eval_numpy(k, [x, w])
+    assert np.isnan(y[0]).all() and np.array_equal(y[1], [10, 10])
