@@ -116,3 +116,17 @@ func.func @post_cast_stage(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> ten
 // CHECK-NEXT: tile.yield
 // CHECK: tile.vec_stage "post" tile [4, 32] -> (tensor<1x32xbf16>) {
 // CHECK-NEXT: tile.cast %{{.*}} rint
+
+// -----
+
+// An in-place reshape of a weight is a view, not weight-only work: it is staged with the
+// stage that reads it.
+// CHECK-LABEL: func.func @weight_scale_view
+// CHECK:         tile.vec_stage "dequant"
+// CHECK-NEXT:      %w1 = tile.reshape %ws_tile inplace : tensor<32x1xf32> -> tensor<1x32xf32>
+func.func @weight_scale_view(%x: tensor<?x64xi8>, %s: tensor<?x1xf32>, %w: tensor<32x64xi8>, %ws: tensor<32x1xf32>) -> tensor<?x32xf32> {
+  %acc = pto.matmul %x, %w b_trans : tensor<?x64xi8>, tensor<32x64xi8> -> tensor<?x32xi32>
+  %w1 = pto.reshape %ws inplace : tensor<32x1xf32> -> tensor<1x32xf32>
+  %d = pto.dequant %acc, %s, %w1 : tensor<?x32xi32>, tensor<?x1xf32>, tensor<1x32xf32> -> tensor<?x32xf32>
+  func.return %d : tensor<?x32xf32>
+}
