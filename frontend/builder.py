@@ -79,10 +79,15 @@ def _generated_here(f) -> bool:
     return f.f_code.co_filename == "<string>" and f.f_globals.get("__name__", "").startswith("pto.frontend.")
 
 
+# Frames of these packages are the API's own; the first other frame is the user's line.
+_API_PACKAGES = ("pto.frontend", "pto.pypto")
+
+
 def caller() -> tuple[str, int] | None:
-    """The first stack frame outside this package: where the user built the op."""
+    """The first stack frame outside the Python API: where the user built the op."""
     f = sys._getframe(1)
     while f is not None and (os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
+                             or f.f_globals.get("__name__", "").startswith(_API_PACKAGES)
                              or _generated_here(f)):
         f = f.f_back
     return (f.f_code.co_filename, f.f_lineno) if f is not None else None

@@ -1,0 +1,97 @@
+"""`pto.pypto`: PyPTO 0.2.0's Python API for SK-03 kernels, run through this project.
+
+    import pto.pypto as pypto
+
+    @pypto.frontend.jit(pass_options={"vec_nbuffer_setting": {0: 2}})
+    def kernel(x: pypto.Tensor([pypto.DYNAMIC, 4096], pypto.DT_BF16), ...,
+               out: pypto.Tensor([pypto.DYNAMIC, 1024], pypto.DT_BF16)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[128, 64, 1]):
+            ...
+            pypto.assemble(y, [idx, 0], out)
+
+    kernel(x, gamma, w, out)    # numpy (or torch CPU) arrays; out is written in place
+    kernel.report               # the model's report of that run
+
+The body is traced into `pto`-level IR (`kernel.trace(...)` returns it), lowered with
+the default pipeline and run on the npu-level model. docs/pypto.md lists every PyPTO
+name SK-03 kernels use and whether it is supported, accepted but not modelled, or
+refused; a PyPTO name outside that set raises a BuildError at the user's line.
+"""
+
+from __future__ import annotations
+
+from pto.frontend.builder import BuildError
+from pto.pypto import experimental, frontend
+from pto.pypto.errors import NotModelledWarning, refuse
+from pto.pypto.loops import (
+    assemble,
+    loop,
+    loop_unroll,
+    set_cube_tile_shapes,
+    set_pass_options,
+    set_semantic_label,
+    set_vec_tile_shapes,
+    view,
+)
+from pto.pypto.ops import (
+    abs,
+    add,
+    amax,
+    amin,
+    cast,
+    clone,
+    concat,
+    div,
+    exp,
+    full,
+    matmul,
+    mul,
+    reciprocal,
+    reshape,
+    rms_norm,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    sub,
+    sum,
+    tensor,
+    transpose,
+    zeros,
+)
+from pto.pypto.sym import ceil_div, sym_max as max, sym_min as min  # noqa: A004
+from pto.pypto.tensor import Tensor
+from pto.pypto.types import CachePolicy, CastMode, DataType, RunMode, SaturationMode, StatusType, TileOpFormat
+
+ceildiv = ceil_div
+DYNAMIC, STATIC, DYN = StatusType.DYNAMIC, StatusType.STATIC, StatusType.DYN
+globals().update({d.name: d for d in DataType})  # DT_BF16, DT_FP32, ...
+
+# PyPTO 0.2.0's other public names: each is refused, when used, at the user's line.
+OTHER_PYPTO_NAMES = (
+    "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
+    "cbrt ceil clip comparison cond conv copysign cos cumsum eq exp2 expand_clone expand_exp_dif expm1 "
+    "fillpad floor fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
+    "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt maximum minimum mrgsort "
+    "ne neg one_hot ones pad pow prelu prod relu remainder round scaled_mm scatter scatter_ scatter_update "
+    "sign signbit sin softmax sort32 topk tril triu trunc unsqueeze var where set_matrix_size "
+    "set_conv_tile_shapes from_torch"
+).split()
+
+
+__all__ = [
+    "BuildError", "NotModelledWarning", "experimental", "frontend", "Tensor", "DataType", "CastMode",
+    "SaturationMode", "CachePolicy", "StatusType", "RunMode", "TileOpFormat", "DYNAMIC", "STATIC", "DYN",
+    "loop", "loop_unroll", "view", "assemble", "set_semantic_label", "set_vec_tile_shapes",
+    "set_cube_tile_shapes", "set_pass_options", "abs", "add", "amax", "amin", "cast", "clone", "concat", "div",
+    "exp", "full", "matmul", "mul", "reciprocal", "reshape", "rms_norm", "rsqrt", "sigmoid", "sqrt", "sub",
+    "sum", "tensor", "transpose", "zeros", "min", "max", "ceil_div", "ceildiv",
+    *(d.name for d in DataType),
+]
+
+
+def __getattr__(name: str):
+    if name in OTHER_PYPTO_NAMES:
+        def unsupported(*args, **kwargs):
+            refuse(f"pypto.{name} is outside SK-03 as modelled here (see docs/pypto.md)")
+        return unsupported
+    raise AttributeError(f"module 'pto.pypto' has no attribute '{name}'")

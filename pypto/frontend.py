@@ -1,0 +1,239 @@
+"""`@pypto.frontend.jit`: a PyPTO kernel that traces, compiles and runs on this model.
+
+Calling the kernel with arrays (numpy; torch CPU tensors when torch is installed)
+traces it for their shapes (a DYNAMIC dimension is the token axis, so one trace serves
+every token count), compiles it with the default pipeline and runs it at the npu
+level, writing the outputs into the output arrays in place, as PyPTO's device run
+does. `kernel.report` is the last run's report, `kernel.result` its `pto.Result`;
+`kernel.trace(*args)` returns the `pto`-level module without running it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntAttr, IntegerAttr, ModuleOp, StringAttr, i64
+
+from pto.frontend import api
+from pto.frontend import builder as b
+from pto.pypto.errors import not_modelled, refuse
+from pto.pypto.loops import pass_options, status_dim
+from pto.pypto.sym import Sym
+from pto.pypto.tensor import Tensor, Trace, _traces
+from pto.pypto.types import DataType, RunMode, StatusType, elem
+
+_NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
+RUNTIME_MODELLED = ("stitch_function_max_num",)
+
+
+@dataclass
+class _Param:
+    name: str
+    index: int
+    ann: Tensor
+
+
+def _to_numpy(x: object, what: str) -> np.ndarray:
+    """A numpy view of an argument (a torch tensor's storage is shared, so outputs land in it)."""
+    if type(x).__module__.startswith("torch"):
+        if str(getattr(x, "device", "cpu")) != "cpu":
+            refuse(f"{what} is on {x.device}: pass CPU tensors")  # type: ignore[attr-defined]
+        if str(x.dtype) == "torch.bfloat16":  # type: ignore[attr-defined]
+            import torch
+
+            return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)  # type: ignore[attr-defined]
+        return x.numpy()  # type: ignore[attr-defined]
+    if not isinstance(x, np.ndarray):
+        refuse(f"{what} must be a numpy array or a torch CPU tensor, got {type(x).__name__}")
+    return x
+
+
+def _signature(fn: Callable) -> inspect.Signature:
+    """The signature with evaluated annotations (strings under `from __future__ import
+    annotations`, which see the module's names and the closure's)."""
+    code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None) or ()
+    scope = {n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells)}
+    try:
+        return inspect.signature(fn, eval_str=True, locals=scope)
+    except Exception as e:  # noqa: BLE001 - any error of the user's annotation expressions
+        refuse(f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e}); under "
+               "`from __future__ import annotations` they see module-level names only")
+
+
+class JitKernel:
+    def __init__(self, fn: Callable, pass_opts: dict | None, runtime_opts: dict | None, ignored: dict):
+        self.fn = fn
+        self.pass_options = dict(pass_opts or {})
+        self.runtime_options = dict(runtime_opts or {})
+        self.ignored = {k: v for k, v in ignored.items() if v is not None}
+        self.sig = _signature(fn)
+        self.params = [_Param(n, i, p.annotation) for i, (n, p) in enumerate(self.sig.parameters.items())
+                       if isinstance(p.annotation, Tensor)]
+        self.compiled: dict[tuple, api.Compiled] = {}
+        self.notes: set[str] = set()
+        self.report = None
+        self.result: api.Result | None = None
+
+    # -- arguments ----------------------------------------------------------------
+
+    def _bind(self, args, kwargs) -> tuple[dict, dict[int, np.ndarray]]:
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            refuse(f"{self.fn.__name__}: {e}")
+        bound.apply_defaults()
+        arrays = {p.index: _to_numpy(bound.arguments[p.name], f"argument '{p.name}'") for p in self.params}
+        return dict(bound.arguments), arrays
+
+    def _shapes(self, arrays: dict[int, np.ndarray]) -> tuple[list[list], int | None]:
+        """Each tensor parameter's shape as the body sees it (Sym T on the token axis)."""
+        shapes, t = [], None
+        for p in self.params:
+            a, ann = arrays[p.index], p.ann
+            if ann._shape is not None and len(ann._shape) != a.ndim:
+                refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape)}")
+            want = _NUMPY[elem(ann._dtype, f"parameter '{p.name}''s dtype")]
+            if a.dtype != want:
+                refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann._dtype.name} ({np.dtype(want)})")
+            shape: list = []
+            for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape):
+                if status_dim(d):
+                    if t is not None and n != t:
+                        refuse(f"argument '{p.name}' has {n} rows on its DYNAMIC axis, another argument {t}")
+                    t = n
+                    shape.append(Sym("T"))
+                elif d is StatusType.STATIC or d == n:
+                    shape.append(n)
+                else:
+                    refuse(f"argument '{p.name}' has shape {list(a.shape)}, its annotation {ann._shape}")
+            shapes.append(shape)
+        return shapes, t
+
+    # -- tracing ------------------------------------------------------------------
+
+    def _run_body(self, tr: Trace, values: dict) -> None:
+        _traces.append(tr)
+        b._pinned.append(b.Pinned())
+        try:
+            pass_options(tr, self.pass_options)
+            self.fn(**{**values, **{p.name: tr.params[i] for i, p in enumerate(self.params)}})
+        finally:
+            _traces.pop()
+            b._pinned.pop()
+        if tr.loop is None:
+            refuse(f"{self.fn.__name__} has no token loop (pypto.loop_unroll or pypto.loop)")
+        if not tr.outputs:
+            refuse(f"{self.fn.__name__} assembles no result into an output parameter")
+
+    def _params(self, shapes: list[list], token: set[int], kernel: b.Kernel | None, outputs: set[int]):
+        out = []
+        for i, (p, shape) in enumerate(zip(self.params, shapes)):
+            t = Tensor.traced(shape, p.ann._dtype, None, i in token)
+            t._param, t.name = i, p.name
+            if kernel is not None and i in outputs:
+                t._lazy = ("output", i)
+            if kernel is not None and i not in outputs:
+                dims = [None if (j == 0 and i in token) else d for j, d in enumerate(shape)]
+                if any(isinstance(d, Sym) for d in dims):
+                    refuse(f"parameter '{p.name}' has a DYNAMIC axis that the token loop does not tile")
+                t._val = kernel.arg(p.name, dims, elem(p.ann._dtype, p.name))
+            out.append(t)
+        return out
+
+    def trace(self, *args, **kwargs) -> ModuleOp:
+        """The kernel at the pto level for these arguments' shapes (nothing runs)."""
+        values, arrays = self._bind(args, kwargs)
+        return self._trace(values, self._shapes(arrays)[0])
+
+    def _trace(self, values: dict, shapes: list[list]) -> ModuleOp:
+        names = [p.name for p in self.params]
+        dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}
+        probe = Trace(False, [], names, dynamic, notes=self.notes)
+        probe.params = self._params(shapes, dynamic, None, set())
+        self._run_body(probe, values)
+        token = dynamic | probe.seen_token
+        k = b.Kernel(self.fn.__name__)
+        tr = Trace(True, [], names, token, kernel=k, notes=self.notes)
+        tr.params = self._params(shapes, token, k, set(probe.outputs))
+        self._run_body(tr, values)
+        return self._module(tr, k)
+
+    def _module(self, tr: Trace, k: b.Kernel) -> ModuleOp:
+        lp = tr.loop
+        assert lp is not None
+        k.unroll = lp.factors if lp.kind == "unroll" else [lp.tile or 1]
+        k.options = tr.options or None
+        for i, policy in tr.cache.items():
+            k.set_cache(tr.params[i]._val, policy.value)  # type: ignore[arg-type]
+        k.ret(*(tr.outputs[i]._val for i in sorted(tr.outputs)))
+        module = k.module()
+        f = module.body.block.first_op
+        code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
+        f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
+        runtime = {key: v for key, v in self.runtime_options.items() if key in RUNTIME_MODELLED}
+        if runtime:
+            f.attributes["pto.runtime"] = DictionaryAttr({key: IntegerAttr(v, i64) for key, v in runtime.items()})
+        self.outputs = sorted(tr.outputs)
+        return module
+
+    # -- running ------------------------------------------------------------------
+
+    def _options_notes(self) -> None:
+        for key, v in self.runtime_options.items():
+            if key == "run_mode":
+                if not isinstance(v, RunMode):
+                    refuse(f"runtime option run_mode must be a pypto.RunMode, got {v!r}")
+            elif key not in RUNTIME_MODELLED:
+                not_modelled(f"runtime option {key}", self.notes)
+        for key in self.ignored:
+            not_modelled(f"jit's {key}", self.notes)
+
+    def __call__(self, *args, **kwargs) -> None:
+        values, arrays = self._bind(args, kwargs)
+        shapes, t = self._shapes(arrays)
+        self._options_notes()
+        key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params))
+        if key not in self.compiled:
+            module = self._trace(values, shapes)
+            try:
+                self.compiled[key] = api.compile(module)
+            except api.CompileError as e:
+                failed = str(e)
+            else:
+                failed = None
+            if failed is not None:
+                refuse(f"{self.fn.__name__} does not lower:\n{failed}")
+            self._outputs = self.outputs
+        outs = self._outputs
+        ins = [arrays[p.index] for i, p in enumerate(self.params) if i not in outs]
+        self.result = api.run(self.compiled[key], ins)
+        self.report = self.result.report
+        for i, got in zip(outs, self.result.outputs):
+            arrays[self.params[i].index][...] = got
+
+
+def jit(func: Callable | None = None, *, host_options: dict | None = None, codegen_options: dict | None = None,
+        pass_options: dict | None = None, runtime_options: dict | None = None, verify_options: dict | None = None,
+        debug_options: dict | None = None, infer_controlflow_shape=None, use_cache: bool = True):
+    """PyPTO's `@pypto.frontend.jit(...)`; pass options and `stitch_function_max_num` are
+    modelled, the other options accepted and reported once as not modelled."""
+    ignored = {"host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options,
+               "debug_options": debug_options, "infer_controlflow_shape": infer_controlflow_shape}
+    if pass_options is not None and not isinstance(pass_options, dict):
+        refuse(f"jit's pass_options must be a dict, got {pass_options!r}")
+    if runtime_options is not None and not isinstance(runtime_options, dict):
+        refuse(f"jit's runtime_options must be a dict, got {runtime_options!r}")
+
+    def wrap(fn: Callable) -> JitKernel:
+        if not callable(fn):
+            refuse(f"jit decorates a function, got {fn!r}")
+        return JitKernel(fn, pass_options, runtime_options, ignored)
+
+    return wrap(func) if func is not None else wrap
+
+
+__all__ = ["jit", "JitKernel", "DataType"]

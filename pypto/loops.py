@@ -1,0 +1,237 @@
+"""The token loop (`loop_unroll`, `loop`), the views that take token tiles, `assemble`
+and the hint setters, as PyPTO's.
+
+The pto level computes on whole tensors, so a token-tile view is its whole tensor and
+the loop becomes `pto.unroll` (for `pypto.loop` with `TILE`-row views, `[TILE]`, whose
+remainder `tile-unroll` covers with one-row tiles). Where a tile starts and how many of
+its rows are valid are checked by evaluating the user's expressions at sample token
+counts: they must be the loop's own tiles, every row once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from pto.frontend import builder as b
+from pto.frontend.builder import _is_int
+from pto.pypto.errors import not_modelled, refuse
+from pto.pypto.sym import Sym, evaluate
+from pto.pypto.tensor import Loop, Tensor, Trace, current
+from pto.pypto.types import StatusType
+
+SAMPLE_EXTRA = (0, 1, 5)  # token counts past whole tiles at which the user's tile expressions are checked
+
+
+def _range(args: tuple) -> tuple:
+    if not 1 <= len(args) <= 3:
+        refuse(f"the loop takes 1 to 3 positional arguments (stop | start, stop[, step]), got {len(args)}")
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+    for v in (start, stop, step):
+        if not isinstance(v, Sym) and not _is_int(v):
+            refuse(f"loop bounds must be integers or the token count, got {v!r}")
+    return start, stop, step
+
+
+def _loop_kwargs(kwargs: dict, allowed: set[str]) -> None:
+    for k in kwargs:
+        if k not in allowed:
+            refuse(f"unknown loop argument '{k}' (known: {', '.join(sorted(allowed))})")
+
+
+def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
+    """The token loop, its body traced once per unroll factor (descending, 1 added)."""
+    tr = _one_loop("loop_unroll")
+    _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
+    start, stop, step = _range(args)
+    if start != 0 or step != 1:
+        refuse(f"loop_unroll must run over the whole token axis (0, T, 1), got ({start}, {stop}, {step})")
+    factors = kwargs.get("unroll_list", [1])
+    if not isinstance(factors, list | tuple) or not factors or not all(_is_int(f) and f > 0 for f in factors):
+        refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
+    norm = sorted(set(factors), reverse=True) + ([] if 1 in factors else [1])
+    tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"))
+    yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))  # type: ignore[union-attr]
+
+
+def loop(*args, **kwargs) -> Iterator[Sym]:
+    """`for i in pypto.loop(n)`: a token loop whose views take `TILE`-row tiles."""
+    tr = _one_loop("loop")
+    _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
+    if kwargs.get("unroll_list") not in (None, [1]):
+        refuse("pypto.loop with an unroll_list: write pypto.loop_unroll")
+    start, stop, step = _range(args)
+    tr.loop = Loop("loop", stop, start=start, step=step, index=Sym(kwargs.get("idx_name") or "idx"))
+    yield from _iterations(tr, [1], lambda p: tr.loop.index)  # type: ignore[union-attr]
+
+
+def _one_loop(what: str) -> Trace:
+    tr = current(f"pypto.{what}")
+    if tr.loop is not None:
+        refuse("an SK-03 kernel has one token loop (a second loop or a nested one is not supported)")
+    return tr
+
+
+def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
+    for i, p in enumerate(factors):
+        tr.iteration, tr.loop.p = i, p  # type: ignore[union-attr]
+        tr.sigs.append([])
+        yield value(p)
+    tr.iteration = -1
+    for i, sig in enumerate(tr.sigs[1:], 1):
+        if [s[0] for s in sig] != [s[0] for s in tr.sigs[0]]:
+            refuse(f"the loop body traced for p={factors[i]} computes other ops than for p={factors[0]}: "
+                   "one body for every factor is supported")
+        if sig != tr.sigs[0]:
+            not_modelled("tile shapes or labels that differ by unroll factor (the first factor's are used "
+                         "for every factor)", tr.notes)
+
+
+# ------------------------------------------------------------------ token tiles
+
+
+def _env(tr: Trace, t: int, i: int) -> dict[str, int]:
+    return {"T": t, tr.loop.index.name: i}  # type: ignore[union-attr]
+
+
+def _samples(tr: Trace, tile: int) -> list[int]:
+    stop = tr.loop.stop  # type: ignore[union-attr]
+    if not isinstance(stop, Sym):
+        return [stop]
+    return [n * tile + e for n in (0, 1, 3) for e in SAMPLE_EXTRA if n * tile + e > 0]
+
+
+def _check_rows(tr: Trace, offset, valid, rows: int, what: str) -> None:
+    """The tile of `rows` rows at `offset` (valid: `valid`) is the loop's i-th tile."""
+    lp = tr.loop
+    assert lp is not None
+    if lp.kind == "unroll":
+        ok = all(evaluate(offset, {"T": 10**6, lp.index.name: i}) == i for i in (0, 3, 17))
+        ok = ok and rows == lp.p and (valid is None or all(
+            evaluate(valid, {"T": 10**6, lp.index.name: i}) == rows for i in (0, 3, 17)))
+        if not ok:
+            refuse(f"{what} must take [p, ...] rows at [{lp.index}, 0, ...] inside loop_unroll (p = {lp.p})")
+        return
+    if lp.tile is None:
+        lp.tile = rows
+    for t in _samples(tr, rows):
+        env = {"T": t}
+        its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
+        offs = [evaluate(offset, _env(tr, t, i)) for i in its]
+        counts = [evaluate(valid, _env(tr, t, i)) if valid is not None else min(rows, t - o)
+                  for i, o in zip(its, offs)] if what != "pypto.view" or valid is not None else [rows] * len(offs)
+        want = list(range(0, t, rows))
+        if rows != lp.tile or offs != want or counts != [min(rows, t - o) for o in want]:
+            refuse(f"{what} of {rows} rows at {offset} (valid {valid}) does not tile the token axis: at T = {t} "
+                   f"it starts at {offs[:6]} with {counts[:6]} valid rows, not {want[:6]} (each row once); write "
+                   "view(x, [TILE, K], [i * TILE, 0], valid_shape=[pypto.min(TILE, T - i * TILE), K])")
+
+
+def _token_param(tr: Trace, x: Tensor, what: str) -> int:
+    if x._param is None:
+        refuse(f"{what} of a computed value is not supported: take token tiles of the kernel's parameters")
+    return x._param
+
+
+def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, valid_shape=None,  # noqa: A002
+         dtype=None) -> Tensor:
+    tr = current("pypto.view")
+    if not isinstance(input, Tensor) or input._shape is None:
+        refuse(f"pypto.view's input must be a tensor of the kernel, got {input!r}")
+    if dtype is not None:
+        refuse("pypto.view with a dtype (a reinterpreting view) is not supported")
+    shape = list(shape) if shape is not None else input.shape
+    offsets = list(offsets) if offsets is not None else [0] * len(shape)
+    valid = list(valid_shape) if valid_shape is not None else None
+    if len(shape) != len(input.shape) or len(offsets) != len(shape) or (valid and len(valid) != len(shape)):
+        refuse(f"pypto.view of a rank-{len(input.shape)} tensor needs rank-{len(input.shape)} shape and offsets")
+    on_loop = isinstance(offsets[0], Sym) and tr.loop is not None and tr.loop.index.name in offsets[0].names
+    rest_ok = shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (
+        valid is None or valid[1:] == shape[1:])
+    if not on_loop:
+        if shape == input.shape and all(o == 0 for o in offsets) and valid in (None, shape):
+            return input  # the whole tensor
+        refuse(f"pypto.view of {shape} at {offsets} (a part of a weight, or columns of a tile) is not supported "
+               "yet: views here take whole tensors or token tiles [rows, ...] at [row, 0, ...]")
+    if not rest_ok or not _is_int(shape[0]):
+        refuse(f"a token-tile view takes whole rows (column views, as a RoPE tail's, are not supported yet): shape [rows, {', '.join(map(str, input.shape[1:]))}] at "
+               f"[row{', 0' * (len(shape) - 1)}], got {shape} at {offsets}")
+    _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view")
+    i = _token_param(tr, input, "a token-tile view")
+    tr.seen_token.add(i)
+    return Tensor.traced([shape[0], *shape[1:]], input._dtype, input._val, True)
+
+
+def assemble(*args, parallel: bool = False) -> None:
+    """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter."""
+    tr = current("pypto.assemble")
+    if len(args) != 3:
+        refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
+    src, offsets, dst = args
+    if not isinstance(src, Tensor) or src._lazy is not None or not isinstance(dst, Tensor):
+        refuse("pypto.assemble takes a computed tensor, offsets and an output parameter")
+    if dst._param is None:
+        refuse("pypto.assemble into a scratch tensor is not supported: assemble into an output parameter")
+    if tr.loop is None or tr.iteration < 0 or not src._tok:
+        refuse("pypto.assemble writes token tiles inside the token loop")
+    offsets = list(offsets)
+    if len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]:
+        refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
+    if src._dtype is not dst._dtype:
+        refuse(f"pypto.assemble of a {src._dtype.name} tile into a {dst._dtype.name} output: cast it first")
+    _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble")
+    if dst._param in tr.outputs and tr.iteration == 0:
+        refuse("each output parameter is assembled once per loop body")
+    tr.seen_token.add(dst._param)
+    if tr.iteration == 0:
+        tr.outputs[dst._param] = src
+
+
+# ------------------------------------------------------------------ hints
+
+
+def _pinned(what: str) -> b.Pinned:
+    current(what)
+    return b._pinned[-1]
+
+
+def set_semantic_label(label: str) -> None:
+    if not isinstance(label, str) or not label:
+        refuse(f"set_semantic_label takes a non-empty string, got {label!r}")
+    _pinned("pypto.set_semantic_label").label = label
+
+
+def set_vec_tile_shapes(*shapes: int) -> None:
+    if not shapes or not all(_is_int(s) and s > 0 for s in shapes):
+        refuse(f"set_vec_tile_shapes takes positive integers, got {shapes!r}")
+    _pinned("pypto.set_vec_tile_shapes").vec_tile = tuple(int(s) for s in shapes)
+
+
+def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False) -> None:
+    p = _pinned("pypto.set_cube_tile_shapes")
+    p.cube_tile = b.cube_tile(m, k, n, bool(enable_split_k))
+
+
+MODELLED_OPTIONS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
+PASS_OPTIONS = (*MODELLED_OPTIONS, "pg_skip_partition", "pg_upper_bound", "sg_set_scope")
+
+
+def pass_options(tr: Trace, options: dict) -> None:
+    """Record PyPTO pass options: the `*_setting` maps are modelled, the rest reported."""
+    for key, val in options.items():
+        if key not in PASS_OPTIONS:
+            refuse(f"unknown pass option '{key}' (PyPTO 0.2.0's: {', '.join(PASS_OPTIONS)})")
+        if key in MODELLED_OPTIONS:
+            if not isinstance(val, dict):
+                refuse(f"pass option '{key}' must be a dict {{axis: count}}, got {val!r}")
+            tr.options[key] = {**tr.options.get(key, {}), **val}
+        elif val is not None:
+            not_modelled(f"pass option {key}", tr.notes)
+
+
+def set_pass_options(**options) -> None:
+    pass_options(current("pypto.set_pass_options"), options)
+
+
+def status_dim(d: object) -> bool:
+    """Is this annotation dimension the token axis?"""
+    return isinstance(d, StatusType) and d is not StatusType.STATIC

@@ -1,0 +1,275 @@
+"""PyPTO's tensor operations, each traced into the `pto` op that computes it.
+
+A scalar operand becomes `pto.muls`/`pto.adds` (`x - c` is `x + (-c)`, `x / c` is
+`x * (1 / c)`, which may differ from a division in the last bit). `pypto.full` and
+`pypto.reciprocal` have no op of their own: they are kept aside and folded into the
+`mul`/`div` that uses them (`x * ones / y` is `x / y`, `x * reciprocal(a)` is `x / a`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+
+from pto.frontend import builder as b
+from pto.pypto.errors import refuse
+from pto.pypto.tensor import Tensor, current
+from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
+
+
+def _tensor(x: object, what: str) -> Tensor:
+    if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
+        refuse(f"{what} must be a tensor of the kernel, got {x!r}")
+    if x._lazy is not None:
+        if x._lazy[0] == "output":
+            refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
+        kind = "pypto.full" if x._lazy[0] == "const" else "pypto.reciprocal"
+        refuse(f"{kind}'s result is supported only as an operand of mul, div, add or sub, not as {what}")
+    return x
+
+
+def _result(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType,
+            build: Callable[..., b.Tensor]) -> Tensor:
+    """A traced result; in the emitting run, `build` makes its pto op from the inputs' values."""
+    tr = current(f"pypto.{kind}")
+    tr.record(kind)
+    val = None
+    if tr.emitting:
+        if any(i._val is None for i in inputs):
+            refuse(f"pypto.{kind} uses a value computed in the loop body for another unroll factor")
+        val = build(*(i._val for i in inputs))
+    return Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
+
+
+def _scalar(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _broadcast(a: list, c: list) -> list:
+    if len(a) != len(c):
+        refuse(f"operands of ranks {len(a)} and {len(c)} do not broadcast (write the same rank)")
+    out = []
+    for x, y in zip(a, c):
+        if x != y and 1 not in (x, y):
+            refuse(f"shapes {a} and {c} do not broadcast")
+        out.append(y if x == 1 else x)
+    return out
+
+
+# ------------------------------------------------------------------ element-wise
+
+
+def _binary(kind: str, x: Tensor, y: Tensor) -> Tensor:
+    build = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.div}[kind]
+    if x._dtype is not y._dtype:
+        refuse(f"pypto.{kind} of {x._dtype.name} and {y._dtype.name}: cast one first")
+    return _result(kind, [x, y], _broadcast(x.shape, y.shape), x._dtype, build)
+
+
+def _muls(x: Tensor, c: float) -> Tensor:
+    return x if c == 1 else _result("mul", [x], x.shape, x._dtype, lambda v: b.muls(v, float(c)))
+
+
+def _adds(x: Tensor, c: float) -> Tensor:
+    return x if c == 0 else _result("add", [x], x.shape, x._dtype, lambda v: b.adds(v, float(c)))
+
+
+def _lazy(x: object, kind: str) -> object:
+    return x._lazy[1] if isinstance(x, Tensor) and x._lazy is not None and x._lazy[0] == kind else None
+
+
+def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  # noqa: A002
+    if not _scalar(alpha):
+        refuse(f"pypto.add's alpha must be a number, got {alpha!r}")
+    if (c := _lazy(other, "const")) is not None:
+        other = c
+    if _scalar(other):
+        return _adds(_tensor(input, "pypto.add's input"), alpha * other)  # type: ignore[operator]
+    y = _tensor(other, "pypto.add's other")
+    return _binary("add", _tensor(input, "pypto.add's input"), y if alpha == 1 else _muls(y, alpha))
+
+
+def sub(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  # noqa: A002
+    if (c := _lazy(other, "const")) is not None:
+        other = c
+    if _scalar(other) and _scalar(alpha):
+        return _adds(_tensor(input, "pypto.sub's input"), -alpha * other)  # type: ignore[operator]
+    if not _scalar(alpha):
+        refuse(f"pypto.sub's alpha must be a number, got {alpha!r}")
+    y = _tensor(other, "pypto.sub's other")
+    return _binary("sub", _tensor(input, "pypto.sub's input"), y if alpha == 1 else _muls(y, alpha))
+
+
+def rsub(x: Tensor, c: object) -> Tensor:
+    """`c - x` for a scalar c."""
+    if not _scalar(c):
+        refuse(f"cannot subtract a tensor from {c!r}")
+    return _adds(_muls(_tensor(x, "the subtrahend"), -1.0), c)  # type: ignore[arg-type]
+
+
+def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
+    for a, o in ((input, other), (other, input)):
+        if (c := _lazy(o, "const")) is not None:
+            o = c
+        if _scalar(o):
+            return _muls(_tensor(a, "pypto.mul's input"), o)  # type: ignore[arg-type]
+        if (r := _lazy(o, "recip")) is not None:
+            return div(a, r)
+    return _binary("mul", _tensor(input, "pypto.mul's input"), _tensor(other, "pypto.mul's other"))
+
+
+def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
+    if (c := _lazy(other, "const")) is not None:
+        other = c
+    if _scalar(other):
+        if other == 0:
+            refuse("pypto.div by the scalar 0")
+        return _muls(_tensor(input, "pypto.div's input"), 1.0 / other)  # type: ignore[operator]
+    if (c := _lazy(input, "const")) is not None:
+        return rdiv(other, c)  # type: ignore[arg-type]
+    return _binary("div", _tensor(input, "pypto.div's input"), _tensor(other, "pypto.div's other"))
+
+
+def rdiv(x: Tensor, c: object) -> Tensor:
+    """`c / x`: only `1 / x`, kept as a reciprocal for the mul that uses it."""
+    if c != 1:
+        refuse(f"{c!r} / tensor is not supported (only 1 / x, as an operand of a mul)")
+    return reciprocal(x)
+
+
+def reciprocal(a: Tensor) -> Tensor:
+    x = _tensor(a, "pypto.reciprocal's input")
+    return Tensor.traced(x.shape, x._dtype, None, x._tok, ("recip", x))
+
+
+def _unary(kind: str, build, x: Tensor) -> Tensor:
+    x = _tensor(x, f"pypto.{kind}'s input")
+    return _result(kind, [x], x.shape, x._dtype, build)
+
+
+def sqrt(input: Tensor) -> Tensor:  # noqa: A002
+    return _unary("sqrt", b.sqrt, input)
+
+
+def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
+    return _unary("rsqrt", b.rsqrt, input)
+
+
+def abs(a: Tensor) -> Tensor:  # noqa: A001
+    return _unary("abs", b.abs, a)
+
+
+def full(size: Sequence[int], fill_value: float, dtype: DataType, *, valid_shape=None) -> Tensor:
+    """A constant tensor, folded into the mul/div/add/sub that uses it."""
+    if not _scalar(fill_value):
+        refuse(f"pypto.full's fill_value must be a number, got {fill_value!r}")
+    return Tensor.traced(list(size), dtype, None, False, ("const", float(fill_value)))
+
+
+def zeros(*size, dtype: DataType | None = None) -> Tensor:
+    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], list | tuple) else list(size)
+    return full(shape, 0.0, dtype or DataType.DT_FP32)
+
+
+# ------------------------------------------------------------------ the others
+
+
+_ROUND = {CastMode.CAST_NONE: None, CastMode.CAST_RINT: "rint", CastMode.CAST_ROUND: "round",
+          CastMode.CAST_FLOOR: "floor", CastMode.CAST_CEIL: "ceil", CastMode.CAST_TRUNC: "trunc"}
+
+
+def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
+         satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
+    x = _tensor(input, "pypto.cast's input")
+    to = elem(dtype, "pypto.cast's dtype")
+    if mode not in _ROUND:
+        refuse(f"pypto.cast mode {mode!r} is not modelled (known: {', '.join(m.name for m in _ROUND)})")
+    if not isinstance(satmode, SaturationMode):
+        refuse(f"pypto.cast's satmode must be a pypto.SaturationMode, got {satmode!r}")
+    if dtype is x._dtype:
+        return x  # as PyPTO: a cast to the same type does nothing
+    sat = satmode is SaturationMode.ON
+    return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
+
+
+def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,  # noqa: A002
+           c_matrix_nz: bool = False, extend_params=None) -> Tensor:
+    a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
+    out = elem(out_dtype, "pypto.matmul's out_dtype")
+    if c_matrix_nz or extend_params is not None:
+        refuse("pypto.matmul's c_matrix_nz and extend_params are not modelled")
+    if len(a.shape) != 2 or len(w.shape) != 2:
+        refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
+    m = a.shape[1] if a_trans else a.shape[0]
+    n = w.shape[0] if b_trans else w.shape[1]
+    return _result("matmul", [a, w], [m, n], out_dtype,
+                   lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
+
+
+def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:  # noqa: A002
+    """RMSNorm over the last axis; the result has the input's dtype, as PyPTO's."""
+    x = _tensor(input, "pypto.rms_norm's input")
+    ins = [x] if gamma is None else [x, _tensor(gamma, "pypto.rms_norm's gamma")]
+    if not _scalar(epsilon):
+        refuse(f"pypto.rms_norm's epsilon must be a number, got {epsilon!r}")
+    to = elem(x._dtype, "pypto.rms_norm's input")
+    return _result("rms_norm", ins, x.shape, x._dtype,
+                   lambda v, g=None: b.rms_norm(v, g, float(epsilon), to))
+
+
+def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noqa: A002
+    x = _tensor(input, f"pypto.{kind}'s input")
+    rank = len(x.shape)
+    if not isinstance(dim, int) or dim not in (-1, rank - 1):
+        refuse(f"pypto.{kind} over dim {dim!r}: only the last axis (-1) is supported")
+    if keepdim is not True:
+        refuse(f"pypto.{kind} with keepdim=False is not supported (SK-03 keeps a [rows, 1] column)")
+    red = {"sum": "sum", "amax": "max", "amin": "min"}[kind]
+    return _result(kind, [x], [*x.shape[:-1], 1], x._dtype, lambda v: b.reduce(v, red))
+
+
+def sum(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    return _reduce("sum", input, dim, keepdim)
+
+
+def amax(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _reduce("amax", input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _reduce("amin", input, dim, keepdim)
+
+
+def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: bool = False) -> Tensor:  # noqa: A002
+    x = _tensor(input, "pypto.reshape's input")
+    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape):
+        refuse(f"pypto.reshape's shape must be a list of integers, got {shape!r}")
+    if valid_shape is not None and list(valid_shape) != list(shape):
+        refuse("pypto.reshape with a valid_shape smaller than its shape is not supported")
+    new = list(shape)
+    if x._tok and (not new or new[0] != x.shape[0]):
+        refuse(f"pypto.reshape of a token tile must keep its rows ({x.shape[0]}), got {new}")
+    if math.prod(new) != math.prod(d for d in x.shape if isinstance(d, int)) and not x._tok:
+        refuse(f"pypto.reshape of {x.shape} to {new} changes the element count")
+    to = [None, *new[1:]] if x._tok else new
+    return _result("reshape", [x], new, x._dtype, lambda v: b.reshape(v, to, bool(inplace)))
+
+
+def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
+    def op(*args, **kwargs):
+        refuse(f"pypto.{name} is not supported yet ({why})")
+    op.__name__ = name
+    return op
+
+
+exp = _unsupported("exp", "no exp on the npu level's vector unit model")
+sigmoid = _unsupported("sigmoid", "no exp on the npu level's vector unit model")
+clone = _unsupported("clone", "SK-03 kernels here take tiles by pypto.view")
+concat = _unsupported("concat", "a post-processing tail with concat (RoPE) does not lower yet")
+transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
+tensor = _unsupported("tensor", "scratch tensors are not modelled; compute values with ops")
+
+__all__ = ["add", "sub", "mul", "div", "reciprocal", "sqrt", "rsqrt", "abs", "full", "zeros", "cast",
+           "matmul", "rms_norm", "sum", "amax", "amin", "reshape", "exp", "sigmoid", "clone", "concat",
+           "transpose", "tensor", "from_elem"]

@@ -1,0 +1,79 @@
+"""Symbolic integers of a traced kernel: the token count, loop indices and expressions of
+them (`idx * TILE`, `pypto.min(TILE, T - off)`). The body runs once, so where a tile
+starts and how many rows are valid are kept as expressions and checked by evaluating
+them at sample points."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+
+from pto.frontend.builder import _is_int
+from pto.pypto.errors import refuse
+
+class Sym:
+    """An integer expression over named symbols (`T`, a loop index)."""
+
+    def __init__(self, name: str, fn: Callable[[Mapping[str, int]], int] | None = None,
+                 names: frozenset[str] | None = None):
+        self.name = name
+        self.fn = fn if fn is not None else (lambda env: env[name])
+        self.names = names if names is not None else frozenset([name])  # the symbols it depends on
+
+    def eval(self, env: Mapping[str, int]) -> int:
+        return self.fn(env)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def _bin(self, other: object, op, sym: str, flip: bool = False) -> Sym:
+        if not isinstance(other, Sym) and not _is_int(other):
+            refuse(f"a symbolic integer ({self}) combines only with integers, got {other!r}")
+        a, b = (other, self) if flip else (self, other)
+        return Sym(f"({a} {sym} {b})", lambda env: op(evaluate(a, env), evaluate(b, env)), names_of(a, b))
+
+    def __add__(self, o): return self._bin(o, operator.add, "+")  # noqa: E704
+    def __radd__(self, o): return self._bin(o, operator.add, "+", True)  # noqa: E704
+    def __sub__(self, o): return self._bin(o, operator.sub, "-")  # noqa: E704
+    def __rsub__(self, o): return self._bin(o, operator.sub, "-", True)  # noqa: E704
+    def __mul__(self, o): return self._bin(o, operator.mul, "*")  # noqa: E704
+    def __rmul__(self, o): return self._bin(o, operator.mul, "*", True)  # noqa: E704
+    def __floordiv__(self, o): return self._bin(o, operator.floordiv, "//")  # noqa: E704
+    def __rfloordiv__(self, o): return self._bin(o, operator.floordiv, "//", True)  # noqa: E704
+    def __mod__(self, o): return self._bin(o, operator.mod, "%")  # noqa: E704
+
+    def __bool__(self) -> bool:
+        refuse(f"the symbolic integer {self} has no value while the kernel is traced: a Python `if` on it "
+               "is not supported (PyPTO needs pypto.cond)")
+
+    def __index__(self) -> int:
+        refuse(f"the symbolic integer {self} has no value while the kernel is traced")
+
+    __lt__ = __le__ = __gt__ = __ge__ = lambda self, o: self.__bool__()  # noqa: E731
+
+
+def names_of(*vs: object) -> frozenset[str]:
+    return frozenset().union(*(v.names for v in vs if isinstance(v, Sym)))
+
+
+def evaluate(v: object, env: Mapping[str, int]) -> int:
+    return v.eval(env) if isinstance(v, Sym) else v  # type: ignore[return-value]
+
+
+def sym_min(a: object, b: object) -> Sym | int:
+    """`pypto.min` of two integers or symbolic integers."""
+    if not isinstance(a, Sym) and not isinstance(b, Sym):
+        return min(a, b)  # type: ignore[type-var]
+    return Sym(f"min({a}, {b})", lambda env: min(evaluate(a, env), evaluate(b, env)), names_of(a, b))
+
+
+def sym_max(a: object, b: object) -> Sym | int:
+    if not isinstance(a, Sym) and not isinstance(b, Sym):
+        return max(a, b)  # type: ignore[type-var]
+    return Sym(f"max({a}, {b})", lambda env: max(evaluate(a, env), evaluate(b, env)), names_of(a, b))
+
+
+def ceil_div(a: object, b: object) -> Sym | int:
+    if not isinstance(a, Sym) and not isinstance(b, Sym):
+        return -(-a // b)  # type: ignore[operator]
+    return Sym(f"ceildiv({a}, {b})", lambda env: -(-evaluate(a, env) // evaluate(b, env)), names_of(a, b))

@@ -1,0 +1,142 @@
+"""`pypto.Tensor`: a parameter annotation, and a value while a kernel is traced.
+
+Tracing runs the kernel's Python body twice. The first run (the probe) only follows
+shapes, to learn which parameters the token loop tiles; the second emits `pto` ops
+through the builder (`pto.frontend.builder`). In both the loop body runs once per
+unroll factor with `p` a Python int, as PyPTO does; only the first factor's run emits,
+the others must trace the same computation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pto.frontend import builder as b
+from pto.pypto.errors import refuse
+from pto.pypto.sym import Sym
+from pto.pypto.types import CachePolicy, DataType, StatusType, TileOpFormat
+
+
+@dataclass
+class Loop:
+    kind: str  # "unroll" (loop_unroll) or "loop" (pypto.loop)
+    stop: Sym | int
+    factors: list[int] = field(default_factory=list)  # loop_unroll's, normalised
+    start: Sym | int = 0
+    step: Sym | int = 1
+    tile: int | None = None  # pypto.loop: the rows of its views
+    index: Sym = field(default_factory=lambda: Sym("idx"))
+    p: int = 1  # the factor whose body runs now
+
+
+@dataclass
+class Trace:
+    """The state of one run of a kernel's body."""
+
+    emit: bool  # the second run: build IR
+    params: list[Tensor]
+    names: list[str]
+    token: set[int]  # parameters with a token axis (from the probe)
+    kernel: b.Kernel | None = None
+    seen_token: set[int] = field(default_factory=set)
+    outputs: dict[int, Tensor] = field(default_factory=dict)
+    loop: Loop | None = None
+    iteration: int = -1  # which factor's body runs (-1: outside the loop)
+    sigs: list[list[tuple]] = field(default_factory=list)  # per factor: the ops traced and their hints
+    cache: dict[int, CachePolicy] = field(default_factory=dict)
+    options: dict[str, dict[int | str, int]] = field(default_factory=dict)
+    notes: set[str] = field(default_factory=set)
+
+    @property
+    def emitting(self) -> bool:
+        return self.emit and self.iteration <= 0
+
+    def record(self, kind: str) -> None:
+        if self.iteration >= 0:
+            p = b._pinned[-1] if b._pinned else b.Pinned()
+            tiles = str(p.cube_tile) if kind == "matmul" else p.vec_tile
+            self.sigs[self.iteration].append((kind, p.label, tiles))
+
+
+_traces: list[Trace] = []
+
+
+def current(what: str) -> Trace:
+    if not _traces:
+        refuse(f"{what} is called outside a kernel: call it in a function decorated with @pypto.frontend.jit")
+    return _traces[-1]
+
+
+class Tensor:
+    """`pypto.Tensor([pypto.DYNAMIC, 4096], pypto.DT_BF16)` annotates a kernel parameter;
+    the kernel's body sees Tensors with a shape, a dtype and Python operators."""
+
+    def __init__(self, shape=None, dtype: DataType | None = None, name: str = "", format=None,  # noqa: A002
+                 data_ptr=None, device=None, ori_shape=None):
+        if shape is not None and not isinstance(shape, list | tuple):
+            refuse(f"pypto.Tensor's shape must be a list, got {shape!r}")
+        if dtype is not None and not isinstance(dtype, DataType):
+            refuse(f"pypto.Tensor's dtype must be a pypto.DataType (pypto.DT_BF16, ...), got {dtype!r}")
+        if format not in (None, TileOpFormat.TILEOP_ND):
+            refuse(f"pypto.Tensor format {format!r} is not modelled (only TILEOP_ND)")
+        if data_ptr is not None or device is not None or ori_shape is not None:
+            refuse("pypto.Tensor's data_ptr, device and ori_shape are for device tensors, not annotations")
+        self._shape: list[Sym | int | StatusType] | None = list(shape) if shape is not None else None
+        self._dtype = dtype
+        self.name = name
+        self._val: b.Tensor | None = None  # the builder's value (emitting run only)
+        self._tok = False  # has the token axis as dim 0
+        self._param: int | None = None  # which kernel parameter it is
+        self._lazy: tuple | None = None  # ("const", c) of pypto.full, ("recip", x) of pypto.reciprocal
+
+    @classmethod
+    def traced(cls, shape: list, dtype: DataType, val: b.Tensor | None, tok: bool, lazy: tuple | None = None) -> Tensor:
+        t = cls.__new__(cls)
+        t._shape, t._dtype, t.name, t._val, t._tok, t._param, t._lazy = list(shape), dtype, "", val, tok, None, lazy
+        return t
+
+    @property
+    def shape(self) -> list:
+        return list(self._shape or [])
+
+    @property
+    def dtype(self) -> DataType | None:
+        return self._dtype
+
+    @property
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
+        tr = current("Tensor.set_cache_policy")
+        if not isinstance(policy, CachePolicy) or policy is CachePolicy.MAX_NUM:
+            refuse(f"set_cache_policy takes pypto.CachePolicy.NONE_CACHEABLE, got {policy!r}")
+        if self._param is None or self._param in tr.token:
+            refuse("set_cache_policy applies to a weight parameter of the kernel (a tensor without a token axis)")
+        if value:
+            tr.cache[self._param] = policy
+
+    def __add__(self, o): return _ops().add(self, o)  # noqa: E704
+    def __radd__(self, o): return _ops().add(self, o)  # noqa: E704
+    def __sub__(self, o): return _ops().sub(self, o)  # noqa: E704
+    def __rsub__(self, o): return _ops().rsub(self, o)  # noqa: E704
+    def __mul__(self, o): return _ops().mul(self, o)  # noqa: E704
+    def __rmul__(self, o): return _ops().mul(self, o)  # noqa: E704
+    def __truediv__(self, o): return _ops().div(self, o)  # noqa: E704
+    def __rtruediv__(self, o): return _ops().rdiv(self, o)  # noqa: E704
+
+    def __getitem__(self, key):
+        refuse("slicing a tensor (x[a:b]) is not supported yet: SK-03 here takes token tiles with pypto.view")
+
+    def __setitem__(self, key, value):
+        refuse("writing a slice of a tensor (x[...] = v) is not supported: write results with pypto.assemble")
+
+    def __repr__(self) -> str:
+        dt = self._dtype.name if self._dtype is not None else "?"
+        return f"pypto.Tensor({self.shape}, {dt})"
+
+
+def _ops():
+    from pto.pypto import ops  # the operators call the op functions, which build Tensors
+
+    return ops

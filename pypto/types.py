@@ -1,0 +1,90 @@
+"""PyPTO 0.2.0's enums under their own names, and what each means to this project."""
+
+from __future__ import annotations
+
+import enum
+
+from pto.pypto.errors import refuse
+
+
+class DataType(enum.Enum):
+    DT_INT4 = "int4"
+    DT_INT8 = "i8"
+    DT_INT16 = "int16"
+    DT_INT32 = "i32"
+    DT_INT64 = "int64"
+    DT_FP8 = "fp8"
+    DT_FP16 = "f16"
+    DT_FP32 = "f32"
+    DT_BF16 = "bf16"
+    DT_HF4 = "hf4"
+    DT_HF8 = "hf8"
+    DT_FP8E4M3 = "fp8e4m3"
+    DT_FP8E5M2 = "fp8e5m2"
+    DT_FP8E8M0 = "fp8e8m0"
+    DT_FP4_E2M1X2 = "fp4e2m1x2"
+    DT_FP4_E1M2X2 = "fp4e1m2x2"
+    DT_UINT8 = "uint8"
+    DT_UINT16 = "uint16"
+    DT_UINT32 = "uint32"
+    DT_UINT64 = "uint64"
+    DT_BOOL = "bool"
+    DT_DOUBLE = "double"
+    DT_BOTTOM = "bottom"
+
+
+# The element types the levels model; the others are PyPTO names a kernel may not use.
+MODELLED = {DataType.DT_BF16, DataType.DT_FP16, DataType.DT_FP32, DataType.DT_INT8, DataType.DT_INT32}
+
+
+def elem(dt: object, what: str) -> str:
+    """This project's element type name for a PyPTO DataType."""
+    if not isinstance(dt, DataType):
+        refuse(f"{what} must be a pypto.DataType (pypto.DT_BF16, ...), got {dt!r}")
+    if dt not in MODELLED:
+        refuse(f"{what} {dt.name} is not modelled (SK-03 here: DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32)")
+    return dt.value
+
+
+def from_elem(name: str) -> DataType:
+    return next(d for d in MODELLED if d.value == name)
+
+
+class CastMode(enum.Enum):
+    CAST_NONE = "none"
+    CAST_RINT = "rint"
+    CAST_ROUND = "round"
+    CAST_FLOOR = "floor"
+    CAST_CEIL = "ceil"
+    CAST_TRUNC = "trunc"
+    CAST_ODD = "odd"
+
+
+class SaturationMode(enum.Enum):
+    OFF = 0
+    ON = 1
+
+
+class CachePolicy(enum.Enum):
+    NONE_CACHEABLE = "none_cacheable"
+    MAX_NUM = "max_num"
+
+
+class StatusType(enum.Enum):
+    """A dimension of a `pypto.Tensor` annotation: DYNAMIC (or DYN) is the token axis."""
+
+    DYNAMIC = "dynamic"
+    STATIC = "static"
+    DYN = "dyn"
+
+
+class RunMode(enum.Enum):
+    NPU = 0
+    SIM = 1
+
+
+class TileOpFormat(enum.Enum):
+    """`format=` of a tensor annotation: only ND is modelled."""
+
+    TILEOP_ND = 0
+    TILEOP_NZ = 1

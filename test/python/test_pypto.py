@@ -1,0 +1,195 @@
+"""`pto.pypto`: PyPTO 0.2.0 kernels run unchanged but for the import line (issue 11)."""
+
+
+import importlib.util
+import sys
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+from kernels import ROOT
+
+import pto
+import pto.pypto as pypto
+from pto.interp.golden import check
+
+K, N = 64, 32
+BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
+
+
+def example(name: str):
+    path = ROOT / "examples" / "pypto" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"pypto_example_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def data(t: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((t, K), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    gamma = rng.standard_normal(K, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((N, K), dtype=np.float32) / 8).astype(ml_dtypes.bfloat16)
+    return x, gamma, w
+
+
+def golden(x, gamma, w):
+    xf = x.astype(np.float32)
+    n = xf / np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + np.float32(1e-6)) * gamma.astype(np.float32)
+    return (n.astype(ml_dtypes.bfloat16).astype(np.float32) @ w.astype(np.float32).T).astype(ml_dtypes.bfloat16)
+
+
+def make_std(unroll=(4, 2), static_t: int | None = None):
+    t_dim = pypto.DYNAMIC if static_t is None else static_t
+
+    @pypto.frontend.jit(pass_options={"vec_nbuffer_setting": {0: 2}})
+    def std(x: pypto.Tensor([t_dim, K], BF16), gamma: pypto.Tensor([K], BF16),
+            w: pypto.Tensor([N, K], BF16), out: pypto.Tensor([t_dim, N], BF16)):
+        w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=list(unroll)):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            pypto.set_semantic_label("rmsnorm")
+            n = pypto.rms_norm(pypto.cast(xt, FP32), gamma, 1e-6)
+            pypto.set_semantic_label("linear")
+            y = pypto.matmul(pypto.cast(n, BF16), w, FP32, b_trans=True)
+            pypto.assemble(pypto.cast(y, BF16), [idx, 0], out)
+    return std
+
+
+@pytest.mark.parametrize("t", [1, 7, 13])
+def test_standard_kernel_runs_in_place(t: int) -> None:
+    std = make_std()
+    x, gamma, w = data(t, t)
+    out = np.zeros((t, N), ml_dtypes.bfloat16)
+    std(x, gamma, w, out)
+    assert check(out, golden(x, gamma, w)).ok
+    assert std.report.cycles > 0 and std.result.level == "npu"
+    assert len(std.compiled) == 1  # one trace serves every token count
+
+
+def test_static_token_annotation_finds_the_token_axis() -> None:
+    # PyPTO kernels often annotate the token count itself: the loop's views say which
+    # parameters it tiles, even when a weight has as many rows as there are tokens.
+    std = make_std(static_t=N)
+    x, gamma, w = data(N, 3)
+    out = np.zeros((N, N), ml_dtypes.bfloat16)
+    std(x, gamma, w, out)
+    assert check(out, golden(x, gamma, w)).ok
+    text = str(std.trace(x, gamma, w, out))
+    assert f"%x: tensor<?x{K}xbf16>" in text and f"%w: tensor<{N}x{K}xbf16>" in text
+
+
+def test_trace_is_the_builders_ir() -> None:
+    x, gamma, w = data(2)
+    traced = make_std().trace(x, gamma, w, np.zeros((2, N), ml_dtypes.bfloat16))
+    k = pto.Kernel("std", unroll=[4, 2, 1], options={"vec_nbuffer_setting": {0: 2}})
+    xa, ga, wa = k.arg("x", [None, K], "bf16"), k.arg("gamma", [K], "bf16"), k.arg("w", [N, K], "bf16", "none_cacheable")
+    n = pto.rms_norm(pto.cast(xa, "f32", label="rmsnorm"), ga, 1e-6, "f32", label="rmsnorm")
+    y = pto.matmul(pto.cast(n, "bf16", label="linear"), wa, b_trans=True, out_dtype="f32", label="linear")
+    k.ret(pto.cast(y, "bf16", label="linear"))
+    assert str(traced) == str(k.module())
+
+
+def test_pypto_loop_with_a_valid_shape_tail() -> None:
+    tile = 4
+
+    @pypto.frontend.jit
+    def tiled(x: pypto.Tensor([pypto.DYNAMIC, K], BF16), gamma: pypto.Tensor([K], BF16),
+              w: pypto.Tensor([N, K], BF16), out: pypto.Tensor([pypto.DYNAMIC, N], BF16)):
+        T = x.shape[0]
+        for i in pypto.loop((T + tile - 1) // tile):
+            off = i * tile
+            xt = pypto.view(x, [tile, K], [off, 0], valid_shape=[pypto.min(tile, T - off), K])
+            n = pypto.cast(pypto.rms_norm(pypto.cast(xt, FP32), gamma), BF16)
+            pypto.assemble(pypto.cast(pypto.matmul(n, w, FP32, b_trans=True), BF16), [off, 0], out)
+
+    for t in (3, 9):
+        x, gamma, w = data(t, t)
+        out = np.zeros((t, N), ml_dtypes.bfloat16)
+        tiled(x, gamma, w, out)
+        assert check(out, golden(x, gamma, w)).ok
+    assert "pto.unroll = array<i64: 4>" in str(tiled.trace(x, gamma, w, out))
+
+
+@pytest.mark.parametrize("name", ["hc_pre"])
+def test_seed_examples(name: str) -> None:
+    mod = example(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pypto.NotModelledWarning)
+        mod.main(tokens=(1, 5))
+
+
+# ------------------------------------------------------------------ refusals
+
+
+def _kernel(body):
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            pypto.assemble(body(xt, idx, p), [idx, 0], out)
+    return k
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda xt, i, p: pypto.exp(xt), "pypto.exp is not supported yet"),
+    (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
+    (lambda xt, i, p: xt[0:1], "slicing a tensor"),
+    (lambda xt, i, p: pypto.concat([xt, xt], -1), "pypto.concat is not supported yet"),
+    (lambda xt, i, p: pypto.sum(xt, 0, keepdim=True), "only the last axis"),
+    (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "column views, as a RoPE tail's, are not supported yet"),
+    (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "a part of a weight, or columns of a tile"),
+    (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
+    (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
+    (lambda xt, i, p: pypto.add(xt, pypto.cast(xt, BF16)), "cast one first"),
+])
+def test_unsupported_pypto_is_refused_at_the_users_line(body, message) -> None:
+    k = _kernel(body)
+    x = np.ones((3, K), np.float32)
+    with pytest.raises(pto.BuildError, match="pto.pypto") as e:
+        k(x, np.zeros_like(x))
+    assert message in str(e.value) and f"{__file__}:" in str(e.value), str(e.value)
+
+
+def test_arguments_are_checked_against_the_annotations() -> None:
+    k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
+    with pytest.raises(pto.BuildError, match="argument 'x' is float64, its annotation DT_FP32"):
+        k(np.ones((3, K)), np.zeros((3, K), np.float32))
+    with pytest.raises(pto.BuildError, match="argument 'out' has 4 rows on its DYNAMIC axis, another argument 3"):
+        k(np.ones((3, K), np.float32), np.zeros((4, K), np.float32))
+    with pytest.raises(pto.BuildError, match="must be a numpy array or a torch CPU tensor"):
+        k([1, 2], np.zeros((3, K), np.float32))
+
+
+def test_options_not_modelled_are_reported_once() -> None:
+    @pypto.frontend.jit(runtime_options={"device_sched_mode": 1}, pass_options={"sg_set_scope": 1})
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.experimental.set_operation_options(combine_axis=True)
+            y = pypto.matmul(pypto.sqrt(pypto.view(x, [p, K], [idx, 0])), w, FP32)
+            pypto.assemble(y, [idx, 0], out)
+
+    x, w = np.ones((3, K), np.float32), np.eye(K, dtype=np.float32)
+    out = np.zeros_like(x)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        k(x, w, out)
+        k(x, w, out)
+    msgs = sorted(str(w.message) for w in seen if issubclass(w.category, pypto.NotModelledWarning))
+    assert msgs == ["pto.pypto: operation option combine_axis is accepted but not modelled",
+                    "pto.pypto: pass option sg_set_scope is accepted but not modelled",
+                    "pto.pypto: runtime option device_sched_mode is accepted but not modelled"], msgs
+    assert np.allclose(out, 1.0)
+
+
+def test_an_unknown_pass_option_is_an_error() -> None:
+    @pypto.frontend.jit(pass_options={"vec_nbuffer": {0: 2}})
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1):
+            pypto.assemble(pypto.view(x, [p, K], [idx, 0]), [idx, 0], out)
+
+    with pytest.raises(pto.BuildError, match="unknown pass option 'vec_nbuffer'"):
+        k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
