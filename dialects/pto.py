@@ -14,7 +14,9 @@ Hints a user may pin, as discardable attributes the passes honour (checked by
 - on the kernel `func.func`: `pto.target = "ascend910b1"`, `pto.form = #pto.form<c_v>`, `pto.unroll = array<i64: ...>`,
   `pto.options = {cube_l1_reuse_setting = {"-1" = 2, "1" = 1}, vec_nbuffer_setting = ...,
   cube_nbuffer_setting = ...}`, `pto.runtime = {stitch_function_max_num = 128}` (PyPTO's
-  runtime option: loop bodies sewn into one device task; without it, all of them);
+  runtime option: loop bodies sewn into one device task; without it, all of them),
+  `pto.tail` (the last unroll factor also takes the remainder, as one partial tile:
+  PyPTO's `pypto.loop` over `TILE`-row views with a `valid_shape`);
 - on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`;
 - on an op: `pto.label = "q-rmsnorm"`, `pto.vec_tile = array<i64: 4, 4096>`, and on a
   matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`.
@@ -883,6 +885,9 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
                 return f"unknown pass option '{key}' (known: {', '.join(SETTINGS)})"
             if (msg := _check_setting(key, val)) is not None:
                 return msg
+    elif name == "pto.tail":
+        if not isinstance(attr, UnitAttr) or not isinstance(op, FuncOp):
+            return "'pto.tail' is a unit attribute of a func.func"
     elif name == "pto.runtime":
         if not isinstance(attr, DictionaryAttr):
             return "'pto.runtime' must be a dictionary"

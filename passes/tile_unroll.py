@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -28,16 +28,22 @@ def normalise(factors: Sequence[int]) -> list[int]:
     return out
 
 
-def schedule(start: int, stop: int, factors: Sequence[int]) -> list[tuple[int, int, int]]:
+def schedule(start: int, stop: int, factors: Sequence[int], tail: bool = False) -> list[tuple[int, int, int]]:
     """Static cascade: (begin, end, factor) per non-empty loop. Each factor takes as many
-    whole tiles as fit from where the previous one stopped."""
+    whole tiles as fit from where the previous one stopped; with `tail` the last one
+    takes the rest too, its last tile partial."""
     out = []
-    for f in factors:
-        end = start + (stop - start) // f * f
+    for i, f in enumerate(factors):
+        last = tail and i == len(factors) - 1
+        end = stop if last else start + (stop - start) // f * f
         if end > start:
             out.append((start, end, f))
         start = end
     return out
+
+
+def _tail(f: func.FuncOp) -> bool:
+    return isinstance(f.attributes.get("pto.tail"), UnitAttr)
 
 
 def _const(v: SSAValue) -> int | None:
@@ -93,7 +99,9 @@ class TileUnrollPass(ModulePass):
     They are made unique, sorted descending, and 1 is appended. Factor f covers as many
     whole f-row tiles as fit from where the previous factor stopped, so any list is
     correct (PyPTO 0.2.0 computes each tail from the original start and overruns for
-    lists like [4,3,1]). With a constant token count the cascade is computed here:
+    lists like [4,3,1]). With the kernel's `pto.tail` no 1 is appended: the last
+    factor's loop also takes the remainder as one partial tile (`tail`), as PyPTO's
+    `pypto.loop` over views with a `valid_shape`. With a constant token count the cascade is computed here:
     factors that do not fit are dropped and empty loops not emitted; otherwise the
     bounds are computed at run time. Each loop's body is specialised to static f-row
     tiles.
@@ -120,7 +128,7 @@ class TileUnrollPass(ModulePass):
             chosen = MHC_PRE_FACTORS if isinstance(form, FormAttr) and form.data == Form.MHC_PRE else SEED_CANDIDATES
         if not chosen or min(chosen) < 1:
             raise DiagnosticError(loop, f"unroll factors must be positive, got {list(chosen)}")
-        return normalise(chosen)
+        return sorted(set(chosen), reverse=True) if _tail(f) else normalise(chosen)
 
     def unroll(self, f: func.FuncOp, loop: tile.TokenLoopOp, factors: list[int]) -> None:
         rewriter = Rewriter()
@@ -135,17 +143,18 @@ class TileUnrollPass(ModulePass):
             place(o)
             return o.results[0]
 
+        tail = _tail(f)
         lo, hi = _const(loop.lower), _const(loop.upper)
         if lo is not None and hi is not None:
             bounds = [
                 (emit(arith.ConstantOp.from_int_and_width(b, idx)), emit(arith.ConstantOp.from_int_and_width(e, idx)), k)
-                for b, e, k in schedule(lo, hi, factors)
+                for b, e, k in schedule(lo, hi, factors, tail)
             ]
         else:
             bounds = []
             start = loop.lower
             for k in factors:
-                if k == 1:
+                if k == 1 or (tail and k == factors[-1]):
                     end = loop.upper
                 else:
                     c = emit(arith.ConstantOp.from_int_and_width(k, idx))
@@ -159,7 +168,7 @@ class TileUnrollPass(ModulePass):
             body = Block(arg_types=[idx])
             body.args[0].name_hint = loop.index.name_hint
             specialise(loop.body.block, body, {loop.index: body.args[0]}, set(), 1, k)
-            new = tile.TokenLoopOp(begin, end, k, Region(body))
+            new = tile.TokenLoopOp(begin, end, k, Region(body), tail and k > 1 and k == bounds[-1][2])
             new.attributes.update(loop.attributes)
             place(new)
         rewriter.erase_op(loop)

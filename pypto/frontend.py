@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 
 from pto.frontend import api
 from pto.frontend import builder as b
@@ -175,6 +175,8 @@ class JitKernel:
         code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
         f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
         runtime = {key: v for key, v in self.runtime_options.items() if key in RUNTIME_MODELLED}
+        if lp.kind == "loop":
+            f.attributes["pto.tail"] = UnitAttr()  # its last tile is partial, as PyPTO runs it
         if runtime:
             f.attributes["pto.runtime"] = DictionaryAttr({key: IntegerAttr(v, i64) for key, v in runtime.items()})
         self.outputs = sorted(tr.outputs)

@@ -134,3 +134,45 @@ func.func @pinned(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32
   }
   func.return
 }
+
+// -----
+
+// With pto.tail (PyPTO's pypto.loop over TILE-row views with a valid_shape) no 1 is
+// appended: the last factor's loop takes the remainder as one partial tile.
+// STATIC43-LABEL: func.func @tail
+// STATIC43:      %[[F8:.*]] = arith.constant 8 : index
+// STATIC43:      %[[E8:.*]] = arith.addi %c0, %{{.*}} : index
+// STATIC43-NEXT: tile.token_loop %{{.*}} = %c0 to %[[E8]] step 8 {
+// STATIC43:      tile.token_loop %{{.*}} = %[[E8]] to %t step 4 tail {
+// STATIC43-NOT:  step 1
+// STATIC43-LABEL: func.func @tail10
+// STATIC43:      %[[A:[0-9]+]] = arith.constant 0 : index
+// STATIC43-NEXT: %[[B:[0-9]+]] = arith.constant 10 : index
+// STATIC43-NEXT: tile.token_loop %{{.*}} = %[[A]] to %[[B]] step 4 tail {
+// STATIC43-NOT:  tile.token_loop
+func.func @tail(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) attributes {pto.unroll = array<i64: 4, 8>, pto.tail} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 1 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<1x64xf32>
+    %y = tile.cube_stage "linear" -> (tensor<1x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<1x64xf32>, tensor<64x32xf32> -> tensor<1x32xf32>
+      tile.yield %m : tensor<1x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<1x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+func.func @tail10(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) attributes {pto.unroll = array<i64: 4>, pto.tail} {
+  %c0 = arith.constant 0 : index
+  %c10 = arith.constant 10 : index
+  tile.token_loop %i = %c0 to %c10 step 1 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<1x64xf32>
+    %y = tile.cube_stage "linear" -> (tensor<1x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<1x64xf32>, tensor<64x32xf32> -> tensor<1x32xf32>
+      tile.yield %m : tensor<1x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<1x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}

@@ -110,7 +110,10 @@ def test_pypto_loop_with_a_valid_shape_tail() -> None:
         out = np.zeros((t, N), ml_dtypes.bfloat16)
         tiled(x, gamma, w, out)
         assert check(out, golden(x, gamma, w)).ok
-    assert "pto.unroll = array<i64: 4>" in str(tiled.trace(x, gamma, w, out))
+    text = str(tiled.trace(x, gamma, w, out))
+    assert "pto.unroll = array<i64: 4>, pto.tail" in text, text
+    tiles = pto.compile(tiled.trace(x, gamma, w, out)).text("tile")
+    assert "step 4 tail {" in tiles and "step 1 " not in tiles
 
 
 @pytest.mark.parametrize("name", ["hc_pre"])

@@ -479,6 +479,13 @@ func.func @t() attributes {pto.runtime = 2} {
 
 // -----
 
+// expected-error@+1 {{'pto.tail' is a unit attribute of a func.func}}
+func.func @t() attributes {pto.tail = 1} {
+  func.return
+}
+
+// -----
+
 // expected-error@+1 {{'pto.options' must be a dictionary}}
 func.func @t() attributes {pto.options = 2} {
   func.return
