@@ -19,7 +19,9 @@ Hints a user may pin, as discardable attributes the passes honour (checked by
   PyPTO's `pypto.loop` over `TILE`-row views with a `valid_shape`);
 - on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`;
 - on an op: `pto.label = "q-rmsnorm"`, `pto.vec_tile = array<i64: 4, 4096>`, and on a
-  matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`.
+  matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`;
+  `pto.by_unroll = {"16" = {pto.cube_tile = ...}}` gives the tile shapes for the loop of
+  one unroll factor (PyPTO kernels choose them from the factor: `if tile_t <= 32:`).
 
 The attributes defined here (cache policy, round mode, cube tile shape) are shared by the
 lower levels.
@@ -864,6 +866,26 @@ def _int_array(attr: Attribute) -> tuple[int, ...] | None:
     return None
 
 
+def _check_by_unroll(op: Operation, attr: Attribute) -> str | None:
+    if not isinstance(attr, DictionaryAttr):
+        return "'pto.by_unroll' must be a dictionary {\"factor\" = {hints}}"
+    for factor, hints in attr.data.items():
+        if not factor.isdigit() or int(factor) < 1:
+            return f"'pto.by_unroll' key '{factor}' is not a positive unroll factor"
+        if not isinstance(hints, DictionaryAttr) or not hints.data:
+            return f"'pto.by_unroll' entry '{factor}' must be a non-empty dictionary of tile hints"
+        for name, h in hints.data.items():
+            if name not in ("pto.vec_tile", "pto.cube_tile"):
+                return f"'pto.by_unroll' entry '{factor}' holds '{name}': only pto.vec_tile and pto.cube_tile"
+            if not op.name.startswith("pto."):  # a tile stage carries them on for tile-unroll
+                ok = isinstance(h, CubeTileAttr) if name == "pto.cube_tile" else _int_array(h) is not None
+                if not ok:
+                    return f"'pto.by_unroll' entry '{factor}': {name} of the wrong kind"
+            elif (msg := check_hint(op, name, h)) is not None:
+                return msg
+    return None
+
+
 def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
     """Check one `pto.*` discardable attribute; return an error message or None."""
     if name == "pto.target":
@@ -885,6 +907,8 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
                 return f"unknown pass option '{key}' (known: {', '.join(SETTINGS)})"
             if (msg := _check_setting(key, val)) is not None:
                 return msg
+    elif name == "pto.by_unroll":
+        return _check_by_unroll(op, attr)
     elif name == "pto.tail":
         if not isinstance(attr, UnitAttr) or not isinstance(op, FuncOp):
             return "'pto.tail' is a unit attribute of a func.func"

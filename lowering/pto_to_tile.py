@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile")
+HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile", "pto.by_unroll")
 TILE_OPS: dict[str, type[Operation]] = {op.name: op for op in tile.TILE.operations}
 
 
@@ -39,6 +39,14 @@ class _Stage:
     kind: str  # "vec" | "cube"
     label: str | None
     ops: list[Operation]
+
+
+def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
+    """The stage's tile shapes per unroll factor: the first op's that gives one."""
+    per = op.attributes.get("pto.by_unroll")
+    for factor, hints in (per.data.items() if isinstance(per, DictionaryAttr) else ()):
+        if hint in hints.data and factor not in into:  # type: ignore[attr-defined]
+            into[factor] = DictionaryAttr({hint: hints.data[hint]})  # type: ignore[attr-defined]
 
 
 def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
@@ -200,6 +208,7 @@ class PtoToTilePass(ModulePass):
         stage_ops = set(st.ops)
         escaping: list[SSAValue] = []
         vec_tile = cube_tile = None
+        by_unroll: dict[str, Attribute] = {}
         for o in st.ops:
             cls = TILE_OPS[o.name.replace("pto.", "tile.", 1)]
             attrs = {k: v for k, v in o.attributes.items() if k not in HINTS}
@@ -220,6 +229,7 @@ class PtoToTilePass(ModulePass):
                 vec_tile = list(vt.get_values())
             if isinstance(ct := o.attributes.get("pto.cube_tile"), CubeTileAttr):
                 cube_tile = ct
+            _by_unroll(o, "pto.cube_tile" if st.kind == "cube" else "pto.vec_tile", by_unroll)
         inner.add_op(tile.YieldOp(*[mapping[r] for r in escaping]))
         types = [mapping[r].type for r in escaping]
         assert st.label is not None
@@ -228,6 +238,8 @@ class PtoToTilePass(ModulePass):
         else:
             stage = tile.VecStageOp(st.label, Region(inner), types, vec_tile)  # type: ignore[arg-type]
         stage.location = st.ops[0].location
+        if by_unroll:  # tile-unroll picks each factor's tile shapes
+            stage.attributes["pto.by_unroll"] = DictionaryAttr(by_unroll)
         parent.add_op(stage)
         for r, sr in zip(escaping, stage.results):
             mapping[r] = sr

@@ -7,14 +7,22 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import tile
-from pto.dialects.pto import Form, FormAttr
+from pto.dialects.pto import CubeTileAttr, Form, FormAttr
 
 SEED_CANDIDATES = (128, 64, 32, 16, 8, 1)
 MHC_PRE_FACTORS = (16,)
@@ -40,6 +48,18 @@ def schedule(start: int, stop: int, factors: Sequence[int], tail: bool = False) 
             out.append((start, end, f))
         start = end
     return out
+
+
+def _pick_tiles(body: Block, factor: int) -> None:
+    """A stage's tile shapes pinned for this factor (`pto.by_unroll`) replace its own."""
+    for st in body.ops:
+        per = st.attributes.pop("pto.by_unroll", None)
+        hints = per.data.get(str(factor)) if isinstance(per, DictionaryAttr) else None
+        hints = hints.data if isinstance(hints, DictionaryAttr) else {}
+        if isinstance(st, tile.CubeStageOp) and isinstance(ct := hints.get("pto.cube_tile"), CubeTileAttr):
+            st.properties["tiles"] = ct
+        elif isinstance(st, tile.VecStageOp) and isinstance(vt := hints.get("pto.vec_tile"), DenseArrayBase):
+            st.properties["vec_tile"] = vt
 
 
 def _tail(f: func.FuncOp) -> bool:
@@ -101,7 +121,8 @@ class TileUnrollPass(ModulePass):
     correct (PyPTO 0.2.0 computes each tail from the original start and overruns for
     lists like [4,3,1]). With the kernel's `pto.tail` no 1 is appended: the last
     factor's loop also takes the remainder as one partial tile (`tail`), as PyPTO's
-    `pypto.loop` over views with a `valid_shape`. With a constant token count the cascade is computed here:
+    `pypto.loop` over views with a `valid_shape`. A stage's `pto.by_unroll` tile
+    shapes for a factor become that loop's stage tile shapes. With a constant token count the cascade is computed here:
     factors that do not fit are dropped and empty loops not emitted; otherwise the
     bounds are computed at run time. Each loop's body is specialised to static f-row
     tiles.
@@ -168,6 +189,7 @@ class TileUnrollPass(ModulePass):
             body = Block(arg_types=[idx])
             body.args[0].name_hint = loop.index.name_hint
             specialise(loop.body.block, body, {loop.index: body.args[0]}, set(), 1, k)
+            _pick_tiles(body, k)
             new = tile.TokenLoopOp(begin, end, k, Region(body), tail and k > 1 and k == bounds[-1][2])
             new.attributes.update(loop.attributes)
             place(new)

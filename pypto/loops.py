@@ -10,7 +10,11 @@ counts: they must be the loop's own tiles, every row once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
+from xdsl.ir import Attribute
 
 from pto.frontend import builder as b
 from pto.frontend.builder import _is_int
@@ -72,18 +76,38 @@ def _one_loop(what: str) -> Trace:
 
 
 def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
+    entry = dataclasses.replace(b._pinned[-1])
     for i, p in enumerate(factors):
+        b._pinned[-1] = dataclasses.replace(entry)  # each factor's body starts from the hints at the loop
         tr.iteration, tr.loop.p = i, p  # type: ignore[union-attr]
         tr.sigs.append([])
         yield value(p)
     tr.iteration = -1
+    first = tr.sigs[0]
     for i, sig in enumerate(tr.sigs[1:], 1):
-        if [s[0] for s in sig] != [s[0] for s in tr.sigs[0]]:
+        if [s[0] for s in sig] != [s[0] for s in first]:
             refuse(f"the loop body traced for p={factors[i]} computes other ops than for p={factors[0]}: "
                    "one body for every factor is supported")
-        if sig != tr.sigs[0]:
-            not_modelled("tile shapes or labels that differ by unroll factor (the first factor's are used "
-                         "for every factor)", tr.notes)
+        if [s[1] for s in sig] != [s[1] for s in first]:
+            not_modelled("labels that differ by unroll factor (the first factor's are used)", tr.notes)
+        if tr.emit:
+            for op, mine, base in zip(tr.emitted, sig, first):
+                if mine[2] != base[2] and mine[2] is not None:
+                    _pin_for_factor(op, factors[i], mine[0], mine[2])
+
+
+def _pin_for_factor(op, factor: int, kind: str, tiles) -> None:
+    """Tile shapes this factor's body sets for `op` (`pto.by_unroll`), as the builder would."""
+    if kind == "matmul":
+        hint: Attribute = tiles
+    elif len(tiles) == op.operands[0].type.get_num_dims():  # the builder's rule for vec tiles
+        hint = DenseArrayBase.from_list(i64, list(tiles))
+    else:
+        return
+    name = "pto.cube_tile" if kind == "matmul" else "pto.vec_tile"
+    per = dict(op.attributes["pto.by_unroll"].data) if "pto.by_unroll" in op.attributes else {}
+    per[str(factor)] = DictionaryAttr({name: hint})
+    op.attributes["pto.by_unroll"] = DictionaryAttr(per)
 
 
 # ------------------------------------------------------------------ token tiles

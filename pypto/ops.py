@@ -39,6 +39,8 @@ def _result(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType,
         if any(i._val is None for i in inputs):
             refuse(f"pypto.{kind} uses a value computed in the loop body for another unroll factor")
         val = build(*(i._val for i in inputs))
+        if tr.iteration == 0:
+            tr.emitted.append(val.value.owner)
     return Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
 
 

@@ -43,6 +43,7 @@ class Trace:
     loop: Loop | None = None
     iteration: int = -1  # which factor's body runs (-1: outside the loop)
     sigs: list[list[tuple]] = field(default_factory=list)  # per factor: the ops traced and their hints
+    emitted: list = field(default_factory=list)  # the ops of the first factor's body, in trace order
     cache: dict[int, CachePolicy] = field(default_factory=dict)
     options: dict[str, dict[int | str, int]] = field(default_factory=dict)
     notes: set[str] = field(default_factory=set)
@@ -54,7 +55,7 @@ class Trace:
     def record(self, kind: str) -> None:
         if self.iteration >= 0:
             p = b._pinned[-1] if b._pinned else b.Pinned()
-            tiles = str(p.cube_tile) if kind == "matmul" else p.vec_tile
+            tiles = p.cube_tile if kind == "matmul" else p.vec_tile
             self.sigs[self.iteration].append((kind, p.label, tiles))
 
 

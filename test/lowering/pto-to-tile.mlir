@@ -130,3 +130,15 @@ func.func @weight_scale_view(%x: tensor<?x64xi8>, %s: tensor<?x1xf32>, %w: tenso
   %d = pto.dequant %acc, %s, %w1 : tensor<?x32xi32>, tensor<?x1xf32>, tensor<1x32xf32> -> tensor<?x32xf32>
   func.return %d : tensor<?x32xf32>
 }
+
+// -----
+
+// Tile shapes pinned per unroll factor go to the stage, for tile-unroll.
+// CHECK-LABEL: func.func @by_unroll
+// CHECK:         tile.vec_stage "rmsnorm" tile [4, 64] -> (tensor<1x64xf32>) attributes {pto.by_unroll = {"2" = {pto.vec_tile = array<i64: 2, 64>}}}
+// CHECK:         tile.cube_stage "linear" m [16, 16] k [64, 64] n [32, 32] -> (tensor<1x32xf32>) attributes {pto.by_unroll = {"1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [16, 32]>}}}
+func.func @by_unroll(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> attributes {pto.unroll = array<i64: 8, 2>} {
+  %n = pto.rms_norm %x eps = 1.0e-06 {pto.vec_tile = array<i64: 4, 64>, pto.by_unroll = {"2" = {pto.vec_tile = array<i64: 2, 64>}}} : tensor<?x64xf32> -> tensor<?x64xf32>
+  %y = pto.matmul %n, %w b_trans {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [32, 32]>, pto.by_unroll = {"1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [16, 32]>}}} : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
+  func.return %y : tensor<?x32xf32>
+}

@@ -196,3 +196,19 @@ def test_an_unknown_pass_option_is_an_error() -> None:
 
     with pytest.raises(pto.BuildError, match="unknown pass option 'vec_nbuffer'"):
         k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
+
+
+def test_tile_shapes_chosen_per_factor_reach_each_loop() -> None:
+    # hc_pre picks its cube tiles from the unroll factor (`if tile_t <= 32:`): each
+    # factor's loop gets its own (pto.by_unroll), not the first factor's.
+    mod = example("hc_pre")
+    x, hc_fn = mod.inputs(3)
+    traced = mod.hc_pre.trace(x, hc_fn, np.zeros((3, 24), np.float32))
+    tiles = pto.compile(traced).text("tile")
+    loops = tiles.split("tile.token_loop")[1:]
+    assert len(loops) == 5
+    assert "k [512, 2048] n [128, 128] split_k" in loops[0]  # 256
+    assert "k [512, 1024] n [128, 128] split_k" in loops[1]  # 64
+    for lp in loops[2:]:  # 16, 4, 1: tile_t <= 32, no split-K
+        cube = next(line for line in lp.splitlines() if "tile.cube_stage" in line)
+        assert "k [512, 1024] n [128, 128]" in cube and "split_k" not in cube, cube

@@ -552,3 +552,35 @@ func.func @t(%x: tensor<f32>) {
   %q, %s = pto.quant %x : tensor<f32> -> tensor<i8>, tensor<1xf32>
   func.return
 }
+
+// -----
+
+func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.by_unroll' key 'x' is not a positive unroll factor}}
+  %0 = pto.abs %x {pto.by_unroll = {x = {pto.vec_tile = array<i64: 2, 64>}}} : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.by_unroll' entry '2' holds 'pto.label': only pto.vec_tile and pto.cube_tile}}
+  %0 = pto.abs %x {pto.by_unroll = {"2" = {pto.label = "a"}}} : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.vec_tile' has rank 1 but the op's data has rank 2}}
+  %0 = pto.abs %x {pto.by_unroll = {"2" = {pto.vec_tile = array<i64: 2>}}} : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.by_unroll' entry '2' must be a non-empty dictionary of tile hints}}
+  %0 = pto.abs %x {pto.by_unroll = {"2" = 3}} : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
