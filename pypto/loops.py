@@ -18,6 +18,7 @@ from xdsl.ir import Attribute
 
 from pto.frontend import builder as b
 from pto.frontend.builder import _is_int
+from pto.pypto import ops, split_k
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.sym import Sym, evaluate
 from pto.pypto.tensor import Loop, Tensor, Trace, current
@@ -150,6 +151,13 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str) -> None:
                    "view(x, [TILE, K], [i * TILE, 0], valid_shape=[pypto.min(TILE, T - i * TILE), K])")
 
 
+def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
+    """A view of whole rows and a range of the last axis (a K slice of a split-K)."""
+    return (len(shape) == 2 and shape[0] == x.shape[0] and offsets[0] == 0 and _is_int(offsets[1])
+            and _is_int(shape[1]) and 0 <= offsets[1] and offsets[1] + shape[1] <= x.shape[1]
+            and valid in (None, shape) and x._lazy is None)
+
+
 def _token_param(tr: Trace, x: Tensor, what: str) -> int:
     if x._param is None:
         refuse(f"{what} of a computed value is not supported: take token tiles of the kernel's parameters")
@@ -174,6 +182,8 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
     if not on_loop:
         if shape == input.shape and all(o == 0 for o in offsets) and valid in (None, shape):
             return input  # the whole tensor
+        if _columns(input, shape, offsets, valid):
+            return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         refuse(f"pypto.view of {shape} at {offsets} (a part of a weight, or columns of a tile) is not supported "
                "yet: views here take whole tensors or token tiles [rows, ...] at [row, 0, ...]")
     if not rest_ok or not _is_int(shape[0]):
@@ -191,6 +201,8 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
     src, offsets, dst = args
+    if isinstance(src, Tensor) and src._lazy is not None and src._lazy[0] == "partial":
+        src = split_k.materialize(src, ops.matmul)
     if not isinstance(src, Tensor) or src._lazy is not None or not isinstance(dst, Tensor):
         refuse("pypto.assemble takes a computed tensor, offsets and an output parameter")
     if dst._param is None:

@@ -13,6 +13,7 @@ import numbers
 from collections.abc import Callable, Sequence
 
 from pto.frontend import builder as b
+from pto.pypto import split_k
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
@@ -22,6 +23,10 @@ def _tensor(x: object, what: str) -> Tensor:
     if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
         refuse(f"{what} must be a tensor of the kernel, got {x!r}")
     if x._lazy is not None:
+        if x._lazy[0] == "partial":
+            return split_k.materialize(x, matmul)
+        if x._lazy[0] == "cols":
+            refuse(f"a column view is supported only as an operand of a matmul split over K by hand, not as {what}")
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
         kind = "pypto.full" if x._lazy[0] == "const" else "pypto.reciprocal"
@@ -86,6 +91,9 @@ def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
         refuse(f"pypto.add's alpha must be a number, got {alpha!r}")
     if (c := _lazy(other, "const")) is not None:
         other = c
+    if _lazy(input, "partial") is not None and _lazy(other, "partial") is not None and alpha == 1:
+        if (both := split_k.merge(input, other)) is not None:  # type: ignore[arg-type]
+            return both
     if _scalar(other):
         return _adds(_tensor(input, "pypto.add's input"), alpha * other)  # type: ignore[operator]
     y = _tensor(other, "pypto.add's other")
@@ -197,6 +205,9 @@ def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  #
 
 def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,  # noqa: A002
            c_matrix_nz: bool = False, extend_params=None) -> Tensor:
+    if _lazy(input, "cols") is not None or _lazy(mat2, "cols") is not None:
+        elem(out_dtype, "pypto.matmul's out_dtype")
+        return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
     if c_matrix_nz or extend_params is not None:

@@ -1,0 +1,72 @@
+"""A matmul split over K by hand: matmuls of column views at K offsets, summed.
+
+hc_pre writes split-K itself when the output is tiny: views of the activation and the
+weight at `[0, j * KC]`, one matmul per slice, the partial results added. SK-03 has one
+matmul, so the slices are kept aside (column views, partial products) and, once their
+sum covers all of K, become that one matmul with split-K pinned: the cube splits K over
+cores and adds the partial sums, which is what the hand-written form asks for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pto.frontend import builder as b
+from pto.pypto.errors import refuse
+from pto.pypto.tensor import Tensor
+from pto.pypto.types import DataType
+
+
+@dataclass(frozen=True)
+class Partial:
+    a: Tensor  # the whole lhs and rhs the slices were taken from
+    w: Tensor
+    k0: int
+    k1: int
+    out: DataType
+    b_trans: bool
+    hints: b.Pinned  # as set at the first slice's matmul
+
+
+def column_view(x: Tensor, c0: int, c1: int) -> Tensor:
+    return Tensor.traced([*x.shape[:-1], c1 - c0], x._dtype, None, x._tok, ("cols", x, c0, c1))
+
+
+def partial_matmul(a: Tensor, w: Tensor, out: DataType, a_trans: bool, b_trans: bool) -> Tensor:
+    """The product of two column views over the same K range, kept aside."""
+    va, vw = a._lazy, w._lazy
+    if va is None or vw is None or va[0] != "cols" or vw[0] != "cols":
+        refuse("a matmul of a column view takes column views of both operands (a hand-written split-K)")
+    if a_trans or not b_trans:
+        refuse("a hand-written split-K is supported with b_trans=True (the weight as [N, K]) and no a_trans")
+    if va[2:] != vw[2:] or va[1].shape[-1] != vw[1].shape[-1]:
+        refuse(f"the column views of a split-K matmul must take the same K range, got {va[2:]} and {vw[2:]}")
+    p = Partial(va[1], vw[1], va[2], va[3], out, b_trans, replace(b._pinned[-1]))
+    return Tensor.traced([a.shape[0], w.shape[0]], out, None, a._tok, ("partial", p))
+
+
+def merge(x: Tensor, y: Tensor) -> Tensor | None:
+    """The sum of two partial products of adjacent K ranges, or None if they are not."""
+    p, q = x._lazy[1], y._lazy[1]  # type: ignore[index]
+    if (p.a, p.w, p.out, p.b_trans) != (q.a, q.w, q.out, q.b_trans):
+        return None
+    if p.k1 != q.k0 and q.k1 != p.k0:
+        refuse(f"the partial matmuls over K [{p.k0}, {p.k1}) and [{q.k0}, {q.k1}) are not adjacent")
+    m = replace(p, k0=min(p.k0, q.k0), k1=max(p.k1, q.k1))
+    return Tensor.traced(x.shape, x._dtype, None, x._tok, ("partial", m))
+
+
+def materialize(x: Tensor, matmul) -> Tensor:
+    """The one matmul a complete sum of slices is, split-K pinned."""
+    p: Partial = x._lazy[1]  # type: ignore[index]
+    if (p.k0, p.k1) != (0, p.a.shape[-1]):
+        refuse(f"the partial matmuls cover K [{p.k0}, {p.k1}) of {p.a.shape[-1]}: sum them over all of K")
+    saved = b._pinned[-1]
+    cube = p.hints.cube_tile
+    if cube is not None:
+        cube = b.cube_tile(cube.m.get_values(), cube.k.get_values(), cube.n.get_values(), True)
+    b._pinned[-1] = replace(p.hints, cube_tile=cube)
+    try:
+        return matmul(p.a, p.w, p.out, b_trans=p.b_trans)
+    finally:
+        b._pinned[-1] = saved
