@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from pto.lowering.pto_to_tile import PtoToTilePass
 from pto.lowering.tile_to_npu import TileToNpuPass
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
+from pto.passes.pto_fuse_stages import PtoFuseStagesPass
 from pto.passes.tile_annotate_cache import TileAnnotateCachePass
 from pto.passes.tile_assign_shapes import TileAssignShapesPass
 from pto.passes.tile_unroll import TileUnrollPass
@@ -18,12 +19,14 @@ from pto.passes.tile_unroll import TileUnrollPass
 
 @dataclass(frozen=True)
 class PtoSk03PipelinePass(ModulePass):
-    """Lower SK-03 kernels from pto to npu: classify, stage, unroll, cache, shapes, npu.
+    """Lower SK-03 kernels from pto to npu: fuse, classify, stage, unroll, cache, shapes, npu.
 
-    Runs pto-classify-skeleton, pto-to-tile, tile-unroll{factors}, tile-annotate-cache,
-    tile-assign-shapes{target} and tile-to-npu; its options go to those passes. The
-    result is verified by the driver (half the pipeline's time went to verifying after
-    every sub-pass; run the passes one by one to see which one produced invalid IR).
+    Runs pto-fuse-stages (so that the rest sees RMSNorm, quant and dequant written from
+    primitives as the fused ops), pto-classify-skeleton, pto-to-tile, tile-unroll{factors},
+    tile-annotate-cache, tile-assign-shapes{target} and tile-to-npu; its options go to
+    those passes. The result is verified by the driver (half the pipeline's time went to
+    verifying after every sub-pass; run the passes one by one to see which one produced
+    invalid IR).
     """
 
     name = "pto-sk03-pipeline"
@@ -33,6 +36,7 @@ class PtoSk03PipelinePass(ModulePass):
 
     def passes(self) -> list[ModulePass]:
         return [
+            PtoFuseStagesPass(),
             PtoClassifySkeletonPass(),
             PtoToTilePass(),
             TileUnrollPass(factors=self.factors),

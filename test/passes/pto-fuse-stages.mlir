@@ -1,0 +1,561 @@
+// RUN: pto-opt %s --split-input-file -p pto-fuse-stages | filecheck %s
+// The pass is a no-op on the bundled examples (they use the fused ops already, and
+// hc_pre's norm divides the matmul result, not the squared tensor).
+// RUN: pto-opt %S/../../examples/hc_pre.mlir > %t.before
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p pto-fuse-stages | diff %t.before -
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir > %t.before
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p pto-fuse-stages | diff %t.before -
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir > %t.before
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-fuse-stages | diff %t.before -
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir > %t.before
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-fuse-stages | diff %t.before -
+// RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir > %t.before
+// RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir -p pto-fuse-stages | diff %t.before -
+
+// ================================================================ RMSNorm, positive
+
+// bf16 x cast to f32, sum * 1/K, rsqrt (first operand), a bf16 gamma cast to f32 and
+// reshaped in place to [1, K]: one rms_norm of x with the original [K] gamma. The
+// last op has no label, so the first labelled op's wins; the vec_tile of the last
+// op wins over the earlier one.
+// CHECK-LABEL: func.func @rms_sum_rsqrt_gamma
+// CHECK-NEXT:    %o = pto.rms_norm %x, %g eps = 1.000000e-06 {pto.label = "first", pto.vec_tile = array<i64: 4, 64>} : tensor<?x64xbf16>, tensor<64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %o : tensor<?x64xf32>
+func.func @rms_sum_rsqrt_gamma(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>) -> tensor<?x64xf32> {
+  %xf = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xf, %xf {pto.label = "first", pto.vec_tile = array<i64: 2, 64>} : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.015625 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 {pto.label = "second"} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %r, %xf : tensor<?x1xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %gf = pto.cast %g none : tensor<64xbf16> -> tensor<64xf32>
+  %gr = pto.reshape %gf inplace : tensor<64xf32> -> tensor<1x64xf32>
+  %o = pto.mul %n, %gr {pto.vec_tile = array<i64: 4, 64>} : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// f32 x (no cast), reduce mean, sqrt and div, no gamma; the last op's label wins.
+// CHECK-LABEL: func.func @rms_mean_sqrt_div
+// CHECK-NEXT:    %n = pto.rms_norm %x eps = 1.000000e-05 {pto.label = "norm"} : tensor<?x128xf32> -> tensor<?x128xf32>
+// CHECK-NEXT:    func.return %n
+func.func @rms_mean_sqrt_div(%x: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  %sq = pto.mul %x, %x {pto.label = "sq"} : tensor<?x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  %m = pto.reduce mean %sq : tensor<?x128xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-05 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %x, %q {pto.label = "norm"} : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  func.return %n : tensor<?x128xf32>
+}
+
+// -----
+
+// 1/K for K = 96 is not exact: an immediate equal to it at f32 precision matches. The
+// rsqrt is the second operand, the [K] f32 gamma the first of its multiply.
+// CHECK-LABEL: func.func @rms_k96_gamma_first
+// CHECK-NEXT:    %o = pto.rms_norm %x, %g eps = 1.000000e-06 : tensor<?x96xf16>, tensor<96xf32> -> tensor<?x96xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_k96_gamma_first(%x: tensor<?x96xf16>, %g: tensor<96xf32>) -> tensor<?x96xf32> {
+  %xf = pto.cast %x none : tensor<?x96xf16> -> tensor<?x96xf32>
+  %sq = pto.mul %xf, %xf : tensor<?x96xf32>, tensor<?x96xf32> -> tensor<?x96xf32>
+  %s = pto.reduce sum %sq : tensor<?x96xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.0104166669 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xf, %r : tensor<?x96xf32>, tensor<?x1xf32> -> tensor<?x96xf32>
+  %o = pto.mul %g, %n : tensor<96xf32>, tensor<?x96xf32> -> tensor<?x96xf32>
+  func.return %o : tensor<?x96xf32>
+}
+
+// -----
+
+// A gamma reshaped from [1, K] and then cast: the [K] value behind it is the bf16
+// reshape, which stays (rms_norm takes a [K] gamma; the reshape was there already).
+// The bf16 [1, K] argument itself is not a gamma rms_norm takes.
+// CHECK-LABEL: func.func @rms_gamma_reshape_then_cast
+// CHECK-NEXT:    %gr = pto.reshape %g inplace : tensor<1x64xbf16> -> tensor<64xbf16>
+// CHECK-NEXT:    %o = pto.rms_norm %x, %gr eps = 1.000000e-06 : tensor<?x64xbf16>, tensor<64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_gamma_reshape_then_cast(%x: tensor<?x64xbf16>, %g: tensor<1x64xbf16>) -> tensor<?x64xf32> {
+  %xf = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xf, %xf : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xf, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %gr = pto.reshape %g inplace : tensor<1x64xbf16> -> tensor<64xbf16>
+  %gf = pto.cast %gr none : tensor<64xbf16> -> tensor<64xf32>
+  %o = pto.mul %n, %gf : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// A [1, K] gamma argument has no [K] form: the norm is fused, the multiply stays.
+// CHECK-LABEL: func.func @rms_gamma_1xk_argument
+// CHECK-NEXT:    %n = pto.rms_norm %x eps = 1.000000e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT:    %o = pto.mul %n, %g : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_gamma_1xk_argument(%x: tensor<?x64xf32>, %g: tensor<1x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %o = pto.mul %n, %g : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// The cast of x is also read by the matmul (as in hc_pre): it stays for the matmul,
+// and the norm reads the bf16 x. The normalised value is read twice, so the gamma
+// multiply is not absorbed.
+// CHECK-LABEL: func.func @rms_cast_shared
+// CHECK-NEXT:    %xf = pto.cast %x none
+// CHECK-NEXT:    %y = pto.matmul %xf, %w
+// CHECK-NEXT:    %n = pto.rms_norm %x eps = 1.000000e-06 : tensor<?x64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    %o = pto.mul %n, %g
+// CHECK-NEXT:    %a = pto.add %o, %n
+// CHECK-NEXT:    %z = pto.add %a, %y
+func.func @rms_cast_shared(%x: tensor<?x64xbf16>, %w: tensor<64x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  %xf = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %y = pto.matmul %xf, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  %sq = pto.mul %xf, %xf : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xf, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %o = pto.mul %n, %g : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %a = pto.add %o, %n : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %z = pto.add %a, %y : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %z : tensor<?x64xf32>
+}
+
+// -----
+
+// A per-head norm over the last axis of a rank-3 tensor, gamma [1, 16] of a [16].
+// CHECK-LABEL: func.func @rms_rank3
+// CHECK-NEXT:    %o = pto.rms_norm %x, %g eps = 1.000000e-06 : tensor<?x4x16xf32>, tensor<16xf32> -> tensor<?x4x16xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_rank3(%x: tensor<?x4x16xf32>, %g: tensor<16xf32>) -> tensor<?x4x16xf32> {
+  %sq = pto.mul %x, %x : tensor<?x4x16xf32>, tensor<?x4x16xf32> -> tensor<?x4x16xf32>
+  %s = pto.reduce sum %sq : tensor<?x4x16xf32> -> tensor<?x4x1xf32>
+  %m = pto.muls %s, 0.0625 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %q = pto.sqrt %e : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %n = pto.div %x, %q : tensor<?x4x16xf32>, tensor<?x4x1xf32> -> tensor<?x4x16xf32>
+  %gr = pto.reshape %g inplace : tensor<16xf32> -> tensor<1x16xf32>
+  %o = pto.mul %n, %gr : tensor<?x4x16xf32>, tensor<1x16xf32> -> tensor<?x4x16xf32>
+  func.return %o : tensor<?x4x16xf32>
+}
+
+// -----
+
+// ================================================================ RMSNorm, negative
+
+// 1/63 is not 1/K for K = 64.
+// CHECK-LABEL: func.func @rms_wrong_scalar
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.muls %s, 0.015873
+// CHECK:         pto.rsqrt
+func.func @rms_wrong_scalar(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.015873016 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// The mean of squares is also returned: an intermediate with another use.
+// CHECK-LABEL: func.func @rms_extra_use
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.reduce mean
+// CHECK:         pto.rsqrt
+// CHECK:         func.return %n, %m
+func.func @rms_extra_use(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x1xf32>) {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n, %m : tensor<?x64xf32>, tensor<?x1xf32>
+}
+
+// -----
+
+// The norm of x divides y: the squares are of another value (hc_pre's form, with the
+// divided value from a matmul there).
+// CHECK-LABEL: func.func @rms_reduce_of_other
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.div %y, %q
+func.func @rms_reduce_of_other(%x: tensor<?x64xf32>, %y: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %y, %q : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// x * y squared: not a square.
+// CHECK-LABEL: func.func @rms_not_a_square
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.mul %x, %y
+func.func @rms_not_a_square(%x: tensor<?x64xf32>, %y: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %y : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// eps added after the root, and eps added to the squares before the mean.
+// CHECK-LABEL: func.func @rms_eps_after_root
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.adds %q, 1.0
+// CHECK-LABEL: func.func @rms_eps_before_mean
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.adds %sq, 1.0
+func.func @rms_eps_after_root(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %m : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %q, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %x, %e : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+func.func @rms_eps_before_mean(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %se = pto.adds %sq, 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %se : tensor<?x64xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %m : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %x, %q : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// An eps of 0 (rms_norm needs a positive one).
+// CHECK-LABEL: func.func @rms_zero_eps
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.adds %m, 0.0
+func.func @rms_zero_eps(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 0.0 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// Not the last axis: the mean over a row of 4 x 16 (1/64) reduced over 16 only, and
+// a reduction of a reshaped square (the norm is then over groups of 16 of x's 64).
+// CHECK-LABEL: func.func @rms_scalar_of_whole_row
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.muls %s, 1.562500e-02
+// CHECK-LABEL: func.func @rms_reduce_of_reshape
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.reshape %sq
+func.func @rms_scalar_of_whole_row(%x: tensor<?x4x16xf32>) -> tensor<?x4x16xf32> {
+  %sq = pto.mul %x, %x : tensor<?x4x16xf32>, tensor<?x4x16xf32> -> tensor<?x4x16xf32>
+  %s = pto.reduce sum %sq : tensor<?x4x16xf32> -> tensor<?x4x1xf32>
+  %m = pto.muls %s, 0.015625 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %r = pto.rsqrt %e : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %n = pto.mul %x, %r : tensor<?x4x16xf32>, tensor<?x4x1xf32> -> tensor<?x4x16xf32>
+  func.return %n : tensor<?x4x16xf32>
+}
+func.func @rms_reduce_of_reshape(%x: tensor<?x64xf32>, %h: tensor<?x4x16xf32>) -> tensor<?x4x16xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %sh = pto.reshape %sq inplace : tensor<?x64xf32> -> tensor<?x4x16xf32>
+  %m = pto.reduce mean %sh : tensor<?x4x16xf32> -> tensor<?x4x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %r = pto.rsqrt %e : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
+  %n = pto.mul %h, %r : tensor<?x4x16xf32>, tensor<?x4x1xf32> -> tensor<?x4x16xf32>
+  func.return %n : tensor<?x4x16xf32>
+}
+
+// -----
+
+// Math in bf16 rounds every step: not what rms_norm computes.
+// CHECK-LABEL: func.func @rms_bf16_math
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.rsqrt
+func.func @rms_bf16_math(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> {
+  %sq = pto.mul %x, %x : tensor<?x64xbf16>, tensor<?x64xbf16> -> tensor<?x64xbf16>
+  %m = pto.reduce mean %sq : tensor<?x64xbf16> -> tensor<?x1xbf16>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xbf16> -> tensor<?x1xbf16>
+  %r = pto.rsqrt %e : tensor<?x1xbf16> -> tensor<?x1xbf16>
+  %n = pto.mul %x, %r : tensor<?x64xbf16>, tensor<?x1xbf16> -> tensor<?x64xbf16>
+  func.return %n : tensor<?x64xbf16>
+}
+
+// ================================================================ dequant
+
+// Both scales; the weight scale is an in-place reshape of an [N, 1] argument, which
+// pto.dequant takes as it is. Hints move as for the norm.
+// CHECK-LABEL: func.func @dequant_both
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws {pto.label = "dq"} : tensor<?x256xi32>, tensor<?x1xf32>, tensor<256x1xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    func.return %b
+func.func @dequant_both(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<256x1xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint {pto.label = "dq"} : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  %wr = pto.reshape %ws inplace : tensor<256x1xf32> -> tensor<1x256xf32>
+  %b = pto.mul %a, %wr : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+
+// -----
+
+// Only the activation scale (first operand), and the weight scale [N] (first operand)
+// and [1, N] arguments as they are.
+// CHECK-LABEL: func.func @dequant_act_only
+// CHECK-NEXT:    %a = pto.dequant %acc, %s : tensor<?x256xi32>, tensor<?x1xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    func.return %a
+// CHECK-LABEL: func.func @dequant_w_vector
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws : tensor<?x256xi32>, tensor<?x1xf32>, tensor<256xf32> -> tensor<?x256xf32>
+// CHECK-LABEL: func.func @dequant_w_row
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws : tensor<?x256xi32>, tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+func.func @dequant_act_only(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %s, %f : tensor<?x1xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %a : tensor<?x256xf32>
+}
+func.func @dequant_w_vector(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  %b = pto.mul %ws, %a : tensor<256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+func.func @dequant_w_row(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  %b = pto.mul %a, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+
+// -----
+
+// An [N] weight scale reshaped to [1, N] that something else also reads: the dequant
+// takes the [N] argument and the reshape stays for the other reader.
+// CHECK-LABEL: func.func @dequant_reshape_shared
+// CHECK-NEXT:    %wr = pto.reshape %ws inplace
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws : tensor<?x256xi32>, tensor<?x1xf32>, tensor<256xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    %c = pto.mul %b, %wr
+func.func @dequant_reshape_shared(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  %wr = pto.reshape %ws inplace : tensor<256xf32> -> tensor<1x256xf32>
+  %b = pto.mul %a, %wr : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  %c = pto.mul %b, %wr : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  func.return %c : tensor<?x256xf32>
+}
+
+// -----
+
+// Not a dequant: the weight scale first (it rounds differently), a cast that truncates,
+// a cast read twice, a per-token scale of the wrong shape.
+// CHECK-LABEL: func.func @dequant_w_first
+// CHECK-NOT:     pto.dequant
+// CHECK:         pto.mul %f, %ws
+// CHECK-LABEL: func.func @dequant_trunc
+// CHECK-NOT:     pto.dequant
+// CHECK:         pto.cast %acc trunc
+// CHECK-LABEL: func.func @dequant_cast_shared
+// CHECK-NOT:     pto.dequant
+// CHECK:         func.return %a, %f
+// CHECK-LABEL: func.func @dequant_scale_shape
+// CHECK-NOT:     pto.dequant
+// CHECK:         pto.mul %f, %s
+func.func @dequant_w_first(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  %b = pto.mul %a, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+func.func @dequant_trunc(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc trunc : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %a : tensor<?x256xf32>
+}
+func.func @dequant_cast_shared(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>) -> (tensor<?x256xf32>, tensor<?x256xf32>) {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %a, %f : tensor<?x256xf32>, tensor<?x256xf32>
+}
+func.func @dequant_scale_shape(%acc: tensor<?x256xi32>, %s: tensor<?x256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %a : tensor<?x256xf32>
+}
+
+// ================================================================ quant
+
+// absmax, (y / amax) * 127, the three casts; the scale's readers get pto.quant's scale.
+// CHECK-LABEL: func.func @quant_absmax
+// CHECK-NEXT:    %q, %s = pto.quant %y {pto.label = "Query-Quant"} : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    func.return %q, %s
+func.func @quant_absmax(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y {pto.label = "Query-Quant"} : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+
+// -----
+
+// max of abs, y * 127 / amax, the scale computed after the casts; the fused op goes
+// where the first op of the chain was.
+// CHECK-LABEL: func.func @quant_max_abs
+// CHECK-NEXT:    %y = pto.add %a, %b
+// CHECK-NEXT:    %q, %s = pto.quant %y : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    func.return %q, %s
+func.func @quant_max_abs(%a: tensor<?x128xf32>, %b: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %y = pto.add %a, %b : tensor<?x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  %m = pto.muls %y, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %ab = pto.abs %y : tensor<?x128xf32> -> tensor<?x128xf32>
+  %am = pto.reduce max %ab : tensor<?x128xf32> -> tensor<?x1xf32>
+  %yq = pto.div %m, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint sat : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+
+// -----
+
+// Not the AT-11 quant: a scale of 1/128, a factor of 128, the f16 cast rounding to
+// even, no saturation, amax read a third time, a max without abs.
+// CHECK-LABEL: func.func @quant_scale_128
+// CHECK-NOT:     pto.quant
+// CHECK:         pto.muls %am, 7.812500e-03
+// CHECK-LABEL: func.func @quant_factor_128
+// CHECK-NOT:     pto.quant
+// CHECK:         pto.muls %d, 1.280000e+02
+// CHECK-LABEL: func.func @quant_rint_f16
+// CHECK-NOT:     pto.quant
+// CHECK:         pto.cast %i rint
+// CHECK-LABEL: func.func @quant_no_sat
+// CHECK-NOT:     pto.quant
+// CHECK:         pto.cast %h trunc :
+// CHECK-LABEL: func.func @quant_amax_shared
+// CHECK-NOT:     pto.quant
+// CHECK:         func.return %q, %s, %am
+// CHECK-LABEL: func.func @quant_max_no_abs
+// CHECK-NOT:     pto.quant
+// CHECK:         pto.reduce max %y
+func.func @quant_scale_128(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.0078125 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_factor_128(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 128.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_rint_f16(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i rint : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_no_sat(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_amax_shared(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s, %am : tensor<?x128xi8>, tensor<?x1xf32>, tensor<?x1xf32>
+}
+func.func @quant_max_no_abs(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce max %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+
+// ================================================================ a whole AT-11 kernel
+
+// RMSNorm, quant, int8 matmul and dequant all from primitives give the fused form of
+// examples/indexer_query_linear_int8.mlir.
+// CHECK-LABEL: func.func @at11
+// CHECK-NEXT:    %n = pto.rms_norm %qr, %gamma eps = 1.000000e-06 {pto.label = "q-rmsnorm"} : tensor<?x64xbf16>, tensor<64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    %q, %s = pto.quant %n {pto.label = "Query-Quant"} : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    %acc = pto.matmul %q, %w b_trans
+// CHECK-NEXT:    %d = pto.dequant %acc, %s, %w_scale {pto.label = "Query-Dequant"} : tensor<?x128xi32>, tensor<?x1xf32>, tensor<128x1xf32> -> tensor<?x128xf32>
+// CHECK-NEXT:    %o = pto.cast %d rint
+// CHECK-NEXT:    func.return %o
+func.func @at11(%qr: tensor<?x64xbf16>, %gamma: tensor<64xbf16>, %w: tensor<128x64xi8>, %w_scale: tensor<128x1xf32>) -> tensor<?x128xbf16> {
+  %xf = pto.cast %qr none {pto.label = "q-rmsnorm"} : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xf, %xf {pto.label = "q-rmsnorm"} : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %ms = pto.reduce mean %sq {pto.label = "q-rmsnorm"} : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %ms, 1.0e-06 {pto.label = "q-rmsnorm"} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %rt = pto.sqrt %e {pto.label = "q-rmsnorm"} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %nn = pto.div %xf, %rt {pto.label = "q-rmsnorm"} : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %gf = pto.cast %gamma none : tensor<64xbf16> -> tensor<64xf32>
+  %n = pto.mul %nn, %gf {pto.label = "q-rmsnorm"} : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %am = pto.reduce absmax %n {pto.label = "Query-Quant"} : tensor<?x64xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 {pto.label = "Query-Quant"} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %m127 = pto.muls %n, 127.0 {pto.label = "Query-Quant"} : tensor<?x64xf32> -> tensor<?x64xf32>
+  %yq = pto.div %m127, %am {pto.label = "Query-Quant"} : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %i = pto.cast %yq rint {pto.label = "Query-Quant"} : tensor<?x64xf32> -> tensor<?x64xi32>
+  %h = pto.cast %i round {pto.label = "Query-Quant"} : tensor<?x64xi32> -> tensor<?x64xf16>
+  %q = pto.cast %h trunc sat {pto.label = "Query-Quant"} : tensor<?x64xf16> -> tensor<?x64xi8>
+  %acc = pto.matmul %q, %w b_trans {pto.label = "Query-Linear"} : tensor<?x64xi8>, tensor<128x64xi8> -> tensor<?x128xi32>
+  %f = pto.cast %acc rint {pto.label = "Query-Dequant"} : tensor<?x128xi32> -> tensor<?x128xf32>
+  %a = pto.mul %f, %s {pto.label = "Query-Dequant"} : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %wr = pto.reshape %w_scale inplace : tensor<128x1xf32> -> tensor<1x128xf32>
+  %d = pto.mul %a, %wr {pto.label = "Query-Dequant"} : tensor<?x128xf32>, tensor<1x128xf32> -> tensor<?x128xf32>
+  %o = pto.cast %d rint : tensor<?x128xf32> -> tensor<?x128xbf16>
+  func.return %o : tensor<?x128xbf16>
+}
