@@ -10,7 +10,8 @@ RMSNorm (the result is f32, the type of the value replaced; K = the static last 
 
     [%xf = pto.cast %x none]                       bf16/f16 -> f32; else %xf is f32 already
     %sq = pto.mul %xf, %xf
-    %m  = pto.reduce mean %sq                       or: pto.reduce sum %sq + pto.muls 1/K
+    %m  = pto.reduce mean %sq                       or: pto.reduce sum %sq + pto.muls 1/K,
+                                                    or: pto.reduce sum (pto.muls %sq, 1/K)
     %e  = pto.adds %m, eps                          eps > 0
     %n  = pto.mul %xf, (pto.rsqrt %e)               either order; or pto.div %xf, (pto.sqrt %e)
     [%o = pto.mul %n, %g]                           either order; %g is [K] or [1, K]
@@ -29,6 +30,10 @@ an RMSNorm of a tensor, so it does not match.
 
 Casts and reshapes that only the replaced ops read (the cast of x, a gamma's cast and
 reshape, a weight scale's reshape) are erased with them.
+
+A `pto.rms_norm` of exact casts to f32 (its input, or its gamma, also through in-place
+reshapes: SK03.md's template casts gamma before the loop) reads the uncast values, as
+rms_norm casts both itself.
 
 Dequant (acc [M, N] i32):
 
@@ -195,9 +200,15 @@ def _mean_square(m: SSAValue) -> tuple[SSAValue, list[Operation]] | None:
         ops: list[Operation] = [red, scale]
     else:
         red = _def(m, pto.ReduceOp)
-        if red is None or red.kind.data != ReduceKind.MEAN:
+        if red is None or red.kind.data not in (ReduceKind.MEAN, ReduceKind.SUM):
             return None
         ops = [red]
+        if red.kind.data == ReduceKind.SUM:  # PyPTO's own rms_norm: sum(x * x * (1/K))
+            scale = _def(red.input, pto.MulsOp)
+            k = _shape(red.input)[-1]
+            if scale is None or k < 1 or not _is_f32(_scalar(scale), 1 / k):
+                return None
+            ops, red = [scale, red], scale  # type: ignore[assignment]
     sq = _def(red.input, pto.MulOp)
     if sq is None or sq.lhs is not sq.rhs:
         return None
@@ -281,6 +292,22 @@ class RmsNormPattern(RewritePattern):
         ops += _feeders(x, src := _norm_input(x), ops)
         out = (g[0] if g else op).result
         _fuse(rewriter, ops, pto.RmsNormOp(src, gamma, eps, out.type), [out])
+
+
+class RmsNormOperandsPattern(RewritePattern):
+    """A `pto.rms_norm` reads its operands before their exact casts to f32: its gamma
+    (SK03.md's template casts gamma before the loop: weight-only work pto-to-tile would
+    reject) and its input (as the fused primitive form does); rms_norm casts both."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: pto.RmsNormOp, rewriter: PatternRewriter) -> None:
+        g, x = op.gamma, _norm_input(op.input)
+        src = _gamma_source(g, _shape(op.input)[-1]) if g is not None else None
+        if (src is None or src is g) and x is op.input:
+            return
+        src = g if src is None else src
+        feeders = (_feeders(g, src, [op]) if g is not None else []) + _feeders(op.input, x, [op])
+        _fuse(rewriter, [op, *feeders], pto.RmsNormOp(x, src, op.eps.value.data, op.result.type), [op.result])
 
 
 # ------------------------------------------------------------------ dequant
@@ -411,7 +438,7 @@ class PtoFuseStagesPass(ModulePass):
     name = "pto-fuse-stages"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [RmsNormPattern(), DequantPattern(), QuantPattern()]
+        patterns = [RmsNormPattern(), RmsNormOperandsPattern(), DequantPattern(), QuantPattern()]
         # No DCE: an unused op the user wrote is not ours to delete.
         applier = GreedyRewritePatternApplier(patterns, ctx, dce_enabled=False)  # type: ignore[arg-type]
         PatternRewriteWalker(applier).rewrite_module(op)

@@ -14,6 +14,52 @@
 
 // ================================================================ RMSNorm, positive
 
+// PyPTO's own rms_norm formula: sum(x * x * (1/K)), sqrt, div.
+// CHECK-LABEL: func.func @rms_pypto_formula
+// CHECK-NEXT:    %n = pto.rms_norm %x eps = 1.000000e-06 : tensor<?x64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %n
+func.func @rms_pypto_formula(%x: tensor<?x64xbf16>) -> tensor<?x64xf32> {
+  %xf = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xf, %xf : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %sk = pto.muls %sq, 0.015625 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sk : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %s, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %xf, %q : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// A pto.rms_norm of casts to f32 (SK03.md's template casts gamma before the loop)
+// reads the uncast input and gamma: rms_norm casts both itself.
+// CHECK-LABEL: func.func @rms_of_casts
+// CHECK-NEXT:    %n = pto.rms_norm %x, %g eps = 1.000000e-06 : tensor<?x64xbf16>, tensor<64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %n
+func.func @rms_of_casts(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>) -> tensor<?x64xf32> {
+  %gf = pto.cast %g none : tensor<64xbf16> -> tensor<64xf32>
+  %xf = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %n = pto.rms_norm %xf, %gf eps = 1.0e-06 : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// The input's cast is read elsewhere too: it stays for that reader.
+// CHECK-LABEL: func.func @rms_of_a_shared_cast
+// CHECK-NEXT:    %xf = pto.cast %x none
+// CHECK-NEXT:    %n = pto.rms_norm %x eps
+// CHECK-NEXT:    %a = pto.abs %xf
+func.func @rms_of_a_shared_cast(%x: tensor<?x64xbf16>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %xf = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %n = pto.rms_norm %xf eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %a = pto.abs %xf : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %n, %a : tensor<?x64xf32>, tensor<?x64xf32>
+}
+
+// -----
+
+
 // bf16 x cast to f32, sum * 1/K, rsqrt (first operand), a bf16 gamma cast to f32 and
 // reshaped in place to [1, K]: one rms_norm of x with the original [K] gamma. The
 // last op has no label, so the first labelled op's wins; the vec_tile of the last
