@@ -269,6 +269,11 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     return _result("reshape", [x], new, x._dtype, lambda v: b.reshape(v, to, bool(inplace)))
 
 
+def clone(input: Tensor) -> Tensor:  # noqa: A002
+    """A copy: values here are never written in place, so the tensor itself."""
+    return _tensor(input, "pypto.clone's input")
+
+
 def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     def op(*args, **kwargs):
         refuse(f"pypto.{name} is not supported yet ({why})")
@@ -278,7 +283,6 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
 
 exp = _unsupported("exp", "no exp on the npu level's vector unit model")
 sigmoid = _unsupported("sigmoid", "no exp on the npu level's vector unit model")
-clone = _unsupported("clone", "SK-03 kernels here take tiles by pypto.view")
 concat = _unsupported("concat", "a post-processing tail with concat (RoPE) does not lower yet")
 transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
 tensor = _unsupported("tensor", "scratch tensors are not modelled; compute values with ops")
