@@ -49,6 +49,11 @@ def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
             into[factor] = DictionaryAttr({hint: hints.data[hint]})  # type: ignore[attr-defined]
 
 
+def _weight_view(op: Operation) -> bool:
+    return (isinstance(op, pto.ReshapeOp) and op.inplace is not None
+            and _tile_type(op.input.type, 1) == op.input.type)
+
+
 def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
     """Group the kernel's ops, in flow order, into vector and cube stages. The cube stage
     holds the matmul and a cast of its result (the fixpipe casts on the way out) unless
@@ -183,9 +188,12 @@ class PtoToTilePass(ModulePass):
             load.result.name_hint = f"{a.name_hint}_tile" if a.name_hint else None
             mapping[a] = load.result
 
-        kernel_ops = [o for o in body.ops if o is not ret]
+        # A weight's in-place reshape is a view, not work: each stage that reads it takes
+        # its own (staged on its own, its [1, N] result would cross phases as a token tile).
+        views = {o.results[0]: o for o in body.ops if _weight_view(o)}
+        kernel_ops = [o for o in body.ops if o is not ret and not _weight_view(o)]
         for st in _stages(kernel_ops, form.data):
-            self.emit_stage(st, loop_body, mapping)
+            self.emit_stage(st, loop_body, mapping, views)
         for v, out in zip(ret.arguments, outs):
             store = tile.StoreOp(mapping[v], out, i)
             store.location = ret.location
@@ -203,17 +211,34 @@ class PtoToTilePass(ModulePass):
         if f.res_attrs is not None:
             f.res_attrs = None
 
-    def emit_stage(self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue]) -> None:
+    def operand(self, v: SSAValue, mapping: dict[SSAValue, SSAValue], views: dict[SSAValue, Operation],
+                local: dict[SSAValue, SSAValue], inner: Block) -> SSAValue:
+        """The stage's value for `v`: a weight view is re-made in the stage from its load."""
+        if v not in views:
+            return mapping[v]
+        if v not in local:
+            view = views[v]
+            src = self.operand(view.operands[0], mapping, views, local, inner)
+            new = tile.ReshapeOp(src, view.results[0].type, inplace=True)
+            new.location = view.location
+            new.result.name_hint = v.name_hint
+            inner.add_op(new)
+            local[v] = new.result
+        return local[v]
+
+    def emit_stage(self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue],
+                   views: dict[SSAValue, Operation]) -> None:
         inner = Block()
         stage_ops = set(st.ops)
         escaping: list[SSAValue] = []
         vec_tile = cube_tile = None
         by_unroll: dict[str, Attribute] = {}
+        local: dict[SSAValue, SSAValue] = {}  # this stage's copies of weight views
         for o in st.ops:
             cls = TILE_OPS[o.name.replace("pto.", "tile.", 1)]
             attrs = {k: v for k, v in o.attributes.items() if k not in HINTS}
             new = cls.create(
-                operands=[mapping[v] for v in o.operands],
+                operands=[self.operand(v, mapping, views, local, inner) for v in o.operands],
                 result_types=[_tile_type(r.type, 1) for r in o.results],
                 properties=dict(o.properties),
                 attributes=attrs,
@@ -231,6 +256,7 @@ class PtoToTilePass(ModulePass):
                 cube_tile = ct
             _by_unroll(o, "pto.cube_tile" if st.kind == "cube" else "pto.vec_tile", by_unroll)
         inner.add_op(tile.YieldOp(*[mapping[r] for r in escaping]))
+        assert not (set(escaping) & views.keys())
         types = [mapping[r].type for r in escaping]
         assert st.label is not None
         if st.kind == "cube":

@@ -142,3 +142,23 @@ func.func @by_unroll(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32
   %y = pto.matmul %n, %w b_trans {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [32, 32]>, pto.by_unroll = {"1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [16, 32]>}}} : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
   func.return %y : tensor<?x32xf32>
 }
+
+// -----
+
+// A weight view made before the matmul is re-made in the stage that reads it, not
+// staged on its own: as a "pre" stage its [1, N] result crossed to the post stage as a
+// token tile through a workspace, and rows 1..p-1 read poison (a held-out PyPTO kernel).
+// CHECK-LABEL: func.func @weight_view_before_the_matmul
+// CHECK:         tile.cube_stage "linear"
+// CHECK-NOT:     tile.vec_stage "pre"
+// CHECK:         tile.vec_stage "post-rmsnorm"
+// CHECK-NEXT:      %n = tile.rms_norm
+// CHECK-NEXT:      %g2 = tile.reshape %g_tile inplace : tensor<32xf32> -> tensor<1x32xf32>
+// CHECK-NEXT:      %o = tile.mul %n, %g2
+func.func @weight_view_before_the_matmul(%x: tensor<?x64xbf16>, %w: tensor<64x32xbf16>, %g: tensor<32xf32>) -> tensor<?x32xf32> {
+  %g2 = pto.reshape %g inplace : tensor<32xf32> -> tensor<1x32xf32>
+  %q = pto.matmul %x, %w : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xbf16>
+  %n = pto.rms_norm %q eps = 1.0e-06 : tensor<?x32xbf16> -> tensor<?x32xf32>
+  %o = pto.mul %n, %g2 : tensor<?x32xf32>, tensor<1x32xf32> -> tensor<?x32xf32>
+  func.return %o : tensor<?x32xf32>
+}

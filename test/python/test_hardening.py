@@ -443,3 +443,28 @@ def test_token_loop_bounds_at_the_tile_level() -> None:
     m = parse(BOUNDS.replace("LB", "16").replace("UB", "0"))
     with pytest.raises(MachineError, match="'tile.token_loop' lower bound 16 is above its upper bound 0"):
         pto.run(m, tokens=1, level="tile")
+
+
+WEIGHT_VIEW_FIRST = """
+func.func @k(%x: tensor<?x64xbf16>, %w: tensor<64x32xbf16>, %g: tensor<32xf32>) -> tensor<?x32xf32>
+    attributes {pto.unroll = array<i64: 4>} {
+  %g2 = pto.reshape %g inplace : tensor<32xf32> -> tensor<1x32xf32>
+  %q = pto.matmul %x, %w : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xbf16>
+  %n = pto.abs %q : tensor<?x32xbf16> -> tensor<?x32xbf16>
+  %nf = pto.cast %n none : tensor<?x32xbf16> -> tensor<?x32xf32>
+  %o = pto.mul %nf, %g2 : tensor<?x32xf32>, tensor<1x32xf32> -> tensor<?x32xf32>
+  func.return %o : tensor<?x32xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("tokens", [4, 7])
+def test_a_weight_view_made_before_the_matmul(tokens: int) -> None:
+    # Staged on its own before the cube, the view's [1, N] result went through a token
+    # workspace: NaN on rows 1..p-1 of every body (a held-out PyPTO kernel found it).
+    import pto
+    from kernels import parse
+
+    m = parse(WEIGHT_VIEW_FIRST)
+    r = pto.run(m, tokens=tokens, golden=True)
+    assert r.ok, r.golden
