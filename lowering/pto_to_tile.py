@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile", "pto.by_unroll")
@@ -49,9 +49,11 @@ def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
             into[factor] = DictionaryAttr({hint: hints.data[hint]})  # type: ignore[attr-defined]
 
 
-def _weight_view(op: Operation) -> bool:
-    return (isinstance(op, pto.ReshapeOp) and op.inplace is not None
-            and _tile_type(op.input.type, 1) == op.input.type)
+def _arg_view(op: Operation) -> bool:
+    """An in-place reshape of an argument (or of such a view): a view, not work."""
+    if not isinstance(op, pto.ReshapeOp) or op.inplace is None:
+        return False
+    return isinstance(op.input, BlockArgument) or _arg_view(op.input.owner)  # type: ignore[arg-type]
 
 
 def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
@@ -188,10 +190,11 @@ class PtoToTilePass(ModulePass):
             load.result.name_hint = f"{a.name_hint}_tile" if a.name_hint else None
             mapping[a] = load.result
 
-        # A weight's in-place reshape is a view, not work: each stage that reads it takes
-        # its own (staged on its own, its [1, N] result would cross phases as a token tile).
-        views = {o.results[0]: o for o in body.ops if _weight_view(o)}
-        kernel_ops = [o for o in body.ops if o is not ret and not _weight_view(o)]
+        # An argument's in-place reshape is a view, not work: each stage that reads it
+        # takes its own of its load (staged on its own, a weight's [1, N] view would cross
+        # phases as a token tile; a token tensor's would need a workspace copy).
+        views = {o.results[0]: o for o in body.ops if _arg_view(o)}
+        kernel_ops = [o for o in body.ops if o is not ret and not _arg_view(o)]
         for st in _stages(kernel_ops, form.data):
             self.emit_stage(st, loop_body, mapping, views)
         for v, out in zip(ret.arguments, outs):
@@ -219,7 +222,7 @@ class PtoToTilePass(ModulePass):
         if v not in local:
             view = views[v]
             src = self.operand(view.operands[0], mapping, views, local, inner)
-            new = tile.ReshapeOp(src, view.results[0].type, inplace=True)
+            new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
             new.location = view.location
             new.result.name_hint = v.name_hint
             inner.add_op(new)

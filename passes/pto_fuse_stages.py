@@ -33,7 +33,8 @@ reshape, a weight scale's reshape) are erased with them.
 
 A `pto.rms_norm` of exact casts to f32 (its input, or its gamma, also through in-place
 reshapes: SK03.md's template casts gamma before the loop) reads the uncast values, as
-rms_norm casts both itself.
+rms_norm casts both itself; an f32 `pto.rms_norm` without gamma whose only use is a
+multiply by a gamma ([K] or [1, K], found as above) takes that gamma.
 
 Dequant (acc [M, N] i32):
 
@@ -301,13 +302,19 @@ class RmsNormOperandsPattern(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: pto.RmsNormOp, rewriter: PatternRewriter) -> None:
-        g, x = op.gamma, _norm_input(op.input)
-        src = _gamma_source(g, _shape(op.input)[-1]) if g is not None else None
+        g, x, k = op.gamma, _norm_input(op.input), _shape(op.input)[-1]
+        src = _gamma_source(g, k) if g is not None else None
+        mul = None
+        if g is None and _elem(op.result) == "f32" and (found := _gamma(op.result, k)) is not None:
+            mul, src = found  # rms_norm(x) * gamma, the gamma multiply in f32 as rms_norm's own
         if (src is None or src is g) and x is op.input:
             return
         src = g if src is None else src
-        feeders = (_feeders(g, src, [op]) if g is not None else []) + _feeders(op.input, x, [op])
-        _fuse(rewriter, [op, *feeders], pto.RmsNormOp(x, src, op.eps.value.data, op.result.type), [op.result])
+        ops: list[Operation] = [op] if mul is None else [op, mul]
+        g_read = g if mul is None else _other(mul, op.result)
+        feeders = (_feeders(g_read, src, ops) if g_read is not None else []) + _feeders(op.input, x, ops)
+        out = op.result if mul is None else mul.result
+        _fuse(rewriter, [*ops, *feeders], pto.RmsNormOp(x, src, op.eps.value.data, out.type), [out])
 
 
 # ------------------------------------------------------------------ dequant

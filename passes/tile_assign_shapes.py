@@ -53,8 +53,8 @@ def ub_need(stage: tile.VecStageOp, vec: list[int], tile_rows: int, copies: int 
     seen: set[SSAValue] = set()
     total, biggest, what = 0, 0, ""
     for op in stage.body.block.ops:
-        if isinstance(op, tile.YieldOp):
-            continue
+        if isinstance(op, tile.YieldOp) or isinstance(op, tile.ReshapeOp) and op.inplace is not None:
+            continue  # an in-place reshape is a view: its result is counted where it is read
         for v in (*op.operands, *op.results):
             if v in seen or not isinstance(v.type, TensorType):
                 continue

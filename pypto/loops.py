@@ -118,14 +118,14 @@ def _env(tr: Trace, t: int, i: int) -> dict[str, int]:
     return {"T": t, tr.loop.index.name: i}  # type: ignore[union-attr]
 
 
-def _samples(tr: Trace, tile: int) -> list[int]:
-    stop = tr.loop.stop  # type: ignore[union-attr]
-    if not isinstance(stop, Sym):
-        return [stop]
+def _samples(total: object, tile: int) -> list[int]:
+    """Token counts to check a tiling at: the tensor's own if it is static."""
+    if not isinstance(total, Sym):
+        return [total]  # type: ignore[list-item]
     return [n * tile + e for n in (0, 1, 3) for e in SAMPLE_EXTRA if n * tile + e > 0]
 
 
-def _check_rows(tr: Trace, offset, valid, rows: int, what: str) -> None:
+def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -> None:
     """The tile of `rows` rows at `offset` (valid: `valid`) is the loop's i-th tile."""
     lp = tr.loop
     assert lp is not None
@@ -138,7 +138,7 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str) -> None:
         return
     if lp.tile is None:
         lp.tile = rows
-    for t in _samples(tr, rows):
+    for t in _samples(total, rows):
         env = {"T": t}
         its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
         offs = [evaluate(offset, _env(tr, t, i)) for i in its]
@@ -159,9 +159,11 @@ def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
 
 
 def _token_param(tr: Trace, x: Tensor, what: str) -> int:
-    if x._param is None:
+    """The parameter a token tile is taken from (itself, or what an in-place reshape views)."""
+    p = x._param if x._param is not None else x._view_of
+    if p is None:
         refuse(f"{what} of a computed value is not supported: take token tiles of the kernel's parameters")
-    return x._param
+    return p
 
 
 def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, valid_shape=None,  # noqa: A002
@@ -189,7 +191,7 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
     if not rest_ok or not _is_int(shape[0]):
         refuse(f"a token-tile view takes whole rows (column views, as a RoPE tail's, are not supported yet): shape [rows, {', '.join(map(str, input.shape[1:]))}] at "
                f"[row{', 0' * (len(shape) - 1)}], got {shape} at {offsets}")
-    _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view")
+    _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
     return Tensor.traced([shape[0], *shape[1:]], input._dtype, input._val, True)
@@ -214,7 +216,7 @@ def assemble(*args, parallel: bool = False) -> None:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
     if src._dtype is not dst._dtype:
         refuse(f"pypto.assemble of a {src._dtype.name} tile into a {dst._dtype.name} output: cast it first")
-    _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble")
+    _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
     if dst._param in tr.outputs and tr.iteration == 0:
         refuse("each output parameter is assembled once per loop body")
     tr.seen_token.add(dst._param)

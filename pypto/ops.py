@@ -122,10 +122,13 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
     for a, o in ((input, other), (other, input)):
         if (c := _lazy(o, "const")) is not None:
             o = c
+        if (r := _lazy(a, "recip")) is not None and _scalar(o):
+            return _recip(r[0], r[1] * o)  # type: ignore[index]
         if _scalar(o):
             return _muls(_tensor(a, "pypto.mul's input"), o)  # type: ignore[arg-type]
         if (r := _lazy(o, "recip")) is not None:
-            return div(a, r)
+            x, c = r  # type: ignore[misc]
+            return div(_muls(_tensor(a, "pypto.mul's input"), c), x)
     return _binary("mul", _tensor(input, "pypto.mul's input"), _tensor(other, "pypto.mul's other"))
 
 
@@ -135,6 +138,8 @@ def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
     if _scalar(other):
         if other == 0:
             refuse("pypto.div by the scalar 0")
+        if (r := _lazy(input, "recip")) is not None:
+            return _recip(r[0], r[1] / other)  # type: ignore[index, operator]
         return _muls(_tensor(input, "pypto.div's input"), 1.0 / other)  # type: ignore[operator]
     if (c := _lazy(input, "const")) is not None:
         return rdiv(other, c)  # type: ignore[arg-type]
@@ -142,15 +147,19 @@ def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
 
 
 def rdiv(x: Tensor, c: object) -> Tensor:
-    """`c / x`: only `1 / x`, kept as a reciprocal for the mul that uses it."""
-    if c != 1:
-        refuse(f"{c!r} / tensor is not supported (only 1 / x, as an operand of a mul)")
-    return reciprocal(x)
+    """`c / x`, kept as a scaled reciprocal for the mul that uses it."""
+    if not _scalar(c) or c == 0:
+        refuse(f"{c!r} / tensor is not supported (a non-zero number / x, as an operand of a mul)")
+    return _recip(_tensor(x, "the divisor"), float(c))  # type: ignore[arg-type]
 
 
 def reciprocal(a: Tensor) -> Tensor:
-    x = _tensor(a, "pypto.reciprocal's input")
-    return Tensor.traced(x.shape, x._dtype, None, x._tok, ("recip", x))
+    return _recip(_tensor(a, "pypto.reciprocal's input"), 1.0)
+
+
+def _recip(x: Tensor, c: float) -> Tensor:
+    """`c / x`, folded into the mul that uses it: `y * (c / x)` is `(y * c) / x`."""
+    return Tensor.traced(x.shape, x._dtype, None, x._tok, ("recip", (x, c)))
 
 
 def _unary(kind: str, build, x: Tensor) -> Tensor:
@@ -256,8 +265,9 @@ def amin(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A00
 
 def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.reshape's input")
-    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape):
-        refuse(f"pypto.reshape's shape must be a list of integers, got {shape!r}")
+    rows_kept = x._tok and len(shape or []) > 0 and shape[0] is x.shape[0]  # the token count itself
+    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0:]):
+        refuse(f"pypto.reshape's shape must be a list of integers (dim 0 may be the token count), got {shape!r}")
     if valid_shape is not None and list(valid_shape) != list(shape):
         refuse("pypto.reshape with a valid_shape smaller than its shape is not supported")
     new = list(shape)
@@ -266,7 +276,10 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     if math.prod(new) != math.prod(d for d in x.shape if isinstance(d, int)) and not x._tok:
         refuse(f"pypto.reshape of {x.shape} to {new} changes the element count")
     to = [None, *new[1:]] if x._tok else new
-    return _result("reshape", [x], new, x._dtype, lambda v: b.reshape(v, to, bool(inplace)))
+    out = _result("reshape", [x], new, x._dtype, lambda v: b.reshape(v, to, bool(inplace)))
+    if inplace:  # a view of a parameter: the loop may take token tiles of it
+        out._view_of = x._param if x._param is not None else x._view_of
+    return out
 
 
 def clone(input: Tensor) -> Tensor:  # noqa: A002

@@ -88,12 +88,14 @@ class Tensor:
         self._val: b.Tensor | None = None  # the builder's value (emitting run only)
         self._tok = False  # has the token axis as dim 0
         self._param: int | None = None  # which kernel parameter it is
-        self._lazy: tuple | None = None  # ("const", c) of pypto.full, ("recip", x) of pypto.reciprocal
+        self._view_of: int | None = None  # the parameter an in-place reshape views
+        self._lazy: tuple | None = None  # ("const", c) of pypto.full, ("recip", (x, c)) of c / x
 
     @classmethod
     def traced(cls, shape: list, dtype: DataType, val: b.Tensor | None, tok: bool, lazy: tuple | None = None) -> Tensor:
         t = cls.__new__(cls)
         t._shape, t._dtype, t.name, t._val, t._tok, t._param, t._lazy = list(shape), dtype, "", val, tok, None, lazy
+        t._view_of = None
         return t
 
     @property

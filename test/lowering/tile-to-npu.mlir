@@ -115,18 +115,19 @@
 // mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})
 // MHC: npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>
-// Column tiling (vector tiles [2, 2048] and [8, 2048] on 16384-wide rows): the cast of
-// the flattened x is elementwise, so each 2x2048 tile is a task of its own, as in PyPTO
-// (8 row pairs x 8 chunks per body, two merged per task: 32), the chunk loop one trip.
-// MHC: npu.tasks "pre.16" vector (%body, %task) in (%bodies16, 32) {
+// Column tiling (vector tiles [8, 2048] on 16384-wide rows; the in-place reshape is a
+// view, no UB buffer): the cast of the flattened x is elementwise, so each 8x2048 tile
+// is a task of its own, as in PyPTO (2 row tiles x 8 chunks per body, two merged per
+// task: 8), the chunk loop one trip.
+// MHC: npu.tasks "pre.16" vector (%body, %task) in (%bodies16, 8) {
 // MHC: %[[CH:.*]] = arith.remui
 // MHC: %[[LO:.*]] = arith.muli %[[CH]], %{{.*}} : index
 // MHC: %[[HI:.*]] = arith.addi %[[LO]], %{{.*}} : index
 // MHC: scf.for %{{.*}} = %[[LO]] to %[[HI]] step
-// MHC: npu.alloc ub [0] : !npu.buf<2x2048xbf16, ub>
-// MHC-NEXT: npu.dma mte2 %{{.*}}[%row, %[[C:[0-9]+]]] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x16384xbf16, gm> -> !npu.buf<2x2048xbf16, ub>
-// MHC: npu.vcast {{.*}} : !npu.buf<2x2048xbf16, ub> -> !npu.buf<2x2048xf32, ub>
-// MHC: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row, %[[C]]] rows %rows : !npu.buf<2x2048xf32, ub> -> !npu.buf<?x16384xf32, gm>
+// MHC: npu.alloc ub [0] : !npu.buf<8x2048xbf16, ub>
+// MHC-NEXT: npu.dma mte2 %{{.*}}[%row, %[[C:[0-9]+]]] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x16384xbf16, gm> -> !npu.buf<8x2048xbf16, ub>
+// MHC: npu.vcast {{.*}} : !npu.buf<8x2048xbf16, ub> -> !npu.buf<8x2048xf32, ub>
+// MHC: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row, %[[C]]] rows %rows : !npu.buf<8x2048xf32, ub> -> !npu.buf<?x16384xf32, gm>
 // MHC: npu.tasks "hc-linear.16" cube (%body_1, %task_1) in (%bodies16, 1) after ["pre.16"] {
 // MHC: npu.mmad {{.*}} : !npu.buf<16x512xf32, l0a>, !npu.buf<512x24xf32, l0b> -> !npu.buf<16x24xf32, l0c>
 // The norm accumulates the sum of squares chunk by chunk, then runs the [8, 1] and

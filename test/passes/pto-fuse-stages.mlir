@@ -605,3 +605,18 @@ func.func @at11(%qr: tensor<?x64xbf16>, %gamma: tensor<64xbf16>, %w: tensor<128x
   %o = pto.cast %d rint : tensor<?x128xf32> -> tensor<?x128xbf16>
   func.return %o : tensor<?x128xbf16>
 }
+
+// -----
+
+// rms_norm without gamma, then a multiply by the gamma (reshaped in place and cast
+// before the loop, as mla_prolog writes it): the gamma goes into the rms_norm.
+// CHECK-LABEL: func.func @rms_then_gamma
+// CHECK-NEXT:    %o = pto.rms_norm %x, %g eps = 1.000000e-06 : tensor<?x64xf32>, tensor<64xbf16> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_then_gamma(%x: tensor<?x64xf32>, %g: tensor<64xbf16>) -> tensor<?x64xf32> {
+  %g2 = pto.reshape %g inplace : tensor<64xbf16> -> tensor<1x64xbf16>
+  %gf = pto.cast %g2 none : tensor<1x64xbf16> -> tensor<1x64xf32>
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %o = pto.mul %n, %gf : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}

@@ -304,3 +304,69 @@ def test_torch_cpu_tensors_are_written_in_place() -> None:
     std(x, gamma, w, out)
     got = out.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     assert check(got, golden(*data(5, 2))).ok
+
+
+def test_token_tiles_of_a_reshaped_parameter() -> None:
+    # hc_pre style: the whole x reshaped in place before the loop (the token count as
+    # its dim 0), token tiles viewed from the reshape, read by two stages.
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 4, 16], BF16), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        t = x.shape[0]
+        flat = pypto.reshape(x, [t, K], inplace=True)
+        for idx, p in pypto.loop_unroll(0, t, 1, unroll_list=[4]):
+            xt = pypto.view(flat, [p, K], [idx, 0])
+            pypto.set_semantic_label("norm")
+            r = pypto.sqrt(pypto.sum(pypto.cast(xt, FP32) * pypto.cast(xt, FP32), -1, keepdim=True) * (1.0 / K) + 1e-6)
+            pypto.set_semantic_label("linear")
+            y = pypto.matmul(pypto.cast(xt, FP32), w, FP32, b_trans=True)
+            pypto.assemble(y / r, [idx, 0], out)
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((7, 4, 16), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((7, N), np.float32)
+    k(x, w, out)
+    xf = x.reshape(7, K).astype(np.float32)
+    assert check(out, (xf @ w.T) / np.sqrt(np.mean(xf * xf, -1, keepdims=True) + np.float32(1e-6))).ok
+
+
+@pytest.mark.parametrize("scale_first", [False, True])
+def test_scaled_reciprocals_fold_into_the_multiply(scale_first: bool) -> None:
+    # AT-11 kernels write `127.0 / amax` or `reciprocal(amax) * 127.0`.
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            amax = pypto.amax(pypto.abs(xt), -1, keepdim=True)
+            inv = 127.0 / amax if scale_first else pypto.mul(pypto.reciprocal(amax), 127.0)
+            y = pypto.mul(xt, inv)
+            pypto.assemble(pypto.matmul(y, w, FP32, b_trans=True), [idx, 0], out)
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((5, K), dtype=np.float32), np.eye(N, K, dtype=np.float32)
+    out = np.zeros((5, N), np.float32)
+    k(x, w, out)
+    want = (x * np.float32(127) / np.abs(x).max(-1, keepdims=True)) @ w.T
+    assert check(out, want).ok
+
+
+HELDOUT = ROOT / "test" / "python" / "Inputs" / "pypto_heldout"
+
+
+@pytest.mark.parametrize("path", sorted(HELDOUT.glob("k*.py")), ids=lambda p: p.stem)
+def test_held_out_pypto_kernels(path) -> None:
+    """Kernels written against PyPTO 0.2.0's API by someone who had not read pto.pypto
+    (each accepted by PyPTO's own simulator; `PTO=1` swaps the import). All but the
+    per-head norm (a reshape that changes a token tile's rows) pass the golden."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "PTO": "1", "PYTHONWARNINGS": "ignore"}
+    r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=600)
+    if path.stem == "k8_vcv_per_head_norm":
+        assert "pypto.reshape of a token tile must keep its rows (16), got [128, 64]" in r.stderr, r.stderr
+        assert "pto.frontend.builder.BuildError: " in r.stderr  # the project's error, raised at the user's line
+    else:
+        assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout + r.stderr
