@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import Diagnostic, DiagnosticError, collect
 from pto.frontend.builder import BuildError, _is_int
-from pto.interp.golden import Verdict, check
+from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
 from pto.interp.run import InputError, check_inputs, random_inputs, signature
 from pto.interp.run import run as run_module
@@ -295,5 +295,5 @@ def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str,
     verdicts = []
     if golden:
         want = run_module(have["pto"], xs).outputs
-        verdicts = [check(g, w) for g, w in zip(r.outputs, want)]
+        verdicts = [check(g, w, golden_elem(o.elem, have["pto"])) for o, g, w in zip(sig.outputs, r.outputs, want)]
     return Result(r.outputs, r.report, level, verdicts)

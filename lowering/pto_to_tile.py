@@ -148,6 +148,8 @@ class PtoToTilePass(ModulePass):
             if _tile_type(v.type, 1) == v.type:
                 raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
         for o in body.ops:
+            if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
+                raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
             static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
             view = isinstance(o, pto.ReshapeOp) and o.inplace is not None  # of a weight: a GM view, no work
             if o.name.startswith("pto.") and static and not view:

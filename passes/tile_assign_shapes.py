@@ -70,6 +70,20 @@ def ub_need(stage: tile.VecStageOp, vec: list[int], tile_rows: int, copies: int 
     return total, what
 
 
+def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
+    """A vector instruction works on whole 32-byte blocks: a pinned tile narrower than a
+    block of the stage's narrowest data (and than its rows) is not a tile the hardware
+    runs (and would cut each row into thousands of chunk tasks)."""
+    types = [v.type for o in st.body.block.ops for v in o.operands if isinstance(v.type, TensorType)]
+    if not types:
+        return
+    width = max(t.get_shape()[-1] for t in types)
+    block = target.block_bytes // min(ELEM_BYTES[elem_name(t.element_type)] for t in types)
+    if vec[-1] < min(block, width):
+        raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} is narrower than a "
+                                  f"{target.block_bytes}-byte block of its data ({min(block, width)} elements)")
+
+
 @dataclass(frozen=True)
 class TileAssignShapesPass(ModulePass):
     """Choose vector tiles and per-axis cube tiles for every stage, and check them.
@@ -118,6 +132,7 @@ class TileAssignShapesPass(ModulePass):
             # A pinned tile must fit once; fewer merged copies than nbuffer asks for are
             # tile-to-npu's call (it column-tiles or cuts rows, and says so).
             vec = list(st.vec_tile.get_values())
+            _check_width(st, vec, target)
             need, what = ub_need(st, vec, rows, copies=1)
             if need > cap:
                 raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} needs {need} bytes of ub "

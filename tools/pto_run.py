@@ -26,7 +26,7 @@ from typing import NoReturn
 import ml_dtypes
 import numpy as np
 from pto.diagnostics import Diagnostic, DiagnosticError, collect
-from pto.interp.golden import check
+from pto.interp.golden import check, golden_elem
 from pto.interp.machine import MachineError
 from pto.interp.run import (
     InputError,
@@ -296,7 +296,8 @@ class Runner:
             if a.golden:
                 if sig.level == "npu":
                     raise UserError("--golden needs a kernel above the npu level (the golden is its pto level)")
-                golden = run(module.clone(), inputs)
+                golden_module = module.clone()
+                golden = run(golden_module, inputs)
             if sig.level != "npu":
                 self.lower(module, sig.level)
                 if (now := signature(module).level) != "npu":
@@ -322,7 +323,8 @@ class Runner:
                 raise UserError(f"cannot write '{a.trace}': {e.strerror}") from None
         verdicts = []
         if golden is not None:
-            verdicts = [(o.name, check(g, w)) for o, g, w in zip(sig.outputs, result.outputs, golden.outputs)]
+            verdicts = [(o.name, check(g, w, golden_elem(o.elem, golden_module)))
+                        for o, g, w in zip(sig.outputs, result.outputs, golden.outputs)]
         if a.json:
             d = rep.to_json()
             d["golden"] = {n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite}

@@ -162,3 +162,14 @@ func.func @weight_view_before_the_matmul(%x: tensor<?x64xbf16>, %w: tensor<64x32
   %o = pto.mul %n, %g2 : tensor<?x32xf32>, tensor<1x32xf32> -> tensor<?x32xf32>
   func.return %o : tensor<?x32xf32>
 }
+
+// -----
+
+// An op of another dialect in the kernel's body (a fuzzed nested declaration) is an
+// error at that op, not a crash.
+func.func @foreign_op(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
+  // expected-error@+1 {{'func.func' in an SK-03 kernel: pto-to-tile stages pto ops only}}
+  func.func private @decl(%a: tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<?x32xf32>
+}
