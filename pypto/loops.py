@@ -2,8 +2,8 @@
 and the hint setters, as PyPTO's.
 
 The pto level computes on whole tensors, so a token-tile view is its whole tensor and
-the loop becomes `pto.unroll` (for `pypto.loop` with `TILE`-row views, `[TILE]`, whose
-remainder `tile-unroll` covers with one-row tiles). Where a tile starts and how many of
+the loop becomes `pto.unroll` (for `pypto.loop` with `TILE`-row views, `[TILE]` and
+`pto.tail`: one partial tile for the remainder). Where a tile starts and how many of
 its rows are valid are checked by evaluating the user's expressions at sample token
 counts: they must be the loop's own tiles, every row once.
 """
@@ -130,6 +130,9 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
     lp = tr.loop
     assert lp is not None
     if lp.kind == "unroll":
+        if not all(evaluate(lp.stop, {"T": t}) == t for t in _samples(total, rows)):
+            refuse(f"loop_unroll must run over all the tokens ({total}), got stop {lp.stop}: the loop here "
+                   "covers the whole token axis")
         ok = all(evaluate(offset, {"T": 10**6, lp.index.name: i}) == i for i in (0, 3, 17))
         ok = ok and rows == lp.p and (valid is None or all(
             evaluate(valid, {"T": 10**6, lp.index.name: i}) == rows for i in (0, 3, 17)))

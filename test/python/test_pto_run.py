@@ -162,7 +162,7 @@ def test_run_time_capacity_error_names_buffer(tmp_path, capsys) -> None:
 
 
 def test_golden_mismatch_exits_1(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(pto_run, "check", lambda g, w: Verdict(False, g.size, 9, 0, [((0, 1), 1.0, 2.0)]))
+    monkeypatch.setattr(pto_run, "check", lambda g, w, elem=None: Verdict(False, g.size, 9, 0, [((0, 1), 1.0, 2.0)]))
     code, out, _ = cli(capsys, STD, "--random-inputs", "--tokens", "1", "--golden")
     assert code == 1 and "MISMATCH: 9 of 1024" in out and "at [0, 1]: got 1, want 2" in out
 

@@ -370,3 +370,15 @@ def test_held_out_pypto_kernels(path) -> None:
         assert "pto.frontend.builder.BuildError: " in r.stderr  # the project's error, raised at the user's line
     else:
         assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout + r.stderr
+
+
+def test_a_loop_over_part_of_the_tokens_is_refused() -> None:
+    # PyPTO would leave the other rows alone; the loop here always covers every token.
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0] // 2, 1, unroll_list=[2]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True), [idx, 0], out)
+
+    with pytest.raises(pto.BuildError, match="loop_unroll must run over all the tokens"):
+        k(np.ones((4, K), np.float32), np.ones((N, K), np.float32), np.zeros((4, N), np.float32))
