@@ -114,7 +114,7 @@ def test_cube_int8_with_transposes_accumulate_and_deq() -> None:
 
 
 def test_reshape_dim_and_tail_rows() -> None:
-    text = kernel(f"""
+    text = kernel("""
       %t = npu.dim %x, 0 : !npu.buf<?x2x32xf32, gm>
       %flat = npu.reshape %x : !npu.buf<?x2x32xf32, gm> -> !npu.buf<?x64xf32, gm>
       %a = npu.alloc ub [0] : !npu.buf<8x64xf32, ub>
@@ -208,7 +208,7 @@ def test_cross_core_wait_waits_for_the_other_core() -> None:
 
 def test_wait_without_set_is_an_error() -> None:
     with pytest.raises(MachineError, match="was never set"):
-        run_ir(kernel(f"npu.wait_flag mte2 -> vector, 3"), np.ones((8, 64), np.float32))
+        run_ir(kernel("npu.wait_flag mte2 -> vector, 3"), np.ones((8, 64), np.float32))
 
 
 def test_deadlock_is_reported() -> None:
