@@ -10,7 +10,6 @@ from __future__ import annotations
 import operator
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 
@@ -45,8 +44,7 @@ _CMP = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operato
 class FastIndexArithFunctions(InterpreterFunctions):
     @impl(arith.ConstantOp)
     def run_constant(self, interpreter, op, args):
-        v = op.value
-        return (v.value.data if isinstance(v, IntegerAttr) else v.value.data,)
+        return (op.value.value.data,)  # an IntegerAttr's or a FloatAttr's
 
     @impl(arith.AddiOp)
     def run_addi(self, interpreter, op, args):

@@ -1,4 +1,5 @@
-"""The shared L2: set-associative, LRU, write-back with write-allocate, 512-byte lines.
+"""The shared L2: set-associative, LRU, write-back with write-allocate, lines of the
+target's `l2.line_bytes`.
 
 One DMA presents the lines it touches as a numpy array; the cache handles them in
 rounds of at most one line per set (numpy over the round), so the cost is a handful of

@@ -153,16 +153,6 @@ def dequant(acc: np.ndarray, act_scale: np.ndarray, w_scale: np.ndarray | None) 
     return y
 
 
-BINARY = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.divide,
-    "max": np.maximum,
-    "min": np.minimum,
-}
-
-
 def unary(name: str, x: np.ndarray) -> np.ndarray:
     xf = f32(x)
     if name == "sqrt":

@@ -106,7 +106,7 @@ class UserError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pto-run", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="pto-run", description=__doc__.split("\n\n")[0].replace("\n", " "))
     p.add_argument("kernel", help="a .mlir kernel at the pto, tile or npu level")
     p.add_argument("--pass-pipeline", help="lowering to the npu level (default: the SK-03 pipeline)")
     p.add_argument("--target", help="machine description (default: the kernel's pto.target or ascend910b1)")
