@@ -33,12 +33,13 @@ STORE = f"npu.dma mte3 %d[0, 0] -> %out[0, 0] : {UB} -> !npu.buf<8x64xf32, gm>"
 
 
 @pytest.mark.parametrize(("ins", "fn"), [
-    (f"npu.vadd %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x + x),
-    (f"npu.vsub %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x - x),
-    (f"npu.vmul %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x * x),
-    (f"npu.vdiv %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x / x),
-    (f"npu.vmax %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x),
-    (f"npu.vmin %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x),
+    # %b holds -0.5 * x, so that an op with its operands swapped or one ignored is wrong
+    (f"npu.vadd %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x + -0.5 * x),
+    (f"npu.vsub %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x - -0.5 * x),
+    (f"npu.vmul %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x * (-0.5 * x)),
+    (f"npu.vdiv %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x / (-0.5 * x)),
+    (f"npu.vmax %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: np.maximum(x, -0.5 * x)),
+    (f"npu.vmin %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: np.minimum(x, -0.5 * x)),
     (f"npu.vabs %a -> %d : {UB} -> {UB}", np.abs),
     (f"npu.vexp %a -> %d : {UB} -> {UB}", np.exp),
     (f"npu.vsqrt %a -> %d : {UB} -> {UB}", lambda x: np.sqrt(np.abs(x))),
@@ -53,7 +54,8 @@ def test_vector_instruction(ins: str, fn) -> None:
     x = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32)
     if "sqrt" in ins:
         x = np.abs(x) + 0.1
-    sync = "npu.set_flag mte2 -> vector, 0\n      npu.wait_flag mte2 -> vector, 0"
+    sync = (f"npu.set_flag mte2 -> vector, 0\n      npu.wait_flag mte2 -> vector, 0\n"
+            f"      npu.vmuls %b, -0.5 -> %b : {UB} -> {UB}")
     out = run_ir(kernel(f"{LOAD}\n      {sync}\n      {ins}\n      npu.set_flag vector -> mte3, 0\n"
                         f"      npu.wait_flag vector -> mte3, 0\n      {STORE}"), x).outputs[0]
     np.testing.assert_allclose(out, fn(x), rtol=1e-6)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+import re
+
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Block
@@ -29,11 +33,27 @@ def test_first_fit_reuse_merge_and_copies() -> None:
         assert f.owner.offset.value.data == 4128 and ub.offset == 4160
 
 
+ELEM = {"f32": 4, "i32": 4, "bf16": 2, "f16": 2, "i8": 1}
+
+
 def test_int8_phase_reuses_dead_buffers() -> None:
     from kernels import example, lowered
 
     text = str(lowered(example("indexer_query_linear_int8.mlir")))
     body = text[text.index('npu.tasks "q-rmsnorm.128" vector'):]
     body = body[:body.index("npu.tasks", 10)]  # the first vector group's task
-    offsets = [line.split("[")[1].split("]")[0] for line in body.splitlines() if "npu.alloc ub [" in line]
-    assert len(offsets) > len(set(offsets)), "no UB offset is reused within the task"
+    lines = body.splitlines()
+    bufs = []  # (name, first line, last line that names it, [start, end) bytes)
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*(%[\w.]+) = npu.alloc ub \[(\d+)\] : !npu.buf<([\dx]+)x(\w+), ub>", line)
+        if m:
+            name, off = m.group(1), int(m.group(2))
+            n = math.prod(int(d) for d in m.group(3).split("x")) * ELEM[m.group(4)]
+            last = max(j for j, ln in enumerate(lines) if re.search(re.escape(name) + r"\b", ln))
+            bufs.append((name, i, last, off, off + n))
+    reused = 0
+    for a, b in itertools.combinations(bufs, 2):
+        if a[3] < b[4] and b[3] < a[4]:  # they share bytes: then one is dead before the other lives
+            assert a[2] <= b[1] or b[2] <= a[1], f"{a[0]} and {b[0]} overlap in UB while both are live"
+            reused += 1
+    assert reused > 0, "no UB space is reused within the task"
