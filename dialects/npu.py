@@ -15,7 +15,7 @@ cube program on each AIC and a vector program on each AIV, each with its core in
 - the cube `npu.mmad` (L0A x L0B -> L0C, overwrite or accumulate, optionally on the
   valid rows of a partial tile);
 - vector instructions on whole UB buffers (`npu.vadd`, `npu.vmuls`, `npu.vreduce`,
-  `npu.vcast`, ...);
+  `npu.vcast`, ...), and `npu.vcopy` of a column range between two UB buffers;
 - synchronisation: `npu.set_flag`/`npu.wait_flag` between the pipes of one core,
   `npu.barrier` on one pipe, `npu.cross_core_set`/`npu.cross_core_wait` between cores.
 
@@ -1199,6 +1199,51 @@ class VCastOp(VectorOp):
             raise VerifyException(f"'npu.vcast' {msg}")
 
 
+@irdl_op_definition
+class VCopyOp(VectorOp):
+    """`npu.vcopy %a [cols 512] -> %d [cols 0] width 64 : !npu.buf<4x576xbf16, ub> ->
+    !npu.buf<4x64xbf16, ub>`: copy columns `[S, S + W)` of every row of one UB buffer to
+    columns `[D, D + W)` of another (a column slice, one input of a concatenation). The
+    other columns of the destination are left as they are. Both buffers have the same
+    leading dims (rows) and element type; both ranges lie inside their buffers."""
+
+    name = "npu.vcopy"
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    src_col = prop_def(IntegerAttr[I64])
+    dst_col = prop_def(IntegerAttr[I64])
+    width = prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$src `[` `cols` $src_col `]` `->` $dst `[` `cols` $dst_col `]` `width` $width attr-dict "
+        "`:` type($src) `->` type($dst)"
+    )
+
+    def __init__(self, src: SSAValue, src_col: int, dst: SSAValue, dst_col: int, width: int):
+        super().__init__(
+            operands=[src, dst],
+            properties={"src_col": IntegerAttr(src_col, i64), "dst_col": IntegerAttr(dst_col, i64),
+                        "width": IntegerAttr(width, i64)},
+        )
+
+    def verify_vector(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        if s.get_shape()[:-1] != d.get_shape()[:-1]:
+            raise VerifyException(
+                f"'npu.vcopy' source {dims_str(s.get_shape())} and destination {dims_str(d.get_shape())} "
+                "must have the same rows (every dim but the last)"
+            )
+        if s.element_type != d.element_type:
+            raise VerifyException(f"'npu.vcopy' copies without conversion: {s.elem} to {d.elem} (use npu.vcast)")
+        w = self.width.value.data
+        if w < 1:
+            raise VerifyException(f"'npu.vcopy' width must be positive, got {w}")
+        for t, col, what in ((s, self.src_col.value.data, "source"), (d, self.dst_col.value.data, "destination")):
+            if col < 0 or col + w > t.get_shape()[-1]:
+                raise VerifyException(
+                    f"'npu.vcopy' {what} columns [{col}, {col + w}) are outside its {t.get_shape()[-1]} columns"
+                )
+
+
 # ------------------------------------------------------------------------------ sync
 
 _SYNC_PIPES = (Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -1310,7 +1355,7 @@ NPU = Dialect(
         LaunchOp, GraphOp, TasksOp, AllocOp, DimOp, ReshapeOp, DmaOp, FixpipeOp, MmadOp,
         VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
         VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
-        VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp,
+        VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp, VCopyOp,
         SetFlagOp, WaitFlagOp, BarrierOp, CrossCoreSetOp, CrossCoreWaitOp,
     ],
     [BufferType, PipeAttr],

@@ -3,7 +3,8 @@
 A kernel is a `func.func` over builtin `tensor` values that returns its results (value
 semantics). The token axis (dim 0 of activations) is usually dynamic (`?`); there are
 no loops here: the token loop appears at the `tile` level. Each op is one whole-tensor
-step of SK-03 (RMSNorm, MatMul, casts, INT8 quant/dequant, elementwise work).
+step of SK-03 (RMSNorm, MatMul, casts, INT8 quant/dequant, elementwise work, and the
+column slices and concatenations of a post-processing tail such as RoPE).
 
 What this level checks: the math. Shapes agree (with trailing broadcasting for the
 elementwise ops), matmul element types follow the cube's table, and a cast is one the
@@ -36,6 +37,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
     BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
@@ -64,6 +66,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -726,6 +729,98 @@ class ReshapeBase(ShapedOp):
             )
 
 
+def _leading_and_elem(op: Operation, x: TensorType, r: TensorType, what: str) -> None:
+    """Column ops (slice, concat) keep every dim but the last and the element type."""
+    if x.get_num_dims() < 1:
+        raise VerifyException(f"'{op.name}' works along the last axis: {what} needs rank >= 1, got rank 0")
+    if x.get_num_dims() != r.get_num_dims() or x.get_shape()[:-1] != r.get_shape()[:-1]:
+        raise VerifyException(
+            f"'{op.name}' {what} {dims_str(x.get_shape())} and result {dims_str(r.get_shape())} "
+            "must have the same leading dims (only the last axis differs)"
+        )
+    if x.element_type != r.element_type:
+        raise VerifyException(
+            f"'{op.name}' {what} element type {elem_name(x.element_type)} differs from the result's "
+            f"{elem_name(r.element_type)}"
+        )
+
+
+class SliceBase(ShapedOp):
+    """Columns `[offset, offset + W)` of the last axis, W the result's last dim:
+    `%k = pto.slice %kv at 512 : tensor<?x576xbf16> -> tensor<?x64xbf16>`. The leading
+    dims and the element type are the input's; the columns lie inside the input."""
+
+    input = operand_def(TensorType)
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `at` $offset attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, offset: int, width: int):
+        t = tensor_type(input)
+        rt = TensorType(t.element_type, [*t.get_shape()[:-1], width])
+        super().__init__(operands=[input], properties={"offset": IntegerAttr(offset, i64)}, result_types=[rt])
+
+    @property
+    def start(self) -> int:
+        return self.offset.value.data
+
+    @property
+    def width(self) -> int:
+        return tensor_type(self.result).get_shape()[-1]
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        _leading_and_elem(self, x, r, "input")
+        k, w, off = x.get_shape()[-1], r.get_shape()[-1], self.start
+        if k == DYNAMIC_INDEX or w == DYNAMIC_INDEX:
+            raise VerifyException(f"'{self.name}' needs a static last dim in input and result")
+        if off < 0:
+            raise VerifyException(f"'{self.name}' offset must be >= 0, got {off}")
+        if off + w > k:
+            raise VerifyException(
+                f"'{self.name}' columns [{off}, {off + w}) are outside the input's {k} columns"
+            )
+
+
+class ConcatBase(ShapedOp):
+    """Inputs side by side along the last axis:
+    `%o = pto.concat %a, %b : tensor<?x512xbf16>, tensor<?x64xbf16> -> tensor<?x576xbf16>`.
+    Every input has the result's leading dims and element type; their last dims add up
+    to the result's."""
+
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$inputs attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, inputs: Sequence[SSAValue]):
+        ts = [tensor_type(v) for v in inputs]
+        rt = TensorType(ts[0].element_type, [*ts[0].get_shape()[:-1], sum(t.get_shape()[-1] for t in ts)])
+        super().__init__(operands=[list(inputs)], result_types=[rt])
+
+    def verify_shapes(self) -> None:
+        if len(self.inputs) < CONCAT_MIN_INPUTS:
+            raise VerifyException(f"'{self.name}' needs at least {CONCAT_MIN_INPUTS} inputs, got {len(self.inputs)}")
+        r = tensor_type(self.result)
+        total = 0
+        for i, v in enumerate(self.inputs):
+            t = tensor_type(v)
+            _leading_and_elem(self, t, r, f"input {i}")
+            if t.get_shape()[-1] == DYNAMIC_INDEX:
+                raise VerifyException(f"'{self.name}' input {i} needs a static last dim")
+            total += t.get_shape()[-1]
+        if r.get_shape()[-1] != total:
+            raise VerifyException(
+                f"'{self.name}' result has {dims_str(r.get_shape()[-1:])} columns, but the inputs' widths sum to {total}"
+            )
+
+
+CONCAT_MIN_INPUTS = 2
+
+
 # --------------------------------------------------------------------- the pto ops
 
 
@@ -839,6 +934,20 @@ class ReshapeOp(ReshapeBase):
     """Reshape, optionally in place (see ReshapeBase)."""
 
     name = "pto.reshape"
+
+
+@irdl_op_definition
+class SliceOp(SliceBase):
+    """Columns of the last axis (see SliceBase)."""
+
+    name = "pto.slice"
+
+
+@irdl_op_definition
+class ConcatOp(ConcatBase):
+    """Concatenation along the last axis (see ConcatBase)."""
+
+    name = "pto.concat"
 
 
 # ------------------------------------------------------------------------- hints
@@ -984,6 +1093,8 @@ PTO = Dialect(
         QuantOp,
         DequantOp,
         ReshapeOp,
+        SliceOp,
+        ConcatOp,
     ],
     [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, FormAttr, CubeTileAttr],
 )

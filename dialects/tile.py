@@ -681,12 +681,28 @@ class ReshapeOp(pto.ReshapeBase):
     STATIC_SHAPES: ClassVar[bool] = True
 
 
+@irdl_op_definition
+class SliceOp(pto.SliceBase):
+    """Columns of the last axis (see SliceBase). On one static token tile."""
+
+    name = "tile.slice"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ConcatOp(pto.ConcatBase):
+    """Concatenation along the last axis (see ConcatBase). On one static token tile."""
+
+    name = "tile.concat"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
 TILE = Dialect(
     "tile",
     [
         TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp,
         RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp,
-        MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp,
+        MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp, SliceOp, ConcatOp,
     ],
     [],
 )

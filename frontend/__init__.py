@@ -21,6 +21,7 @@ from pto.frontend.builder import (
     add,
     adds,
     cast,
+    concat,
     cube_tile,
     dequant,
     div,
@@ -32,6 +33,7 @@ from pto.frontend.builder import (
     reshape,
     rms_norm,
     rsqrt,
+    slice,
     sqrt,
     sub,
 )
@@ -51,7 +53,7 @@ from pto.frontend.loop import (
 __all__ = [
     "DYN", "BuildError", "CompileError", "Compiled", "InputError", "Kernel", "LevelError", "MachineError", "Result",
     "RunError", "Symbol", "Tensor", "abs", "add", "adds",
-    "arg", "assemble", "cast", "check", "compile", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
+    "arg", "assemble", "cast", "check", "compile", "concat", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
     "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
-    "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "sqrt", "sub", "trace", "view",
+    "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "slice", "sqrt", "sub", "trace", "view",
 ]

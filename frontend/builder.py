@@ -243,6 +243,9 @@ class Tensor:
     def __truediv__(self, other: Tensor) -> Tensor:
         return div(self, other)
 
+    def __neg__(self) -> Tensor:
+        return muls(self, -1.0)
+
     def __repr__(self) -> str:
         return f"Tensor({self.value.type})"
 
@@ -574,3 +577,38 @@ def reshape(x: Tensor, shape: Sequence[int | None], inplace: bool = False, *, la
     _tensor(x, "reshape input")
     op = pto.ReshapeOp(x.value, tensor_type(shape, x.dtype, "reshape shape"), _check_bool("inplace", inplace))
     return Tensor(x.kernel, _emit(op, x, label, None).results[0])
+
+
+def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # noqa: A001
+          vec_tile: Sequence[int] | None = None) -> Tensor:
+    """Columns `[offset, offset + width)` of the last axis (`pto.slice`)."""
+    _tensor(x, "slice input")
+    if not x.shape:
+        _fail("slice input must have rank >= 1 (it slices the last axis), got rank 0")
+    offset = _check_size("slice offset", offset, low=0)
+    width = _check_size("slice width", width)
+    k = x.shape[-1]
+    if k is None or offset + width > k:
+        _fail(f"slice columns [{offset}, {offset + width}) are outside the input's {k} columns")
+    return Tensor(x.kernel, _emit(pto.SliceOp(x.value, offset, width), x, label, vec_tile).results[0])
+
+
+def concat(xs: Sequence[Tensor], *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    """The tensors side by side along the last axis (`pto.concat`); the leading dims and
+    dtypes must agree."""
+    if not isinstance(xs, list | tuple) or len(xs) < pto.CONCAT_MIN_INPUTS:
+        _fail(f"concat takes a list of at least {pto.CONCAT_MIN_INPUTS} tensors, got {xs!r}")
+    for i, x in enumerate(xs):
+        _tensor(x, f"concat input {i}")
+        if not x.shape:
+            _fail(f"concat input {i} must have rank >= 1 (it joins along the last axis), got rank 0")
+    _same_kernel(*xs)
+    first = xs[0]
+    for i, x in enumerate(xs[1:], 1):
+        if x.dtype != first.dtype:
+            _fail(f"concat input {i} is {x.dtype}, input 0 is {first.dtype}: cast them to one dtype first")
+        if len(x.shape) != len(first.shape) or x.shape[:-1] != first.shape[:-1]:
+            _fail(f"concat input {i} has shape {list(x.shape)}, input 0 {list(first.shape)}: "
+                  "only the last dims may differ")
+    op = pto.ConcatOp([x.value for x in xs])
+    return Tensor(first.kernel, _emit(op, first, label, vec_tile).results[0])

@@ -468,6 +468,18 @@ class NpuFunctions(InterpreterFunctions):
         self._vector(interpreter, op, [src], dst, nx.cast(src.array, s, d, op.round.data, op.sat is not None))
         return ()
 
+    @impl(npu.VCopyOp)
+    def run_vcopy(self, interpreter, op: npu.VCopyOp, args):
+        src, dst = args
+        core = self._need_core(interpreter, op)
+        sc, dc, w = op.src_col.value.data, op.dst_col.value.data, op.width.value.data
+        part = src.array[..., sc:sc + w]
+        dst.array[..., dc:dc + w] = part
+        nbytes = part.nbytes
+        cycles = self.machine.cost.vector("vcopy", nbytes)
+        core.run(op, Pipe.VECTOR, cycles, reads=[src.key], writes=[dst.key], nbytes=nbytes)
+        return ()
+
     # -- synchronisation ---------------------------------------------------------------
 
     @impl(npu.SetFlagOp)

@@ -58,6 +58,10 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     if isinstance(op, pto.ReshapeBase):
         shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]  # type: ignore[attr-defined]
         return (args[0].reshape(shape),)
+    if isinstance(op, pto.SliceBase):
+        return (np.ascontiguousarray(args[0][..., op.start:op.start + op.width]),)
+    if isinstance(op, pto.ConcatBase):
+        return (np.concatenate(list(args), axis=-1),)
     raise NotImplementedError(op.name)
 
 
@@ -79,6 +83,6 @@ def compute_ops(*classes: type[Operation]):
 @register_impls
 @compute_ops(pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp, pto.SqrtOp,
              pto.RsqrtOp, pto.AbsOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp, pto.DequantOp,
-             pto.ReshapeOp)
+             pto.ReshapeOp, pto.SliceOp, pto.ConcatOp)
 class PtoFunctions(InterpreterFunctions):
     pass

@@ -189,10 +189,10 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
             return input  # the whole tensor
         if _columns(input, shape, offsets, valid):
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
-        refuse(f"pypto.view of {shape} at {offsets} (a part of a weight, or columns of a tile) is not supported "
-               "yet: views here take whole tensors or token tiles [rows, ...] at [row, 0, ...]")
+        refuse(f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
+               "token tiles [rows, ...] at [row, 0, ...] or columns [rows, w] at [0, c] of a 2-D tensor")
     if not rest_ok or not _is_int(shape[0]):
-        refuse(f"a token-tile view takes whole rows (column views, as a RoPE tail's, are not supported yet): shape [rows, {', '.join(map(str, input.shape[1:]))}] at "
+        refuse(f"a token-tile view takes whole rows (take columns of the tile with a second view at [0, c]): shape [rows, {', '.join(map(str, input.shape[1:]))}] at "
                f"[row{', 0' * (len(shape) - 1)}], got {shape} at {offsets}")
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")

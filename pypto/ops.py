@@ -8,6 +8,7 @@ A scalar operand becomes `pto.muls`/`pto.adds` (`x - c` is `x + (-c)`, `x / c` i
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -26,11 +27,21 @@ def _tensor(x: object, what: str) -> Tensor:
         if x._lazy[0] == "partial":
             return split_k.materialize(x, matmul)
         if x._lazy[0] == "cols":
-            refuse(f"a column view is supported only as an operand of a matmul split over K by hand, not as {what}")
+            return _slice(x)
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
         kind = "pypto.full" if x._lazy[0] == "const" else "pypto.reciprocal"
         refuse(f"{kind}'s result is supported only as an operand of mul, div, add or sub, not as {what}")
+    return x
+
+
+def _slice(x: Tensor) -> Tensor:
+    """A column view used by anything but a hand-written split-K matmul: `pto.slice`.
+    The view becomes that value (in place), so each further use reads the same slice."""
+    _, src, c0, c1 = x._lazy  # type: ignore[misc]
+    src = _tensor(src, "a column view's tensor")
+    y = _result("slice", [src], x.shape, src._dtype, lambda v: b.slice(v, c0, c1 - c0))
+    x._lazy, x._val, x._tok = None, y._val, y._tok
     return x
 
 
@@ -214,7 +225,7 @@ def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  #
 
 def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,  # noqa: A002
            c_matrix_nz: bool = False, extend_params=None) -> Tensor:
-    if _lazy(input, "cols") is not None or _lazy(mat2, "cols") is not None:
+    if _lazy(input, "cols") is not None and _lazy(mat2, "cols") is not None:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
@@ -287,6 +298,26 @@ def clone(input: Tensor) -> Tensor:  # noqa: A002
     return _tensor(input, "pypto.clone's input")
 
 
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """The tensors side by side along the last axis (`pto.concat`): `dim` must name it."""
+    if not isinstance(tensors, list | tuple) or len(tensors) < 2:
+        refuse(f"pypto.concat takes a list of at least 2 tensors, got {tensors!r}")
+    xs = [_tensor(t, f"pypto.concat's tensor {i}") for i, t in enumerate(tensors)]
+    rank = len(xs[0].shape)
+    if not isinstance(dim, int) or isinstance(dim, bool) or dim not in (-1, rank - 1):
+        refuse(f"pypto.concat along dim {dim!r} of rank-{rank} tensors: only the last axis (-1 or {rank - 1}) "
+               "is supported")
+    for i, x in enumerate(xs[1:], 1):
+        if x._dtype is not xs[0]._dtype:
+            refuse(f"pypto.concat of {xs[0]._dtype.name} and {x._dtype.name} (tensor {i}): cast them to one dtype")
+        if len(x.shape) != rank or x.shape[:-1] != xs[0].shape[:-1]:
+            refuse(f"pypto.concat of {xs[0].shape} and {x.shape} (tensor {i}): only the last dims may differ")
+    if not all(isinstance(x.shape[-1], int) for x in xs):
+        refuse("pypto.concat needs static last dims")
+    width = builtins.sum(x.shape[-1] for x in xs)
+    return _result("concat", xs, [*xs[0].shape[:-1], width], xs[0]._dtype, lambda *vs: b.concat(list(vs)))
+
+
 def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     def op(*args, **kwargs):
         refuse(f"pypto.{name} is not supported yet ({why})")
@@ -296,7 +327,6 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
 
 exp = _unsupported("exp", "no exp on the npu level's vector unit model")
 sigmoid = _unsupported("sigmoid", "no exp on the npu level's vector unit model")
-concat = _unsupported("concat", "a post-processing tail with concat (RoPE) does not lower yet")
 transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
 tensor = _unsupported("tensor", "scratch tensors are not modelled; compute values with ops")
 

@@ -127,9 +127,21 @@ class Tensor:
     def __rmul__(self, o): return _ops().mul(self, o)  # noqa: E704
     def __truediv__(self, o): return _ops().div(self, o)  # noqa: E704
     def __rtruediv__(self, o): return _ops().rdiv(self, o)  # noqa: E704
+    def __neg__(self): return _ops().mul(self, -1.0)  # noqa: E704
 
     def __getitem__(self, key):
-        refuse("slicing a tensor (x[a:b]) is not supported yet: SK-03 here takes token tiles with pypto.view")
+        """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`."""
+        from pto.pypto.loops import view
+
+        rows = slice(None)
+        if (isinstance(key, tuple) and len(key) == 2 == len(self.shape) and key[0] == rows
+                and isinstance(key[1], slice) and key[1].step in (None, 1)
+                and isinstance(self.shape[-1], int)):
+            a, e, _ = key[1].indices(self.shape[-1])
+            if e > a:
+                return view(self, [self.shape[0], e - a], [0, a])
+        refuse(f"slicing a tensor with {key!r} is not supported: columns of a 2-D tile as x[:, a:b] "
+               "(or pypto.view), token tiles with pypto.view")
 
     def __setitem__(self, key, value):
         refuse("writing a slice of a tensor (x[...] = v) is not supported: write results with pypto.assemble")

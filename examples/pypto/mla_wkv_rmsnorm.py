@@ -1,6 +1,6 @@
 """DeepSeek-V4 mla_prolog_v4's wkv-linear -> kv-rmsnorm (C -> V), in PyPTO 0.2.0's API;
 only the import line differs. The RoPE tail that follows it in mla_prolog_v4 (views
-at column offsets, concat) is not supported yet and is left out: see docs/pypto.md.
+at column offsets, concat) is left out here; `mla_wkv_rope.py` has it.
 
     python examples/pypto/mla_wkv_rmsnorm.py
 """

@@ -63,6 +63,8 @@ def emit_op(op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None = None)
         _quant(op, e)
     elif isinstance(op, tile.DequantOp):
         _dequant(op, e)
+    elif isinstance(op, tile.SliceOp | tile.ConcatOp):
+        _columns(op, e)
     elif isinstance(op, tile.ReshapeOp):
         raise unsupported(op, "reshapes")
     elif isinstance(op, tile.LoadOp):
@@ -136,3 +138,19 @@ def _dequant(op: tile.DequantOp, e: _Emit) -> None:
     npu.VMulOp(y, bufs[op.act_scale], y)
     if op.w_scale is not None:
         npu.VMulOp(y, bufs[op.w_scale], y)
+
+
+def _columns(op: tile.SliceOp | tile.ConcatOp, e: _Emit) -> None:
+    """A column slice is one vcopy into a new `[r, W]` buffer; a concatenation one vcopy
+    per input into a new `[r, sum of widths]` buffer."""
+    if e.chunk is not None:  # columns.plan does not column-tile these; a guard
+        raise unsupported(op, f"'{op.name}' in a column-tiled vector phase")
+    bufs = e.ub.bufs
+    if isinstance(op, tile.SliceOp):
+        npu.VCopyOp(bufs[op.input], op.start, e.out(op.result), 0, op.width)
+        return
+    dst, col = e.out(op.result), 0
+    for v in op.inputs:
+        w = v.type.get_shape()[-1]  # type: ignore[attr-defined]
+        npu.VCopyOp(bufs[v], 0, dst, col, w)
+        col += w

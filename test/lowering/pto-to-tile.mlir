@@ -173,3 +173,23 @@ func.func @foreign_op(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x3
   func.func private @decl(%a: tensor<4xf32>) -> tensor<4xf32>
   func.return %y : tensor<?x32xf32>
 }
+
+// -----
+
+// RoPE's column ops are vector work: the slices of the matmul's row and the concat
+// become tile ops of the vector stage after the cube stage.
+func.func @rope_tail(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?x128xf32> {
+  %kv = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xf32>
+  %c = pto.slice %kv at 0 : tensor<?x128xf32> -> tensor<?x64xf32>
+  %pe = pto.slice %kv at 64 : tensor<?x128xf32> -> tensor<?x64xf32>
+  %m = pto.muls %pe, -1.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %o = pto.concat %m, %c : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x128xf32>
+  func.return %o : tensor<?x128xf32>
+}
+// CHECK-LABEL: func.func @rope_tail
+// CHECK: tile.cube_stage "linear"
+// CHECK: tile.vec_stage "post"
+// CHECK-NEXT: tile.slice %{{.*}} at 0 : tensor<1x128xf32> -> tensor<1x64xf32>
+// CHECK-NEXT: tile.slice %{{.*}} at 64 : tensor<1x128xf32> -> tensor<1x64xf32>
+// CHECK-NEXT: tile.muls
+// CHECK-NEXT: tile.concat %{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x128xf32>

@@ -543,3 +543,75 @@ func.func @k_clipped(%x: tensor<?x320xf32>, %w: tensor<320x32xf32>, %out: tensor
   }
   func.return
 }
+
+// -----
+
+// RoPE's column ops: a slice is one npu.vcopy into a new buffer, a concatenation one
+// vcopy per input into a new buffer as wide as their sum.
+func.func @rope_columns(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" m [16, 16] k [64, 64] n [128, 128] -> (tensor<16x128xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
+      tile.yield %m : tensor<16x128xf32>
+    }
+    %r = tile.vec_stage "rope" tile [4, 128] -> (tensor<16x128xf32>) {
+      %pe = tile.slice %y at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %x1 = tile.slice %pe at 0 : tensor<16x64xf32> -> tensor<16x32xf32>
+      %x2 = tile.slice %pe at 32 : tensor<16x64xf32> -> tensor<16x32xf32>
+      %n2 = tile.muls %x2, -1.0 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %rot = tile.concat %n2, %x1 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x64xf32>
+      %kv = tile.slice %y at 0 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %o = tile.concat %kv, %rot : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x128xf32>
+      tile.yield %o : tensor<16x128xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @rope_columns
+// CONST: npu.tasks "rope.16" vector
+// CONST: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %[[Y:.*]][0, 0] rows %{{.*}} : !npu.buf<?x128xf32, gm> -> !npu.buf<4x128xf32, ub>
+// CONST: npu.vcopy %[[Y]][cols 64] -> %[[PE:.*]][cols 0] width 64 : !npu.buf<4x128xf32, ub> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.vcopy %[[PE]][cols 0] -> %[[X1:.*]][cols 0] width 32 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x32xf32, ub>
+// CONST: npu.vcopy %[[PE]][cols 32] -> %[[X2:.*]][cols 0] width 32
+// CONST: npu.vmuls %[[X2]], -1.000000e+00 -> %[[N2:.*]] :
+// CONST: npu.vcopy %[[N2]][cols 0] -> %[[ROT:.*]][cols 0] width 32 : !npu.buf<4x32xf32, ub> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.vcopy %[[X1]][cols 0] -> %[[ROT]][cols 32] width 32 : !npu.buf<4x32xf32, ub> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.vcopy %[[Y]][cols 0] -> %[[KV:.*]][cols 0] width 64
+// CONST: npu.vcopy %[[KV]][cols 0] -> %[[O:.*]][cols 0] width 64 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x128xf32, ub>
+// CONST: npu.vcopy %[[ROT]][cols 0] -> %[[O]][cols 64] width 64 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x128xf32, ub>
+// CONST: npu.dma mte3 %[[O]][0, 0] -> %{{.*}}[%{{.*}}, 0] rows %{{.*}} : !npu.buf<4x128xf32, ub> -> !npu.buf<?x128xf32, gm>
+
+// -----
+
+// A vector tile narrower than the row does not column-tile slices and concatenations:
+// whole rows, and said.
+func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" m [16, 16] k [64, 64] n [128, 128] -> (tensor<16x128xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
+      tile.yield %m : tensor<16x128xf32>
+    }
+    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 128-column row but the phase is not column-tiled ('tile.slice' is not column-tiled): tile-to-npu processes whole rows}}
+    %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x128xf32>) {
+      %pe = tile.slice %y at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %x1 = tile.slice %pe at 0 : tensor<16x64xf32> -> tensor<16x32xf32>
+      %x2 = tile.slice %pe at 32 : tensor<16x64xf32> -> tensor<16x32xf32>
+      %n2 = tile.muls %x2, -1.0 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %rot = tile.concat %n2, %x1 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x64xf32>
+      %kv = tile.slice %y at 0 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %o = tile.concat %kv, %rot : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x128xf32>
+      tile.yield %o : tensor<16x128xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @rope_narrow_tile
+// CONST: npu.vcopy %{{.*}}[cols 64] -> %{{.*}}[cols 0] width 64 : !npu.buf<4x128xf32, ub> -> !npu.buf<4x64xf32, ub>

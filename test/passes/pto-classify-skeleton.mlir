@@ -13,6 +13,42 @@
 // EX-QUANT: pto.form = #pto.form<quant>
 // EX-MHC: pto.form = #pto.form<mhc_pre>
 
+// mla_prolog's wkv-linear -> kv-rmsnorm with a RoPE tail: the matmul's row split by
+// column slices, an RMSNorm of one part, RoPE of the other, concatenated: C -> V.
+// CHECK-LABEL: func.func @c_v_rope_tail
+// CHECK-SAME: pto.form = #pto.form<c_v>
+func.func @c_v_rope_tail(%x: tensor<?x64xbf16>, %w: tensor<576x64xbf16>, %g: tensor<512xbf16>,
+                         %cos: tensor<?x64xf32>, %sin: tensor<?x64xf32>) -> tensor<?x576xf32> {
+  %kv = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<576x64xbf16> -> tensor<?x576xf32>
+  %c = pto.slice %kv at 0 : tensor<?x576xf32> -> tensor<?x512xf32>
+  %n = pto.rms_norm %c, %g eps = 1.0e-06 : tensor<?x512xf32>, tensor<512xbf16> -> tensor<?x512xf32>
+  %pe = pto.slice %kv at 512 : tensor<?x576xf32> -> tensor<?x64xf32>
+  %x1 = pto.slice %pe at 0 : tensor<?x64xf32> -> tensor<?x32xf32>
+  %x2 = pto.slice %pe at 32 : tensor<?x64xf32> -> tensor<?x32xf32>
+  %m2 = pto.muls %x2, -1.0 : tensor<?x32xf32> -> tensor<?x32xf32>
+  %rot = pto.concat %m2, %x1 : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  %a = pto.mul %pe, %cos : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %b = pto.mul %rot, %sin : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %r = pto.add %a, %b : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %o = pto.concat %n, %r : tensor<?x512xf32>, tensor<?x64xf32> -> tensor<?x576xf32>
+  func.return %o : tensor<?x576xf32>
+}
+
+// -----
+
+// A RoPE tail without the norm: V after C, the standard form's post-processing stage.
+// CHECK-LABEL: func.func @standard_rope_tail
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @standard_rope_tail(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xf32> {
+  %kv = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xf32>
+  %x1 = pto.slice %kv at 0 : tensor<?x64xf32> -> tensor<?x32xf32>
+  %x2 = pto.slice %kv at 32 : tensor<?x64xf32> -> tensor<?x32xf32>
+  %o = pto.concat %x2, %x1 : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
 // V -> C -> V: a post-processing stage after the matmul keeps the standard form.
 // CHECK-LABEL: func.func @standard_with_post
 // CHECK-SAME: pto.form = #pto.form<standard>

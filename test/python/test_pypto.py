@@ -116,8 +116,8 @@ def test_pypto_loop_with_a_valid_shape_tail() -> None:
     assert "step 4 tail {" in tiles and "step 1 " not in tiles
 
 
-SEED_EXAMPLES = ["standard_template", "mla_wqa_qrmsnorm", "mla_wkv_rmsnorm", "indexer_query_linear_int8",
-                 "hc_pre", "at11_quant_linear"]
+SEED_EXAMPLES = ["standard_template", "mla_wqa_qrmsnorm", "mla_wkv_rmsnorm", "mla_wkv_rope",
+                 "indexer_query_linear_int8", "hc_pre", "at11_quant_linear"]
 
 
 @pytest.mark.parametrize("name", SEED_EXAMPLES)
@@ -189,8 +189,6 @@ def test_a_split_k_written_by_hand_is_one_split_k_matmul() -> None:
     (lambda xt, w, kc: pypto.matmul(pypto.view(xt, [xt.shape[0], kc], [0, 0]),
                                      pypto.view(w, [N, kc], [0, kc]), FP32, b_trans=True),
      "must take the same K range"),
-    (lambda xt, w, kc: pypto.sqrt(pypto.view(xt, [xt.shape[0], kc], [0, 0])),
-     "a column view is supported only as an operand of a matmul split over K by hand"),
 ])
 def test_a_split_k_by_hand_that_does_not_cover_k_is_refused(body, message) -> None:
     @pypto.frontend.jit
@@ -202,6 +200,36 @@ def test_a_split_k_by_hand_that_does_not_cover_k_is_refused(body, message) -> No
     with pytest.raises(pto.BuildError, match="pto.pypto") as e:
         sk(np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
     assert message in str(e.value), str(e.value)
+
+
+# ------------------------------------------------------------------ column views, concat
+
+
+def test_column_views_concat_and_negation_are_slices_and_concats() -> None:
+    # RoPE's rotate_half on a token tile: columns by view and by x[:, a:b], -x, concat
+    # along the last axis (-1 or rank - 1); a column view read twice is one slice.
+    half = K // 2
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 2]):
+            xt = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32)
+            x1 = pypto.view(xt, [p, half], [0, 0])
+            x2 = xt[:, half:K]
+            rot = pypto.concat([-x2, x1], dim=1)
+            pypto.assemble(pypto.concat([pypto.add(x1, x1), rot[:, 0:half]], -1) * 2.0, [idx, 0], out)
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((7, K), dtype=np.float32), rng.standard_normal((K, K), dtype=np.float32)
+    out = np.zeros_like(x)
+    k(x, w, out)
+    r = x @ w
+    want = np.concatenate([2 * r[:, :half], -r[:, half:]], axis=-1) * 2
+    assert check(out, want).ok
+    text = str(k.trace(x, w, out))
+    assert text.count("pto.slice") == 3 and text.count("pto.concat") == 2, text
+    assert "-1.000000e+00" in text
 
 
 # ------------------------------------------------------------------ refusals
@@ -220,10 +248,13 @@ def _kernel(body):
     (lambda xt, i, p: pypto.exp(xt), "pypto.exp is not supported yet"),
     (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
     (lambda xt, i, p: xt[0:1], "slicing a tensor"),
-    (lambda xt, i, p: pypto.concat([xt, xt], -1), "pypto.concat is not supported yet"),
+    (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
+    (lambda xt, i, p: pypto.concat([xt, pypto.cast(xt, BF16)], -1), "pypto.concat of DT_FP32 and DT_BF16"),
+    (lambda xt, i, p: pypto.concat([xt], -1), "pypto.concat takes a list of at least 2 tensors"),
+    (lambda xt, i, p: xt[:, 0:K:2], "slicing a tensor"),
     (lambda xt, i, p: pypto.sum(xt, 0, keepdim=True), "only the last axis"),
-    (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "column views, as a RoPE tail's, are not supported yet"),
-    (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "a part of a weight, or columns of a tile"),
+    (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "take columns of the tile with a second view at [0, c]"),
+    (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "views here take whole tensors"),
     (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
     (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
     (lambda xt, i, p: pypto.add(xt, pypto.cast(xt, BF16)), "cast one first"),

@@ -818,3 +818,94 @@ func.func @tasks_per_body(%x: !npu.buf<?x64xf32, gm>) {
   }
   func.return
 }
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcopy' source columns [48, 80) are outside its 64 columns}}
+    npu.vcopy %u [cols 48] -> %w [cols 0] width 32 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x32xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcopy' destination columns [16, 48) are outside its 32 columns}}
+    npu.vcopy %u [cols 0] -> %w [cols 16] width 32 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x32xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcopy' copies without conversion: f32 to bf16 (use npu.vcast)}}
+    npu.vcopy %u [cols 0] -> %h [cols 0] width 32 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xbf16, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcopy' width must be positive, got 0}}
+    npu.vcopy %u [cols 0] -> %w [cols 0] width 0 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x32xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
+  %n = arith.constant 4 : index
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %u2 = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    %r = npu.alloc ub [2048] : !npu.buf<4x1xf32, ub>
+    %h = npu.alloc ub [4096] : !npu.buf<4x64xbf16, ub>
+    %i = npu.alloc ub [8192] : !npu.buf<4x64xi32, ub>
+    %w = npu.alloc ub [12288] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vcopy' operand must be in ub, got gm}}
+    npu.vcopy %g3 [cols 0] -> %u [cols 0] width 4 : !npu.buf<4x4x4xf32, gm> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %t = npu.alloc ub [1024] : !npu.buf<2x64xf32, ub>
+    // expected-error@+1 {{'npu.vcopy' source 4x64 and destination 2x64 must have the same rows (every dim but the last)}}
+    npu.vcopy %u [cols 0] -> %t [cols 0] width 64 : !npu.buf<4x64xf32, ub> -> !npu.buf<2x64xf32, ub>
+  }
+  func.return
+}

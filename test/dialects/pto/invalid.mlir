@@ -584,3 +584,67 @@ func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = pto.abs %x {pto.by_unroll = {"2" = 3}} : tensor<?x64xf32> -> tensor<?x64xf32>
   func.return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+func.func @t(%x: tensor<?x576xbf16>) -> tensor<?x64xbf16> {
+  // expected-error@+1 {{'pto.slice' columns [520, 584) are outside the input's 576 columns}}
+  %0 = pto.slice %x at 520 : tensor<?x576xbf16> -> tensor<?x64xbf16>
+  func.return %0 : tensor<?x64xbf16>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x576xbf16>) -> tensor<?x64xbf16> {
+  // expected-error@+1 {{'pto.slice' offset must be >= 0, got -1}}
+  %0 = pto.slice %x at -1 : tensor<?x576xbf16> -> tensor<?x64xbf16>
+  func.return %0 : tensor<?x64xbf16>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x576xbf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.slice' input element type bf16 differs from the result's f32}}
+  %0 = pto.slice %x at 0 : tensor<?x576xbf16> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x576xbf16>) -> tensor<8x64xbf16> {
+  // expected-error@+1 {{'pto.slice' input ?x576 and result 8x64 must have the same leading dims (only the last axis differs)}}
+  %0 = pto.slice %x at 0 : tensor<?x576xbf16> -> tensor<8x64xbf16>
+  func.return %0 : tensor<8x64xbf16>
+}
+
+// -----
+
+func.func @t(%a: tensor<?x512xbf16>, %b: tensor<?x64xbf16>) -> tensor<?x512xbf16> {
+  // expected-error@+1 {{'pto.concat' result has 512 columns, but the inputs' widths sum to 576}}
+  %0 = pto.concat %a, %b : tensor<?x512xbf16>, tensor<?x64xbf16> -> tensor<?x512xbf16>
+  func.return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @t(%a: tensor<?x512xbf16>, %b: tensor<?x64xf32>) -> tensor<?x576xbf16> {
+  // expected-error@+1 {{'pto.concat' input 1 element type f32 differs from the result's bf16}}
+  %0 = pto.concat %a, %b : tensor<?x512xbf16>, tensor<?x64xf32> -> tensor<?x576xbf16>
+  func.return %0 : tensor<?x576xbf16>
+}
+
+// -----
+
+func.func @t(%a: tensor<?x512xbf16>, %b: tensor<8x64xbf16>) -> tensor<?x576xbf16> {
+  // expected-error@+1 {{'pto.concat' input 1 8x64 and result ?x576 must have the same leading dims (only the last axis differs)}}
+  %0 = pto.concat %a, %b : tensor<?x512xbf16>, tensor<8x64xbf16> -> tensor<?x576xbf16>
+  func.return %0 : tensor<?x576xbf16>
+}
+
+// -----
+
+func.func @t(%a: tensor<?x512xbf16>) -> tensor<?x512xbf16> {
+  // expected-error@+1 {{'pto.concat' needs at least 2 inputs, got 1}}
+  %0 = pto.concat %a : tensor<?x512xbf16> -> tensor<?x512xbf16>
+  func.return %0 : tensor<?x512xbf16>
+}

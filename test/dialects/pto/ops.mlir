@@ -97,3 +97,19 @@ func.func @trans_and_split(%a: tensor<16384x?xf32>, %w: tensor<16384x24xf32>) ->
   %y = pto.matmul %a, %w a_trans {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [512, 1024, 1024], n = [128, 128], split_k>} : tensor<16384x?xf32>, tensor<16384x24xf32> -> tensor<?x24xf32>
   func.return %y : tensor<?x24xf32>
 }
+
+// The RoPE tail's column ops: slice the last axis, concatenate along it.
+// CHECK-LABEL: func.func @columns
+func.func @columns(%kv: tensor<?x576xbf16>, %x: tensor<4x8x64xf32>) -> (tensor<?x576xbf16>, tensor<4x8x96xf32>) {
+  // CHECK: %[[C:.*]] = pto.slice %{{.*}} at 0 : tensor<?x576xbf16> -> tensor<?x512xbf16>
+  %c = pto.slice %kv at 0 : tensor<?x576xbf16> -> tensor<?x512xbf16>
+  // CHECK: %[[K:.*]] = pto.slice %{{.*}} at 512 {pto.label = "rope"} : tensor<?x576xbf16> -> tensor<?x64xbf16>
+  %k = pto.slice %kv at 512 {pto.label = "rope"} : tensor<?x576xbf16> -> tensor<?x64xbf16>
+  // CHECK: pto.concat %[[C]], %[[K]] : tensor<?x512xbf16>, tensor<?x64xbf16> -> tensor<?x576xbf16>
+  %o = pto.concat %c, %k : tensor<?x512xbf16>, tensor<?x64xbf16> -> tensor<?x576xbf16>
+  // CHECK: pto.slice %{{.*}} at 32 : tensor<4x8x64xf32> -> tensor<4x8x32xf32>
+  %h = pto.slice %x at 32 : tensor<4x8x64xf32> -> tensor<4x8x32xf32>
+  // CHECK: pto.concat %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8x32xf32>, tensor<4x8x32xf32>, tensor<4x8x32xf32> -> tensor<4x8x96xf32>
+  %t = pto.concat %h, %h, %h : tensor<4x8x32xf32>, tensor<4x8x32xf32>, tensor<4x8x32xf32> -> tensor<4x8x96xf32>
+  func.return %o, %t : tensor<?x576xbf16>, tensor<4x8x96xf32>
+}

@@ -483,3 +483,44 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) {
   }
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<576x64xbf16>, %out: tensor<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %x8 = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %xt = tile.cube_stage "wkv" -> (tensor<8x576xbf16>) {
+      %m = tile.matmul %x8, %w b_trans : tensor<8x64xbf16>, tensor<576x64xbf16> -> tensor<8x576xbf16>
+      tile.yield %m : tensor<8x576xbf16>
+    }
+    %r = tile.vec_stage "rope" -> (tensor<8x64xbf16>) {
+      // expected-error@+1 {{'tile.slice' columns [540, 604) are outside the input's 576 columns}}
+      %k = tile.slice %xt at 540 : tensor<8x576xbf16> -> tensor<8x64xbf16>
+      tile.yield %k : tensor<8x64xbf16>
+    }
+    tile.store %r, %out[%i] : tensor<8x64xbf16> -> tensor<?x64xbf16>
+  }
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<576x64xbf16>, %out: tensor<?x576xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %x8 = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %xt = tile.cube_stage "wkv" -> (tensor<8x576xbf16>) {
+      %m = tile.matmul %x8, %w b_trans : tensor<8x64xbf16>, tensor<576x64xbf16> -> tensor<8x576xbf16>
+      tile.yield %m : tensor<8x576xbf16>
+    }
+    %r = tile.vec_stage "rope" -> (tensor<?x576xbf16>) {
+      // expected-error@+1 {{'tile.concat' works on static tile shapes, got tensor<?x576xbf16>}}
+      %o = tile.concat %xt : tensor<8x576xbf16> -> tensor<?x576xbf16>
+      tile.yield %o : tensor<?x576xbf16>
+    }
+  }
+  func.return
+}

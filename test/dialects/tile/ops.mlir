@@ -132,3 +132,28 @@ func.func @all_vector_ops(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: ten
   }
   func.return
 }
+
+// The RoPE tail's column ops on one token tile.
+// CHECK-LABEL: func.func @columns
+func.func @columns(%x: tensor<?x64xbf16>, %w: tensor<576x64xbf16>, %out: tensor<?x576xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %x8 = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %xt = tile.cube_stage "wkv" -> (tensor<8x576xbf16>) {
+      %m = tile.matmul %x8, %w b_trans : tensor<8x64xbf16>, tensor<576x64xbf16> -> tensor<8x576xbf16>
+      tile.yield %m : tensor<8x576xbf16>
+    }
+    %r = tile.vec_stage "rope" tile [8, 576] -> (tensor<8x576xbf16>) {
+      // CHECK: tile.slice %{{.*}} at 512 : tensor<8x576xbf16> -> tensor<8x64xbf16>
+      %k = tile.slice %xt at 512 : tensor<8x576xbf16> -> tensor<8x64xbf16>
+      // CHECK: tile.slice %{{.*}} at 0 : tensor<8x576xbf16> -> tensor<8x512xbf16>
+      %c = tile.slice %xt at 0 : tensor<8x576xbf16> -> tensor<8x512xbf16>
+      // CHECK: tile.concat %{{.*}}, %{{.*}} : tensor<8x64xbf16>, tensor<8x512xbf16> -> tensor<8x576xbf16>
+      %o = tile.concat %k, %c : tensor<8x64xbf16>, tensor<8x512xbf16> -> tensor<8x576xbf16>
+      tile.yield %o : tensor<8x576xbf16>
+    }
+    tile.store %r, %out[%i] : tensor<8x576xbf16> -> tensor<?x576xbf16>
+  }
+  func.return
+}
