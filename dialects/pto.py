@@ -895,6 +895,13 @@ class AbsOp(UnaryBase):
 
 
 @irdl_op_definition
+class ExpOp(UnaryBase):
+    """Elementwise `e ** x`."""
+
+    name = "pto.exp"
+
+
+@irdl_op_definition
 class MulsOp(ScalarBase):
     """Multiply by an f32 immediate."""
 
@@ -1087,6 +1094,7 @@ PTO = Dialect(
         SqrtOp,
         RsqrtOp,
         AbsOp,
+        ExpOp,
         MulsOp,
         AddsOp,
         ReduceOp,

@@ -634,6 +634,14 @@ class AbsOp(pto.UnaryBase):
 
 
 @irdl_op_definition
+class ExpOp(pto.UnaryBase):
+    """Elementwise `e ** x`. On one static token tile."""
+
+    name = "tile.exp"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class MulsOp(pto.ScalarBase):
     """Multiply by an f32 immediate. On one static token tile."""
 
@@ -701,7 +709,7 @@ TILE = Dialect(
     "tile",
     [
         TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp,
-        RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp,
+        RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp, ExpOp,
         MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp, SliceOp, ConcatOp,
     ],
     [],

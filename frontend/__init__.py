@@ -18,6 +18,7 @@ from pto.frontend.builder import (
     Symbol,
     Tensor,
     abs,
+    exp,
     add,
     adds,
     cast,
@@ -52,7 +53,7 @@ from pto.frontend.loop import (
 
 __all__ = [
     "DYN", "BuildError", "CompileError", "Compiled", "InputError", "Kernel", "LevelError", "MachineError", "Result",
-    "RunError", "Symbol", "Tensor", "abs", "add", "adds",
+    "RunError", "Symbol", "Tensor", "abs", "add", "adds", "exp",
     "arg", "assemble", "cast", "check", "compile", "concat", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
     "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
     "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "slice", "sqrt", "sub", "trace", "view",

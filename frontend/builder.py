@@ -527,6 +527,10 @@ def rsqrt(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None
     return _unary(pto.RsqrtOp, x, label, vec_tile)
 
 
+def exp(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _unary(pto.ExpOp, x, label, vec_tile)
+
+
 def abs(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:  # noqa: A001
     return _unary(pto.AbsOp, x, label, vec_tile)
 

@@ -186,6 +186,10 @@ def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
     return _unary("rsqrt", b.rsqrt, input)
 
 
+def exp(input: Tensor) -> Tensor:  # noqa: A002
+    return _unary("exp", b.exp, input)
+
+
 def abs(a: Tensor) -> Tensor:  # noqa: A001
     return _unary("abs", b.abs, a)
 
@@ -325,8 +329,7 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     return op
 
 
-exp = _unsupported("exp", "no exp on the npu level's vector unit model")
-sigmoid = _unsupported("sigmoid", "no exp on the npu level's vector unit model")
+sigmoid = _unsupported("sigmoid", "no reciprocal of a tensor at the pto level; write exp and div")
 transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
 tensor = _unsupported("tensor", "scratch tensors are not modelled; compute values with ops")
 

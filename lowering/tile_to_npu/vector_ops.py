@@ -12,7 +12,7 @@ from pto.lowering.npu_build import divide, unsupported
 from pto.lowering.tile_to_npu.ub import UB
 
 _BINARY = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
-_UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp}
+_UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp, tile.ExpOp: npu.VExpOp}
 _SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp}
 
 

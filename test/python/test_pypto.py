@@ -245,7 +245,7 @@ def _kernel(body):
 
 
 @pytest.mark.parametrize("body, message", [
-    (lambda xt, i, p: pypto.exp(xt), "pypto.exp is not supported yet"),
+    (lambda xt, i, p: pypto.sigmoid(xt), "pypto.sigmoid is not supported yet"),
     (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
     (lambda xt, i, p: xt[0:1], "slicing a tensor"),
     (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
@@ -413,3 +413,19 @@ def test_a_loop_over_part_of_the_tokens_is_refused() -> None:
 
     with pytest.raises(pto.BuildError, match="loop_unroll must run over all the tokens"):
         k(np.ones((4, K), np.float32), np.ones((N, K), np.float32), np.zeros((4, N), np.float32))
+
+
+def test_exp_runs_on_the_vector_unit() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
+            pypto.assemble(pypto.exp(y * 0.1), [idx, 0], out)
+
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((6, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((6, N), np.float32)
+    k(x, w, out)
+    assert check(out, np.exp((x @ w.T) * np.float32(0.1))).ok
+    assert "npu.vexp" in next(iter(k.compiled.values())).text("npu")
