@@ -902,6 +902,13 @@ class ExpOp(UnaryBase):
 
 
 @irdl_op_definition
+class ReciprocalOp(UnaryBase):
+    """Elementwise `1 / x` (a sigmoid's last step)."""
+
+    name = "pto.reciprocal"
+
+
+@irdl_op_definition
 class MulsOp(ScalarBase):
     """Multiply by an f32 immediate."""
 
@@ -1095,6 +1102,7 @@ PTO = Dialect(
         RsqrtOp,
         AbsOp,
         ExpOp,
+        ReciprocalOp,
         MulsOp,
         AddsOp,
         ReduceOp,

@@ -642,6 +642,14 @@ class ExpOp(pto.UnaryBase):
 
 
 @irdl_op_definition
+class ReciprocalOp(pto.UnaryBase):
+    """Elementwise `1 / x`. On one static token tile."""
+
+    name = "tile.reciprocal"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class MulsOp(pto.ScalarBase):
     """Multiply by an f32 immediate. On one static token tile."""
 
@@ -709,7 +717,7 @@ TILE = Dialect(
     "tile",
     [
         TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp,
-        RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp, ExpOp,
+        RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp, ExpOp, ReciprocalOp,
         MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp, SliceOp, ConcatOp,
     ],
     [],

@@ -19,6 +19,7 @@ from pto.frontend.builder import (
     Tensor,
     abs,
     exp,
+    reciprocal,
     add,
     adds,
     cast,
@@ -53,7 +54,7 @@ from pto.frontend.loop import (
 
 __all__ = [
     "DYN", "BuildError", "CompileError", "Compiled", "InputError", "Kernel", "LevelError", "MachineError", "Result",
-    "RunError", "Symbol", "Tensor", "abs", "add", "adds", "exp",
+    "RunError", "Symbol", "Tensor", "abs", "add", "adds", "exp", "reciprocal",
     "arg", "assemble", "cast", "check", "compile", "concat", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
     "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
     "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "slice", "sqrt", "sub", "trace", "view",

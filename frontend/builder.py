@@ -531,6 +531,10 @@ def exp(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None =
     return _unary(pto.ExpOp, x, label, vec_tile)
 
 
+def reciprocal(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _unary(pto.ReciprocalOp, x, label, vec_tile)
+
+
 def abs(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:  # noqa: A001
     return _unary(pto.AbsOp, x, label, vec_tile)
 

@@ -161,6 +161,8 @@ def unary(name: str, x: np.ndarray) -> np.ndarray:
         return np.float32(1) / np.sqrt(xf)
     if name == "abs":
         return np.abs(xf)
+    if name == "reciprocal":
+        return np.float32(1) / xf
     return np.exp(xf)
 
 

@@ -82,7 +82,7 @@ def compute_ops(*classes: type[Operation]):
 
 @register_impls
 @compute_ops(pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp, pto.SqrtOp,
-             pto.RsqrtOp, pto.AbsOp, pto.ExpOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp, pto.DequantOp,
+             pto.RsqrtOp, pto.AbsOp, pto.ExpOp, pto.ReciprocalOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp, pto.DequantOp,
              pto.ReshapeOp, pto.SliceOp, pto.ConcatOp)
 class PtoFunctions(InterpreterFunctions):
     pass

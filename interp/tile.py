@@ -30,7 +30,8 @@ def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
 
 @register_impls
 @compute_ops(tile.RmsNormOp, tile.MatmulOp, tile.CastOp, tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp,
-             tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.ExpOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
+             tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.ExpOp,
+             tile.ReciprocalOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
              tile.DequantOp, tile.ReshapeOp, tile.SliceOp, tile.ConcatOp)
 class TileFunctions(InterpreterFunctions):
     @impl(tile.TokenLoopOp)

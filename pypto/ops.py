@@ -2,8 +2,9 @@
 
 A scalar operand becomes `pto.muls`/`pto.adds` (`x - c` is `x + (-c)`, `x / c` is
 `x * (1 / c)`, which may differ from a division in the last bit). `pypto.full` and
-`pypto.reciprocal` have no op of their own: they are kept aside and folded into the
-`mul`/`div` that uses them (`x * ones / y` is `x / y`, `x * reciprocal(a)` is `x / a`).
+`pypto.reciprocal` are kept aside and folded into the `mul`/`div` that uses them
+(`x * ones / y` is `x / y`, `x * reciprocal(a)` is `x / a`); a reciprocal used otherwise
+is `pto.reciprocal`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ def _tensor(x: object, what: str) -> Tensor:
             return _slice(x)
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
-        kind = "pypto.full" if x._lazy[0] == "const" else "pypto.reciprocal"
-        refuse(f"{kind}'s result is supported only as an operand of mul, div, add or sub, not as {what}")
+        if x._lazy[0] == "recip":  # used as a tensor of its own: c * (1 / a)
+            a, c = x._lazy[1]
+            return _muls(_result("reciprocal", [a], a.shape, a._dtype, b.reciprocal), c)
+        refuse(f"pypto.full's result is supported only as an operand of mul, div, add or sub, not as {what}")
     return x
 
 
@@ -190,6 +193,12 @@ def exp(input: Tensor) -> Tensor:  # noqa: A002
     return _unary("exp", b.exp, input)
 
 
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """`1 / (1 + exp(-x))`: exp(-x) overflows to inf for x < -88, and 1 / inf is 0."""
+    x = _tensor(input, "pypto.sigmoid's input")
+    return _unary("reciprocal", b.reciprocal, _adds(exp(_muls(x, -1.0)), 1.0))
+
+
 def abs(a: Tensor) -> Tensor:  # noqa: A001
     return _unary("abs", b.abs, a)
 
@@ -329,7 +338,6 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     return op
 
 
-sigmoid = _unsupported("sigmoid", "no reciprocal of a tensor at the pto level; write exp and div")
 transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
 tensor = _unsupported("tensor", "scratch tensors are not modelled; compute values with ops")
 

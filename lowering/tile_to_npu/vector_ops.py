@@ -53,6 +53,10 @@ def emit_op(op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None = None)
         _UNARY[type(op)](bufs[op.input], e.out(op.result))
     elif type(op) in _SCALAR:
         _SCALAR[type(op)](bufs[op.input], op.scalar.value.data, e.out(op.result))
+    elif isinstance(op, tile.ReciprocalOp):  # the hardware divides: ones / x
+        dst = e.out(op.result)
+        npu.VDupOp(1.0, dst)
+        npu.VDivOp(dst, bufs[op.input], dst)
     elif isinstance(op, tile.CastOp):
         npu.VCastOp(bufs[op.input], e.out(op.result), op.round.data, op.sat is not None)
     elif isinstance(op, tile.ReduceOp):

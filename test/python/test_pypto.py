@@ -245,7 +245,7 @@ def _kernel(body):
 
 
 @pytest.mark.parametrize("body, message", [
-    (lambda xt, i, p: pypto.sigmoid(xt), "pypto.sigmoid is not supported yet"),
+    (lambda xt, i, p: pypto.transpose(xt, 0, 1), "pypto.transpose is not supported yet"),
     (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
     (lambda xt, i, p: xt[0:1], "slicing a tensor"),
     (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
@@ -429,3 +429,25 @@ def test_exp_runs_on_the_vector_unit() -> None:
     k(x, w, out)
     assert check(out, np.exp((x @ w.T) * np.float32(0.1))).ok
     assert "npu.vexp" in next(iter(k.compiled.values())).text("npu")
+
+
+def test_sigmoid_and_a_reciprocal_of_its_own() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32), inv: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
+            pypto.assemble(pypto.sigmoid(y), [idx, 0], out)
+            pypto.assemble(pypto.reciprocal(y), [idx, 0], inv)
+
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((6, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    x[0] *= 1000  # exp(-y) overflows to inf for y < -88: sigmoid is 0 there, not NaN
+    out, inv = np.zeros((6, N), np.float32), np.zeros((6, N), np.float32)
+    k(x, w, out, inv)
+    y = x @ w.T
+    with np.errstate(over="ignore"):
+        assert check(out, 1 / (1 + np.exp(-y))).ok
+    assert check(inv, 1 / y).ok
+    npu = next(iter(k.compiled.values())).text("npu")
+    assert "npu.vexp" in npu and "npu.vdup 1.000000e+00" in npu and "npu.vdiv" in npu
