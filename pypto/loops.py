@@ -206,6 +206,8 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
     src, offsets, dst = args
+    if isinstance(src, Tensor) and src._lazy is not None and src._lazy[0] == "heads":
+        refuse("pypto.assemble of a per-head view ([rows * H, D]): reshape it back to [rows, H * D] first")
     if isinstance(src, Tensor) and src._lazy is not None:  # a split-K sum, a slice, a reciprocal
         src = ops._tensor(src, "pypto.assemble's tile")
     if not isinstance(src, Tensor) or src._lazy is not None or not isinstance(dst, Tensor):

@@ -15,7 +15,7 @@ import numbers
 from collections.abc import Callable, Sequence
 
 from pto.frontend import builder as b
-from pto.pypto import split_k
+from pto.pypto import heads, split_k
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
@@ -25,6 +25,8 @@ def _tensor(x: object, what: str) -> Tensor:
     if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
         refuse(f"{what} must be a tensor of the kernel, got {x!r}")
     if x._lazy is not None:
+        if x._lazy[0] == "heads":
+            return x  # a per-head view: the op that reads it runs once per head
         if x._lazy[0] == "partial":
             return split_k.materialize(x, matmul)
         if x._lazy[0] == "cols":
@@ -51,6 +53,8 @@ def _slice(x: Tensor) -> Tensor:
 def _result(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType,
             build: Callable[..., b.Tensor]) -> Tensor:
     """A traced result; in the emitting run, `build` makes its pto op from the inputs' values."""
+    if any(heads.is_heads(i) for i in inputs):
+        return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     tr = current(f"pypto.{kind}")
     tr.record(kind)
     val = None
@@ -289,6 +293,10 @@ def amin(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A00
 
 def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.reshape's input")
+    if heads.is_heads(x):
+        return heads.join(x, list(shape), concat)
+    if isinstance(shape, list | tuple) and (h := heads.split(x, list(shape), split_k.column_view, _slice)):
+        return h
     rows_kept = x._tok and len(shape or []) > 0 and shape[0] is x.shape[0]  # the token count itself
     if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0:]):
         refuse(f"pypto.reshape's shape must be a list of integers (dim 0 may be the token count), got {shape!r}")
