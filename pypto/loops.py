@@ -18,7 +18,7 @@ from xdsl.ir import Attribute
 
 from pto.frontend import builder as b
 from pto.frontend.builder import _is_int
-from pto.pypto import ops, split_k
+from pto.pypto import ops, scratch, split_k
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.sym import Sym, evaluate
 from pto.pypto.tensor import Loop, Tensor, Trace, current
@@ -206,6 +206,10 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
     src, offsets, dst = args
+    if scratch.is_scratch(dst):
+        if not isinstance(src, Tensor):
+            refuse("pypto.assemble takes a computed tensor, offsets and a tensor to write")
+        return scratch.put(ops._tensor(src, "pypto.assemble's tile"), list(offsets), dst)
     if isinstance(src, Tensor) and src._lazy is not None and src._lazy[0] == "heads":
         refuse("pypto.assemble of a per-head view ([rows * H, D]): reshape it back to [rows, H * D] first")
     if isinstance(src, Tensor) and src._lazy is not None:  # a split-K sum, a slice, a reciprocal

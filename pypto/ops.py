@@ -15,7 +15,7 @@ import numbers
 from collections.abc import Callable, Sequence
 
 from pto.frontend import builder as b
-from pto.pypto import heads, split_k
+from pto.pypto import heads, scratch, split_k
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
@@ -27,6 +27,8 @@ def _tensor(x: object, what: str) -> Tensor:
     if x._lazy is not None:
         if x._lazy[0] == "heads":
             return x  # a per-head view: the op that reads it runs once per head
+        if x._lazy[0] == "scratch":
+            return scratch.read(x, concat)
         if x._lazy[0] == "partial":
             return split_k.materialize(x, matmul)
         if x._lazy[0] == "cols":
@@ -347,7 +349,14 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
 
 
 transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
-tensor = _unsupported("tensor", "scratch tensors are not modelled; compute values with ops")
+
+
+def tensor(shape=None, dtype: DataType | None = None, name: str = "", format=None, data_ptr=None,  # noqa: A002
+           device=None, ori_shape=None) -> Tensor:
+    """A scratch tile, filled by `assemble`s of column blocks (pypto/scratch.py)."""
+    if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
+        refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
+    return scratch.make(shape, dtype)
 
 __all__ = ["add", "sub", "mul", "div", "reciprocal", "sqrt", "rsqrt", "abs", "full", "zeros", "cast",
            "matmul", "rms_norm", "sum", "amax", "amin", "reshape", "exp", "sigmoid", "clone", "concat",

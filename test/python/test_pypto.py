@@ -467,3 +467,39 @@ def test_per_head_views_outside_row_wise_work_are_refused(body, message) -> None
     with pytest.raises(pto.BuildError, match="pto.pypto") as e:
         k(np.ones((2, K), np.float32), np.ones((16, K), np.float32), np.zeros((2, K), np.float32))
     assert message in str(e.value), str(e.value)
+
+
+def test_a_scratch_tile_assembled_from_column_blocks() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N + K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            buf = pypto.tensor([p, N + K], FP32)
+            pypto.assemble(pypto.matmul(xt, w, FP32, b_trans=True), [0, 0], buf)
+            pypto.assemble(pypto.abs(xt), [0, N], buf)
+            pypto.assemble(pypto.mul(buf, 2.0), [idx, 0], out)
+
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((5, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((5, N + K), np.float32)
+    k(x, w, out)
+    assert check(out, 2 * np.concatenate([x @ w.T, np.abs(x)], axis=-1)).ok
+
+
+@pytest.mark.parametrize("fill, message", [
+    (lambda buf, a: pypto.assemble(a, [0, 0], buf), f"columns [{K}, {K + N}) not assembled"),
+    (lambda buf, a: pypto.assemble(a, [1, 0], buf), "whole rows at [0, column] only"),
+    (lambda buf, a: pypto.assemble(a, [0, N + 1], buf), "it does not fit"),
+])
+def test_a_scratch_tile_read_before_it_is_whole_is_refused(fill, message) -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K + N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            buf = pypto.tensor([p, K + N], FP32)
+            fill(buf, pypto.abs(pypto.view(x, [p, K], [idx, 0])))
+            pypto.assemble(pypto.sqrt(buf), [idx, 0], out)
+
+    with pytest.raises(pto.BuildError, match="pto.pypto") as e:
+        k(np.ones((2, K), np.float32), np.zeros((2, K + N), np.float32))
+    assert message in str(e.value), str(e.value)

@@ -1,0 +1,53 @@
+"""Scratch tensors: `buf = pypto.tensor([rows, W], dtype)` filled by `assemble`s of
+column blocks (`assemble(a, [0, 0], buf)`, `assemble(b, [0, wa], buf)`) and then read.
+
+A scratch tile holds no data of its own here: once read, its blocks, which must cover
+its columns exactly once, are one value, their `pto.concat` (the one block itself if
+there is one). Other layouts (row offsets, gaps, overlaps) are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pto.pypto.errors import refuse
+from pto.pypto.tensor import Tensor
+from pto.pypto.types import elem
+
+
+def is_scratch(x: object) -> bool:
+    return isinstance(x, Tensor) and x._lazy is not None and x._lazy[0] == "scratch"
+
+
+def make(shape: object, dtype: object) -> Tensor:
+    if not isinstance(shape, list | tuple) or len(shape) != 2 or not all(isinstance(d, int) and d > 0 for d in shape):
+        refuse(f"pypto.tensor (a scratch tile) takes a [rows, columns] shape of positive integers, got {shape!r}")
+    elem(dtype, "pypto.tensor's dtype")
+    return Tensor.traced(list(shape), dtype, None, True, ("scratch", {}))  # type: ignore[arg-type]
+
+
+def put(src: Tensor, offsets: list, buf: Tensor) -> None:
+    """`assemble(src, [0, c], buf)`: a column block of the scratch tile."""
+    blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
+    rows, width = buf.shape
+    if len(offsets) != 2 or offsets[0] != 0 or not isinstance(offsets[1], int):
+        refuse(f"pypto.assemble into a scratch tile at {offsets}: whole rows at [0, column] only")
+    if src.shape[0] != rows or not isinstance(src.shape[-1], int) or not 0 <= offsets[1] <= width - src.shape[-1]:
+        refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
+    if src._dtype is not buf._dtype:
+        refuse(f"pypto.assemble of a {src._dtype.name} tile into a {buf._dtype.name} scratch tile: cast it first")
+    blocks[offsets[1]] = src
+
+
+def read(buf: Tensor, concat: Callable[[list[Tensor], int], Tensor]) -> Tensor:
+    blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
+    at = 0
+    for c in sorted(blocks):
+        if c != at:
+            refuse(f"a scratch tile {buf.shape} is read with columns [{at}, {c}) not assembled (or assembled twice)")
+        at += blocks[c].shape[-1]
+    if at != buf.shape[-1]:
+        refuse(f"a scratch tile {buf.shape} is read with columns [{at}, {buf.shape[-1]}) not assembled")
+    parts = [blocks[c] for c in sorted(blocks)]
+    return parts[0] if len(parts) == 1 else concat(parts, -1)
+
