@@ -33,6 +33,9 @@ def _tensor(x: object, what: str) -> Tensor:
             return split_k.materialize(x, matmul)
         if x._lazy[0] == "cols":
             return _slice(x)
+        if x._lazy[0] == "T":
+            refuse(f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), "
+                   f"not as {what}")
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
         if x._lazy[0] == "recip":  # used as a tensor of its own: c * (1 / a)
@@ -244,6 +247,10 @@ def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  #
 
 def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,  # noqa: A002
            c_matrix_nz: bool = False, extend_params=None) -> Tensor:
+    if (ta := _lazy(input, "T")) is not None:
+        input, a_trans = ta, not a_trans  # type: ignore[assignment]
+    if (tb := _lazy(mat2, "T")) is not None:
+        mat2, b_trans = tb, not b_trans  # type: ignore[assignment]
     if _lazy(input, "cols") is not None and _lazy(mat2, "cols") is not None:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
@@ -348,7 +355,15 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     return op
 
 
-transpose = _unsupported("transpose", "transpose a weight on the host, or use matmul's b_trans")
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans)."""
+    x = _tensor(input, "pypto.transpose's input")
+    if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):
+        refuse(f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
+               "2-D operand of a matmul")
+    return Tensor.traced(x.shape[::-1], x._dtype, None, x._tok, ("T", x))
 
 
 def tensor(shape=None, dtype: DataType | None = None, name: str = "", format=None, data_ptr=None,  # noqa: A002

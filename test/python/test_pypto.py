@@ -245,7 +245,7 @@ def _kernel(body):
 
 
 @pytest.mark.parametrize("body, message", [
-    (lambda xt, i, p: pypto.transpose(xt, 0, 1), "pypto.transpose is not supported yet"),
+    (lambda xt, i, p: pypto.transpose(xt, 0, 1), "a pypto.transpose is supported only as an operand of a matmul"),
     (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
     (lambda xt, i, p: xt[0:1], "slicing a tensor"),
     (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
@@ -503,3 +503,19 @@ def test_a_scratch_tile_read_before_it_is_whole_is_refused(fill, message) -> Non
     with pytest.raises(pto.BuildError, match="pto.pypto") as e:
         k(np.ones((2, K), np.float32), np.zeros((2, K + N), np.float32))
     assert message in str(e.value), str(e.value)
+
+
+def test_a_transposed_weight_is_the_matmuls_b_trans() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), pypto.transpose(w, 0, 1), FP32)
+            pypto.assemble(y, [idx, 0], out)
+
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((3, N), np.float32)
+    k(x, w, out)
+    assert check(out, x @ w.T).ok
+    assert "b_trans" in str(k.trace(x, w, out))
