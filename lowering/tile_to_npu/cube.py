@@ -31,6 +31,11 @@ from pto.lowering.tile_to_npu import events as ev
 
 idx = IndexType()
 
+# Kept weight slices are straight-line code, one copy per slice: with tiny K tiles (kL1 =
+# 32 of K = 16384) L1 could keep hundreds and the task's IR would grow past 100k lines.
+# L1 keeps at most this many (every SK-03 configuration measured keeps 16 or fewer).
+MAX_KEPT_SLICES = 16
+
 
 @dataclass
 class Tiles:
@@ -164,7 +169,7 @@ class CubeStage:
         l0 = l0 if l0 * size(a0_t) <= cap("l0a") and l0 * size(b0_t) <= cap("l0b") else 1
         b1_at = ca * size(a1_t)
         kept_at = b1_at + cb * size(part_t)
-        kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t))
+        kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t), MAX_KEPT_SLICES)
         return {
             "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
             "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
