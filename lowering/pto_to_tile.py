@@ -147,6 +147,9 @@ class PtoToTilePass(ModulePass):
         for v in ret.arguments:
             if _tile_type(v.type, 1) == v.type:
                 raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
+            if isinstance(v.owner, Operation) and _arg_view(v.owner):
+                raise DiagnosticError(ret, "a result is a view of an argument: an SK-03 kernel computes each of "
+                                           "its results")
         for o in body.ops:
             if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
                 raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")

@@ -193,3 +193,12 @@ func.func @rope_tail(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?
 // CHECK-NEXT: tile.slice %{{.*}} at 64 : tensor<1x128xf32> -> tensor<1x64xf32>
 // CHECK-NEXT: tile.muls
 // CHECK-NEXT: tile.concat %{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x128xf32>
+
+// -----
+
+func.func @returns_a_view(%x: tensor<?x4x16xf32>, %w: tensor<64x32xf32>) -> (tensor<?x32xf32>, tensor<?x64xf32>) {
+  %flat = pto.reshape %x inplace : tensor<?x4x16xf32> -> tensor<?x64xf32>
+  %y = pto.matmul %flat, %w : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
+  // expected-error@+1 {{a result is a view of an argument: an SK-03 kernel computes each of its results}}
+  func.return %y, %flat : tensor<?x32xf32>, tensor<?x64xf32>
+}
