@@ -460,9 +460,9 @@ def eval_numpy(k: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
                 amax = np.max(np.abs(a[0]), axis=-1, keepdims=True).astype(np.float32)
                 y = a[0].astype(np.float32) * np.float32(127) / amax  # in f32, as SK03.md's formula
                 vals = [np.clip(np.rint(y), -128, 127), amax / np.float32(127)]
-            elif kind == "dequant":
-                y = a[0] * a[1]
-                vals = [y * a[2].reshape(1, -1) if len(a) > 2 else y]
+            elif kind == "dequant":  # in f32, as SK03.md's cast * scale * scale: a product may overflow
+                y = a[0].astype(np.float32) * a[1].astype(np.float32)
+                vals = [(y * a[2].reshape(1, -1).astype(np.float32) if len(a) > 2 else y).astype(np.float64)]
             elif kind in ("muls", "adds"):
                 vals = [a[0] * op["scalar"] if kind == "muls" else a[0] + op["scalar"]]
             elif kind in ("add", "sub", "mul", "div"):

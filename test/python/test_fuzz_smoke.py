@@ -96,3 +96,15 @@ def test_reference_declines_order_dependent_overflow() -> None:
     w = np.ones((4, 2), dtype=np.float32)
     (y,) = fuzz.eval_numpy(k, [x, w])
     assert np.isnan(y[0]).all() and np.array_equal(y[1], [10, 10])
+
+
+def test_reference_dequantises_in_f32() -> None:
+    """The dequant's products are f32, as the hardware's and SK03.md's: an activation
+    scale near f32's range overflows before the weight scale brings it back (a 50,000-
+    case run called the model's inf there wrong)."""
+    k = {"args": [("acc", [None, 1], "i32", None), ("s", [None, 1], "f32", None), ("ws", [1, 1], "f32", None)],
+         "ops": [{"op": "dequant", "args": ["acc", "s", "ws"], "res": ["y"], "types": [([None, 1], "f32")]}],
+         "rets": ["y"]}
+    acc = np.array([[16129]], dtype=np.int32)
+    (y,) = fuzz.eval_numpy(k, [acc, np.array([[2.4e36]], np.float32), np.array([[1e-3]], np.float32)])
+    assert np.isinf(y).all()
