@@ -107,6 +107,35 @@ def _role(st: _Stage, after_cube: bool, form: pto.Form) -> str:
     return "post" if after_cube else "pre"
 
 
+def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
+    """The kernel's token arguments, or a DiagnosticError at what the loop cannot stage."""
+    body = f.body.block
+    for v in (*body.args, *(r for o in body.ops for r in o.results)):
+        t = v.type
+        if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape()[1:]:
+            raise DiagnosticError(v.owner if isinstance(v.owner, Operation) else f,
+                                  f"only the token axis (dim 0) may be dynamic, got {t}")
+    token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
+    if not token_args:
+        raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")
+    for v in ret.arguments:
+        if _tile_type(v.type, 1) == v.type:
+            raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
+        if isinstance(v.owner, Operation) and _arg_view(v.owner):
+            raise DiagnosticError(ret, "a result is a view of an argument: an SK-03 kernel computes each of "
+                                       "its results")
+    for o in body.ops:
+        if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
+            raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
+        static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
+        view = isinstance(o, pto.ReshapeOp) and o.inplace is not None  # of a weight: a GM view, no work
+        if o.name.startswith("pto.") and static and not view:
+            # Its work would be the same for every token tile: the loop has no place for it.
+            raise DiagnosticError(o, f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
+                                     "on token tiles; do weight-only work on the host")
+    return token_args
+
+
 @dataclass(frozen=True)
 class PtoToTilePass(ModulePass):
     """Stage each classified pto kernel into one token loop of V and C stages.
@@ -136,29 +165,7 @@ class PtoToTilePass(ModulePass):
         body = f.body.block
         ret = body.last_op
         assert isinstance(ret, func.ReturnOp)
-        for v in (*body.args, *(r for o in body.ops for r in o.results)):
-            t = v.type
-            if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape()[1:]:
-                raise DiagnosticError(v.owner if isinstance(v.owner, Operation) else f,
-                                      f"only the token axis (dim 0) may be dynamic, got {t}")
-        token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
-        if not token_args:
-            raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")
-        for v in ret.arguments:
-            if _tile_type(v.type, 1) == v.type:
-                raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
-            if isinstance(v.owner, Operation) and _arg_view(v.owner):
-                raise DiagnosticError(ret, "a result is a view of an argument: an SK-03 kernel computes each of "
-                                           "its results")
-        for o in body.ops:
-            if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
-                raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
-            static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
-            view = isinstance(o, pto.ReshapeOp) and o.inplace is not None  # of a weight: a GM view, no work
-            if o.name.startswith("pto.") and static and not view:
-                # Its work would be the same for every token tile: the loop has no place for it.
-                raise DiagnosticError(o, f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
-                                         "on token tiles; do weight-only work on the host")
+        token_args = _check_kernel(f, ret)
 
         out_types = [r for r in f.function_type.outputs.data]
         new_block = Block(arg_types=[*(a.type for a in body.args), *out_types])
