@@ -596,6 +596,36 @@ class ReshapeOp(IRDLOperation):
             raise VerifyException(f"'npu.reshape' element count differs: {s} vs {r}")
 
 
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """`%v = npu.view %w at 512 : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<512x4096xbf16, gm>`:
+    rows [512, 1024) of a static gm buffer, in place. Rows of a row-major buffer are
+    contiguous, so the view is a buffer of its own at a byte offset (L2 lines included)."""
+
+    name = "npu.view"
+    source = operand_def(BufferType)
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(BufferType)
+    assembly_format = "$source `at` $offset attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, offset: int, result_type: BufferType):
+        super().__init__(operands=[source], properties={"offset": IntegerAttr(offset, i64)},
+                         result_types=[result_type])
+
+    def verify_(self) -> None:
+        s, r = buf(self.source), buf(self.result)
+        if s.mem != Space.GM or r.mem != Space.GM:
+            raise VerifyException("'npu.view' views gm buffers only")
+        if s.element_type != r.element_type:
+            raise VerifyException("'npu.view' cannot change the element type")
+        ss, rs = list(s.get_shape()), list(r.get_shape())
+        if DYNAMIC_INDEX in ss + rs or len(ss) != len(rs) or not ss or ss[1:] != rs[1:]:
+            raise VerifyException(f"'npu.view' takes whole rows of a static buffer: {s} -> {r}")
+        off = self.offset.value.data
+        if off < 0 or rs[0] < 1 or off + rs[0] > ss[0]:
+            raise VerifyException(f"'npu.view' rows [{off}, {off + rs[0]}) are outside the source's {ss[0]} rows")
+
+
 def _prod(dims: Sequence[int]) -> int:
     n = 1
     for d in dims:
@@ -1352,7 +1382,7 @@ class CrossCoreWaitOp(IRDLOperation):
 NPU = Dialect(
     "npu",
     [
-        LaunchOp, GraphOp, TasksOp, AllocOp, DimOp, ReshapeOp, DmaOp, FixpipeOp, MmadOp,
+        LaunchOp, GraphOp, TasksOp, AllocOp, DimOp, ReshapeOp, ViewOp, DmaOp, FixpipeOp, MmadOp,
         VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
         VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
         VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp, VCopyOp,

@@ -784,6 +784,43 @@ class SliceBase(ShapedOp):
             )
 
 
+class ViewBase(ShapedOp):
+    """Rows `[offset, offset + R)` of a weight (a tensor without a token axis), R the
+    result's dim 0: `%w1 = pto.view %w at 512 : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>`.
+    A window along the leading axis of a row-major tensor is contiguous in memory, so it
+    is read in place and never copied (PyPTO's `view` of a weight at a row offset)."""
+
+    input = operand_def(TensorType)
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `at` $offset attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, offset: int, rows: int):
+        t = tensor_type(input)
+        rt = TensorType(t.element_type, [rows, *t.get_shape()[1:]])
+        super().__init__(operands=[input], properties={"offset": IntegerAttr(offset, i64)}, result_types=[rt])
+
+    @property
+    def start(self) -> int:
+        return self.offset.value.data
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        if not x.has_static_shape() or not r.has_static_shape():
+            raise VerifyException(f"'{self.name}' views a weight: input and result need static shapes, "
+                                  f"got {x} -> {r} (token tiles are views of the token loop)")
+        if x.get_num_dims() < 1 or x.get_num_dims() != r.get_num_dims() or x.get_shape()[1:] != r.get_shape()[1:]:
+            raise VerifyException(f"'{self.name}' takes whole rows: {dims_str(x.get_shape())} and "
+                                  f"{dims_str(r.get_shape())} must differ in dim 0 only")
+        if x.element_type != r.element_type:
+            raise VerifyException(f"'{self.name}' cannot change the element type")
+        off, rows, n = self.start, r.get_shape()[0], x.get_shape()[0]
+        if off < 0 or rows < 1 or off + rows > n:
+            raise VerifyException(f"'{self.name}' rows [{off}, {off + rows}) are outside the input's {n} rows")
+
+
 class ConcatBase(ShapedOp):
     """Inputs side by side along the last axis:
     `%o = pto.concat %a, %b : tensor<?x512xbf16>, tensor<?x64xbf16> -> tensor<?x576xbf16>`.
@@ -964,6 +1001,13 @@ class ConcatOp(ConcatBase):
     name = "pto.concat"
 
 
+@irdl_op_definition
+class ViewOp(ViewBase):
+    """Rows of a weight, read in place (see ViewBase)."""
+
+    name = "pto.view"
+
+
 # ------------------------------------------------------------------------- hints
 
 SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
@@ -1111,6 +1155,7 @@ PTO = Dialect(
         ReshapeOp,
         SliceOp,
         ConcatOp,
+        ViewOp,
     ],
     [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, FormAttr, CubeTileAttr],
 )

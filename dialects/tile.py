@@ -254,7 +254,7 @@ class VecStageOp(StageBase):
         if not shape or min(shape) < 1:  # type: ignore[type-var]
             raise VerifyException("'tile.vec_stage' tile sizes must be positive")
         for op in self.body.block.ops:
-            if isinstance(op, pto.ShapedOp) and not isinstance(op, ReshapeOp):
+            if isinstance(op, pto.ShapedOp) and not isinstance(op, ReshapeOp | ViewOp):  # views move no data
                 t = op.operands[0].type
                 assert isinstance(t, TensorType)
                 if t.get_num_dims() != len(shape):
@@ -713,12 +713,28 @@ class ConcatOp(pto.ConcatBase):
     STATIC_SHAPES: ClassVar[bool] = True
 
 
+@irdl_op_definition
+class ViewOp(pto.ViewBase):
+    """Rows of a weight, read in place (see ViewBase): of a whole `tile.load` that is
+    not host-transposed (its rows are then rows of the tensor in global memory)."""
+
+    name = "tile.view"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        src = self.input.owner
+        if not isinstance(src, LoadOp) or src.row is not None or src.host_transpose is not None:
+            raise VerifyException(f"'{self.name}' views a weight: its input must be a whole tile.load "
+                                  "(no token row, not host_transpose)")
+
+
 TILE = Dialect(
     "tile",
     [
         TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp,
         RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp, ExpOp, ReciprocalOp,
-        MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp, SliceOp, ConcatOp,
+        MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp, SliceOp, ConcatOp, ViewOp,
     ],
     [],
 )

@@ -601,6 +601,19 @@ def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # no
     return Tensor(x.kernel, _emit(pto.SliceOp(x.value, offset, width), x, label, vec_tile).results[0])
 
 
+def rows(x: Tensor, offset: int, count: int) -> Tensor:
+    """Rows `[offset, offset + count)` of a weight (a tensor without a token axis), read
+    in place (`pto.view`): part of a weight the host passes whole."""
+    _tensor(x, "rows input")
+    if not x.shape or any(d is None or isinstance(d, Symbol) for d in x.shape):
+        _fail(f"rows takes rows of a weight (static shape, rank >= 1), got shape {list(x.shape)}")
+    offset = _check_size("rows offset", offset, low=0)
+    count = _check_size("rows count", count)
+    if offset + count > x.shape[0]:
+        _fail(f"rows [{offset}, {offset + count}) are outside the input's {x.shape[0]} rows")
+    return Tensor(x.kernel, _emit(pto.ViewOp(x.value, offset, count), x).results[0])
+
+
 def concat(xs: Sequence[Tensor], *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     """The tensors side by side along the last axis (`pto.concat`); the leading dims and
     dtypes must agree."""

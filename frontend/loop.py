@@ -47,6 +47,7 @@ from pto.frontend.builder import (
     caller,
     cube_tile,
     element_type,
+    rows,
 )
 
 
@@ -152,18 +153,30 @@ def _check_tile(tr: _Trace, x: Tensor, shape: Sequence, offsets: Sequence, what:
         want = f"[p, {', '.join(map(str, x.shape[1:]))}] at [idx{', 0' * (len(x.shape) - 1)}]"
     else:
         ok = len(offsets) == len(x.shape) and tuple(shape) == x.shape and all(o == 0 for o in offsets)
-        want = f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}]"
+        want = (f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}], "
+                f"or rows [r{', ' if len(x.shape) > 1 else ''}{', '.join(map(str, x.shape[1:]))}] at [o{', 0' * (len(x.shape) - 1)}]")
     if not ok:
         raise BuildError(f"{what} of {list(shape)} at {list(offsets)} is not supported: SK-03 takes {want}",
                          caller())
 
 
 def view(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
-    """A token tile `[p, ...]` at `[idx, 0, ...]` of a token-axis tensor, or a whole tensor."""
+    """A token tile `[p, ...]` at `[idx, 0, ...]` of a token-axis tensor, a whole tensor,
+    or rows `[r, ...]` at `[o, 0, ...]` of a weight (`rows`)."""
     tr = _current("view")
     _tensor(x, "view input")
+    if _weight_rows(x, shape, offsets):
+        return rows(x, offsets[0], shape[0])  # type: ignore[arg-type]
     _check_tile(tr, x, shape, offsets, "view")
     return x
+
+
+def _weight_rows(x: Tensor, shape: Sequence, offsets: Sequence) -> bool:
+    static = bool(x.shape) and all(_is_int(d) for d in x.shape)
+    return (static and isinstance(shape, list | tuple) and isinstance(offsets, list | tuple)
+            and len(shape) == len(offsets) == len(x.shape) and tuple(shape[1:]) == x.shape[1:]
+            and all(_is_int(d) for d in [*shape, *offsets]) and all(o == 0 for o in offsets[1:])
+            and (shape[0], offsets[0]) != (x.shape[0], 0))
 
 
 def assemble(value: Tensor, offsets: Sequence[int | Symbol], out: Tensor) -> None:

@@ -46,6 +46,10 @@ class GmTensor:
     def reshaped(self, shape: tuple[int, ...]) -> GmTensor:
         return GmTensor(self.name, self.array.reshape(shape), self.base)
 
+    def rows(self, start: int, count: int) -> GmTensor:
+        """Rows [start, start + count): contiguous, at their own byte address."""
+        return GmTensor(self.name, self.array[start:start + count], self.base + start * self.array.strides[0])
+
 
 @dataclass
 class Event:

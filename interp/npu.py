@@ -209,6 +209,12 @@ class NpuFunctions(InterpreterFunctions):
         shape = tuple(-1 if d == DYNAMIC_INDEX else d for d in t.get_shape())
         return (src.reshaped(shape),)
 
+    @impl(npu.ViewOp)
+    def run_view(self, interpreter: Interpreter, op: npu.ViewOp, args: PythonValues):
+        src: GmTensor = args[0]
+        rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
+        return (src.rows(op.offset.value.data, rows),)
+
     # -- launch ------------------------------------------------------------------------
 
     @impl(npu.LaunchOp)

@@ -62,6 +62,8 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
         return (np.ascontiguousarray(args[0][..., op.start:op.start + op.width]),)
     if isinstance(op, pto.ConcatBase):
         return (np.concatenate(list(args), axis=-1),)
+    if isinstance(op, pto.ViewBase):
+        return (args[0][op.start:op.start + op.result.type.get_shape()[0]],)  # type: ignore[attr-defined]
     raise NotImplementedError(op.name)
 
 
@@ -83,6 +85,6 @@ def compute_ops(*classes: type[Operation]):
 @register_impls
 @compute_ops(pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp, pto.SqrtOp,
              pto.RsqrtOp, pto.AbsOp, pto.ExpOp, pto.ReciprocalOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp, pto.DequantOp,
-             pto.ReshapeOp, pto.SliceOp, pto.ConcatOp)
+             pto.ReshapeOp, pto.SliceOp, pto.ConcatOp, pto.ViewOp)
 class PtoFunctions(InterpreterFunctions):
     pass

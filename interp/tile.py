@@ -32,7 +32,7 @@ def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
 @compute_ops(tile.RmsNormOp, tile.MatmulOp, tile.CastOp, tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp,
              tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.ExpOp,
              tile.ReciprocalOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
-             tile.DequantOp, tile.ReshapeOp, tile.SliceOp, tile.ConcatOp)
+             tile.DequantOp, tile.ReshapeOp, tile.SliceOp, tile.ConcatOp, tile.ViewOp)
 class TileFunctions(InterpreterFunctions):
     @impl(tile.TokenLoopOp)
     def run_token_loop(self, interpreter: Interpreter, op: tile.TokenLoopOp, args: PythonValues):

@@ -50,7 +50,10 @@ def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
 
 
 def _arg_view(op: Operation) -> bool:
-    """An in-place reshape of an argument (or of such a view): a view, not work."""
+    """An in-place reshape of an argument (or of such a view), or rows of a weight
+    argument: a view, not work."""
+    if isinstance(op, pto.ViewOp):
+        return isinstance(op.input, BlockArgument)
     if not isinstance(op, pto.ReshapeOp) or op.inplace is None:
         return False
     return isinstance(op.input, BlockArgument) or _arg_view(op.input.owner)  # type: ignore[arg-type]
@@ -128,7 +131,10 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
         if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
             raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
         static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
-        view = isinstance(o, pto.ReshapeOp) and o.inplace is not None  # of a weight: a GM view, no work
+        if isinstance(o, pto.ViewOp) and not isinstance(o.input, BlockArgument):
+            raise DiagnosticError(o, "'pto.view' takes rows of a weight argument of the kernel, "
+                                     "not of a value computed in it")
+        view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
         if o.name.startswith("pto.") and static and not view:
             # Its work would be the same for every token tile: the loop has no place for it.
             raise DiagnosticError(o, f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
@@ -234,11 +240,14 @@ class PtoToTilePass(ModulePass):
         if v not in local:
             view = views[v]
             src = self.operand(view.operands[0], mapping, views, local, inner)
-            new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
+            if isinstance(view, pto.ViewOp):
+                new: Operation = tile.ViewOp(src, view.start, view.result.type.get_shape()[0])  # type: ignore[attr-defined]
+            else:
+                new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
             new.location = view.location
-            new.result.name_hint = v.name_hint
+            new.results[0].name_hint = v.name_hint
             inner.add_op(new)
-            local[v] = new.result
+            local[v] = new.results[0]
         return local[v]
 
     def emit_stage(self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue],

@@ -103,6 +103,8 @@ class TileAnnotateCachePass(ModulePass):
                 mm = st.matmul
                 for operand in (mm.lhs, mm.rhs):
                     load = operand.owner
+                    if isinstance(load, tile.ViewOp):  # rows of a weight: the policy is its load's
+                        load = load.input.owner
                     if isinstance(load, tile.LoadOp) and load.row is None and load.cache is None:
                         load.cache = CachePolicyAttr(self.policy(load, mhc, l2))
 

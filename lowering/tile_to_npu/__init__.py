@@ -61,7 +61,7 @@ def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> N
         for o in st.body.block.ops:
             if any(v in varying for v in o.operands):
                 varying.update(o.results)
-            elif isinstance(st, tile.VecStageOp) and not isinstance(o, tile.YieldOp | tile.ReshapeOp | tile.LoadOp):
+            elif isinstance(st, tile.VecStageOp) and not isinstance(o, tile.YieldOp | tile.ReshapeOp | tile.ViewOp | tile.LoadOp):
                 raise unsupported(o, f"'{o.name}' of tensors without a token axis")
         yielded = st.body.block.last_op
         assert yielded is not None
@@ -312,13 +312,19 @@ class Lowering:
                     t.hub = UnitAttr()
 
     def map_loads(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
-        """Loads read their GM buffer; an in-place reshape of a loaded tensor is a view of it."""
+        """Loads read their GM buffer; an in-place reshape of a loaded tensor, or rows of
+        a loaded weight, is a view of it."""
         loads = {o.result: o for o in loop.body.walk() if isinstance(o, tile.LoadOp)}  # stages may load too
         for ld in loads.values():
             self.gm[ld.result] = self.gm[ld.source]
         self.views = set()
         for o in (o for st in stages for o in st.body.block.ops):
-            if isinstance(o, tile.ReshapeOp) and o.input in loads:
+            if isinstance(o, tile.ViewOp):  # its verifier: of a whole load
+                rows = npu.ViewOp(self.gm[o.input], o.start, gm_type(o.result.type))
+                rows.location = o.location
+                self.gm[o.result] = rows.result
+                self.views.add(o)
+            elif isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views):
                 t = o.result.type
                 assert isinstance(t, TensorType)
                 src = self.gm[o.input]
@@ -357,7 +363,10 @@ class Lowering:
         return dests
 
     def cache_of(self, v: SSAValue):
+        """The L2 policy of the load that `v` is (or views)."""
         ld = v.owner
+        while isinstance(ld, tile.ViewOp | tile.ReshapeOp) and ld in self.views:
+            ld = ld.input.owner
         if isinstance(ld, tile.LoadOp) and ld.cache is not None:
             return ld.cache.data
         return None

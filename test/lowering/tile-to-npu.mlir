@@ -8,6 +8,12 @@
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p tile-assign-shapes,tile-to-npu | filecheck %s --check-prefix=LEVEL
+// Rows of a weight are an npu.view of its gm buffer, read with the weight's L2 policy.
+// RUN: pto-opt %S/Inputs/weight_rows.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=8})' | filecheck %s --check-prefix=ROWS
+// ROWS: %[[G:.*]] = npu.view %gammas at 64 : !npu.buf<128xbf16, gm> -> !npu.buf<64xbf16, gm>
+// ROWS: %[[W:.*]] = npu.view %w at 32 : !npu.buf<64x64xbf16, gm> -> !npu.buf<32x64xbf16, gm>
+// ROWS: npu.dma mte2 %[[G]][0] -> %{{.*}}[0] : !npu.buf<64xbf16, gm> -> !npu.buf<64xbf16, ub>
+// ROWS: npu.dma mte2 %[[W]][%{{.*}}, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable : !npu.buf<32x64xbf16, gm> -> !npu.buf<32x64xbf16, l1>
 // The loops of a remainder cascade cover disjoint rows and share one workspace; a loop
 // that does not continue the cascade (its lower bound is not the last upper bound) may
 // run over the same rows at the same time and gets its own.

@@ -524,3 +524,20 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<576x64xbf16>, %out: tensor<?x576x
   }
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %x8 = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "linear" -> (tensor<4x32xf32>) {
+      // expected-error@+1 {{'tile.view' views a weight: its input must be a whole tile.load (no token row, not host_transpose)}}
+      %h = tile.view %x8 at 4 : tensor<8x64xbf16> -> tensor<4x64xbf16>
+      %m = tile.matmul %h, %w b_trans : tensor<4x64xbf16>, tensor<32x64xbf16> -> tensor<4x32xf32>
+      tile.yield %m : tensor<4x32xf32>
+    }
+  }
+  func.return
+}
