@@ -3,14 +3,14 @@ best so far. Needs matplotlib (`pip install 'pto-ir[plot]'`)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 from pto.tuner.kernel import TuneError
 
 
 def require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise TuneError("--plot needs matplotlib, which is not installed (pip install 'pto-ir[plot]')") from None
+    if importlib.util.find_spec("matplotlib") is None:
+        raise TuneError("--plot needs matplotlib, which is not installed (pip install 'pto-ir[plot]')")
 
 
 def plot(result, path: str) -> None:
