@@ -11,6 +11,7 @@ from pto.frontend.api import CompileError, Compiled, LevelError, Result, RunErro
 from pto.interp.golden import check
 from pto.interp.machine import MachineError
 from pto.interp.run import InputError
+from pto.tuner.tune import TuneError, tune
 from pto.frontend.builder import (
     DYN,
     BuildError,
@@ -59,4 +60,5 @@ __all__ = [
     "arg", "assemble", "cast", "check", "compile", "concat", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
     "quant", "reduce", "reshape", "rms_norm", "rows", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
     "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "slice", "sqrt", "sub", "trace", "view",
+    "TuneError", "tune",
 ]

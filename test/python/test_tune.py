@@ -1,0 +1,112 @@
+"""pto.tune on a small kernel: exhaustive and guided search, the store and --resume,
+pruning with reasons, a failing configuration recorded, the pinned winner, bad input."""
+
+import json
+
+import pytest
+
+import pto
+from pto.tuner.kernel import TuneError
+from pto.tuner.space import key
+
+SMALL = """func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x128xbf16> {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x256xbf16> -> tensor<?x256xf32>
+  %b = pto.cast %n rint : tensor<?x256xf32> -> tensor<?x256xbf16>
+  %y = pto.matmul %b, %w b_trans : tensor<?x256xbf16>, tensor<128x256xbf16> -> tensor<?x128xf32>
+  %o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>
+  func.return %o : tensor<?x128xbf16>
+}"""
+
+# 8 configurations: two unroll lists, two N tiles, two cache policies.
+DIMS = {"unroll": [[8, 1], [16, 1]], "m": [16], "n": [64, 128], "k": [[128, 256]], "split_k": [False],
+        "vec_rows": [4], "l1_reuse": [2], "vec_nbuffer": [2], "cube_nbuffer": [1]}
+
+
+@pytest.fixture(scope="module")
+def exhaustive(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tune") / "store.jsonl"
+    return pto.tune(SMALL, [8, 20], jobs=1, dims=DIMS, exhaustive=True, out=str(out)), out
+
+
+def test_exhaustive_evaluates_every_legal_configuration(exhaustive):
+    r, _ = exhaustive
+    assert r.plan.space.size == 8 and len(r.plan.candidates) == 8
+    assert r.evaluated == 10  # and the two baselines
+    best = r.cycles(r.best)
+    assert all(r.sweep.cost(k) >= best for k in r.sweep.results)
+    assert best <= min(r.baseline_cycles().values())
+
+
+def test_winner_pinned_runs_with_the_measured_cycles(exhaustive):
+    r, _ = exhaustive
+    from pto.tuner.evaluate import _parsed
+
+    best = _parsed(r.pinned(), "best")
+    for t in r.tokens:
+        assert pto.run(best, tokens=t, seed=0).report.cycles == r.sweep.results[key(r.best)][1][t]["cycles"]
+
+
+def test_store_and_resume(exhaustive, monkeypatch):
+    r, out = exhaustive
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 10 * 2 and len({x["key"] for x in lines}) == 20
+    import pto.tuner.pool as pool
+
+    def never(*a):
+        raise AssertionError("a stored configuration was evaluated again")
+
+    monkeypatch.setattr(pool, "evaluate", never)
+    again = pto.tune(SMALL, [8, 20], jobs=1, dims=DIMS, exhaustive=True, out=str(out), resume=True)
+    assert again.best == r.best and again.cycles(again.best) == r.cycles(r.best)
+    with pytest.raises(TuneError, match="exists: give resume=True"):
+        pto.tune(SMALL, [8], jobs=1, dims=DIMS, out=str(out))
+
+
+def test_guided_search_keeps_to_its_budget():
+    r = pto.tune(SMALL, [8], jobs=1, budget=3, dims={**DIMS, "vec_rows": [1, 2, 4, 8]})
+    assert not r.plan.exhaustive and r.evaluated <= 3 + 2
+    assert r.cycles(r.best) <= min(r.baseline_cycles().values())
+
+
+def test_pruning_counts_reasons_and_failures_are_recorded():
+    # N = 128 is not a multiple of 96; vec_nbuffer 5 passes the analytic checks and fails in tile-to-npu.
+    r = pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims={**DIMS, "unroll": [[8, 1]], "n": [64, 96],
+                                                             "vec_nbuffer": [2, 5], "cache.w": ["normal"]})
+    assert r.plan.reasons == {"K or N not a multiple of its tile": 2}
+    assert len(r.failed) == 1 and r.failed[0][0]["vec_nbuffer"] == 5
+    assert "failed" not in r.table().split("per token count")[0].split("\n")[4]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"dims": {"foo": [1]}}, "unknown dimension 'foo'"),
+    ({"dims": {"m": []}}, "dimension 'm' has no values"),
+    ({"dims": {"split_k": ["yes"]}}, "does not fit this kernel"),
+    ({"dims": {"n": [48]}}, "no legal configuration"),
+    ({"budget": 0}, "budget must be a positive integer"),
+    ({"jobs": 0}, "jobs must be a positive integer"),
+])
+def test_bad_input_is_one_error(kwargs, message):
+    with pytest.raises(TuneError, match=message):
+        pto.tune(SMALL, [8], **kwargs)
+
+
+def test_bad_tokens_and_kernel():
+    with pytest.raises(TuneError, match="tokens must be"):
+        pto.tune(SMALL, [0])
+    with pytest.raises(TuneError, match="kernel must be"):
+        pto.tune(42, [8])
+
+
+def test_dask_matches_the_local_pool(exhaustive):
+    distributed = pytest.importorskip("distributed")
+    r, _ = exhaustive
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster, \
+            distributed.Client(cluster) as client:
+        d = pto.tune(SMALL, [8, 20], dask=client, dims=DIMS, exhaustive=True)
+    assert {k: d.sweep.cost(k) for k in d.sweep.results} == {k: r.sweep.cost(k) for k in r.sweep.results}
+
+
+def test_unreachable_dask_scheduler():
+    pytest.importorskip("distributed")
+    with pytest.raises(TuneError, match="cannot reach the Dask scheduler"):
+        pto.tune(SMALL, [8], dask="tcp://127.0.0.1:1", dims=DIMS)

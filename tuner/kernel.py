@@ -1,0 +1,92 @@
+"""What the tuner needs to know about a kernel: its form, its matmul's shape and types,
+its weights, the ops a vector tile is pinned on, and the target it is tuned for.
+
+Read from the `pto` level after `pto-fuse-stages` and `pto-classify-skeleton` (on a
+copy), so a kernel written from primitives is seen as the pipeline sees it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
+from xdsl.ir import BlockArgument
+
+from pto.dialects import pto
+from pto.dialects.pto import MATMUL_OUT, elem_name
+from pto.interp.run import signature
+from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
+from pto.passes.pto_fuse_stages import PtoFuseStagesPass
+from pto.targets import Target, load_target, target_of
+
+# The fused vector ops that carry a stage's vector tile (see `pin_vec_tiles`).
+VEC_TILED = (pto.RmsNormOp, pto.QuantOp, pto.DequantOp)
+
+
+class TuneError(Exception):
+    """A kernel, space or option the tuner cannot work with; the message is one line."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    name: str
+    form: str
+    k: int
+    n: int
+    a_elem: str  # the matmul's input element type
+    acc_elem: str  # its accumulator's
+    b_trans: bool
+    weights: tuple[str, ...]  # the static arguments the matmul reads, by name
+    vec_cols: tuple[int, ...]  # the row width of each op a vector tile is pinned on
+    target: Target
+
+
+def _matmul(f: func.FuncOp) -> pto.MatmulOp:
+    mms = [o for o in f.walk() if isinstance(o, pto.MatmulOp)]
+    if len(mms) != 1:
+        raise TuneError(f"@{f.sym_name.data}: the tuner needs one matmul (an SK-03 kernel), found {len(mms)}")
+    return mms[0]
+
+
+def _source_args(v) -> set[BlockArgument]:
+    """The kernel arguments `v` is computed from (through reshapes and casts)."""
+    if isinstance(v, BlockArgument):
+        return {v}
+    return set().union(*(_source_args(o) for o in v.owner.operands))
+
+
+def _weights(f: func.FuncOp, mm: pto.MatmulOp) -> tuple[str, ...]:
+    # What tile-annotate-cache gives a policy: the static tensors the matmul's B reads.
+    static = [a for a in _source_args(mm.rhs)
+              if isinstance(a.type, TensorType) and DYNAMIC_INDEX not in a.type.get_shape()]
+    return tuple(sorted(arg_name(f, a) for a in static))
+
+
+def arg_name(f: func.FuncOp, a: BlockArgument) -> str:
+    return (a.name_hint or f"arg{a.index}").lstrip("%")
+
+
+def _classified(module: ModuleOp) -> ModuleOp:
+    m = module.clone()
+    PtoFuseStagesPass().apply(Context(), m)
+    PtoClassifySkeletonPass().apply(Context(), m)
+    return m
+
+
+def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
+    """The facts of `module`'s kernel; a DiagnosticError if it is not an SK-03 kernel."""
+    sig = signature(module)
+    if sig.level != "pto":
+        raise TuneError(f"the tuner takes a kernel at the pto level, this one is at the {sig.level} level")
+    f = signature(_classified(module)).func
+    mm = _matmul(f)
+    lhs, res = mm.lhs.type, mm.results[0].type
+    a_elem = elem_name(lhs.element_type)  # type: ignore[union-attr]
+    # Pinned on the kernel as written (not the fused copy): the hints are written back to it.
+    cols = tuple(o.operands[0].type.get_shape()[-1] for o in sig.func.walk() if isinstance(o, VEC_TILED))  # type: ignore
+    form = f.attributes["pto.form"].data.value  # type: ignore[union-attr]
+    return KernelInfo(f.sym_name.data, form, lhs.get_shape()[-1], res.get_shape()[-1], a_elem,  # type: ignore
+                      MATMUL_OUT[a_elem][0], mm.b_trans is not None, _weights(f, mm), cols,
+                      load_target(target) if target else target_of(sig.func))

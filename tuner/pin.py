@@ -1,0 +1,55 @@
+"""Pin a configuration on a kernel as the hints the passes honour (`pto.unroll`,
+`pto.options`, `pto.runtime` on the function, `pto.cache` on a weight, `pto.vec_tile`
+and `pto.cube_tile` on ops), so the result is a kernel `pto-opt` and `pto-run` take."""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+
+from pto.dialects import pto
+from pto.dialects.pto import CachePolicy, CachePolicyAttr, CubeTileAttr
+from pto.interp.run import signature
+from pto.tuner.kernel import VEC_TILED, arg_name
+from pto.tuner.space import CUBE_DIMS, SETTING, Config
+
+
+def pin(module: ModuleOp, c: Config) -> ModuleOp:
+    """A copy of `module` with `c`'s hints pinned (replacing the kernel's own)."""
+    m = module.clone()
+    f = signature(m).func
+    if "unroll" in c:
+        f.attributes["pto.unroll"] = DenseArrayBase.from_list(i64, c["unroll"])
+    _pin_settings(f, c)
+    if "stitch" in c:
+        f.attributes["pto.runtime"] = DictionaryAttr({"stitch_function_max_num": IntegerAttr(c["stitch"], i64)})
+    _pin_caches(f, c)
+    if "vec_rows" in c:
+        for op in (o for o in f.walk() if isinstance(o, VEC_TILED)):
+            cols = op.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
+            op.attributes["pto.vec_tile"] = DenseArrayBase.from_list(i64, [c["vec_rows"], cols])
+    if any(d in c for d in CUBE_DIMS):
+        mm = next(o for o in f.walk() if isinstance(o, pto.MatmulOp))
+        mm.attributes["pto.cube_tile"] = CubeTileAttr([c["m"]] * 2, c["k"], [c["n"]] * 2, split_k=c["split_k"])
+    return m
+
+
+def _pin_settings(f: func.FuncOp, c: Config) -> None:
+    if not any(d in c for d in SETTING):
+        return
+    old = f.attributes.get("pto.options")
+    opts = dict(old.data) if isinstance(old, DictionaryAttr) else {}
+    for d, option in SETTING.items():
+        if d in c:  # every group (-1) gets the count: PyPTO's meaning, docs/passes.md
+            opts[option] = DictionaryAttr({"-1": IntegerAttr(c[d], i64)})
+    f.attributes["pto.options"] = DictionaryAttr(opts)
+
+
+def _pin_caches(f: func.FuncOp, c: Config) -> None:
+    for a in f.body.block.args:
+        policy = c.get(f"cache.{arg_name(f, a)}")
+        if policy is None:
+            continue
+        cur = list(f.arg_attrs.data) if f.arg_attrs else [DictionaryAttr({}) for _ in f.body.block.args]
+        cur[a.index] = DictionaryAttr({**cur[a.index].data, "pto.cache": CachePolicyAttr(CachePolicy(policy))})
+        f.arg_attrs = ArrayAttr(cur)

@@ -1,0 +1,69 @@
+"""Where evaluations run: in this process (`jobs=1`), a local process pool (the
+default), or a Dask cluster (`dask[distributed]`, an optional extra). Each yields
+(task, result) pairs as evaluations finish."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Iterator
+
+from pto.tuner.evaluate import evaluate
+from pto.tuner.kernel import TuneError
+
+DASK_CONNECT_TIMEOUT = "5s"  # an unreachable scheduler is an error, not a hang
+
+
+class Serial:
+    def run(self, tasks: list[tuple]) -> Iterator[tuple[tuple, list[dict]]]:
+        for t in tasks:
+            yield t, evaluate(*t)
+
+    def close(self) -> None:
+        pass
+
+
+class Local:
+    def __init__(self, jobs: int):
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs)
+
+    def run(self, tasks: list[tuple]) -> Iterator[tuple[tuple, list[dict]]]:
+        futures = {self.pool.submit(evaluate, *t): t for t in tasks}
+        for f in cf.as_completed(futures):
+            yield futures[f], f.result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Dask:
+    """Evaluations on a Dask cluster: `scheduler` is an address or a `distributed.Client`."""
+
+    def __init__(self, scheduler):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise TuneError("--dask needs dask.distributed (pip install 'pto-ir[dask]')") from None
+        if isinstance(scheduler, Client):
+            self.client, self.own = scheduler, False
+            return
+        try:
+            self.client, self.own = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT), True
+        except (OSError, TimeoutError, ValueError) as e:
+            raise TuneError(f"cannot reach the Dask scheduler at {scheduler}: {str(e).splitlines()[0]}") from None
+
+    def run(self, tasks: list[tuple]) -> Iterator[tuple[tuple, list[dict]]]:
+        from distributed import as_completed
+
+        futures = {self.client.submit(evaluate, *t, pure=False): t for t in tasks}
+        for f in as_completed(futures):
+            yield futures[f], f.result()
+
+    def close(self) -> None:
+        if self.own:
+            self.client.close()
+
+
+def executor(jobs: int, dask=None):
+    if dask is not None:
+        return Dask(dask)
+    return Serial() if jobs == 1 else Local(jobs)

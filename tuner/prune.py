@@ -1,0 +1,89 @@
+"""Analytic pruning: drop the configurations the passes would reject (capacity,
+alignment, unsupported combinations) and those that lower to the same kernel as one
+already kept, before anything runs; count each reason.
+
+The capacity rules are tile-assign-shapes' (docs/passes.md), with the target's figures;
+what this misses is caught when the configuration is compiled, and recorded."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from pto.dialects.pto import ELEM_BYTES
+from pto.passes.tile_unroll import normalise
+from pto.tuner.kernel import KernelInfo
+from pto.tuner.space import Config, key
+
+FRACTAL = 16  # the cube pads M and N to 16 (tile-assign-shapes' ceil16)
+
+
+def ceil16(x: int) -> int:
+    return -(-x // FRACTAL) * FRACTAL
+
+
+def used_factors(unroll: list[int], tokens: Iterable[int]) -> list[int]:
+    """The factors whose loops run at some token count (a factor above them all never does)."""
+    top = max(tokens)
+    return [f for f in normalise(unroll) if f <= top]
+
+
+def _m_tile(m: int, p: int) -> int:
+    """tile-assign-shapes' clip of an [m, m] M tile to a body of p tokens."""
+    return min(m, ceil16(p))
+
+
+def _row_groups(c: Config, bodies: list[int]) -> tuple:
+    """Per body, the rows of one M tile and how many row tiles share a unit (l1_reuse)."""
+    out = []
+    for p in bodies:
+        m = _m_tile(c["m"], p) if "m" in c else None
+        tiles = -(-p // m) if m else None
+        reuse = 1 if c.get("split_k") else c.get("l1_reuse")  # split-K units are one row tile
+        if reuse is not None and tiles is not None:
+            reuse = max(g for g in range(1, min(reuse, tiles) + 1) if tiles % g == 0)
+        out.append((m, reuse))
+    return tuple(out)
+
+
+def effective(c: Config, info: KernelInfo, tokens: list[int]) -> str:
+    """What the configuration lowers to at these token counts: equal for equivalent ones."""
+    bodies = used_factors(c["unroll"], tokens) if "unroll" in c else []
+    rest = {k: v for k, v in c.items() if k not in ("unroll", "m", "l1_reuse")}
+    return key({**rest, "bodies": bodies, "rows": list(_row_groups(c, bodies))})
+
+
+def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
+    """Why the passes would reject `c` (a short reason, counted), or None."""
+    if "k" not in c:
+        return None
+    (k0, k1), n, t = c["k"], c["n"], info.target
+    if k1 > info.k:
+        return "K tile larger than K"
+    if info.k % k1 or info.n % n:
+        return "K or N not a multiple of its tile"
+    sa, sacc = ELEM_BYTES[info.a_elem], ELEM_BYTES[info.acc_elem]
+    bodies = used_factors(c["unroll"], tokens) if "unroll" in c else [max(tokens)]
+    m = _m_tile(c["m"], max(bodies))
+    blk = t.block_bytes
+    if (k0 * sa) % blk or (n * sa) % blk:
+        return f"K or N tile not {blk}-byte aligned"
+    for space, need in (("l0a", ceil16(m) * k0 * sa), ("l0b", n * k0 * sa), ("l0c", ceil16(m) * n * sacc),
+                        ("l1", (ceil16(m) + n) * k1 * sa)):
+        if need > t.capacity(space):
+            return f"{space} capacity"
+    return None
+
+
+def prune(configs: Iterable[Config], info: KernelInfo, tokens: list[int]) -> tuple[list[Config], Counter]:
+    """The configurations worth running, and per reason how many were dropped."""
+    kept, seen, reasons = [], set(), Counter()
+    for c in configs:
+        if why := illegal(c, info, tokens):
+            reasons[why] += 1
+        elif (e := effective(c, info, tokens)) in seen:
+            reasons["same kernel as another at these token counts"] += 1
+        else:
+            seen.add(e)
+            kept.append(c)
+    return kept, reasons

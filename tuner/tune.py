@@ -1,0 +1,139 @@
+"""`tune`: the tuner's entry point, shared by `pto-tune` and `pto.tune`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+
+from pto.tuner.baselines import baselines
+from pto.tuner.kernel import KernelInfo, TuneError, kernel_info
+from pto.tuner.pool import executor
+from pto.tuner.prune import prune
+from pto.tuner.search import Sweep, guided
+from pto.tuner.space import Config, Space, dimensions, key
+from pto.tuner.store import Store
+
+BUDGET_SHARE = 0.2  # the default budget: this share of the legal configurations,
+MIN_BUDGET = 8  # but at least this many
+MAX_DEFAULT_BUDGET = 64  # and at most this many (a large space: give --budget)
+
+
+@dataclass
+class Plan:
+    space: Space
+    candidates: list[Config]
+    reasons: dict[str, int]
+    budget: int
+    exhaustive: bool
+
+
+def restrict(dims: dict[str, list], given: dict[str, list] | None) -> dict[str, list]:
+    """The kernel's dimensions with the values the user gave in place of the defaults."""
+    out = dict(dims)
+    for name, vals in (given or {}).items():
+        if name not in dims:
+            raise TuneError(f"unknown dimension '{name}' (this kernel has: {', '.join(dims)})")
+        if not vals:
+            raise TuneError(f"dimension '{name}' has no values")
+        for v in vals:
+            if not _fits(v, dims[name]):
+                raise TuneError(f"dimension '{name}': value {v!r} does not fit this kernel (its values are like "
+                                f"{dims[name][0]!r})")
+            if name == "k" and (len(v) != 2 or v[1] % v[0]):
+                raise TuneError(f"dimension 'k' takes L0/L1 pairs with L1 a multiple of L0, got {v!r}")
+        out[name] = list(vals)
+    return out
+
+
+def _fits(v, defaults: list) -> bool:
+    """A value of a dimension is of its defaults' kind; names and booleans are one of them
+    (split-K is only offered where the accumulator allows it)."""
+    like = defaults[0]
+    if isinstance(like, bool) or isinstance(like, str):
+        return v in defaults
+    if isinstance(like, list):
+        return isinstance(v, list) and len(v) >= 1 and all(type(x) is int and x >= 1 for x in v)
+    return type(v) is int and v >= 1
+
+
+def _budget(n: int, budget: int | None) -> int:
+    if budget is not None:
+        if not isinstance(budget, int) or budget < 1:
+            raise TuneError(f"budget must be a positive integer, got {budget!r}")
+        return budget
+    return min(max(MIN_BUDGET, round(BUDGET_SHARE * n)), MAX_DEFAULT_BUDGET)
+
+
+def plan(info: KernelInfo, tokens: list[int], dims: dict | None, budget: int | None, exhaustive: bool) -> Plan:
+    space = Space(restrict(dimensions(info), dims))
+    candidates, reasons = prune(space, info, tokens)
+    if not candidates:
+        why = ", ".join(f"{r} ({n})" for r, n in reasons.items())
+        raise TuneError(f"no legal configuration in the space of {space.size}: {why}")
+    b = _budget(len(candidates), budget)
+    return Plan(space, candidates, dict(reasons), b, exhaustive or len(candidates) <= b)
+
+
+def _check_tokens(tokens) -> list[int]:
+    if isinstance(tokens, int):
+        tokens = [tokens]
+    ts = list(tokens) if isinstance(tokens, list | tuple) else []
+    if not ts or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 1 for t in ts):
+        raise TuneError(f"tokens must be one or more positive integers, got {tokens!r}")
+    return sorted(set(ts))
+
+
+def _check_jobs(jobs) -> int:
+    jobs = os.cpu_count() or 1 if jobs is None else jobs
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise TuneError(f"jobs must be a positive integer, got {jobs!r}")
+    return jobs
+
+
+def _module(kernel, name: str) -> tuple[ModuleOp, str]:
+    from pto.tuner.evaluate import _parsed
+
+    if isinstance(kernel, ModuleOp):
+        return kernel, str(kernel)
+    if isinstance(kernel, str):
+        return _parsed(kernel, name), kernel
+    raise TuneError(f"kernel must be a pto-level ModuleOp or its text, got {type(kernel).__name__}")
+
+
+def _store(out: str | None, resume: bool) -> Store:
+    if out and os.path.exists(out) and not resume:
+        raise TuneError(f"'{out}' exists: give resume=True (--resume) to continue it, or another file")
+    return Store(out, resume)
+
+
+def tune(kernel, tokens, *, target: str | None = None, budget: int | None = None, jobs: int | None = None,
+         dask=None, out: str | None = None, resume: bool = False, exhaustive: bool = False,
+         dims: dict[str, list] | None = None, progress: bool = False, name: str = "kernel"):
+    """Search the kernel's configurations for the fewest modelled cycles summed over
+    `tokens`; returns a `TuneResult`. See docs/tune.md. Raises TuneError for bad input."""
+    from pto.tuner.result import TuneResult
+
+    module, text = _module(kernel, name)
+    ts = _check_tokens(tokens)
+    info: KernelInfo = kernel_info(module, target)
+    p = plan(info, ts, dims, budget, exhaustive)
+    workers = _check_jobs(jobs)
+    ex = executor(workers, dask)
+    sweep = Sweep(text, name, info, ts, _store(out, resume), ex, progress)
+    base = list(baselines(info).values())
+    sweep.expect(len(base) + (len(p.candidates) if p.exhaustive else p.budget))
+    try:
+        sweep.measure(base)
+        if p.exhaustive:
+            sweep.measure(p.candidates)
+        else:
+            guided(sweep, p.space, p.candidates, p.budget, workers)
+    finally:
+        sweep.close()
+        ex.close()
+    return TuneResult(module, info, ts, p, sweep)
+
+
+__all__ = ["TuneError", "key", "tune"]
