@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pto.dialects.pto import ELEM_BYTES
-from pto.passes.tile_unroll import normalise, schedule
+from pto.passes.tile_assign_shapes import ceil16
+from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
-from pto.tuner.prune import _m_tile, ceil16
+from pto.tuner.prune import _m_tile
 from pto.tuner.space import Config
 
 # The pass defaults a configuration that does not name a dimension gets (docs/passes.md).
-DEFAULT_UNROLL = [128, 64, 32, 16, 8, 1]
+DEFAULT_UNROLL = list(SEED_CANDIDATES)
 DEFAULT_VEC_ROWS = 4
 DEFAULT_CUBE = {"m": 128, "n": 128, "k": [256, 1024], "split_k": False}
 # The mhc_pre variant's tiles for bodies over 64 tokens (tile-assign-shapes).

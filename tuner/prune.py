@@ -11,16 +11,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 from pto.dialects.pto import ELEM_BYTES
+from pto.passes.tile_assign_shapes import ceil16
 from pto.passes.tile_unroll import normalise
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.space import Config, key
-
-FRACTAL = 16  # the cube pads M and N to 16 (tile-assign-shapes' ceil16)
-
-
-def ceil16(x: int) -> int:
-    return -(-x // FRACTAL) * FRACTAL
-
 
 def used_factors(unroll: list[int], tokens: Iterable[int]) -> list[int]:
     """The factors whose loops run at some token count (a factor above them all never does)."""
