@@ -83,6 +83,7 @@ from pto.dialects.pto import (
     check_cast,
     dims_str,
     elem_name,
+    parse_i64,
 )
 from pto.diagnostics import DiagnosticError
 from pto.targets import target_of
@@ -598,19 +599,52 @@ class ReshapeOp(IRDLOperation):
 
 @irdl_op_definition
 class ViewOp(IRDLOperation):
-    """`%v = npu.view %w at 512 : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<512x4096xbf16, gm>`:
-    rows [512, 1024) of a static gm buffer, in place. Rows of a row-major buffer are
-    contiguous, so the view is a buffer of its own at a byte offset (L2 lines included)."""
+    """`%v = npu.view %w at [512, 0] : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<512x4096xbf16, gm>`:
+    a window of a static gm buffer, in place. Its elements keep their addresses in the
+    source (L2 lines included): rows of a row-major buffer are contiguous, a column
+    window is strided by the source's rows."""
 
     name = "npu.view"
     source = operand_def(BufferType)
-    offset = prop_def(IntegerAttr[I64])
+    offsets = prop_def(DenseArrayBase)
     result = result_def(BufferType)
-    assembly_format = "$source `at` $offset attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, source: SSAValue, offset: int, result_type: BufferType):
-        super().__init__(operands=[source], properties={"offset": IntegerAttr(offset, i64)},
+    def __init__(self, source: SSAValue, offsets: Sequence[int], result_type: BufferType):
+        super().__init__(operands=[source], properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
                          result_types=[result_type])
+
+    @property
+    def starts(self) -> list[int]:
+        return [int(o) for o in self.offsets.get_values()]
+
+    def contiguous(self) -> bool:
+        """Whether the window is one run of the source's memory: every dim after its last
+        partial one is whole, every dim before it a single index."""
+        s, r = buf(self.source).get_shape(), buf(self.result).get_shape()
+        partial = [ax for ax, (a, b) in enumerate(zip(s, r)) if a != b]
+        return not partial or all(r[ax] == 1 for ax in range(partial[-1]))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ViewOp:
+        src = parser.parse_unresolved_operand()
+        parser.parse_keyword("at")
+        offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        rt = parser.parse_type()
+        op = cls.create(operands=[parser.resolve_operand(src, st)], result_types=[rt],
+                        properties={"offsets": DenseArrayBase.from_list(i64, offs)})
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(f" at [{', '.join(map(str, self.starts))}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.source.type} -> {self.result.type}")
 
     def verify_(self) -> None:
         s, r = buf(self.source), buf(self.result)
@@ -618,12 +652,13 @@ class ViewOp(IRDLOperation):
             raise VerifyException("'npu.view' views gm buffers only")
         if s.element_type != r.element_type:
             raise VerifyException("'npu.view' cannot change the element type")
-        ss, rs = list(s.get_shape()), list(r.get_shape())
-        if DYNAMIC_INDEX in ss + rs or len(ss) != len(rs) or not ss or ss[1:] != rs[1:]:
-            raise VerifyException(f"'npu.view' takes whole rows of a static buffer: {s} -> {r}")
-        off = self.offset.value.data
-        if off < 0 or rs[0] < 1 or off + rs[0] > ss[0]:
-            raise VerifyException(f"'npu.view' rows [{off}, {off + rs[0]}) are outside the source's {ss[0]} rows")
+        ss, rs, offs = list(s.get_shape()), list(r.get_shape()), self.starts
+        if DYNAMIC_INDEX in ss + rs or not ss or len(rs) != len(ss) or len(offs) != len(ss):
+            raise VerifyException(f"'npu.view' takes a window of a static buffer, one offset per dim: "
+                                  f"{len(offs)} offsets, {s} -> {r}")
+        for ax, (o, n, d) in enumerate(zip(offs, rs, ss)):
+            if o < 0 or n < 1 or o + n > d:
+                raise VerifyException(f"'npu.view' [{o}, {o + n}) of dim {ax} is outside the source's {d}")
 
 
 def _prod(dims: Sequence[int]) -> int:

@@ -785,40 +785,62 @@ class SliceBase(ShapedOp):
 
 
 class ViewBase(ShapedOp):
-    """Rows `[offset, offset + R)` of a weight (a tensor without a token axis), R the
-    result's dim 0: `%w1 = pto.view %w at 512 : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>`.
-    A window along the leading axis of a row-major tensor is contiguous in memory, so it
-    is read in place and never copied (PyPTO's `view` of a weight at a row offset)."""
+    """A static window of a weight (a tensor without a token axis), in place: the
+    result's shape at `offsets`, e.g. rows of a stacked weight
+    `%w1 = pto.view %w at [512, 0] : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>`
+    or columns of a `[K, N]` one (PyPTO's `view` of a weight). No data moves: the
+    window is read where it lies in the weight."""
 
     input = operand_def(TensorType)
-    offset = prop_def(IntegerAttr[I64])
+    offsets = prop_def(DenseArrayBase)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    assembly_format = "$input `at` $offset attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, input: SSAValue, offset: int, rows: int):
+    def __init__(self, input: SSAValue, offsets: Sequence[int], shape: Sequence[int]):
         t = tensor_type(input)
-        rt = TensorType(t.element_type, [rows, *t.get_shape()[1:]])
-        super().__init__(operands=[input], properties={"offset": IntegerAttr(offset, i64)}, result_types=[rt])
+        super().__init__(operands=[input], properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
+                         result_types=[TensorType(t.element_type, list(shape))])
 
     @property
-    def start(self) -> int:
-        return self.offset.value.data
+    def starts(self) -> list[int]:
+        return [int(o) for o in self.offsets.get_values()]
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        x = parser.parse_unresolved_operand()
+        parser.parse_keyword("at")
+        offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src = parser.parse_type()
+        parser.parse_punctuation("->")
+        dst = parser.parse_type()
+        op = cls.create(operands=[parser.resolve_operand(x, src)], result_types=[dst],
+                        properties={"offsets": DenseArrayBase.from_list(i64, offs)})
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f" at [{', '.join(map(str, self.starts))}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.input.type} -> {self.result.type}")
 
     def verify_shapes(self) -> None:
         x, r = tensor_type(self.input), tensor_type(self.result)
         if not x.has_static_shape() or not r.has_static_shape():
             raise VerifyException(f"'{self.name}' views a weight: input and result need static shapes, "
                                   f"got {x} -> {r} (token tiles are views of the token loop)")
-        if x.get_num_dims() < 1 or x.get_num_dims() != r.get_num_dims() or x.get_shape()[1:] != r.get_shape()[1:]:
-            raise VerifyException(f"'{self.name}' takes whole rows: {dims_str(x.get_shape())} and "
-                                  f"{dims_str(r.get_shape())} must differ in dim 0 only")
         if x.element_type != r.element_type:
             raise VerifyException(f"'{self.name}' cannot change the element type")
-        off, rows, n = self.start, r.get_shape()[0], x.get_shape()[0]
-        if off < 0 or rows < 1 or off + rows > n:
-            raise VerifyException(f"'{self.name}' rows [{off}, {off + rows}) are outside the input's {n} rows")
+        xs, rs, offs = x.get_shape(), r.get_shape(), self.starts
+        if not xs or len(rs) != len(xs) or len(offs) != len(xs):
+            raise VerifyException(f"'{self.name}' needs one offset per dim and the input's rank: "
+                                  f"{len(offs)} offsets, {dims_str(xs)} -> {dims_str(rs)}")
+        for ax, (o, n, d) in enumerate(zip(offs, rs, xs)):
+            if o < 0 or n < 1 or o + n > d:
+                raise VerifyException(f"'{self.name}' [{o}, {o + n}) of dim {ax} is outside the input's {d}")
 
 
 class ConcatBase(ShapedOp):
@@ -1003,7 +1025,7 @@ class ConcatOp(ConcatBase):
 
 @irdl_op_definition
 class ViewOp(ViewBase):
-    """Rows of a weight, read in place (see ViewBase)."""
+    """A window of a weight, read in place (see ViewBase)."""
 
     name = "pto.view"
 

@@ -715,8 +715,8 @@ class ConcatOp(pto.ConcatBase):
 
 @irdl_op_definition
 class ViewOp(pto.ViewBase):
-    """Rows of a weight, read in place (see ViewBase): of a whole `tile.load` that is
-    not host-transposed (its rows are then rows of the tensor in global memory)."""
+    """A window of a weight, read in place (see ViewBase): of a whole `tile.load` that
+    is not host-transposed (its indices are then those of the tensor in global memory)."""
 
     name = "tile.view"
     STATIC_SHAPES: ClassVar[bool] = True

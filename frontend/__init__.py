@@ -35,7 +35,6 @@ from pto.frontend.builder import (
     reduce,
     reshape,
     rms_norm,
-    rows,
     rsqrt,
     slice,
     sqrt,
@@ -58,7 +57,7 @@ __all__ = [
     "DYN", "BuildError", "CompileError", "Compiled", "InputError", "Kernel", "LevelError", "MachineError", "Result",
     "RunError", "Symbol", "Tensor", "abs", "add", "adds", "exp", "reciprocal",
     "arg", "assemble", "cast", "check", "compile", "concat", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
-    "quant", "reduce", "reshape", "rms_norm", "rows", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
+    "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
     "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "slice", "sqrt", "sub", "trace", "view",
     "TuneError", "tune",
 ]

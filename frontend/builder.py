@@ -601,17 +601,22 @@ def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # no
     return Tensor(x.kernel, _emit(pto.SliceOp(x.value, offset, width), x, label, vec_tile).results[0])
 
 
-def rows(x: Tensor, offset: int, count: int) -> Tensor:
-    """Rows `[offset, offset + count)` of a weight (a tensor without a token axis), read
-    in place (`pto.view`): part of a weight the host passes whole."""
-    _tensor(x, "rows input")
+def window(x: Tensor, shape: Sequence[int], offsets: Sequence[int]) -> Tensor:
+    """`shape` at `offsets` of a weight (a tensor without a token axis), read in place
+    (`pto.view`): part of a weight the host passes whole. `pto.view` calls it."""
+    _tensor(x, "view input")
     if not x.shape or any(d is None or isinstance(d, Symbol) for d in x.shape):
-        _fail(f"rows takes rows of a weight (static shape, rank >= 1), got shape {list(x.shape)}")
-    offset = _check_size("rows offset", offset, low=0)
-    count = _check_size("rows count", count)
-    if offset + count > x.shape[0]:
-        _fail(f"rows [{offset}, {offset + count}) are outside the input's {x.shape[0]} rows")
-    return Tensor(x.kernel, _emit(pto.ViewOp(x.value, offset, count), x).results[0])
+        _fail(f"a view outside a token loop takes a window of a weight (static shape, rank >= 1), "
+              f"got shape {list(x.shape)}")
+    if not isinstance(shape, list | tuple) or not isinstance(offsets, list | tuple) \
+            or not len(shape) == len(offsets) == len(x.shape):
+        _fail(f"view of a rank-{len(x.shape)} weight takes {len(x.shape)} sizes and {len(x.shape)} offsets, "
+              f"got {shape!r} and {offsets!r}")
+    for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape)):
+        n, o = _check_size(f"view shape[{ax}]", n), _check_size(f"view offsets[{ax}]", o, low=0)
+        if o + n > d:
+            _fail(f"view [{o}, {o + n}) of dim {ax} is outside the input's {d}")
+    return Tensor(x.kernel, _emit(pto.ViewOp(x.value, list(offsets), list(shape)), x).results[0])
 
 
 def concat(xs: Sequence[Tensor], *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:

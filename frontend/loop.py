@@ -47,7 +47,7 @@ from pto.frontend.builder import (
     caller,
     cube_tile,
     element_type,
-    rows,
+    window,
 )
 
 
@@ -153,30 +153,32 @@ def _check_tile(tr: _Trace, x: Tensor, shape: Sequence, offsets: Sequence, what:
         want = f"[p, {', '.join(map(str, x.shape[1:]))}] at [idx{', 0' * (len(x.shape) - 1)}]"
     else:
         ok = len(offsets) == len(x.shape) and tuple(shape) == x.shape and all(o == 0 for o in offsets)
-        want = (f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}], "
-                f"or rows [r{', ' if len(x.shape) > 1 else ''}{', '.join(map(str, x.shape[1:]))}] at [o{', 0' * (len(x.shape) - 1)}]")
+        want = (f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}] "
+                "or a static window of it")
     if not ok:
         raise BuildError(f"{what} of {list(shape)} at {list(offsets)} is not supported: SK-03 takes {want}",
                          caller())
 
 
 def view(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
-    """A token tile `[p, ...]` at `[idx, 0, ...]` of a token-axis tensor, a whole tensor,
-    or rows `[r, ...]` at `[o, 0, ...]` of a weight (`rows`)."""
-    tr = _current("view")
+    """A window of a weight (`pto.view`; with the builder too), or in the loop form a
+    token tile `[p, ...]` at `[idx, 0, ...]` of a token-axis tensor or a whole tensor."""
     _tensor(x, "view input")
-    if _weight_rows(x, shape, offsets):
-        return rows(x, offsets[0], shape[0])  # type: ignore[arg-type]
+    if _weight_window(x, shape, offsets):
+        return window(x, shape, offsets)
+    tr = _current("view")
     _check_tile(tr, x, shape, offsets, "view")
     return x
 
 
-def _weight_rows(x: Tensor, shape: Sequence, offsets: Sequence) -> bool:
-    static = bool(x.shape) and all(_is_int(d) for d in x.shape)
-    return (static and isinstance(shape, list | tuple) and isinstance(offsets, list | tuple)
-            and len(shape) == len(offsets) == len(x.shape) and tuple(shape[1:]) == x.shape[1:]
-            and all(_is_int(d) for d in [*shape, *offsets]) and all(o == 0 for o in offsets[1:])
-            and (shape[0], offsets[0]) != (x.shape[0], 0))
+def _weight_window(x: Tensor, shape: Sequence, offsets: Sequence) -> bool:
+    """A window of a static tensor that is not the whole of it (those are `pto.view`s)."""
+    if not x.shape or not all(_is_int(d) for d in x.shape):
+        return False
+    if not isinstance(shape, list | tuple) or not isinstance(offsets, list | tuple):
+        return True  # `window` says what it takes
+    symbolic = any(isinstance(v, Symbol) for v in [*shape, *offsets])  # a token tile: the loop form's rules
+    return not symbolic and not (tuple(shape) == x.shape and all(o == 0 for o in offsets))
 
 
 def assemble(value: Tensor, offsets: Sequence[int | Symbol], out: Tensor) -> None:

@@ -37,18 +37,31 @@ class MachineError(Exception):
 
 @dataclass
 class GmTensor:
-    """A tensor in global memory: a C-contiguous numpy view and its byte address."""
+    """A tensor in global memory: a numpy view, the byte address of its first element
+    and `layout`, the row-major shape its addresses follow (its own, except for a window
+    of another tensor: that tensor's)."""
 
     name: str
     array: np.ndarray
     base: int
+    layout: tuple[int, ...] | None = None
+
+    @property
+    def strides_shape(self) -> tuple[int, ...]:
+        return self.layout if self.layout is not None else self.array.shape
 
     def reshaped(self, shape: tuple[int, ...]) -> GmTensor:
+        """An in-place reshape: of a contiguous tensor only (the lowering's rule)."""
         return GmTensor(self.name, self.array.reshape(shape), self.base)
 
-    def rows(self, start: int, count: int) -> GmTensor:
-        """Rows [start, start + count): contiguous, at their own byte address."""
-        return GmTensor(self.name, self.array[start:start + count], self.base + start * self.array.strides[0])
+    def window(self, offsets: list[int], shape: list[int]) -> GmTensor:
+        """`shape` at `offsets`, in place: its elements keep their addresses."""
+        layout = self.strides_shape
+        flat = 0
+        for o, d in zip(offsets, layout):
+            flat = flat * d + o
+        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape))
+        return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout)
 
 
 @dataclass
@@ -219,7 +232,7 @@ class Machine:
         """Touch a GM tile's lines in L2; returns (hit lines, miss lines, dirty lines its
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
-        lines = region_lines(t.base, t.array.shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
+        lines = region_lines(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
         before = self.l2.written_back
         hits, misses = self.l2.access(lines, t.name, write, cacheable)
         return hits, misses, self.l2.written_back - before

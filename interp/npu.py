@@ -212,8 +212,7 @@ class NpuFunctions(InterpreterFunctions):
     @impl(npu.ViewOp)
     def run_view(self, interpreter: Interpreter, op: npu.ViewOp, args: PythonValues):
         src: GmTensor = args[0]
-        rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
-        return (src.rows(op.offset.value.data, rows),)
+        return (src.window(op.starts, list(op.result.type.get_shape())),)  # type: ignore[attr-defined]
 
     # -- launch ------------------------------------------------------------------------
 

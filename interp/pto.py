@@ -63,7 +63,8 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     if isinstance(op, pto.ConcatBase):
         return (np.concatenate(list(args), axis=-1),)
     if isinstance(op, pto.ViewBase):
-        return (args[0][op.start:op.start + op.result.type.get_shape()[0]],)  # type: ignore[attr-defined]
+        shape = op.result.type.get_shape()  # type: ignore[attr-defined]
+        return (args[0][tuple(slice(o, o + n) for o, n in zip(op.starts, shape))],)
     raise NotImplementedError(op.name)
 
 

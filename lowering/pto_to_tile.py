@@ -50,7 +50,7 @@ def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
 
 
 def _arg_view(op: Operation) -> bool:
-    """An in-place reshape of an argument (or of such a view), or rows of a weight
+    """An in-place reshape of an argument (or of such a view), or a window of a weight
     argument: a view, not work."""
     if isinstance(op, pto.ViewOp):
         return isinstance(op.input, BlockArgument)
@@ -132,7 +132,7 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
             raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
         static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
         if isinstance(o, pto.ViewOp) and not isinstance(o.input, BlockArgument):
-            raise DiagnosticError(o, "'pto.view' takes rows of a weight argument of the kernel, "
+            raise DiagnosticError(o, "'pto.view' takes a window of a weight argument of the kernel, "
                                      "not of a value computed in it")
         view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
         if o.name.startswith("pto.") and static and not view:
@@ -241,7 +241,7 @@ class PtoToTilePass(ModulePass):
             view = views[v]
             src = self.operand(view.operands[0], mapping, views, local, inner)
             if isinstance(view, pto.ViewOp):
-                new: Operation = tile.ViewOp(src, view.start, view.result.type.get_shape()[0])  # type: ignore[attr-defined]
+                new: Operation = tile.ViewOp(src, view.starts, view.result.type.get_shape())  # type: ignore[attr-defined]
             else:
                 new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
             new.location = view.location

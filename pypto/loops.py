@@ -154,12 +154,11 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
                    "view(x, [TILE, K], [i * TILE, 0], valid_shape=[pypto.min(TILE, T - i * TILE), K])")
 
 
-def _weight_rows(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
-    """Rows of a weight parameter: `[r, ...]` at `[o, 0, ...]`, read in place."""
+def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
+    """A static window of a weight parameter, read in place (`pto.view`)."""
     return (x._param is not None and x._param not in tr.token and x._lazy is None
-            and all(_is_int(d) for d in [*x.shape, *shape, *offsets]) and shape[1:] == x.shape[1:]
-            and all(o == 0 for o in offsets[1:]) and 0 <= offsets[0] and shape[0] >= 1
-            and offsets[0] + shape[0] <= x.shape[0] and valid in (None, shape))
+            and all(_is_int(d) for d in [*x.shape, *shape, *offsets]) and valid in (None, shape)
+            and all(0 <= o and 1 <= n and o + n <= d for o, n, d in zip(offsets, shape, x.shape)))
 
 
 def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
@@ -195,13 +194,12 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
     if not on_loop:
         if shape == input.shape and all(o == 0 for o in offsets) and valid in (None, shape):
             return input  # the whole tensor
-        if _weight_rows(tr, input, shape, offsets, valid):
-            n, off = shape[0], offsets[0]
-            return ops._result("view", [input], shape, input._dtype, lambda v: b.rows(v, off, n))
-        if _columns(input, shape, offsets, valid):
+        if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
+        if _weight_window(tr, input, shape, offsets, valid):
+            return ops.weight_view(input, shape, offsets)
         refuse(f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
-               "token tiles [rows, ...] at [row, 0, ...], rows [r, ...] at [o, 0, ...] of a weight, "
+               "token tiles [rows, ...] at [row, 0, ...], windows of a weight parameter, "
                "or columns [rows, w] at [0, c] of a 2-D tensor")
     if not rest_ok or not _is_int(shape[0]):
         refuse(f"a token-tile view takes whole rows (take columns of the tile with a second view at [0, c]): shape [rows, {', '.join(map(str, input.shape[1:]))}] at "

@@ -45,12 +45,21 @@ def _tensor(x: object, what: str) -> Tensor:
     return x
 
 
+def weight_view(w: Tensor, shape: list, offsets: list) -> Tensor:
+    """A window of a weight parameter, read in place (`pto.view`)."""
+    return _result("view", [w], list(shape), w._dtype, lambda v: b.window(v, shape, offsets))
+
+
 def _slice(x: Tensor) -> Tensor:
-    """A column view used by anything but a hand-written split-K matmul: `pto.slice`.
-    The view becomes that value (in place), so each further use reads the same slice."""
+    """A column view used by anything but a hand-written split-K matmul: `pto.slice` of
+    a computed tensor, `pto.view` of a weight parameter. The view becomes that value (in
+    place), so each further use reads the same slice."""
     _, src, c0, c1 = x._lazy  # type: ignore[misc]
     src = _tensor(src, "a column view's tensor")
-    y = _result("slice", [src], x.shape, src._dtype, lambda v: b.slice(v, c0, c1 - c0))
+    if src._param is not None and src._param not in current("pypto.view").token:
+        y = weight_view(src, x.shape, [0] * (len(x.shape) - 1) + [c0])
+    else:
+        y = _result("slice", [src], x.shape, src._dtype, lambda v: b.slice(v, c0, c1 - c0))
     x._lazy, x._val, x._tok = None, y._val, y._tok
     return x
 

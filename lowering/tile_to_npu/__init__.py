@@ -312,19 +312,22 @@ class Lowering:
                     t.hub = UnitAttr()
 
     def map_loads(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
-        """Loads read their GM buffer; an in-place reshape of a loaded tensor, or rows of
-        a loaded weight, is a view of it."""
+        """Loads read their GM buffer; an in-place reshape of a loaded tensor, or a window
+        of a loaded weight, is a view of it."""
         loads = {o.result: o for o in loop.body.walk() if isinstance(o, tile.LoadOp)}  # stages may load too
         for ld in loads.values():
             self.gm[ld.result] = self.gm[ld.source]
         self.views = set()
         for o in (o for st in stages for o in st.body.block.ops):
             if isinstance(o, tile.ViewOp):  # its verifier: of a whole load
-                rows = npu.ViewOp(self.gm[o.input], o.start, gm_type(o.result.type))
-                rows.location = o.location
-                self.gm[o.result] = rows.result
+                window = npu.ViewOp(self.gm[o.input], o.starts, gm_type(o.result.type))
+                window.location = o.location
+                self.gm[o.result] = window.result
                 self.views.add(o)
             elif isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views):
+                if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
+                    raise unsupported(o, "an in-place reshape of a weight window that is not contiguous "
+                                         "(columns of a wider weight)")
                 t = o.result.type
                 assert isinstance(t, TensorType)
                 src = self.gm[o.input]

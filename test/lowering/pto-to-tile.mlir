@@ -205,17 +205,17 @@ func.func @returns_a_view(%x: tensor<?x4x16xf32>, %w: tensor<64x32xf32>) -> (ten
 
 // -----
 
-// Rows of a weight argument (pto.view) are a view, re-made in each stage that reads them.
+// A window of a weight argument (pto.view) is a view, re-made in each stage that reads it.
 // CHECK-LABEL: func.func @weight_rows
 // CHECK:         tile.vec_stage "rmsnorm"
-// CHECK-NEXT:      %g = tile.view %gammas_tile at 64 : tensor<128xbf16> -> tensor<64xbf16>
+// CHECK-NEXT:      %g = tile.view %gammas_tile at [64] : tensor<128xbf16> -> tensor<64xbf16>
 // CHECK:         tile.cube_stage "linear"
-// CHECK-NEXT:      %w1 = tile.view %w_tile at 32 : tensor<64x64xbf16> -> tensor<32x64xbf16>
+// CHECK-NEXT:      %w1 = tile.view %w_tile at [32, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
 // CHECK-NEXT:      tile.matmul %{{.*}}, %w1 b_trans
 func.func @weight_rows(%x: tensor<?x64xbf16>, %gammas: tensor<128xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x32xbf16> {
-  %g = pto.view %gammas at 64 : tensor<128xbf16> -> tensor<64xbf16>
+  %g = pto.view %gammas at [64] : tensor<128xbf16> -> tensor<64xbf16>
   %n = pto.rms_norm %x, %g eps = 1.0e-06 : tensor<?x64xbf16>, tensor<64xbf16> -> tensor<?x64xbf16>
-  %w1 = pto.view %w at 32 : tensor<64x64xbf16> -> tensor<32x64xbf16>
+  %w1 = pto.view %w at [32, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
   %a = pto.matmul %n, %w1 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
   %c = pto.cast %a rint : tensor<?x32xf32> -> tensor<?x32xbf16>
   func.return %c : tensor<?x32xbf16>
@@ -223,11 +223,11 @@ func.func @weight_rows(%x: tensor<?x64xbf16>, %gammas: tensor<128xbf16>, %w: ten
 
 // -----
 
-// Rows of anything but a weight argument would be a copy the loop has no place for.
+// A window of anything but a weight argument would be a copy the loop has no place for.
 func.func @rows_of_a_reshape(%x: tensor<?x64xbf16>, %w: tensor<32x2x32xbf16>) -> tensor<?x16xf32> {
   %w2 = pto.reshape %w inplace : tensor<32x2x32xbf16> -> tensor<32x64xbf16>
-  // expected-error@+1 {{'pto.view' takes rows of a weight argument of the kernel, not of a value computed in it}}
-  %w1 = pto.view %w2 at 16 : tensor<32x64xbf16> -> tensor<16x64xbf16>
+  // expected-error@+1 {{'pto.view' takes a window of a weight argument of the kernel, not of a value computed in it}}
+  %w1 = pto.view %w2 at [16, 0] : tensor<32x64xbf16> -> tensor<16x64xbf16>
   %a = pto.matmul %x, %w1 b_trans : tensor<?x64xbf16>, tensor<16x64xbf16> -> tensor<?x16xf32>
   func.return %a : tensor<?x16xf32>
 }

@@ -9,9 +9,9 @@
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p tile-assign-shapes,tile-to-npu | filecheck %s --check-prefix=LEVEL
 // Rows of a weight are an npu.view of its gm buffer, read with the weight's L2 policy.
-// RUN: pto-opt %S/Inputs/weight_rows.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=8})' | filecheck %s --check-prefix=ROWS
-// ROWS: %[[G:.*]] = npu.view %gammas at 64 : !npu.buf<128xbf16, gm> -> !npu.buf<64xbf16, gm>
-// ROWS: %[[W:.*]] = npu.view %w at 32 : !npu.buf<64x64xbf16, gm> -> !npu.buf<32x64xbf16, gm>
+// RUN: pto-opt %S/Inputs/weight_views.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=8})' | filecheck %s --check-prefix=ROWS
+// ROWS: %[[G:.*]] = npu.view %gammas at [64] : !npu.buf<128xbf16, gm> -> !npu.buf<64xbf16, gm>
+// ROWS: %[[W:.*]] = npu.view %w at [32, 0] : !npu.buf<64x64xbf16, gm> -> !npu.buf<32x64xbf16, gm>
 // ROWS: npu.dma mte2 %[[G]][0] -> %{{.*}}[0] : !npu.buf<64xbf16, gm> -> !npu.buf<64xbf16, ub>
 // ROWS: npu.dma mte2 %[[W]][%{{.*}}, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable : !npu.buf<32x64xbf16, gm> -> !npu.buf<32x64xbf16, l1>
 // The loops of a remainder cascade cover disjoint rows and share one workspace; a loop

@@ -135,8 +135,8 @@ def test_loop_form_hints() -> None:
 
 @pytest.mark.parametrize(("body", "msg"), [
     ("pto.view(x, [4, 64], [0, 0])", "view of \\[4, 64\\] at \\[0, 0\\] is not supported"),
-    ("pto.view(w, [16, 32], [0, 0])", "SK-03 takes the whole tensor"),
-    ("pto.view(w, [16, 64], [24, 0])", "rows \\[24, 40\\) are outside the input's 32 rows"),
+    ("pto.view(w, [p, 64], [idx, 0])", "SK-03 takes the whole tensor \\[32, 64\\] at \\[0, 0\\] or a static window"),
+    ("pto.view(w, [16, 64], [24, 0])", "view \\[24, 40\\) of dim 0 is outside the input's 32"),
     ("pto.loop_unroll(0, x.shape[0], 1, unroll_list=[1]).__next__()", "loop_unroll may appear once"),
     ("pto.assemble(pto.matmul(x, w, b_trans=True), [idx, 0], out)", "assembled once"),
     ("pto.assemble(x, [idx, 0], out)", "the value is tensor<\\?x64xf32> but the output is tensor<\\?x32xf32>"),

@@ -913,24 +913,24 @@ func.func @f() {
 // -----
 
 func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
-  // expected-error@+1 {{'npu.view' rows [60, 68) are outside the source's 64 rows}}
-  %v = npu.view %w at 60 : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x32xbf16, gm>
+  // expected-error@+1 {{'npu.view' [60, 68) of dim 0 is outside the source's 64}}
+  %v = npu.view %w at [60, 0] : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x32xbf16, gm>
   func.return
 }
 
 // -----
 
 func.func @f(%w: !npu.buf<?x32xbf16, gm>) {
-  // expected-error@+1 {{'npu.view' takes whole rows of a static buffer}}
-  %v = npu.view %w at 0 : !npu.buf<?x32xbf16, gm> -> !npu.buf<8x32xbf16, gm>
+  // expected-error@+1 {{'npu.view' takes a window of a static buffer, one offset per dim}}
+  %v = npu.view %w at [0, 0] : !npu.buf<?x32xbf16, gm> -> !npu.buf<8x32xbf16, gm>
   func.return
 }
 
 // -----
 
 func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
-  // expected-error@+1 {{'npu.view' takes whole rows of a static buffer}}
-  %v = npu.view %w at 0 : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x16xbf16, gm>
+  // expected-error@+1 {{'npu.view' [30, 46) of dim 1 is outside the source's 32}}
+  %v = npu.view %w at [0, 30] : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x16xbf16, gm>
   func.return
 }
 
@@ -938,7 +938,7 @@ func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
 
 func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
   // expected-error@+1 {{'npu.view' cannot change the element type}}
-  %v = npu.view %w at 0 : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x32xf32, gm>
+  %v = npu.view %w at [0, 0] : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x32xf32, gm>
   func.return
 }
 
@@ -947,6 +947,6 @@ func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
 func.func @f() {
   %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
   // expected-error@+1 {{'npu.view' views gm buffers only}}
-  %v = npu.view %u at 0 : !npu.buf<4x64xf32, ub> -> !npu.buf<2x64xf32, ub>
+  %v = npu.view %u at [0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<2x64xf32, ub>
   func.return
 }

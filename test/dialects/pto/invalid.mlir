@@ -652,24 +652,24 @@ func.func @t(%a: tensor<?x512xbf16>) -> tensor<?x512xbf16> {
 // -----
 
 func.func @t(%w: tensor<64x32xbf16>) -> tensor<16x32xbf16> {
-  // expected-error@+1 {{'pto.view' rows [56, 72) are outside the input's 64 rows}}
-  %0 = pto.view %w at 56 : tensor<64x32xbf16> -> tensor<16x32xbf16>
+  // expected-error@+1 {{'pto.view' [56, 72) of dim 0 is outside the input's 64}}
+  %0 = pto.view %w at [56, 0] : tensor<64x32xbf16> -> tensor<16x32xbf16>
   func.return %0 : tensor<16x32xbf16>
 }
 
 // -----
 
 func.func @t(%w: tensor<64x32xbf16>) -> tensor<16x32xbf16> {
-  // expected-error@+1 {{'pto.view' rows [-1, 15) are outside the input's 64 rows}}
-  %0 = pto.view %w at -1 : tensor<64x32xbf16> -> tensor<16x32xbf16>
+  // expected-error@+1 {{'pto.view' [-1, 15) of dim 0 is outside the input's 64}}
+  %0 = pto.view %w at [-1, 0] : tensor<64x32xbf16> -> tensor<16x32xbf16>
   func.return %0 : tensor<16x32xbf16>
 }
 
 // -----
 
 func.func @t(%w: tensor<64x32xbf16>) -> tensor<16x16xbf16> {
-  // expected-error@+1 {{'pto.view' takes whole rows: 64x32 and 16x16 must differ in dim 0 only}}
-  %0 = pto.view %w at 0 : tensor<64x32xbf16> -> tensor<16x16xbf16>
+  // expected-error@+1 {{'pto.view' needs one offset per dim and the input's rank: 1 offsets, 64x32 -> 16x16}}
+  %0 = pto.view %w at [0] : tensor<64x32xbf16> -> tensor<16x16xbf16>
   func.return %0 : tensor<16x16xbf16>
 }
 
@@ -677,7 +677,7 @@ func.func @t(%w: tensor<64x32xbf16>) -> tensor<16x16xbf16> {
 
 func.func @t(%w: tensor<64x32xbf16>) -> tensor<16x32xf32> {
   // expected-error@+1 {{'pto.view' cannot change the element type}}
-  %0 = pto.view %w at 0 : tensor<64x32xbf16> -> tensor<16x32xf32>
+  %0 = pto.view %w at [0, 0] : tensor<64x32xbf16> -> tensor<16x32xf32>
   func.return %0 : tensor<16x32xf32>
 }
 
@@ -685,6 +685,6 @@ func.func @t(%w: tensor<64x32xbf16>) -> tensor<16x32xf32> {
 
 func.func @t(%x: tensor<?x32xbf16>) -> tensor<16x32xbf16> {
   // expected-error@+1 {{'pto.view' views a weight: input and result need static shapes}}
-  %0 = pto.view %x at 0 : tensor<?x32xbf16> -> tensor<16x32xbf16>
+  %0 = pto.view %x at [0, 0] : tensor<?x32xbf16> -> tensor<16x32xbf16>
   func.return %0 : tensor<16x32xbf16>
 }

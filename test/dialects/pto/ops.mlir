@@ -121,9 +121,9 @@ func.func @columns(%kv: tensor<?x576xbf16>, %x: tensor<4x8x64xf32>) -> (tensor<?
 // Rows of a weight, read in place: part of a stacked weight, a gamma among several.
 // CHECK-LABEL: func.func @weight_rows
 func.func @weight_rows(%w: tensor<1024x4096xbf16>, %g: tensor<8192xbf16>) -> (tensor<512x4096xbf16>, tensor<4096xbf16>) {
-  // CHECK: pto.view %{{.*}} at 512 : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>
-  %h = pto.view %w at 512 : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>
-  // CHECK: pto.view %{{.*}} at 4096 : tensor<8192xbf16> -> tensor<4096xbf16>
-  %g1 = pto.view %g at 4096 : tensor<8192xbf16> -> tensor<4096xbf16>
+  // CHECK: pto.view %{{.*}} at [512, 0] : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>
+  %h = pto.view %w at [512, 0] : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>
+  // CHECK: pto.view %{{.*}} at [4096] : tensor<8192xbf16> -> tensor<4096xbf16>
+  %g1 = pto.view %g at [4096] : tensor<8192xbf16> -> tensor<4096xbf16>
   func.return %h, %g1 : tensor<512x4096xbf16>, tensor<4096xbf16>
 }

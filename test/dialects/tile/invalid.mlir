@@ -534,7 +534,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>, %out: tensor<?x32xf3
     %x8 = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
     %y = tile.cube_stage "linear" -> (tensor<4x32xf32>) {
       // expected-error@+1 {{'tile.view' views a weight: its input must be a whole tile.load (no token row, not host_transpose)}}
-      %h = tile.view %x8 at 4 : tensor<8x64xbf16> -> tensor<4x64xbf16>
+      %h = tile.view %x8 at [4, 0] : tensor<8x64xbf16> -> tensor<4x64xbf16>
       %m = tile.matmul %h, %w b_trans : tensor<4x64xbf16>, tensor<32x64xbf16> -> tensor<4x32xf32>
       tile.yield %m : tensor<4x32xf32>
     }

@@ -172,14 +172,14 @@ func.func @weight_rows(%x: tensor<?x64xbf16>, %g: tensor<128xbf16>, %w: tensor<6
     %gl = tile.load %g : tensor<128xbf16> -> tensor<128xbf16>
     %wl = tile.load %w cache none_cacheable : tensor<64x64xbf16> -> tensor<64x64xbf16>
     %n = tile.vec_stage "rmsnorm" tile [8, 64] -> (tensor<8x64xbf16>) {
-      // CHECK: tile.view %{{.*}} at 64 : tensor<128xbf16> -> tensor<64xbf16>
-      %g1 = tile.view %gl at 64 : tensor<128xbf16> -> tensor<64xbf16>
+      // CHECK: tile.view %{{.*}} at [64] : tensor<128xbf16> -> tensor<64xbf16>
+      %g1 = tile.view %gl at [64] : tensor<128xbf16> -> tensor<64xbf16>
       %r = tile.rms_norm %x8, %g1 eps = 1.0e-06 : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
       tile.yield %r : tensor<8x64xbf16>
     }
     %y = tile.cube_stage "linear" -> (tensor<8x32xf32>) {
-      // CHECK: tile.view %{{.*}} at 32 : tensor<64x64xbf16> -> tensor<32x64xbf16>
-      %w1 = tile.view %wl at 32 : tensor<64x64xbf16> -> tensor<32x64xbf16>
+      // CHECK: tile.view %{{.*}} at [32, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
+      %w1 = tile.view %wl at [32, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
       %m = tile.matmul %n, %w1 b_trans : tensor<8x64xbf16>, tensor<32x64xbf16> -> tensor<8x32xf32>
       tile.yield %m : tensor<8x32xf32>
     }
