@@ -201,13 +201,25 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
         refuse(f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
                "token tiles [rows, ...] at [row, 0, ...], windows of a weight parameter, "
                "or columns [rows, w] at [0, c] of a 2-D tensor")
+    if not rest_ok and _tile_columns(input, shape, offsets, valid):
+        rows = view(input, [shape[0], input.shape[1]], [offsets[0], 0],
+                    valid_shape=None if valid is None else [valid[0], input.shape[1]])
+        return split_k.column_view(rows, offsets[1], offsets[1] + shape[1])
     if not rest_ok or not _is_int(shape[0]):
-        refuse(f"a token-tile view takes whole rows (take columns of the tile with a second view at [0, c]): shape [rows, {', '.join(map(str, input.shape[1:]))}] at "
-               f"[row{', 0' * (len(shape) - 1)}], got {shape} at {offsets}")
+        refuse(f"a token-tile view takes whole rows, or columns [rows, w] at [row, c] of a 2-D tensor: shape "
+               f"[rows, {', '.join(map(str, input.shape[1:]))}] at [row{', 0' * (len(shape) - 1)}], "
+               f"got {shape} at {offsets}")
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
     return Tensor.traced([shape[0], *shape[1:]], input._dtype, input._val, True)
+
+
+def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
+    """Columns [c, c + w) of a token tile of a 2-D tensor: the tile, then its columns."""
+    return (len(shape) == 2 and _is_int(shape[1]) and _is_int(offsets[1]) and _is_int(x.shape[1])
+            and 0 <= offsets[1] and 1 <= shape[1] and offsets[1] + shape[1] <= x.shape[1]
+            and (valid is None or valid[1] == shape[1]))
 
 
 def assemble(*args, parallel: bool = False) -> None:

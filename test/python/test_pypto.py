@@ -232,6 +232,22 @@ def test_column_views_concat_and_negation_are_slices_and_concats() -> None:
     assert "-1.000000e+00" in text
 
 
+def test_a_view_at_a_row_and_a_column_offset_is_a_tile_and_its_columns() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K // 2, N], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            right = pypto.view(x, [p, K // 2], [idx, K // 2], valid_shape=[p, K // 2])
+            pypto.assemble(pypto.matmul(right * 2.0, w, FP32), [idx, 0], out)
+
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((6, K), dtype=np.float32), rng.standard_normal((K // 2, N), dtype=np.float32)
+    out = np.zeros((6, N), np.float32)
+    k(x, w, out)
+    assert check(out, (x[:, K // 2:] * 2) @ w).ok
+    assert f"pto.slice %x at {K // 2}" in str(k.trace(x, w, out))
+
+
 # ------------------------------------------------------------------ refusals
 
 
@@ -253,7 +269,8 @@ def _kernel(body):
     (lambda xt, i, p: pypto.concat([xt], -1), "pypto.concat takes a list of at least 2 tensors"),
     (lambda xt, i, p: xt[:, 0:K:2], "slicing a tensor"),
     (lambda xt, i, p: pypto.sum(xt, 0, keepdim=True), "only the last axis"),
-    (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "take columns of the tile with a second view at [0, c]"),
+    (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "a token-tile view of a computed value is not supported"),
+    (lambda xt, i, p: pypto.view(xt, [p, 32], [0, 40]), "views here take whole tensors"),
     (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "views here take whole tensors"),
     (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
     (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
