@@ -149,6 +149,13 @@ class JitKernel:
         values, arrays = self._bind(args, kwargs)
         return self._trace(values, self._shapes(arrays)[0])
 
+    def tune(self, *args, tokens, **options):
+        """`pto.tune` on the kernel traced for these arguments' shapes (nothing of theirs
+        is read but shapes and dtypes): `kernel.tune(x, w, out, tokens=[16, 128])`."""
+        from pto.tuner.tune import tune
+
+        return tune(self.trace(*args), tokens, name=self.fn.__name__, **options)
+
     def _trace(self, values: dict, shapes: list[list]) -> ModuleOp:
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}

@@ -58,10 +58,13 @@ def _fits(v, defaults: list) -> bool:
     return type(v) is int and v >= 1
 
 
+def _check_budget(budget) -> None:
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
+        raise TuneError(f"budget must be a positive integer, got {budget!r}")
+
+
 def _budget(n: int, budget: int | None) -> int:
     if budget is not None:
-        if not isinstance(budget, int) or budget < 1:
-            raise TuneError(f"budget must be a positive integer, got {budget!r}")
         return budget
     return min(max(MIN_BUDGET, round(BUDGET_SHARE * n)), MAX_DEFAULT_BUDGET)
 
@@ -117,9 +120,10 @@ def tune(kernel, tokens, *, target: str | None = None, budget: int | None = None
 
     module, text = _module(kernel, name)
     ts = _check_tokens(tokens)
+    workers = _check_jobs(jobs)  # the cheap checks before the space is built
+    _check_budget(budget)
     info: KernelInfo = kernel_info(module, target)
     p = plan(info, ts, dims, budget, exhaustive)
-    workers = _check_jobs(jobs)
     ex = executor(workers, dask)
     sweep = Sweep(text, name, info, ts, _store(out, resume), ex, progress)
     base = list(baselines(info).values())

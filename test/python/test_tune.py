@@ -3,9 +3,12 @@ pruning with reasons, a failing configuration recorded, the pinned winner, bad i
 
 import json
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 import pto
+import pto.pypto as pypto
 from pto.tuner.kernel import TuneError
 from pto.tuner.space import key
 
@@ -110,3 +113,28 @@ def test_unreachable_dask_scheduler():
     pytest.importorskip("distributed")
     with pytest.raises(TuneError, match="cannot reach the Dask scheduler"):
         pto.tune(SMALL, [8], dask="tcp://127.0.0.1:1", dims=DIMS)
+
+
+def test_plot_writes_a_png(exhaustive, tmp_path):
+    pytest.importorskip("matplotlib")
+    from pto.tuner.plot import plot
+
+    r, _ = exhaustive
+    path = tmp_path / "tune.png"
+    plot(r, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
+
+
+def test_a_pypto_kernel_is_tuned_from_its_trace():
+    @pypto.frontend.jit
+    def small(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
+              w: pypto.Tensor([128, 256], pypto.DT_BF16), out: pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_BF16)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
+            n = pypto.rms_norm(pypto.view(x, [p, 256], [idx, 0]), None, 1e-6)
+            y = pypto.matmul(pypto.cast(n, pypto.DT_BF16), w, pypto.DT_BF16, b_trans=True)
+            pypto.assemble(y, [idx, 0], out)
+
+    x, w, out = (np.zeros(s, ml_dtypes.bfloat16) for s in [(1, 256), (128, 256), (1, 128)])
+    r = small.tune(x, w, out, tokens=[8, 20], jobs=1, dims=DIMS, exhaustive=True)
+    assert r.info.name == "small" and len(r.plan.candidates) == 8
+    assert r.cycles(r.best) <= min(r.baseline_cycles().values())
