@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     f32,
+    i1,
     i64,
 )
 from xdsl.dialects.func import FuncOp
@@ -1150,6 +1151,9 @@ def verify_hints(op: Operation) -> None:
                 elif name == "pto.output":
                     if not isinstance(attr, UnitAttr):
                         raise VerifyException(f"argument {i}: 'pto.output' is a unit attribute")
+                elif name == "pto.host_transpose":
+                    if not (isinstance(attr, IntegerAttr) and attr.type == i1):
+                        raise VerifyException(f"argument {i}: 'pto.host_transpose' is true or false")
                 elif name.startswith("pto."):
                     raise VerifyException(f"argument {i}: unknown pto argument hint '{name}'")
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -82,6 +82,29 @@ def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
     if vec[-1] < min(block, width):
         raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} is narrower than a "
                                   f"{target.block_bytes}-byte block of its data ({min(block, width)} elements)")
+
+
+def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:
+    """The weight's `pto.host_transpose` argument hint: passed [K, N] (true), as it is
+    (false), or the pass's choice (absent: the mhc_pre variant's own tiles transpose it)."""
+    src = mm.rhs.owner
+    view = isinstance(src, tile.ViewOp)
+    if view:
+        src = src.input.owner
+    if isinstance(src, tile.LoadOp) and src.host_transpose is not None:
+        return True  # done already
+    arg = src.source if isinstance(src, tile.LoadOp) else None
+    if not isinstance(arg, BlockArgument) or not isinstance(f := arg.block.parent_op(), func.FuncOp) \
+            or f.arg_attrs is None:
+        return None
+    hint = f.arg_attrs.data[arg.index].data.get("pto.host_transpose")  # type: ignore[attr-defined]
+    if not isinstance(hint, IntegerAttr):
+        return None
+    if hint.value.data and (view or mm.b_trans is None):
+        what = "read through a view" if view else "the matmul reads as [K, N] already (no b_trans)"
+        raise DiagnosticError(mm, f"'pto.host_transpose' on a weight {what}: only a whole [N, K] weight "
+                                  "used with b_trans is passed transposed")
+    return bool(hint.value.data)
 
 
 @dataclass(frozen=True)
@@ -165,12 +188,16 @@ class TileAssignShapesPass(ModulePass):
         m, k, _, n = mm.mkn()
         sa = ELEM_BYTES[elem_name(mm.lhs.type.element_type)]  # type: ignore[union-attr]
         sacc = ELEM_BYTES[MATMUL_OUT[elem_name(mm.lhs.type.element_type)][0]]  # type: ignore[union-attr]
+        wanted = host_transpose_hint(mm)
         if st.tiles is None:
             if mhc:
                 st.tiles = self.mhc_tiles(rows)
-                self.host_transpose(mm)
+                if wanted is not False:
+                    self.host_transpose(mm)
             else:
                 st.tiles = self.choose(m, k, n, sa, sacc, 1, BUFFERS, BUFFERS, target)
+        if wanted and mm.b_trans is not None:
+            self.host_transpose(mm)
         st.tiles = self.clip_to_body(st.tiles, rows)
         self.check(st, sa, sacc, target)
 

@@ -39,6 +39,7 @@ class KernelInfo:
     acc_elem: str  # its accumulator's
     b_trans: bool
     weights: tuple[str, ...]  # the static arguments the matmul reads, by name
+    host_transposable: bool  # B is a whole [N, K] weight argument read with b_trans
     vec_cols: tuple[int, ...]  # the row width of each op a vector tile is pinned on
     target: Target
 
@@ -88,5 +89,6 @@ def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
     cols = tuple(o.operands[0].type.get_shape()[-1] for o in sig.func.walk() if isinstance(o, VEC_TILED))  # type: ignore
     form = f.attributes["pto.form"].data.value  # type: ignore[union-attr]
     return KernelInfo(f.sym_name.data, form, lhs.get_shape()[-1], res.get_shape()[-1], a_elem,  # type: ignore
-                      MATMUL_OUT[a_elem][0], mm.b_trans is not None, _weights(f, mm), cols,
+                      MATMUL_OUT[a_elem][0], mm.b_trans is not None, _weights(f, mm),
+                      mm.b_trans is not None and isinstance(mm.rhs, BlockArgument), cols,
                       load_target(target) if target else target_of(sig.func))

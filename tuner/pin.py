@@ -5,7 +5,8 @@ and `pto.cube_tile` on ops), so the result is a kernel `pto-opt` and `pto-run` t
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i1, i64
+from xdsl.ir import BlockArgument
 
 from pto.dialects import pto
 from pto.dialects.pto import CachePolicy, CachePolicyAttr, CubeTileAttr
@@ -28,10 +29,18 @@ def pin(module: ModuleOp, c: Config) -> ModuleOp:
         for op in (o for o in f.walk() if isinstance(o, VEC_TILED)):
             cols = op.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
             op.attributes["pto.vec_tile"] = DenseArrayBase.from_list(i64, [c["vec_rows"], cols])
+    mm = next(o for o in f.walk() if isinstance(o, pto.MatmulOp))
     if any(d in c for d in CUBE_DIMS):
-        mm = next(o for o in f.walk() if isinstance(o, pto.MatmulOp))
         mm.attributes["pto.cube_tile"] = CubeTileAttr([c["m"]] * 2, c["k"], [c["n"]] * 2, split_k=c["split_k"])
+    if "host_transpose" in c and isinstance(mm.rhs, BlockArgument):
+        _set_arg_hint(f, mm.rhs, "pto.host_transpose", BoolAttr(c["host_transpose"], i1))
     return m
+
+
+def _set_arg_hint(f: func.FuncOp, a: BlockArgument, name: str, value) -> None:
+    cur = list(f.arg_attrs.data) if f.arg_attrs else [DictionaryAttr({}) for _ in f.body.block.args]
+    cur[a.index] = DictionaryAttr({**cur[a.index].data, name: value})
+    f.arg_attrs = ArrayAttr(cur)
 
 
 def _pin_settings(f: func.FuncOp, c: Config) -> None:
@@ -50,6 +59,4 @@ def _pin_caches(f: func.FuncOp, c: Config) -> None:
         policy = c.get(f"cache.{arg_name(f, a)}")
         if policy is None:
             continue
-        cur = list(f.arg_attrs.data) if f.arg_attrs else [DictionaryAttr({}) for _ in f.body.block.args]
-        cur[a.index] = DictionaryAttr({**cur[a.index].data, "pto.cache": CachePolicyAttr(CachePolicy(policy))})
-        f.arg_attrs = ArrayAttr(cur)
+        _set_arg_hint(f, a, "pto.cache", CachePolicyAttr(CachePolicy(policy)))

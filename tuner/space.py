@@ -36,7 +36,7 @@ SETTING = {"l1_reuse": "cube_l1_reuse_setting", "vec_nbuffer": "vec_nbuffer_sett
 
 
 def _cube_dims(info: KernelInfo) -> dict[str, list]:
-    if info.form == "mhc_pre":  # all or nothing, with the host-transposed weight (SK03.md)
+    if info.form == "mhc_pre":  # all or nothing (SK03.md): the passes' tiles
         return {}
     split = [False, True] if info.acc_elem == "f32" else [False]  # no split-K with an i32 accumulator
     ks = [[k0, k0 * t] for k0 in K_L0 for t in K_L1_TIMES]
@@ -50,6 +50,8 @@ def dimensions(info: KernelInfo) -> dict[str, list]:
         dims["vec_rows"] = list(VEC_ROWS)
     dims |= _cube_dims(info)
     dims |= {f"cache.{w}": list(CACHES) for w in info.weights}
+    if info.host_transposable:  # the variant transposes by default (SK03.md): that first
+        dims["host_transpose"] = [True, False] if info.form == "mhc_pre" else [False, True]
     dims |= {name: list(vals) for name, vals in MERGES.items()}
     dims["stitch"] = [None]  # all bodies in one stitch unless asked (`--dim stitch=1,128`)
     return dims

@@ -22,7 +22,7 @@ SMALL = """func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) ->
 
 # 8 configurations: two unroll lists, two N tiles, two cache policies.
 DIMS = {"unroll": [[8, 1], [16, 1]], "m": [16], "n": [64, 128], "k": [[128, 256]], "split_k": [False],
-        "vec_rows": [4], "l1_reuse": [2], "vec_nbuffer": [2], "cube_nbuffer": [1]}
+        "vec_rows": [4], "l1_reuse": [2], "vec_nbuffer": [2], "cube_nbuffer": [1], "host_transpose": [False]}
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +138,15 @@ def test_a_pypto_kernel_is_tuned_from_its_trace():
     r = small.tune(x, w, out, tokens=[8, 20], jobs=1, dims=DIMS, exhaustive=True)
     assert r.info.name == "small" and len(r.plan.candidates) == 8
     assert r.cycles(r.best) <= min(r.baseline_cycles().values())
+
+
+def test_host_transpose_is_a_dimension():
+    from pto.tuner.pin import pin
+
+    dims = {**DIMS, "unroll": [[8, 1]], "n": [128], "cache.w": ["normal"], "host_transpose": [False, True]}
+    r = pto.tune(SMALL, [8], jobs=1, dims=dims, exhaustive=True)
+    costs = {json.loads(k)["host_transpose"]: r.sweep.cost(k) for k in r.sweep.results if "host_transpose" in k}
+    assert set(costs) == {False, True} and costs[False] != costs[True], costs
+    pinned = pin(r.module, {"host_transpose": True})
+    assert "pto.host_transpose = true" in str(pinned)
+    assert "npu.host_transpose" in pto.compile(pinned).text("npu")

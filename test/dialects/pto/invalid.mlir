@@ -514,6 +514,13 @@ func.func @t(%x: tensor<4xf32> {pto.cache = 1}) {
 
 // -----
 
+// expected-error@+1 {{argument 0: 'pto.host_transpose' is true or false}}
+func.func @t(%x: tensor<4x4xf32> {pto.host_transpose}) {
+  func.return
+}
+
+// -----
+
 func.func @t(%x: tensor<4xf32>) {
   // expected-error@+1 {{Expected `normal`, or `none_cacheable`}}
   %0 = pto.abs %x {pto.x = #pto.cache<sometimes>} : tensor<4xf32> -> tensor<4xf32>

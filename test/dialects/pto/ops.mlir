@@ -2,12 +2,12 @@
 // RUN: %ROUNDTRIP | filecheck %s
 
 // CHECK-LABEL: func.func @standard
-// CHECK-SAME: {pto.cache = #pto.cache<none_cacheable>}
+// CHECK-SAME: {pto.cache = #pto.cache<none_cacheable>, pto.host_transpose = true}
 // CHECK-SAME: pto.target = "ascend910b1"
 // CHECK-SAME: pto.unroll = array<i64: 128, 64, 1>
 // CHECK-SAME: cube_l1_reuse_setting = {"-1" = 2 : i64, "1" = 1 : i64}
 func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>,
-                    %w: tensor<1024x4096xbf16> {pto.cache = #pto.cache<none_cacheable>}) -> tensor<?x1024xbf16>
+                    %w: tensor<1024x4096xbf16> {pto.cache = #pto.cache<none_cacheable>, pto.host_transpose = true}) -> tensor<?x1024xbf16>
     attributes {pto.target = "ascend910b1", pto.unroll = array<i64: 128, 64, 1>,
                 pto.options = {cube_l1_reuse_setting = {"-1" = 2, "1" = 1}, vec_nbuffer_setting = {"0" = 2},
                                cube_nbuffer_setting = {"-1" = 4}}} {

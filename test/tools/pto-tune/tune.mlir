@@ -1,4 +1,4 @@
-// RUN: pto-tune %s --tokens 8,20 --jobs 1 --quiet --exhaustive --dim unroll=8/1,16/1 --dim m=16 --dim n=64,128 --dim k=128/256,256/256 --dim split_k=false --dim vec_rows=4 --dim l1_reuse=2 --dim vec_nbuffer=2 --dim cube_nbuffer=1 --write-best %t.best.mlir | filecheck %s
+// RUN: pto-tune %s --tokens 8,20 --jobs 1 --quiet --exhaustive --dim unroll=8/1,16/1 --dim m=16 --dim n=64,128 --dim k=128/256,256/256 --dim split_k=false --dim vec_rows=4 --dim l1_reuse=2 --dim vec_nbuffer=2 --dim cube_nbuffer=1 --dim host_transpose=false --write-best %t.best.mlir | filecheck %s
 // RUN: pto-opt --pass-pipeline='builtin.module(pto-sk03-pipeline)' %t.best.mlir | filecheck %s --check-prefix=NPU
 // RUN: pto-run %t.best.mlir --random-inputs --tokens 20 | filecheck %s --check-prefix=MODEL
 // RUN: cat %t.best.mlir | filecheck %s --check-prefix=BEST
@@ -37,7 +37,7 @@ func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x1
 // NPU: npu.graph
 // MODEL: total: {{[0-9]+}} cycles
 
-// DIM: pto-tune: error: unknown dimension 'foo' (this kernel has: unroll, vec_rows, m, n, k, split_k, cache.w, l1_reuse, vec_nbuffer, cube_nbuffer, stitch)
+// DIM: pto-tune: error: unknown dimension 'foo' (this kernel has: unroll, vec_rows, m, n, k, split_k, cache.w, host_transpose, l1_reuse, vec_nbuffer, cube_nbuffer, stitch)
 // EMPTY: pto-tune: error: no legal configuration in the space of {{[0-9]+}}: K or N not a multiple of its tile
 // FLAG: pto-tune: error: --tokens must be comma-separated integers, got '0,x'
 // RESUME: pto-tune: error: --resume needs --out (the store to continue)
