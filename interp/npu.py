@@ -15,6 +15,7 @@ from functools import partial
 
 from pto.dialects import npu
 from pto.dialects.npu import BufferType, Space
+from pto.interp import compiled
 from pto.interp import npu_ops as ops
 from pto.interp.graph import Group, TaskGraph
 from pto.interp.machine import Core, Machine, MachineError
@@ -91,8 +92,10 @@ class CoreInterpreter(Interpreter):
 
 
 class NpuFunctions(InterpreterFunctions):
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: Machine, engine: str = "interp"):
         self.machine = machine
+        self.engine = engine  # "interp": a CoreInterpreter per core; "compiled": `pto.interp.compiled`
+        self._programs: compiled.Programs | None = None
         self._ends: dict[Operation, CopySpec] = {}
         self._allocs: dict[Operation, ops.AllocSpec] = {}
         self._kernels: dict[Operation, tuple[str, ops.Compute]] = {}
@@ -142,11 +145,14 @@ class NpuFunctions(InterpreterFunctions):
 
     @impl(npu.LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: npu.LaunchOp, args: PythonValues):
+        regions = (("cube", op.cube_cores.value.data, op.cube), ("vector", op.vector_cores.value.data, op.vector))
+        if self.engine == "compiled":
+            compiled.run_launch(self.machine, self._compiled(interpreter), regions)
+            return ()
         m = self.machine
         sched = Scheduler()
         cores: list[Core] = []
-        for kind, count, region in (("cube", op.cube_cores.value.data, op.cube),
-                                    ("vector", op.vector_cores.value.data, op.vector)):
+        for kind, count, region in regions:
             for i in range(count):
                 core = m.new_core(kind, i)
                 cores.append(core)
@@ -158,6 +164,11 @@ class NpuFunctions(InterpreterFunctions):
         m.scheduler = None
         m.finish_launch(cores)
         return ()
+
+    def _compiled(self, interpreter: Interpreter) -> compiled.Programs:
+        if self._programs is None:  # compiled once per run, on first use
+            self._programs = compiled.Programs(interpreter)
+        return self._programs
 
     @impl(npu.GraphOp)
     def run_graph(self, interpreter: Interpreter, op: npu.GraphOp, args: PythonValues):
@@ -172,9 +183,14 @@ class NpuFunctions(InterpreterFunctions):
                 result = interpreter._run_op(o, interpreter.get_values(o.operands))
                 interpreter.set_values(zip(o.results, result.values))
             groups, self._groups = self._groups, None
-            child = lambda core: CoreInterpreter(interpreter.module, interpreter._impls, interpreter._ctx, core)
             stitch = op.stitch.value.data if op.stitch is not None else None
-            TaskGraph(self.machine, groups, stitch).run(op.cube_cores.value.data, op.vector_cores.value.data, child)
+            graph = TaskGraph(self.machine, groups, stitch)
+            cube, vector = op.cube_cores.value.data, op.vector_cores.value.data
+            if self.engine == "compiled":
+                compiled.run_graph(self.machine, self._compiled(interpreter), graph, cube, vector)
+            else:
+                graph.run(cube, vector, lambda core: CoreInterpreter(interpreter.module, interpreter._impls,
+                                                                     interpreter._ctx, core))
         finally:
             self._groups = None
             interpreter.pop_scope()
