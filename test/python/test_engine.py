@@ -135,6 +135,43 @@ def test_engines_agree_on_loops_branches_fallback_ops_and_cross_core_flags() -> 
     np.testing.assert_array_equal(got.outputs[0], 2 * x)
 
 
+# views, a GM workspace of a core program, dim, reshape, a column copy
+VIEWS = launch(f"""
+    %n = npu.dim %x, 0 : {GM}
+    %ws = npu.alloc gm (%n) : !npu.buf<?x64xf32, gm>
+    %wide = npu.reshape %ws : !npu.buf<?x64xf32, gm> -> !npu.buf<?x2x32xf32, gm>
+    %low = npu.view %x at 4 : {GM} -> !npu.buf<4x64xf32, gm>
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %b = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    npu.dma mte2 %low[0, 0] -> %a[0, 0] : !npu.buf<4x64xf32, gm> -> !npu.buf<4x64xf32, ub>
+    npu.set_flag mte2 -> vector, 0
+    npu.wait_flag mte2 -> vector, 0
+    npu.vdup 0.0 -> %b : !npu.buf<4x64xf32, ub>
+    npu.vcopy %a [cols 8] -> %b [cols 40] width 16 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+    npu.set_flag vector -> mte3, 0
+    npu.wait_flag vector -> mte3, 0
+    npu.dma mte3 %b[0, 0] -> %ws[0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<?x64xf32, gm>
+    npu.dma mte3 %b[0, 0] -> %out[4, 0] : !npu.buf<4x64xf32, ub> -> {GM}
+    npu.dma mte3 %b[0, 0] -> %out[0, 0] : !npu.buf<4x64xf32, ub> -> {GM}""")
+
+
+def test_engines_agree_on_views_workspaces_and_column_copies() -> None:
+    x = np.random.default_rng(4).standard_normal((8, 64)).astype(np.float32)
+    ref, got = both(parse(VIEWS), [x])
+    same(ref, got)
+    assert np.array_equal(got.outputs[0][4:, 40:56], x[4:, 8:24]) and "ws" in got.report.tensors
+
+
+def test_engines_agree_on_cube_ops() -> None:
+    from test_interp_npu import CUBE, CUBE_ARGS
+    from test_interp_npu import kernel as cube_kernel
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(-128, 128, (32, 64)).astype(np.int8)
+    b = rng.integers(-128, 128, (64, 16)).astype(np.int8)
+    same(*both(parse(cube_kernel("", CUBE_ARGS.replace("%b:", "%bt:"), vector=0, cube=CUBE)), [a, b]))
+
+
 ERRORS = {
     "out of bounds": (graph("""    %n = arith.constant 3 : index
     npu.tasks "a" vector (%b, %i) in (%n, 1) {
