@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import InterpretationError
 # once per run, the cores interleaved in one thread (`pto.interp.compiled`). Both give
 # the same outputs and figures.
 ENGINES = ("interp", "compiled")
-DEFAULT_ENGINE = "interp"
+DEFAULT_ENGINE = "compiled"
 
 
 class InputError(ValueError):
