@@ -27,7 +27,7 @@ from pto.diagnostics import Diagnostic, DiagnosticError, collect
 from pto.frontend.builder import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
-from pto.interp.run import InputError, check_inputs, random_inputs, signature
+from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature
 from pto.interp.run import run as run_module
 from pto.lowering.pto_sk03_pipeline import PtoSk03PipelinePass
 from pto.targets import UnknownTargetError, load_target, target_of
@@ -220,6 +220,18 @@ def _check_machine_args(level: str, target: object, l2_size: object, trace: obje
             raise RunError(f"cannot write the trace to '{trace}': it is a directory, or its directory does not exist")
 
 
+def _check_engine_args(level: str, engine: object, numerics: object, golden: bool) -> None:
+    """engine= and numerics= choose how the npu level runs; timing only computes no outputs."""
+    if engine is not None and (not isinstance(engine, str) or engine not in ENGINES):
+        raise RunError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    if not isinstance(numerics, bool | np.bool_):
+        raise RunError(f"numerics must be True or False, got {numerics!r}")
+    if not numerics and level != "npu":
+        raise RunError(f"numerics=False needs the npu level (the machine model), not {level}")
+    if not numerics and golden:
+        raise RunError("numerics=False computes no outputs to check: it cannot be combined with golden=True")
+
+
 def _check_l2(l2_size: int | None, module: ModuleOp, target: str | None) -> None:
     """`l2_size` is whole sets of the target's L2 (the model's cache is set-associative)."""
     if l2_size is None:
@@ -255,17 +267,23 @@ def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
 
 def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None, *,
         tokens: int | None = None, seed: int = 0, level: str = "npu", target: str | None = None,
-        l2_size: int | None = None, trace: str | None = None, golden: bool = False) -> Result:
+        l2_size: int | None = None, trace: str | None = None, golden: bool = False, engine: str | None = None,
+        numerics: bool = True) -> Result:
     """Run `kernel` at `level` (lowering a pto-level module with the default pipeline).
 
     `inputs`: arrays in argument order, or by argument name; None with `tokens` (>= 0)
     gives random inputs from `seed` (>= 0). `golden=True` checks each output against the
     pto level. `trace` writes a Perfetto trace of an npu-level run to that path.
+    `engine` runs the npu level: "interp" (xDSL's interpreter, the reference) or
+    "compiled" (the same figures and outputs, faster); default `DEFAULT_ENGINE`.
+    `numerics=False` times an npu-level run without computing its outputs (they stay
+    NaN): the report is the full run's.
 
     Raises RunError for a bad argument, InputError for inputs that do not fit the
     kernel, CompileError if lowering fails, MachineError if the kernel fails on the model."""
     _check_run_args(kernel, inputs, tokens, seed, level, golden)
     _check_machine_args(level, target, l2_size, trace)
+    _check_engine_args(level, engine, numerics, golden)
     compiled = kernel if isinstance(kernel, Compiled) else None
     source = compiled.levels[next(iter(compiled.levels))] if compiled else kernel
     assert isinstance(source, ModuleOp)
@@ -284,7 +302,7 @@ def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str,
         have = compiled.levels
     if level == "npu":
         _check_l2(l2_size, have["npu"], target)
-    r = run_module(have[level], xs, target, l2_size, trace=trace is not None)
+    r = run_module(have[level], xs, target, l2_size, trace=trace is not None, engine=engine, numerics=numerics)
     if r.report is not None:
         r.report.notes += r.host_transposes
         if trace is not None:

@@ -4,5 +4,7 @@ One interpreter-functions class per dialect (`pto.py`, `tile.py`, `npu.py`, `ari
 `numerics.py` holds the element arithmetic all levels share, `golden.py` the acceptance
 rule. The npu level runs on `machine.py` (buffers, pipes, cores), `cost.py` (what each
 op costs on the target), `graph.py` (task graphs and dispatch), `l2.py` and
-`scheduler.py`; `run.py` runs a kernel at any level and `report.py` says what it cost.
+`scheduler.py`, with each op's effect on it in `npu_ops.py`; `compiled.py` and
+`codegen.py` are the second engine of the npu level (core programs compiled to Python).
+`run.py` runs a kernel at any level and `report.py` says what it cost.
 """

@@ -36,8 +36,10 @@ class IndexArithFunctions(InterpreterFunctions):
         return (max(args[0], args[1]),)
 
 
-_CMP = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
-        operator.lt, operator.le, operator.gt, operator.ge)
+# arith.cmpi by predicate number (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge); index
+# values are non-negative, so the unsigned ones compare as the signed ones.
+CMP = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+       operator.lt, operator.le, operator.gt, operator.ge)
 
 
 @register_impls
@@ -60,4 +62,4 @@ class FastIndexArithFunctions(InterpreterFunctions):
 
     @impl(arith.CmpiOp)
     def run_cmpi(self, interpreter, op, args):
-        return (_CMP[op.predicate.value.data](args[0], args[1]),)
+        return (CMP[op.predicate.value.data](args[0], args[1]),)

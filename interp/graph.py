@@ -63,7 +63,8 @@ class TaskGraph:
         self.ends: dict[tuple[str, int], float] = {}  # latest end of a task of (group, body)
         self.ready: dict[str, list[tuple[float, int, int, int]]] = {k: [] for k in KINDS}  # heaps
         self.untaken = dict.fromkeys(KINDS, 0)
-        self.active: dict[int, tuple[Core, int]] = {}  # id of a core running a task: core, scheduler worker
+        # id of a core running a task: core, scheduler worker, when it took the task
+        self.active: dict[int, tuple[Core, int, float]] = {}
         self.turned: dict[int, float] = {}  # id of a core that ran a task: when it may take the next
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
@@ -76,12 +77,17 @@ class TaskGraph:
 
     def run(self, cube_cores: int, vector_cores: int, child) -> None:
         """Run every task on new cores; `child(core)` makes a core's interpreter."""
+        def work(core: Core, worker: int):
+            return partial(self._work, core, child(core), worker)
+        self.run_on(Scheduler(), cube_cores, vector_cores, work)
+
+    def run_on(self, sched, cube_cores: int, vector_cores: int, work) -> None:
+        """Run every task on new cores interleaved by `sched`; `work(core, worker)` is
+        what the scheduler runs for a core (its loop over tasks)."""
         m = self.machine
-        sched = Scheduler()
         cores = [m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores)) for i in range(n)]
         for core in cores:
-            sched.add(core.name, partial(self._work, core, child(core), len(sched.workers)),
-                      partial(self._clock, core))
+            sched.add(core.name, work(core, len(sched.workers)), partial(self._clock, core))
         m.scheduler = sched
         try:
             sched.run_all()
@@ -93,23 +99,39 @@ class TaskGraph:
 
     def _work(self, core: Core, interp, worker: int) -> None:
         sched = self.machine.scheduler
-        heap = self.ready[core.kind]
         while True:
-            sched.wait(partial(self._may_take, core), f"a {core.kind} task")
-            if not heap:
+            sched.wait(partial(self.may_take, core), self.waits_for(core))
+            task = self.take(core, worker)
+            if task is None:
                 return  # every task of this kind has been taken
-            ready, gi, b, i = heapq.heappop(heap)
-            self.untaken[core.kind] -= 1
-            g = self.groups[gi]
-            taken = max(self._free(core), ready)
-            core.issue = taken + self.machine.cost.task_dispatch
-            self.active[id(core)] = (core, worker)
-            interp.run_ssacfg_region(g.region, (b, i), g.label)
-            del self.active[id(core)]
-            core.issue = core.end()  # the task is done once all its pipes are
-            self.machine.task_done(core, g.label, (b, i), taken, core.issue)
-            self._ended(g, b, core.issue)
-            self.turned[id(core)] = core.issue + self.machine.cost.task_turnaround
+            interp.run_ssacfg_region(task[0].region, task[1:], task[0].label)
+            self.finish(core, task)
+
+    @staticmethod
+    def waits_for(core: Core) -> str:
+        return f"a {core.kind} task"
+
+    def take(self, core: Core, worker: int) -> tuple[Group, int, int] | None:
+        """Give the core the first ready task: (group, body, task), its dispatch charged;
+        None once every task of its kind has been taken."""
+        heap = self.ready[core.kind]
+        if not heap:
+            return None
+        ready, gi, b, i = heapq.heappop(heap)
+        self.untaken[core.kind] -= 1
+        taken = max(self._free(core), ready)
+        core.issue = taken + self.machine.cost.task_dispatch
+        self.active[id(core)] = (core, worker, taken)
+        return self.groups[gi], b, i
+
+    def finish(self, core: Core, task: tuple[Group, int, int]) -> None:
+        """The core's task has run: it ends once all its pipes are done."""
+        g, b, i = task
+        taken = self.active.pop(id(core))[2]
+        core.issue = core.end()
+        self.machine.task_done(core, g.label, (b, i), taken, core.issue)
+        self._ended(g, b, core.issue)
+        self.turned[id(core)] = core.issue + self.machine.cost.task_turnaround
 
     def _free(self, core: Core) -> float:
         """When an idle core can take its next task: `task_turnaround` after its last one."""
@@ -123,7 +145,7 @@ class TaskGraph:
         heap = self.ready[core.kind]
         return max(self._free(core), heap[0][0]) if heap else float("inf")
 
-    def _may_take(self, core: Core) -> bool:
+    def may_take(self, core: Core) -> bool:
         heap = self.ready[core.kind]
         if not heap:
             return self.untaken[core.kind] == 0
@@ -131,7 +153,7 @@ class TaskGraph:
         sched = self.machine.scheduler
         # A running core blocked inside its task (a cross-core wait) is not waited for:
         # it may wait for a task this core is about to take.
-        return all(start <= o.issue for o, w in self.active.values() if not sched.blocked(w))
+        return all(start <= o.issue for o, w, _ in self.active.values() if not sched.blocked(w))
 
     # -- readiness -----------------------------------------------------------------------
 

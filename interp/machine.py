@@ -18,7 +18,6 @@ import numpy as np
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
 from pto.interp.l2 import L2Cache, region_lines
-from pto.interp.scheduler import Scheduler
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -176,8 +175,11 @@ class Core:
 
 
 class Machine:
-    def __init__(self, target: Target, l2_size: int | None = None, trace: bool = False):
+    def __init__(self, target: Target, l2_size: int | None = None, trace: bool = False, numerics: bool = True):
         self.target = target
+        # Off: timing only. Ops skip their tile arithmetic and copies; bounds, L2 and
+        # timing are the same (`pto.interp.npu_ops`).
+        self.numerics = numerics
         l2 = target.l2
         self.l2 = L2Cache(l2_size if l2_size is not None else l2["sim_size"], l2["line_bytes"], l2["ways"])
         self.l2_size = self.l2.sets * self.l2.ways * self.l2.line
@@ -188,7 +190,7 @@ class Machine:
         self.cores: list[Core] = []
         self.events: list[Event] | None = [] if trace else None
         self.cross: dict[int, list[float]] = {}
-        self.scheduler: Scheduler | None = None
+        self.scheduler = None  # the interleaving of the running launch or graph's cores
         self.launches = 0
         # Tasks run by task graphs, per core kind and per group label.
         self.tasks: dict = {"cube": 0, "vector": 0, "groups": {}}

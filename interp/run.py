@@ -29,6 +29,14 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.utils.exceptions import InterpretationError
 
 
+# How the npu level runs: "interp" is xDSL's interpreter, a CoreInterpreter per core on
+# an OS thread (the reference); "compiled" is each core program compiled to Python
+# once per run, the cores interleaved in one thread (`pto.interp.compiled`). Both give
+# the same outputs and figures.
+ENGINES = ("interp", "compiled")
+DEFAULT_ENGINE = "compiled"
+
+
 class InputError(ValueError):
     """Inputs that do not fit the kernel's signature (count, shape, dtype, tokens)."""
 
@@ -138,22 +146,28 @@ def random_inputs(sig: Signature, tokens: int, seed: int = 0) -> list[np.ndarray
     return out
 
 
-def _interpreter(module: ModuleOp, machine: Machine | None) -> Interpreter:
+def _interpreter(module: ModuleOp, machine: Machine | None, engine: str = "interp") -> Interpreter:
     it = Interpreter(module)
     for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), IndexArithFunctions(), PtoFunctions(),
                 TileFunctions()):
         it.register_implementations(fns)
     it.register_implementations(FastIndexArithFunctions(), override=True)
     if machine is not None:
-        it.register_implementations(NpuFunctions(machine))
+        it.register_implementations(NpuFunctions(machine, engine))
     return it
 
 
 @np.errstate(all="ignore")  # inf/NaN from overflowing inputs are results, not warnings
 def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None = None,
-        l2_size: int | None = None, trace: bool = False) -> RunResult:
-    """Run the module's kernel on `inputs` (never modified). Raises InputError for inputs
+        l2_size: int | None = None, trace: bool = False, engine: str | None = None,
+        numerics: bool = True) -> RunResult:
+    """Run the module's kernel on `inputs` (never modified) with `engine` (one of
+    `ENGINES`; default `DEFAULT_ENGINE`). `numerics=False` runs the npu level for its
+    report only: the outputs are left as they start (NaN). Raises InputError for inputs
     that do not fit, MachineError for a kernel that fails at run time."""
+    engine = engine or DEFAULT_ENGINE
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
     sig = signature(module)
     tokens = check_inputs(sig, inputs)
     shape_of = lambda a: tuple((tokens or 0) if d == DYNAMIC_INDEX else d for d in a.shape)
@@ -165,7 +179,7 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
         _call(_interpreter(module, None), sig, [*(x.copy() for x in inputs), *outs])
         return RunResult(outs, "tile")
     tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)
-    m = Machine(tgt, l2_size, trace)
+    m = Machine(tgt, l2_size, trace, numerics)
     args, notes = [], []
     for a, x in zip(sig.inputs, inputs):
         if a.host_transpose:
@@ -176,7 +190,7 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
     gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs)]
     for g in gm_outs:
         m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)
-    _call(_interpreter(module, m), sig, [*args, *gm_outs])
+    _call(_interpreter(module, m, engine), sig, [*args, *gm_outs])
     m.l2.flush()
     return RunResult(outs, "npu", make_report(m), notes, [m.write_counts[g.name] for g in gm_outs])
 

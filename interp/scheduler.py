@@ -27,7 +27,7 @@ class DeadlockError(RuntimeError):
 
 
 @dataclass
-class _Worker:
+class Worker:
     index: int
     name: str
     run: Callable[[], None]
@@ -40,14 +40,14 @@ class _Worker:
 
 @dataclass
 class Scheduler:
-    workers: list[_Worker] = field(default_factory=list)
+    workers: list[Worker] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _current: int = -1
     _error: BaseException | None = None
     _local: threading.local = field(default_factory=threading.local)
 
     def add(self, name: str, run: Callable[[], None], clock: Callable[[], float]) -> None:
-        self.workers.append(_Worker(len(self.workers), name, run, clock))
+        self.workers.append(Worker(len(self.workers), name, run, clock))
 
     def run_all(self) -> None:
         if not self.workers:
@@ -68,21 +68,15 @@ class Scheduler:
         """Let a core that is behind in model time run. A core within `QUANTUM` cycles of
         the slowest ready one keeps going: switching threads at every GM access would
         cost more than the accesses."""
-        w: _Worker = self._local.worker
-        mine = w.clock()
-        for o in self.workers:
-            # A blocked core whose wait is over counts too: it should not lag until the
-            # running one blocks. The clock test comes first, as it is the cheap one.
-            if o is not w and not o.done and o.clock() + QUANTUM < mine and (o.waiting is None or o.waiting()):
-                break
-        else:
+        w: Worker = self._local.worker
+        if not behind(self.workers, w):
             return
         with self._lock:
             self._pass_baton()
         self._await_turn(w)
 
     def block_until(self, ready: Callable[[], bool], what: str) -> None:
-        w: _Worker = self._local.worker
+        w: Worker = self._local.worker
         if ready():
             return
         with self._lock:
@@ -95,7 +89,7 @@ class Scheduler:
         """Like `block_until`, but hand the baton on even if `ready` holds already: of
         the cores that may go on, the one with the smallest clock goes first (a task
         graph's idle cores take tasks in the order they would on the machine)."""
-        w: _Worker = self._local.worker
+        w: Worker = self._local.worker
         with self._lock:
             w.waiting, w.what = ready, what
             self._pass_baton()
@@ -108,7 +102,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------
 
-    def _body(self, w: _Worker) -> None:
+    def _body(self, w: Worker) -> None:
         self._local.worker = w
         try:
             self._await_turn(w)
@@ -123,7 +117,7 @@ class Scheduler:
             w.done = True
             self._pass_baton()
 
-    def _await_turn(self, w: _Worker) -> None:
+    def _await_turn(self, w: Worker) -> None:
         w.turn.wait()
         w.turn.clear()
         if self._error is not None:
@@ -133,17 +127,38 @@ class Scheduler:
         """Hand the baton to the next worker (possibly the caller): set its event."""
         live = [w for w in self.workers if not w.done]
         if self._error is None:
-            # The first that may go on in clock order: waits are only tested until then.
-            for nxt in sorted(live, key=lambda w: (w.clock(), w.index)):
-                if nxt.waiting is None or nxt.waiting():
-                    self._current = nxt.index
-                    nxt.turn.set()
-                    return
+            nxt = first_ready(live)
+            if nxt is not None:
+                self._current = nxt.index
+                nxt.turn.set()
+                return
             if live:
-                waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
-                self._error = DeadlockError(f"deadlock: {waits}")
+                self._error = deadlock(live)
         for w in live:  # wake everyone to unwind
             w.turn.set()
+
+
+def behind(workers: list[Worker], w: Worker) -> bool:
+    """Whether a core that may go on is more than `QUANTUM` cycles behind `w`: then `w`
+    yields. A blocked core whose wait is over counts too: it should not lag until `w`
+    blocks. The clock test comes first, as it is the cheap one."""
+    mine = w.clock()
+    return any(o is not w and not o.done and o.clock() + QUANTUM < mine and (o.waiting is None or o.waiting())
+               for o in workers)
+
+
+def first_ready(live: list[Worker]) -> Worker | None:
+    """The core that runs next: the first that may go on in (clock, index) order; waits
+    are only tested until then."""
+    for w in sorted(live, key=lambda w: (w.clock(), w.index)):
+        if w.waiting is None or w.waiting():
+            return w
+    return None
+
+
+def deadlock(live: list[Worker]) -> DeadlockError:
+    waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
+    return DeadlockError(f"deadlock: {waits}")
 
 
 class _Aborted(BaseException):

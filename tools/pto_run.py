@@ -29,6 +29,8 @@ from pto.diagnostics import Diagnostic, DiagnosticError, collect
 from pto.interp.golden import check, golden_elem
 from pto.interp.machine import MachineError
 from pto.interp.run import (
+    DEFAULT_ENGINE,
+    ENGINES,
     InputError,
     RunResult,
     check_inputs,
@@ -123,6 +125,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-memory", type=int, metavar="BYTES",
                    help="refuse a run whose arrays need more (default: $PTO_RUN_MAX_MEMORY or half the RAM)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help=f"how the npu level runs: xDSL's interpreter or compiled Python, with the same outputs "
+                        f"and figures (default: {DEFAULT_ENGINE})")
+    p.add_argument("--no-numerics", dest="numerics", action="store_false",
+                   help="time the kernel without computing its outputs (the same report, faster)")
 
     def error(message: str) -> NoReturn:
         print(f"pto-run: error: {message}", file=sys.stderr)
@@ -252,6 +259,9 @@ class Runner:
         for flag, v in (("--trace", a.trace), ("--output-dir", a.output_dir), ("--target", a.target)):
             if v is not None and not v.strip():
                 raise UsageError(f"{flag} needs a non-empty value")
+        if not a.numerics and (a.golden or a.output_dir):
+            flag = "--golden" if a.golden else "--output-dir"
+            raise UsageError(f"--no-numerics computes no outputs: it cannot be combined with {flag}")
         if a.l2_size is not None and a.l2_size > L2_SIZE_CAP:
             raise UsageError(f"--l2-size {a.l2_size} is over the model's cap of {L2_SIZE_CAP} bytes (1 GiB)")
         self.check_paths(0)
@@ -305,7 +315,8 @@ class Runner:
                     raise UsageError(f"{used} leaves the {sig.level}-level kernel at "
                                      f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
                                      f"(the default is '{DEFAULT_PIPELINE[sig.level]}')")
-            result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None)
+            result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None, engine=a.engine,
+                         numerics=a.numerics)
         rep = result.report
         assert rep is not None
         rep.notes += result.host_transposes

@@ -24,6 +24,13 @@ BIG = "!npu.buf<32x1024xf32, ub>"  # 128 KiB: 512 repeats
 ARGS = "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<?x64xf32, gm> {pto.output}"
 
 
+@pytest.fixture(autouse=True, params=["interp", "compiled"])
+def engine(request, monkeypatch):
+    """Every test here runs on both engines (the default engine is the one tested)."""
+    monkeypatch.setattr("pto.interp.run.DEFAULT_ENGINE", request.param)
+    return request.param
+
+
 def graph(body: str, cube: int = 1, vector: int = 2, args: str = ARGS) -> str:
     return (f"func.func @k({args}) {{\n  npu.graph cube {cube} vector {vector} {{\n"
             f"    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n{body}\n  }}\n"

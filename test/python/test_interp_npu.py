@@ -12,6 +12,13 @@ from pto.interp.run import run
 from pto.interp.scheduler import DeadlockError
 
 
+@pytest.fixture(autouse=True, params=["interp", "compiled"])
+def engine(request, monkeypatch):
+    """Every test here runs on both engines (the default engine is the one tested)."""
+    monkeypatch.setattr("pto.interp.run.DEFAULT_ENGINE", request.param)
+    return request.param
+
+
 def kernel(body: str, args: str = "%x: !npu.buf<8x64xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}",
            vector: int = 1, cube: str = "") -> str:
     launch = f"npu.launch {cube} vector {vector} (%v) {{\n{body}\n    }}" if vector else f"npu.launch {cube}"

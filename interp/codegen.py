@@ -1,0 +1,298 @@
+"""The compiled engine's compiler: one core program (an `npu.tasks` body or an
+`npu.launch` region) to one Python generator function, once per kernel.
+
+SSA values become locals, `scf.for` a Python `for` over `range`, `scf.if` an `if`. Each
+`npu` op calls its function in `pto.interp.npu_ops` with its static part decoded here,
+so the numerics and the figures are the interpreter's. The generator yields where the
+interpreter's core would offer the turn to another core: before the timing of a copy
+with a GM end and after a cross-core set (`YIELD`), and at a cross-core wait not yet
+satisfied (`Block`). Each `arith` and `scf` op is charged `latency.issue` of SCALAR
+as `CoreInterpreter` charges it; the charges of a run of them are added one by one in
+one expression before the next op that reads the clock, so the float sums are the
+interpreter's. `arith` ops it does not inline run through xDSL's implementation.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pto.dialects import npu
+from pto.dialects.npu import BufferType, Pipe, Space
+from pto.interp import npu_ops as ops
+from pto.interp.arith import CMP
+from pto.interp.machine import MachineError
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Block as IrBlock
+from xdsl.ir import Operation, Region, SSAValue
+from xdsl.traits import IsTerminator
+
+# A core program yields this to offer the turn (the interpreter's `yield_now`).
+YIELD = "yield"
+
+# The index arithmetic of `pto.interp.arith`, as Python source over its operands.
+_INLINE = {arith.AddiOp: "{0} + {1}", arith.SubiOp: "{0} - {1}", arith.MuliOp: "{0} * {1}",
+           arith.DivUIOp: "{0} // {1}", arith.RemUIOp: "{0} % {1}", arith.CeilDivUIOp: "-(-{0} // {1})",
+           arith.MinUIOp: "min({0}, {1})", arith.MaxUIOp: "max({0}, {1})"}
+_INFIX = {operator.eq: "==", operator.ne: "!=", operator.lt: "<", operator.le: "<=", operator.gt: ">",
+          operator.ge: ">="}
+
+
+@dataclass(frozen=True)
+class Block:
+    """What a core program yields to wait until `ready()` holds (a cross-core wait)."""
+
+    ready: Callable[[], bool]
+    what: str
+
+
+def enough(sets: list, count: int) -> bool:
+    return len(sets) >= count
+
+
+@dataclass
+class Program:
+    """A compiled core program: `fn(machine, core, free values, *block args)` is a
+    generator; `free` lists the values it uses from outside its region."""
+
+    fn: Callable
+    free: list[SSAValue]
+    source: str
+
+
+def compile_region(region: Region, label: str, fallback: Callable) -> Program:
+    """`fallback(op, args) -> results` runs an op the compiler does not inline."""
+    return _Emitter(fallback).program(region, label)
+
+
+class _Emitter:
+    def __init__(self, fallback: Callable):
+        self.ns: dict[str, object] = {"ops": ops, "YIELD": YIELD, "Block": Block, "enough": enough,
+                                      "SCALAR": Pipe.SCALAR, "fallback": fallback}
+        self.names: dict[SSAValue, str] = {}
+        self.free: list[SSAValue] = []
+        self.lines: list[str] = []
+        self.indent = 1
+        self.pending = 0  # scalar ops not yet charged
+        self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
+
+    def program(self, region: Region, label: str) -> Program:
+        block = _only_block(region)
+        args = [self.define(a) for a in block.args]
+        self.block(block)
+        head = ["def program(m, core, fv, *args):", "    busy = core.busy", "    ci = m.cost.issue"]
+        if self.free:
+            head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
+        if args:
+            head.append(f"    {', '.join(args)}, = args")
+        source = "\n".join([*head, *self.lines, "    return", "    yield"]) + "\n"
+        exec(compile(source, f"<npu program {label}>", "exec"), self.ns)  # noqa: S102
+        return Program(self.ns["program"], self.free, source)  # type: ignore[arg-type]
+
+    # -- names and lines ---------------------------------------------------------------------
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def define(self, v: SSAValue) -> str:
+        self.names[v] = f"v{len(self.names)}"
+        return self.names[v]
+
+    def use(self, v: SSAValue) -> str:
+        if v not in self.names:  # defined outside the region: passed in
+            self.free.append(v)
+            self.names[v] = f"f{len(self.free)}"
+        return self.names[v]
+
+    def const(self, value: object) -> str:
+        name = f"k{len(self.ns)}"
+        self.ns[name] = value
+        return name
+
+    def results(self, op: Operation) -> str:
+        return "".join(f"{self.define(r)}, " for r in op.results)
+
+    def flush(self) -> None:
+        """Charge the pending scalar ops, one addition each, as the interpreter does."""
+        if self.pending:
+            adds = " + ci" * self.pending
+            self.emit(f"core.issue = core.issue{adds}")
+            self.emit(f"busy[SCALAR] = busy[SCALAR]{adds}")
+            self.pending = 0
+
+    # -- structure -------------------------------------------------------------------------
+
+    def block(self, block: IrBlock) -> None:
+        start = len(self.lines)
+        for op in block.ops:
+            self.op(op)
+        self.flush()
+        if len(self.lines) == start:
+            self.emit("pass")
+
+    def op(self, op: Operation) -> None:
+        if op.name.startswith(ops.SCALAR_OPS):
+            self.pending += 1
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+        elif any(r.blocks for r in op.regions) or (op.has_trait(IsTerminator) and not isinstance(op, scf.YieldOp)):
+            raise MachineError(op, f"the compiled engine cannot run '{op.name}' in a core program "
+                                   "(the interp engine can)")
+        elif isinstance(op, scf.YieldOp):
+            self.scf_yield(op)
+        else:
+            self.generic(op)
+
+    def nested(self, region: Region, targets: list[str]) -> None:
+        self.indent += 1
+        self.yield_to.append(targets)
+        self.block(_only_block(region))
+        self.yield_to.pop()
+        self.indent -= 1
+
+    def scf_for(self, op: scf.ForOp) -> None:
+        self.flush()
+        carried = [self.define(r) for r in op.results]
+        if carried:
+            self.emit(f"{', '.join(carried)}, = {', '.join(self.use(v) for v in op.iter_args)},")
+        iv, *args = op.body.block.args
+        self.emit(f"for {self.define(iv)} in range({self.use(op.lb)}, {self.use(op.ub)}, {self.use(op.step)}):")
+        if args:
+            self.emit(f"    {', '.join(self.define(a) for a in args)}, = {', '.join(carried)},")
+        self.nested(op.body, carried)
+
+    def scf_if(self, op: scf.IfOp) -> None:
+        self.flush()
+        targets = [self.define(r) for r in op.results]
+        self.emit(f"if {self.use(op.cond)}:")
+        self.nested(op.true_region, targets)
+        if op.false_region.blocks:
+            self.emit("else:")
+            self.nested(op.false_region, targets)
+
+    def scf_yield(self, op: scf.YieldOp) -> None:
+        targets = self.yield_to[-1] if self.yield_to else []
+        if targets:
+            self.emit(f"{', '.join(targets)}, = {', '.join(self.use(v) for v in op.operands)},")
+
+    def generic(self, op: Operation) -> None:
+        args = "".join(f"{self.use(v)}, " for v in op.operands)
+        out = self.results(op)
+        self.emit(f"{out} = fallback({self.const(op)}, ({args}))" if out else f"fallback({self.const(op)}, ({args}))")
+
+    # -- scalar ----------------------------------------------------------------------------------
+
+    def constant(self, op: arith.ConstantOp) -> None:
+        if not isinstance(op.value, IntegerAttr | FloatAttr):
+            return self.generic(op)
+        self.emit(f"{self.define(op.result)} = {self.const(op.value.value.data)}")
+
+    def inline(self, op: Operation) -> None:
+        expr = _INLINE[type(op)].format(*(self.use(v) for v in op.operands))
+        self.emit(f"{self.define(op.results[0])} = {expr}")
+
+    def cmpi(self, op: arith.CmpiOp) -> None:
+        infix = _INFIX[CMP[op.predicate.value.data]]
+        self.emit(f"{self.define(op.result)} = {self.use(op.lhs)} {infix} {self.use(op.rhs)}")
+
+    # -- npu ---------------------------------------------------------------------------------------
+
+    def call(self, expr: str, op: Operation | None = None) -> None:
+        """An op with effects on the machine: charge the scalar ops before it first."""
+        self.flush()
+        self.emit(f"{self.define(op.results[0])} = {expr}" if op is not None else expr)
+
+    def alloc(self, op: npu.AllocOp) -> None:
+        t = op.result.type
+        assert isinstance(t, BufferType)
+        o = self.const(op)
+        if t.mem == Space.GM:
+            return self.call(f"ops.gm_alloc(m, {o}, ({''.join(f'{self.use(v)}, ' for v in op.operands)}))", op)
+        s = self.const(ops.AllocSpec.of(op))
+        self.call(f"ops.check_capacity(m, core, {o}, {s})")
+        self.call(f"ops.alloc(core, {s})", op)
+
+    def value_op(self, op: npu.DimOp | npu.ReshapeOp | npu.ViewOp) -> None:
+        fn = {npu.DimOp: "dim", npu.ReshapeOp: "reshape", npu.ViewOp: "view"}[type(op)]
+        self.call(f"ops.{fn}({self.const(op)}, {self.use(op.operands[0])})", op)
+
+    def offsets(self, static: tuple[int, ...], dyn) -> str:
+        it = iter(dyn)
+        return "".join(f"int({self.use(next(it))}), " if s == npu.DYN else f"{s}, " for s in static)
+
+    def copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
+        fn = "dma" if isinstance(op, npu.DmaOp) else "fixpipe"
+        rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
+        so = self.offsets(op.static_src.get_values(), op.src_offsets)
+        do = self.offsets(op.static_dst.get_values(), op.dst_offsets)
+        args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
+        self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(ops.CopySpec.of(op))}, {args})")
+        if Space.GM in (_mem(op.src), _mem(op.dst)):
+            self.emit("yield YIELD")
+            self.emit("ops.gm_copy(m, core, gm)")
+
+    def mmad(self, op: npu.MmadOp) -> None:
+        rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
+        acc = f"bool({self.use(op.accumulate)})" if op.accumulate is not None else "False"
+        abc = ", ".join(self.use(v) for v in (op.lhs, op.rhs, op.acc))
+        self.call(f"ops.mmad(m, core, {self.const(op)}, {abc}, {rows}, {acc})")
+
+    def vector(self, op: Operation) -> None:
+        name, compute = ops.vector_kernel(op)
+        *srcs, dst = (self.use(v) for v in op.operands)
+        self.call(f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
+                  f"({''.join(f'{s}, ' for s in srcs)}), {dst})")
+
+    def vcopy(self, op: npu.VCopyOp) -> None:
+        self.call(f"ops.vcopy(m, core, {self.const(op)}, {self.use(op.src)}, {self.use(op.dst)})")
+
+    def set_flag(self, op: npu.SetFlagOp) -> None:
+        self.call(f"core.set_flag({self.const(op.src_pipe.data)}, {self.const(op.dst_pipe.data)}, "
+                  f"{op.event.value.data})")
+
+    def wait_flag(self, op: npu.WaitFlagOp) -> None:
+        self.call(f"core.wait_flag({self.const(op)}, {self.const(op.src_pipe.data)}, "
+                  f"{self.const(op.dst_pipe.data)}, {op.event.value.data})")
+
+    def barrier(self, op: npu.BarrierOp) -> None:
+        self.call(f"core.barrier({self.const(op.pipe.data)})")
+
+    def cross_set(self, op: npu.CrossCoreSetOp) -> None:
+        self.call(f"m.cross.setdefault({op.flag.value.data}, []).append(core.end())")
+        self.emit("yield YIELD")
+
+    def cross_wait(self, op: npu.CrossCoreWaitOp) -> None:
+        flag = op.flag.value.data
+        self.call(f"n = int({self.use(op.count)})")
+        self.emit("if n > 0:")
+        self.emit("    sets = m.cross.setdefault(%d, [])" % flag)
+        self.emit("    if len(sets) < n:")
+        self.emit(f"        yield Block(lambda sets=sets, n=n: enough(sets, n), f'cross-core flag {flag} ({{n}} sets)')")
+        self.emit(f"    ops.cross_wait_time(m, core, {flag}, n)")
+
+
+def _only_block(region: Region) -> IrBlock:
+    if len(region.blocks) != 1:
+        raise MachineError(region.parent_op(), "the compiled engine runs core programs of one block "
+                                               "(the interp engine can)")
+    return region.blocks.first  # type: ignore[return-value]
+
+
+def _mem(v: SSAValue) -> Space:
+    t = v.type
+    assert isinstance(t, BufferType)
+    return t.mem
+
+
+_HANDLERS: dict[type, Callable[[_Emitter, Operation], None]] = {
+    scf.ForOp: _Emitter.scf_for, scf.IfOp: _Emitter.scf_if, arith.ConstantOp: _Emitter.constant,
+    arith.CmpiOp: _Emitter.cmpi, npu.AllocOp: _Emitter.alloc, npu.DimOp: _Emitter.value_op,
+    npu.ReshapeOp: _Emitter.value_op, npu.ViewOp: _Emitter.value_op, npu.DmaOp: _Emitter.copy,
+    npu.FixpipeOp: _Emitter.copy, npu.MmadOp: _Emitter.mmad, npu.VCopyOp: _Emitter.vcopy,
+    npu.SetFlagOp: _Emitter.set_flag, npu.WaitFlagOp: _Emitter.wait_flag, npu.BarrierOp: _Emitter.barrier,
+    npu.CrossCoreSetOp: _Emitter.cross_set, npu.CrossCoreWaitOp: _Emitter.cross_wait,
+    **dict.fromkeys(_INLINE, _Emitter.inline), **dict.fromkeys(ops.VECTOR_OPS, _Emitter.vector),
+}

@@ -1,0 +1,145 @@
+"""The compiled engine: the `npu` level run as Python generated once per kernel
+(`pto.interp.codegen`), its cores generators interleaved in one thread.
+
+The xDSL interpreter still runs the kernel function and a graph's block (a few scalar
+ops, the workspaces, the groups); a launch's or a graph's cores run their compiled
+programs here instead of a `CoreInterpreter` each on an OS thread. `EventScheduler`
+makes the same choices as `pto.interp.scheduler.Scheduler` (its `behind`,
+`first_ready` and `deadlock`), at the same points, and a graph's cores take tasks
+through the same `TaskGraph`, so the interleaving, the outputs and every figure are
+the interpreter's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+
+from pto.interp.codegen import YIELD, Block, Program, compile_region
+from pto.interp.graph import KINDS, Group, TaskGraph
+from pto.interp.machine import Core, Machine
+from pto.interp.scheduler import Worker, behind, deadlock, first_ready
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Region, SSAValue
+
+
+@dataclass
+class _Wait:
+    """What a graph core yields between tasks: the scheduler's `wait`."""
+
+    ready: Callable[[], bool]
+    what: str
+
+
+@dataclass
+class EventScheduler:
+    """Cores as generators, one running at a time until it yields (`YIELD`, `Block` or
+    `_Wait`); the next is chosen by the thread scheduler's rules."""
+
+    workers: list[Worker] = field(default_factory=list)
+
+    def add(self, name: str, run: Generator, clock: Callable[[], float]) -> None:
+        self.workers.append(Worker(len(self.workers), name, run, clock))  # type: ignore[arg-type]
+
+    def blocked(self, index: int) -> bool:
+        return self.workers[index].waiting is not None
+
+    def run_all(self) -> None:
+        w = self._next()
+        while w is not None:
+            w.waiting = None
+            try:
+                request = next(w.run)  # type: ignore[call-overload]
+            except StopIteration:
+                w.done = True
+                w = self._next()
+                continue
+            w = self._after(w, request)
+
+    def _after(self, w: Worker, request) -> Worker | None:
+        """Who runs after `w` asked for `request`."""
+        if request is YIELD:
+            return self._next() if behind(self.workers, w) else w
+        if isinstance(request, Block) and request.ready():
+            return w
+        w.waiting, w.what = request.ready, request.what
+        return self._next()
+
+    def _next(self) -> Worker | None:
+        live = [w for w in self.workers if not w.done]
+        nxt = first_ready(live)
+        if nxt is None and live:
+            raise deadlock(live)
+        return nxt
+
+
+class Programs:
+    """The compiled programs of one kernel's regions, and how to start one on a core."""
+
+    def __init__(self, interpreter: Interpreter):
+        self.interpreter = interpreter
+        self.cache: dict[Region, Program] = {}
+
+    def get(self, region: Region, label: str) -> Program:
+        if region not in self.cache:
+            self.cache[region] = compile_region(region, label, self.fallback)
+        return self.cache[region]
+
+    def fallback(self, op, args: tuple) -> tuple:
+        return self.interpreter._impls.run(self.interpreter, op, args).values
+
+    def free_values(self, program: Program) -> tuple:
+        """The values the program uses from outside its region, as they are now."""
+        return tuple(_lookup(self.interpreter, v) for v in program.free)
+
+
+def _lookup(interpreter: Interpreter, v: SSAValue):
+    scope = interpreter._ctx
+    while scope is not None:
+        if v in scope.local_scope:
+            return scope.local_scope[v]
+        scope = scope.parent
+    raise KeyError(v)
+
+
+def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
+    compiled = [programs.get(g.region, g.label) for g in graph.groups]
+    free = [programs.free_values(p) for p in compiled]
+
+    def work(core: Core, worker: int) -> Generator:
+        return _tasks(machine, graph, core, worker, compiled, free)
+    graph.run_on(EventScheduler(), cube, vector, work)
+
+
+def _tasks(m: Machine, graph: TaskGraph, core: Core, worker: int, compiled: list[Program],
+           free: list[tuple]) -> Generator:
+    """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
+    while True:
+        yield _Wait(partial(graph.may_take, core), graph.waits_for(core))
+        task = graph.take(core, worker)
+        if task is None:
+            return
+        g: Group = task[0]
+        yield from compiled[g.index].fn(m, core, free[g.index], task[1], task[2])
+        graph.finish(core, task)
+
+
+def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str, int, Region]]) -> None:
+    """`npu.launch`: each core runs its kind's program with its index."""
+    sched = EventScheduler()
+    cores: list[Core] = []
+    for kind, count, region in regions:
+        assert kind in KINDS
+        if not count:
+            continue
+        program = programs.get(region, kind)
+        free = programs.free_values(program)
+        for i in range(count):
+            core = machine.new_core(kind, i)
+            cores.append(core)
+            sched.add(core.name, program.fn(machine, core, free, i), lambda c=core: c.clock)
+    machine.scheduler = sched
+    sched.run_all()
+    machine.scheduler = None
+    machine.finish_launch(cores)

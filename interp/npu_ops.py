@@ -1,0 +1,357 @@
+"""What each `npu` op does to the machine: its numerics on whole tiles (numpy) and the
+accounting of the model (buffers, L2, pipe timing), in one place for both engines. The
+xDSL interpreter (`pto.interp.npu`) and the compiled engine (`pto.interp.compiled`)
+decode an op's static part once (`CopySpec`, `AllocSpec`, `vector_kernel`) and call
+these functions with its run-time values, so their outputs and figures cannot drift.
+
+A copy with a GM end is two steps, `dma`/`fixpipe` (the numerics and the write counts)
+and `gm_copy` (L2 and timing): between them the engine lets cores that are behind in
+model time run, so that L2 sees the GM accesses of all cores in model-time order.
+With `Machine.numerics` off, no tile is computed or copied; bounds, L2 and timing are
+unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+from pto.dialects import npu
+from pto.dialects.npu import DYN, BufferType, Pipe, Space
+from pto.dialects.pto import CachePolicy, RoundMode
+from pto.interp import numerics as nx
+from pto.interp.machine import Core, GmTensor, Machine, MachineError
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.ir import Operation
+
+
+# Ops charged `latency.issue` of SCALAR each (index arithmetic, loop control).
+SCALAR_OPS = ("arith.", "scf.")
+
+
+@dataclass(eq=False)
+class Buf:
+    """An on-chip buffer of one core."""
+
+    array: np.ndarray
+    space: Space
+    offset: int
+
+    @property
+    def key(self) -> tuple[Space, int]:
+        return (self.space, self.offset)
+
+
+def key(v: Buf | GmTensor) -> object:
+    return v.key if isinstance(v, Buf) else ("gm", v.name)
+
+
+def space(v: Buf | GmTensor) -> Space:
+    return v.space if isinstance(v, Buf) else Space.GM
+
+
+def tile(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> np.ndarray:
+    a = v.array
+    for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape)):
+        if e and (o < 0 or o + e > d):  # moving nothing (a tail's missing tile) is no access
+            name = v.name if isinstance(v, GmTensor) else f"{space(v).value} buffer at offset {v.offset}"
+            raise MachineError(op, f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
+                               f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)")
+    return a[tuple(slice(o, o + e) for o, e in zip(offs, ext))]
+
+
+def merge(static: tuple[int, ...], dyn) -> tuple[int, ...]:
+    it = iter(dyn)
+    return tuple(int(next(it)) if s == DYN else s for s in static)
+
+
+# -- allocation --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AllocSpec:
+    """An on-chip `npu.alloc`, decoded once."""
+
+    type: BufferType
+    space: Space
+    offset: int
+    need: int  # its end in the space
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    nbytes: int
+
+    @staticmethod
+    def of(op: npu.AllocOp) -> AllocSpec:
+        t = op.result.type
+        assert isinstance(t, BufferType)
+        off = op.offset.value.data if op.offset is not None else 0
+        return AllocSpec(t, t.mem, off, off + t.nbytes(), nx.DTYPES[t.elem], t.get_shape(), t.nbytes())
+
+
+def check_capacity(m: Machine, core: Core, op: Operation, s: AllocSpec) -> None:
+    cap = m.target.capacity(s.space.value)
+    if s.need > cap:
+        raise MachineError(op, f"{core.name}: buffer {s.type} at offset {s.offset} needs {s.need} bytes of "
+                           f"{s.space.value}, which has {cap}")
+
+
+def alloc(core: Core, s: AllocSpec) -> Buf:
+    core.peak[s.space] = max(core.peak.get(s.space, 0), s.need)
+    view = core.space(s.space)[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
+    return Buf(view, s.space, s.offset)
+
+
+def gm_alloc(m: Machine, op: npu.AllocOp, args) -> GmTensor:
+    t = op.result.type
+    assert isinstance(t, BufferType)
+    it = iter(args)
+    shape = tuple(int(next(it)) if d == DYNAMIC_INDEX else d for d in t.get_shape())
+    name = op.result.name_hint or f"ws{len(m.l2.names)}"
+    return m.gm(fresh(m, name), nx.poison(shape, nx.DTYPES[t.elem]))
+
+
+def fresh(m: Machine, name: str) -> str:
+    names, n, base = m.l2.stats, 1, name
+    while name in names:
+        name = f"{base}_{n}"
+        n += 1
+    return name
+
+
+def dim(op: npu.DimOp, src: Buf | GmTensor) -> int:
+    return src.array.shape[op.dim.value.data]
+
+
+def reshape(op: npu.ReshapeOp, src: GmTensor) -> GmTensor:
+    t = op.result.type
+    assert isinstance(t, BufferType)
+    return src.reshaped(tuple(-1 if d == DYNAMIC_INDEX else d for d in t.get_shape()))
+
+
+def view(op: npu.ViewOp, src: GmTensor) -> GmTensor:
+    return src.window(op.starts, list(op.result.type.get_shape()))  # type: ignore[attr-defined]
+
+
+# -- data movement -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopySpec:
+    """The static part of an `npu.dma` or `npu.fixpipe`, decoded once."""
+
+    src_static: tuple[int, ...]
+    n_src: int
+    dst_static: tuple[int, ...]
+    n_dst: int
+    has_rows: bool
+    ext: tuple[int, ...]
+
+    @staticmethod
+    def of(op: npu.DmaOp | npu.FixpipeOp) -> CopySpec:
+        return CopySpec(op.static_src.get_values(), len(op.src_offsets), op.static_dst.get_values(),
+                        len(op.dst_offsets), op.rows is not None, op.extent())
+
+    def split(self, args) -> tuple:
+        """(src, dst, src offsets, dst offsets, rows) from the op's operand values."""
+        ns, nd = self.n_src, self.n_dst
+        so = merge(self.src_static, args[2:2 + ns])
+        do = merge(self.dst_static, args[2 + ns:2 + ns + nd])
+        rows = int(args[-1]) if self.has_rows else None
+        return args[0], args[1], so, do, rows
+
+
+@dataclass
+class GmCopy:
+    """A copy with a GM end whose numerics are done and whose timing is not."""
+
+    op: Operation
+    pipe: Pipe
+    gm: GmTensor
+    offs: tuple[int, ...]
+    ext: tuple[int, ...]
+    write: bool
+    cacheable: bool
+    adjust: Callable[[float], float] | None
+    reads: list
+    writes: list
+    nbytes: int
+
+
+def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
+    """The numerics of a DMA; an on-chip one is booked here, a GM one is returned."""
+    transpose = op.transpose is not None
+    ext = s.ext
+    valid = ext[0] if rows is None else max(0, min(rows, ext[0]))
+    vext = (valid, *ext[1:])
+    sext = tuple(reversed(vext)) if transpose else vext
+    data = tile(op, src, so, sext, "source")
+    out = tile(op, dst, do, vext, "destination")
+    if m.numerics:
+        out[...] = data.T if transpose else data
+    if valid < ext[0] and isinstance(dst, Buf):
+        zeros = tile(op, dst, do, ext, "destination")
+        if m.numerics:
+            zeros[valid:] = 0
+    nbytes = data.nbytes
+    gm = src if isinstance(src, GmTensor) else dst if isinstance(dst, GmTensor) else None
+    cost = m.cost
+    adjust = cost.transposed if transpose else None
+    reads, writes = [key(src)], [key(dst)]
+    if gm is None:
+        cycles = cost.onchip_dma(nbytes, space(src).value, space(dst).value)
+        core.run(op, op.pipe.data, adjust(cycles) if adjust else cycles, reads=reads, writes=writes, nbytes=nbytes)
+        return None
+    cacheable = op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE
+    offs, gext = (so, sext) if gm is src else (do, vext)
+    if gm is dst:
+        m.count_writes(gm, do, vext)
+    return GmCopy(op, op.pipe.data, gm, offs, gext, gm is dst, cacheable, adjust, reads, writes, nbytes)
+
+
+def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
+    """Charge a copy with a GM end: L2 sees its lines now, and the shared HBM is booked
+    from when the copy really starts (after its pipe, flag and data waits)."""
+    hits, misses, evicted = m.gm_access(c.gm, c.offs, c.ext, c.write, c.cacheable)
+    t = core.begin(c.pipe, c.reads, c.writes)
+    fixed = m.cost.dma_fixed(to_gm=c.write)
+    cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
+    if c.adjust is not None:
+        cycles = c.adjust(cycles)
+    core.commit(c.op, c.pipe, t, fixed + cycles, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
+
+
+def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
+    """The numerics of a fixpipe; one to L1 is booked here, one to GM is returned."""
+    valid = s.ext[0] if rows is None else max(0, min(rows, s.ext[0]))
+    vext = (valid, *s.ext[1:])
+    acc = tile(op, src, so, vext, "source")
+    out = tile(op, dst, do, vext, "destination")
+    if m.numerics:
+        _fixpipe_value(op, acc, out)
+    rw = dict(reads=[key(src)], writes=[key(dst)], nbytes=out.nbytes)
+    if isinstance(dst, GmTensor):
+        atomic = op.atomic_add is not None
+        if not atomic:  # atomic adds accumulate: not counted as writes
+            m.count_writes(dst, do, vext)
+        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, m.cost.atomic_add if atomic else None, **rw)
+    core.run(op, Pipe.FIXPIPE, m.cost.onchip_dma(out.nbytes, "l0c", space(dst).value), **rw)
+    return None
+
+
+def _fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
+    s_el, d_el = nx.NAMES[acc.dtype], nx.NAMES[out.dtype]
+    val: np.ndarray = acc
+    if op.deq is not None:
+        val, s_el = nx.f32(acc) * np.float32(op.deq.value.data), "f32"
+    mode = op.round.data if op.round is not None else RoundMode.RINT
+    if op.atomic_add is not None:
+        out[...] = nx.cast(nx.f32(out) + nx.f32(val), "f32", d_el, mode) if d_el != "f32" else out + nx.f32(val)
+    elif s_el != d_el:
+        out[...] = nx.cast(val, s_el, d_el, mode)
+    else:
+        out[...] = val
+
+
+# -- cube ----------------------------------------------------------------------------------
+
+
+def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: int | None, accumulate: bool) -> None:
+    if m.numerics:
+        prod = nx.matmul(a.array, b.array)
+        if accumulate:
+            c.array[...] = (c.array.astype(np.int64) + prod).astype(np.int32) if prod.dtype == np.int32 \
+                else c.array + prod
+        else:
+            c.array[...] = prod
+    mm, k = a.array.shape
+    cycles = m.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
+    core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
+
+
+# -- vector --------------------------------------------------------------------------------
+
+# compute(dst array, *source arrays) -> the value stored into dst
+Compute = Callable[..., object]
+
+
+def vector(m: Machine, core: Core, op: Operation, name: str, compute: Compute, srcs: tuple[Buf, ...],
+           dst: Buf) -> None:
+    """A vector op over whole buffers: `name` prices it (`CostModel.vector`)."""
+    if m.numerics:
+        dst.array[...] = compute(dst.array, *(b.array for b in srcs))
+    nbytes = max(b.array.nbytes for b in (*srcs, dst))
+    cycles = m.cost.vector(name, nbytes)
+    core.run(op, Pipe.VECTOR, cycles, reads=[b.key for b in srcs], writes=[dst.key], nbytes=nbytes)
+
+
+def vcopy(m: Machine, core: Core, op: npu.VCopyOp, src: Buf, dst: Buf) -> None:
+    sc, dc, w = op.src_col.value.data, op.dst_col.value.data, op.width.value.data
+    part = src.array[..., sc:sc + w]
+    if m.numerics:
+        dst.array[..., dc:dc + w] = part
+    nbytes = part.nbytes
+    cycles = m.cost.vector("vcopy", nbytes)
+    core.run(op, Pipe.VECTOR, cycles, reads=[src.key], writes=[dst.key], nbytes=nbytes)
+
+
+def _calc(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.int64) if a.dtype.kind == "i" else nx.f32(a)
+
+
+def _binary(fn, dst, lhs, rhs):
+    return fn(_calc(lhs), _calc(rhs)).astype(dst.dtype)
+
+
+def _unary(name, dst, src):
+    return nx.unary(name, src).astype(dst.dtype)
+
+
+def _scalar(fn, s, dst, src):
+    return fn(nx.f32(src), s).astype(dst.dtype)
+
+
+def _dup(s, dst):
+    return s
+
+
+def _reduce(kind, dst, src):
+    return nx.reduce(src, kind).astype(dst.dtype)
+
+
+def _cast(mode, sat, dst, src):
+    return nx.cast(src, nx.NAMES[src.dtype], nx.NAMES[dst.dtype], mode, sat)
+
+
+_BINARY = {npu.VAddOp: np.add, npu.VSubOp: np.subtract, npu.VMulOp: np.multiply, npu.VDivOp: np.divide,
+           npu.VMaxOp: np.maximum, npu.VMinOp: np.minimum}
+_UNARY = {npu.VSqrtOp: "sqrt", npu.VRsqrtOp: "rsqrt", npu.VAbsOp: "abs", npu.VExpOp: "exp"}
+_SCALAR = {npu.VMulsOp: np.multiply, npu.VAddsOp: np.add, npu.VMaxsOp: np.maximum, npu.VMinsOp: np.minimum}
+VECTOR_OPS = (*_BINARY, *_UNARY, *_SCALAR, npu.VDupOp, npu.VReduceOp, npu.VCastOp)
+
+
+def vector_kernel(op: Operation) -> tuple[str, Compute]:
+    """The cost name and the numerics of one of `VECTOR_OPS`."""
+    name, t = op.name.split(".")[1], type(op)
+    if t in _BINARY:
+        return name, partial(_binary, _BINARY[t])
+    if t in _UNARY:
+        return name, partial(_unary, _UNARY[t])
+    if t in _SCALAR:
+        return name, partial(_scalar, _SCALAR[t], np.float32(op.scalar.value.data))  # type: ignore[attr-defined]
+    if isinstance(op, npu.VDupOp):
+        return name, partial(_dup, np.float32(op.scalar.value.data))
+    if isinstance(op, npu.VReduceOp):
+        return name, partial(_reduce, op.kind.data)
+    assert isinstance(op, npu.VCastOp)
+    return name, partial(_cast, op.round.data, op.sat is not None)
+
+
+# -- synchronisation -----------------------------------------------------------------------
+
+
+def cross_wait_time(m: Machine, core: Core, flag: int, count: int) -> None:
+    """After a cross-core wait for `count` sets of `flag` that have happened: the core
+    resumes at the model time of the `count`-th earliest."""
+    core.issue = max(core.issue, sorted(m.cross[flag])[count - 1])

@@ -1,0 +1,285 @@
+"""The compiled engine against the xDSL interpreter: the same outputs bit for bit and
+the same figures exactly (report, trace events, write counts) on every example, the
+same run-time errors at the same op, determinism, and the timing-only mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kernels import example, lowered, parse
+
+from pto.frontend import api
+from pto.interp.machine import MachineError
+from pto.interp.run import random_inputs, run, signature
+from pto.interp.scheduler import DeadlockError
+from pto.tools import pto_run
+
+NAMES = ["sk03_standard.mlir", "mla_wqa_qrmsnorm.mlir", "mla_wkv_rmsnorm.mlir",
+         "indexer_query_linear_int8.mlir", "hc_pre.mlir"]
+_lowered: dict[tuple[str, str], tuple] = {}
+
+
+def kernel(name: str, factors: str | None = None):
+    spec = f"pto-sk03-pipeline{{factors={factors}}}" if factors else "pto-sk03-pipeline"
+    if (name, spec) not in _lowered:
+        m = example(name)
+        _lowered[(name, spec)] = (m, lowered(m, spec))
+    return _lowered[(name, spec)]
+
+
+def same(a, b) -> None:
+    """Two runs agree on every output bit, every reported figure and trace event."""
+    for x, y in zip(a.outputs, b.outputs, strict=True):
+        assert x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8))
+    for x, y in zip(a.write_counts, b.write_counts, strict=True):
+        assert np.array_equal(x, y)
+    assert a.report.to_json() == b.report.to_json()
+    assert a.report.events == b.report.events
+
+
+def both(npu_m, inputs, **kw):
+    return [run(npu_m, inputs, trace=True, engine=e, **kw) for e in ("interp", "compiled")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("tokens", [1, 17, 40])
+def test_engines_agree_on_every_example(name: str, tokens: int) -> None:
+    pto_m, npu_m = kernel(name)
+    inputs = random_inputs(signature(pto_m), tokens, tokens)
+    ref, got = both(npu_m, inputs)
+    same(ref, got)
+    assert ref.report.events and ref.report.cycles > 0
+
+
+@pytest.mark.parametrize(("name", "factors"), [("sk03_standard.mlir", "4,3,1"), ("hc_pre.mlir", "5,2"),
+                                               ("indexer_query_linear_int8.mlir", "4,3,1")])
+def test_engines_agree_on_factor_lists(name: str, factors: str) -> None:
+    pto_m, npu_m = kernel(name, factors)
+    same(*both(npu_m, random_inputs(signature(pto_m), 17, 1)))
+
+
+def test_compiled_runs_are_deterministic() -> None:
+    pto_m, npu_m = kernel("mla_wkv_rmsnorm.mlir")
+    inputs = random_inputs(signature(pto_m), 33, 0)
+    same(run(npu_m, inputs, trace=True, engine="compiled"), run(npu_m, inputs, trace=True, engine="compiled"))
+
+
+# ------------------------------------------------------------------------- timing only
+
+
+@pytest.mark.parametrize("engine", ["interp", "compiled"])
+def test_timing_only_reports_what_the_full_run_does(engine: str) -> None:
+    pto_m, npu_m = kernel("indexer_query_linear_int8.mlir")
+    inputs = random_inputs(signature(pto_m), 21, 0)
+    full = run(npu_m, inputs, trace=True, engine=engine)
+    fast = run(npu_m, inputs, trace=True, engine=engine, numerics=False)
+    assert fast.report.to_json() == full.report.to_json()
+    assert fast.report.events == full.report.events
+    assert all(np.array_equal(x, y) for x, y in zip(fast.write_counts, full.write_counts, strict=True))
+    # nothing computed: the outputs are as they start (the minimum of i8 / NaN)
+    assert not any(np.array_equal(x.view(np.uint8), y.view(np.uint8)) for x, y in zip(fast.outputs, full.outputs))
+
+
+# ------------------------------------------------------------------------- hand-written programs
+
+UB = "!npu.buf<8x64xf32, ub>"
+GM = "!npu.buf<8x64xf32, gm>"
+ARGS = f"%x: {GM}, %out: {GM} {{pto.output}}"
+
+
+def launch(body: str, vector: int = 1) -> str:
+    return f"func.func @k({ARGS}) {{\n  npu.launch vector {vector} (%v) {{\n{body}\n  }}\n  func.return\n}}"
+
+
+def graph(body: str, vector: int = 2) -> str:
+    return (f"func.func @k({ARGS}) {{\n  %c1 = arith.constant 1 : index\n  npu.graph cube 1 vector {vector} {{\n"
+            f"{body}\n  }}\n  func.return\n}}")
+
+
+# scf.for carrying values, scf.if with results, arith ops the compiler leaves to xDSL
+# (select, andi, index_cast), cross-core flags between two cores, a barrier.
+LOOPS = launch(f"""
+    %a = npu.alloc ub [0] : {UB}
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %first = arith.cmpi eq, %v, %c0 : index
+    %s = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %c0) -> (index) {{
+      %odd = arith.andi %i, %c1 : index
+      %t = arith.cmpi ne, %odd, %c0 : index
+      %k = arith.select %t, %c3, %c1 : index
+      %n = arith.addi %acc, %k : index
+      scf.yield %n : index
+    }}
+    %r = scf.if %first -> (index) {{
+      npu.dma mte2 %x[0, 0] -> %a[0, 0] : {GM} -> {UB}
+      npu.barrier all
+      npu.vmuls %a, 2.0 -> %a : {UB} -> {UB}
+      npu.set_flag vector -> mte3, 0
+      npu.wait_flag vector -> mte3, 0
+      npu.dma mte3 %a[0, 0] -> %out[0, 0] : {UB} -> {GM}
+      npu.cross_core_set 5
+      scf.yield %s : index
+    }} else {{
+      npu.cross_core_wait 5, %c1
+      npu.dma mte2 %out[0, 0] -> %a[0, 0] : {GM} -> {UB}
+      scf.yield %c0 : index
+    }}
+    %w = arith.index_cast %r : index to i64""", vector=2)
+
+
+def test_engines_agree_on_loops_branches_fallback_ops_and_cross_core_flags() -> None:
+    x = np.random.default_rng(3).standard_normal((8, 64)).astype(np.float32)
+    ref, got = both(parse(LOOPS), [x])
+    same(ref, got)
+    np.testing.assert_array_equal(got.outputs[0], 2 * x)
+
+
+# views, a GM workspace of a core program, dim, reshape, a column copy
+VIEWS = launch(f"""
+    %n = npu.dim %x, 0 : {GM}
+    %ws = npu.alloc gm (%n) : !npu.buf<?x64xf32, gm>
+    %wide = npu.reshape %ws : !npu.buf<?x64xf32, gm> -> !npu.buf<?x2x32xf32, gm>
+    %low = npu.view %x at 4 : {GM} -> !npu.buf<4x64xf32, gm>
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %b = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
+    npu.dma mte2 %low[0, 0] -> %a[0, 0] : !npu.buf<4x64xf32, gm> -> !npu.buf<4x64xf32, ub>
+    npu.set_flag mte2 -> vector, 0
+    npu.wait_flag mte2 -> vector, 0
+    npu.vdup 0.0 -> %b : !npu.buf<4x64xf32, ub>
+    npu.vcopy %a [cols 8] -> %b [cols 40] width 16 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+    npu.set_flag vector -> mte3, 0
+    npu.wait_flag vector -> mte3, 0
+    npu.dma mte3 %b[0, 0] -> %ws[0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<?x64xf32, gm>
+    npu.dma mte3 %b[0, 0] -> %out[4, 0] : !npu.buf<4x64xf32, ub> -> {GM}
+    npu.dma mte3 %b[0, 0] -> %out[0, 0] : !npu.buf<4x64xf32, ub> -> {GM}""")
+
+
+def test_engines_agree_on_views_workspaces_and_column_copies() -> None:
+    x = np.random.default_rng(4).standard_normal((8, 64)).astype(np.float32)
+    ref, got = both(parse(VIEWS), [x])
+    same(ref, got)
+    assert np.array_equal(got.outputs[0][4:, 40:56], x[4:, 8:24]) and "ws" in got.report.tensors
+
+
+def test_engines_agree_on_cube_ops() -> None:
+    from test_interp_npu import CUBE, CUBE_ARGS
+    from test_interp_npu import kernel as cube_kernel
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(-128, 128, (32, 64)).astype(np.int8)
+    b = rng.integers(-128, 128, (64, 16)).astype(np.int8)
+    same(*both(parse(cube_kernel("", CUBE_ARGS.replace("%b:", "%bt:"), vector=0, cube=CUBE)), [a, b]))
+
+
+ERRORS = {
+    "out of bounds": (graph("""    %n = arith.constant 3 : index
+    npu.tasks "a" vector (%b, %i) in (%n, 1) {
+      %a = npu.alloc ub [0] : !npu.buf<8x64xf32, ub>
+      %c4 = arith.constant 4 : index
+      %r = arith.muli %b, %c4 : index
+      npu.dma mte2 %x[%r, 0] -> %a[0, 0] : !npu.buf<8x64xf32, gm> -> !npu.buf<8x64xf32, ub>
+    }"""), MachineError, r"source \[4, \+8\) of axis 0 is outside x"),
+    "flag never set": (graph("""    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
+      npu.wait_flag mte2 -> vector, 3
+    }"""), MachineError, "aiv0: wait_flag mte2 -> vector, 3 was never set"),
+    "deadlock in a graph": (graph("""    %n = arith.constant 3 : index
+    npu.tasks "a" vector (%b, %i) in (%n, 1) {
+      npu.cross_core_wait 9, %c1
+    }"""), DeadlockError, "aiv0 waits for cross-core flag 9"),
+    "deadlock in a launch": (launch("""    %n = arith.constant 3 : index
+    npu.cross_core_wait 9, %n""", vector=2), DeadlockError, "aiv0 waits for cross-core flag 9"),
+    "outside a ub buffer": (launch(f"""    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %c2 = arith.constant 2 : index
+    npu.dma mte2 %x[0, 0] -> %a[%c2, 0] rows %c2 : {GM} -> !npu.buf<4x64xf32, ub>"""), MachineError,
+                            r"destination \[2, \+4\) of axis 0 is outside ub buffer at offset 0"),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_engines_report_the_same_error_at_the_same_op(case: str) -> None:
+    text, kind, message = ERRORS[case]
+    module = parse(text)
+    errors = []
+    for engine in ("interp", "compiled"):
+        with pytest.raises(kind, match=message) as e:
+            run(module, [np.ones((8, 64), np.float32)], engine=engine)
+        errors.append(e.value)
+    assert str(errors[0]) == str(errors[1])
+    assert getattr(errors[0], "op", None) is getattr(errors[1], "op", None)
+
+
+WHILE = launch("""
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %r = scf.while (%a = %c0) : (index) -> index {
+      %go = arith.cmpi ult, %a, %c2 : index
+      scf.condition(%go) %a : index
+    } do {
+    ^bb0(%b: index):
+      %c1 = arith.constant 1 : index
+      %n = arith.addi %b, %c1 : index
+      scf.yield %n : index
+    }""")
+
+
+def test_an_op_the_compiler_lacks_is_a_machine_error_at_it() -> None:
+    module = parse(WHILE)
+    x = np.ones((8, 64), np.float32)
+    run(module, [x], engine="interp")
+    with pytest.raises(MachineError, match="the compiled engine cannot run 'scf.while' in a core program") as e:
+        run(module, [x], engine="compiled")
+    assert e.value.op.name == "scf.while"
+
+
+# ------------------------------------------------------------------------- selection and bad input
+
+
+def test_bad_engine_and_numerics_arguments() -> None:
+    pto_m, npu_m = kernel("sk03_standard.mlir")
+    with pytest.raises(ValueError, match="unknown engine 'bogus' .known: interp, compiled."):
+        run(npu_m, random_inputs(signature(pto_m), 1), engine="bogus")
+    for kw, message in ((dict(engine="bogus"), "unknown engine 'bogus'"), (dict(numerics=1), "numerics must be"),
+                        (dict(numerics=False, golden=True), "cannot be combined with golden"),
+                        (dict(numerics=False, level="pto"), "numerics=False needs the npu level")):
+        with pytest.raises(api.RunError, match=message):
+            api.run(pto_m, tokens=1, **kw)
+
+
+def test_api_runs_either_engine() -> None:
+    pto_m, _ = kernel("mla_wqa_qrmsnorm.mlir")
+    c = api.compile(pto_m)
+    a, b = (api.run(c, tokens=5, engine=e, golden=True) for e in ("interp", "compiled"))
+    assert a.ok and b.ok and a.report.to_json() == b.report.to_json()
+    t = api.run(c, tokens=5, engine="compiled", numerics=False)
+    assert t.report.to_json() == b.report.to_json()
+
+
+def test_pto_run_engine_flags(capsys) -> None:
+    path = str(example.__globals__["ROOT"] / "examples" / "sk03_standard.mlir")
+    args = [path, "--random-inputs", "--tokens", "3", "--json"]
+    outs = []
+    for extra in (["--engine", "interp"], ["--engine", "compiled"], ["--engine", "compiled", "--no-numerics"]):
+        assert pto_run.main([*args, *extra]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2]
+    with pytest.raises(SystemExit) as e:  # argparse's usage error
+        pto_run.main([*args, "--engine", "bogus"])
+    assert e.value.code == 2
+    assert pto_run.main([*args, "--no-numerics", "--golden"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["pto-run: error: argument --engine: invalid choice: 'bogus' (choose from 'interp', 'compiled')",
+                   "pto-run: error: --no-numerics computes no outputs: it cannot be combined with --golden"]
+
+
+def test_a_core_program_of_several_blocks_is_refused() -> None:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Block, Region
+
+    from pto.interp.codegen import compile_region
+
+    region = Region([Block(), Block()])
+    holder = ModuleOp(region)
+    with pytest.raises(MachineError, match="core programs of one block") as e:
+        compile_region(region, "t", lambda op, args: ())
+    assert e.value.op is holder
