@@ -140,7 +140,7 @@ VIEWS = launch(f"""
     %n = npu.dim %x, 0 : {GM}
     %ws = npu.alloc gm (%n) : !npu.buf<?x64xf32, gm>
     %wide = npu.reshape %ws : !npu.buf<?x64xf32, gm> -> !npu.buf<?x2x32xf32, gm>
-    %low = npu.view %x at 4 : {GM} -> !npu.buf<4x64xf32, gm>
+    %low = npu.view %x at [4, 0] : {GM} -> !npu.buf<4x64xf32, gm>
     %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
     %b = npu.alloc ub [1024] : !npu.buf<4x64xf32, ub>
     npu.dma mte2 %low[0, 0] -> %a[0, 0] : !npu.buf<4x64xf32, gm> -> !npu.buf<4x64xf32, ub>
