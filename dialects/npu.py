@@ -83,7 +83,8 @@ from pto.dialects.pto import (
     check_cast,
     dims_str,
     elem_name,
-    parse_i64,
+    parse_window,
+    print_window,
 )
 from pto.diagnostics import DiagnosticError
 from pto.targets import target_of
@@ -626,25 +627,10 @@ class ViewOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ViewOp:
-        src = parser.parse_unresolved_operand()
-        parser.parse_keyword("at")
-        offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        st = parser.parse_type()
-        parser.parse_punctuation("->")
-        rt = parser.parse_type()
-        op = cls.create(operands=[parser.resolve_operand(src, st)], result_types=[rt],
-                        properties={"offsets": DenseArrayBase.from_list(i64, offs)})
-        op.attributes.update(attrs)
-        return op
+        return parse_window(cls, parser)  # type: ignore[return-value]
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        printer.print_string(f" at [{', '.join(map(str, self.starts))}]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.source.type} -> {self.result.type}")
+        print_window(printer, self.source, self.starts, self.result, self.attributes)
 
     def verify_(self) -> None:
         s, r = buf(self.source), buf(self.result)

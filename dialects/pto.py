@@ -785,6 +785,31 @@ class SliceBase(ShapedOp):
             )
 
 
+def parse_window(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+    """`%v = OP %src at [o0, o1, ...] attrs : T -> T'` (the views of every level)."""
+    x = parser.parse_unresolved_operand()
+    parser.parse_keyword("at")
+    offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    src = parser.parse_type()
+    parser.parse_punctuation("->")
+    dst = parser.parse_type()
+    op = cls.create(operands=[parser.resolve_operand(x, src)], result_types=[dst],
+                    properties={"offsets": DenseArrayBase.from_list(i64, offs)})
+    op.attributes.update(attrs)
+    return op
+
+
+def print_window(printer: Printer, src: SSAValue, starts: Sequence[int], result: SSAValue,
+                 attributes: dict[str, Attribute]) -> None:
+    printer.print_string(" ")
+    printer.print_operand(src)
+    printer.print_string(f" at [{', '.join(map(str, starts))}]")
+    printer.print_op_attributes(attributes)
+    printer.print_string(f" : {src.type} -> {result.type}")
+
+
 class ViewBase(ShapedOp):
     """A static window of a weight (a tensor without a token axis), in place: the
     result's shape at `offsets`, e.g. rows of a stacked weight
@@ -808,25 +833,10 @@ class ViewBase(ShapedOp):
 
     @classmethod
     def parse(cls, parser: Parser):
-        x = parser.parse_unresolved_operand()
-        parser.parse_keyword("at")
-        offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        src = parser.parse_type()
-        parser.parse_punctuation("->")
-        dst = parser.parse_type()
-        op = cls.create(operands=[parser.resolve_operand(x, src)], result_types=[dst],
-                        properties={"offsets": DenseArrayBase.from_list(i64, offs)})
-        op.attributes.update(attrs)
-        return op
+        return parse_window(cls, parser)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f" at [{', '.join(map(str, self.starts))}]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.input.type} -> {self.result.type}")
+        print_window(printer, self.input, self.starts, self.result, self.attributes)
 
     def verify_shapes(self) -> None:
         x, r = tensor_type(self.input), tensor_type(self.result)
