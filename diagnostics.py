@@ -73,3 +73,50 @@ def line_col(loc: LocationAttr | None) -> tuple[str, int, int] | None:
     if isinstance(loc, FileLineColLoc):
         return loc.filename.data, loc.line.data, loc.column.data
     return None
+
+
+def render(d: Diagnostic | Note, sources: dict[str, str], severity: str | None = None) -> str:
+    """`file:line:col: severity: message`, then the source line and a caret under the
+    column when `sources` has the file's text."""
+    sev = severity or getattr(d, "severity", "note")
+    where = line_col(d.location)
+    if where is None:
+        return f"{sev}: {d.message}"
+    name, line, col = where
+    out = f"{name}:{line}:{col}: {sev}: {d.message}"
+    lines = sources.get(name, "").splitlines()
+    if 0 < line <= len(lines):
+        out += f"\n{lines[line - 1]}\n{' ' * (col - 1)}^"
+    return out
+
+
+def render_all(d: Diagnostic, sources: dict[str, str]) -> str:
+    """A diagnostic and its notes, one after the other."""
+    return "\n".join([render(d, sources)] + [render(n, sources, "note") for n in d.notes])
+
+
+class DiagnosticLog:
+    """A sink for `collect` that keeps each diagnostic once: a pass warns once per op
+    it visits, and the unrolled copies of one source op would repeat the same line.
+    `on_new` sees each new one as it arrives (a tool prints it at once)."""
+
+    def __init__(self, on_new: Callable[[Diagnostic], None] | None = None):
+        self.items: list[Diagnostic] = []
+        self._seen: set[tuple[str, str, str]] = set()
+        self._on_new = on_new
+
+    def __call__(self, d: Diagnostic) -> None:
+        key = (d.severity, str(d.location), d.message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.items.append(d)
+        if self._on_new is not None:
+            self._on_new(d)
+
+    def add_error(self, e: DiagnosticError) -> None:
+        self(Diagnostic("error", e.location, e.message, e.notes))
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity == "error" for d in self.items)

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from xdsl.context import Context
 
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
 from pto.interp.report import Report
 from pto.interp.run import random_inputs, run, signature
-from pto.tools import pto_run
-from pto.tools.pto_opt import LocatingParser
-from pto.tools.registry import load_dialects
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 STD = (EXAMPLES / "sk03_standard.mlir").read_text()
@@ -34,7 +34,7 @@ def measure(text: str, tokens: int, factors: str | None = None, l2_size: int | N
     load_dialects(ctx)
     m = LocatingParser(ctx, text, "claim").parse_module()
     inputs = random_inputs(signature(m), tokens, 0)
-    pto_run.lower(ctx, m, "pto-sk03-pipeline" + (f"{{factors={factors}}}" if factors else ""))
+    lower(ctx, m, "pto-sk03-pipeline" + (f"{{factors={factors}}}" if factors else ""))
     rep = run(m, inputs, l2_size=l2_size).report
     assert rep is not None
     return rep

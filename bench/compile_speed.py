@@ -20,8 +20,9 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
-from pto.tools.pto_opt import no_gc, verify_each
-from pto.tools.registry import all_passes, load_dialects
+from pto.driver.lower import no_gc
+from pto.driver.registry import all_passes, load_dialects
+from pto.driver.verify import verify_each
 
 PIPELINE = "pto-sk03-pipeline"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

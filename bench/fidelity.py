@@ -24,10 +24,10 @@ from pathlib import Path
 from xdsl.context import Context
 
 from pto.diagnostics import DiagnosticError
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
 from pto.interp.run import random_inputs, run, signature
-from pto.tools import pto_run
-from pto.tools.pto_opt import LocatingParser
-from pto.tools.registry import load_dialects
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "fidelity" / "pypto_results.json"
@@ -104,7 +104,7 @@ def measure(c: dict) -> float:
     load_dialects(ctx)
     m = LocatingParser(ctx, kernel(c), c["id"]).parse_module()
     inputs = random_inputs(signature(m), c["t"], 0)
-    pto_run.lower(ctx, m, "pto-sk03-pipeline{factors=" + ",".join(map(str, c["unroll"])) + "}")
+    lower(ctx, m, "pto-sk03-pipeline{factors=" + ",".join(map(str, c["unroll"])) + "}")
     rep = run(m, inputs).report
     assert rep is not None
     return rep.cycles

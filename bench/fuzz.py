@@ -1227,12 +1227,13 @@ def reference_nonfinite(p: dict, d: str) -> bool | None:
     try:
         from xdsl.context import Context
 
+        from pto.driver.parse import LocatingParser
+        from pto.driver.registry import load_dialects
         from pto.interp.run import random_inputs, run, signature
-        from pto.tools.registry import load_dialects
 
         ctx = Context()
         load_dialects(ctx)
-        module = pto_opt.LocatingParser(ctx, Path(d, p["primary"]).read_text(), "k").parse_module()
+        module = LocatingParser(ctx, Path(d, p["primary"]).read_text(), "k").parse_module()
         argv = p["argv"]
         tokens = int(argv[argv.index("--tokens") + 1])
         ref = run(module, random_inputs(signature(module), tokens, 0)).outputs

@@ -27,10 +27,11 @@ from pathlib import Path
 import numpy as np
 from xdsl.context import Context
 
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
 from pto.interp.run import ENGINES, random_inputs, run, signature
 from pto.tools import pto_run
-from pto.tools.pto_opt import LocatingParser
-from pto.tools.registry import load_dialects
 
 KERNEL = Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir"
 
@@ -50,7 +51,7 @@ def main() -> None:
     load_dialects(ctx)
     pto_m = LocatingParser(ctx, KERNEL.read_text(), str(KERNEL)).parse_module()
     npu_m = pto_m.clone()
-    pto_run.lower(ctx, npu_m, "pto-sk03-pipeline")
+    lower(ctx, npu_m, "pto-sk03-pipeline")
     inputs = random_inputs(signature(pto_m), args.tokens, 0)
     with tempfile.TemporaryDirectory() as d:
         files = []

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from pto.interp.run import DEFAULT_ENGINE, ENGINES
 from pto.interp.run import random_inputs, run, signature
-from pto.tools.pto_run import lower
-from pto.tools.pto_opt import LocatingParser
-from pto.tools.registry import load_dialects
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
 from xdsl.context import Context
 
 t = int(sys.argv[1])

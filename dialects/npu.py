@@ -49,7 +49,16 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -70,7 +79,8 @@ from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from pto.dialects.pto import (
+from pto.diagnostics import DiagnosticError
+from pto.dialects.common import (
     ELEM_BYTES,
     AngleEnum,
     CachePolicy,
@@ -86,7 +96,6 @@ from pto.dialects.pto import (
     parse_window,
     print_window,
 )
-from pto.diagnostics import DiagnosticError
 from pto.targets import target_of
 
 

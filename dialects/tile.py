@@ -26,8 +26,8 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     IndexType,
     IntegerAttr,
-    StringAttr,
     IntegerType,
+    StringAttr,
     TensorType,
     UnitAttr,
     i64,
@@ -52,9 +52,18 @@ from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from pto.dialects import pto
-from pto.dialects.pto import ELEM_BYTES, CachePolicy, CachePolicyAttr, CubeTileAttr, dims_str, elem_name
 from pto.diagnostics import DiagnosticError
+from pto.dialects import pto
+from pto.dialects.common import (
+    ELEM_BYTES,
+    I64_MAX,
+    CachePolicy,
+    CachePolicyAttr,
+    CubeTileAttr,
+    dims_str,
+    elem_name,
+    parse_i64,
+)
 from pto.targets import target_of
 
 
@@ -109,7 +118,7 @@ class TokenLoopOp(IRDLOperation):
         parser.parse_keyword("step")
         at = parser.pos
         step = parser.parse_integer(allow_negative=False, allow_boolean=False)
-        if step > pto.I64_MAX:
+        if step > I64_MAX:
             parser.raise_error(f"integer {step} does not fit in i64", at, parser.pos)
         tail = parser.parse_optional_keyword("tail") is not None
         attrs = parser.parse_optional_attr_dict_with_keyword()
@@ -223,9 +232,9 @@ class VecStageOp(StageBase):
         tile = None
         nbuf = None
         if parser.parse_optional_keyword("tile"):
-            tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: pto.parse_i64(parser))
+            tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
         if parser.parse_optional_keyword("nbuffer"):
-            nbuf = pto.parse_i64(parser)
+            nbuf = parse_i64(parser)
         types, attrs, body = StageBase._parse_body(parser)
         op = cls(label, body, types, tile, nbuf)
         if attrs is not None:
@@ -299,16 +308,16 @@ class CubeStageOp(StageBase):
         tiles = None
         start = parser.pos
         if parser.parse_optional_keyword("m"):
-            axes = {"m": parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: pto.parse_i64(parser))}
+            axes = {"m": parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))}
             for ax in ("k", "n"):
                 parser.parse_keyword(ax)
-                axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: pto.parse_i64(parser))
+                axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
             split = parser.parse_optional_keyword("split_k") is not None
             if (msg := CubeTileAttr.check(axes)) is not None:
                 parser.raise_error(msg, start, parser.pos)
             tiles = CubeTileAttr(axes["m"], axes["k"], axes["n"], split)
-        reuse = pto.parse_i64(parser) if parser.parse_optional_keyword("l1_reuse") else None
-        nbuf = pto.parse_i64(parser) if parser.parse_optional_keyword("nbuffer") else None
+        reuse = parse_i64(parser) if parser.parse_optional_keyword("l1_reuse") else None
+        nbuf = parse_i64(parser) if parser.parse_optional_keyword("nbuffer") else None
         types, attrs, body = StageBase._parse_body(parser)
         op = cls(label, body, types, tiles, reuse, nbuf)
         if attrs is not None:

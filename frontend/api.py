@@ -23,17 +23,18 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from pto.diagnostics import Diagnostic, DiagnosticError, collect
+from pto.diagnostics import DiagnosticError, DiagnosticLog, collect, render
+from pto.driver.errors import UsageError
+from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
+from pto.driver.lower import KeepLevels, Verify, lower
+from pto.driver.pipelines import expand, parse_pipeline, pipeline_spec
+from pto.driver.registry import load_dialects
 from pto.frontend.builder import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
 from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature
 from pto.interp.run import run as run_module
-from pto.lowering.pto_sk03_pipeline import PtoSk03PipelinePass
 from pto.targets import UnknownTargetError, load_target, target_of
-from pto.tools.pto_opt import UsageError, no_gc, pipeline_spec, render, verify_each
-from pto.tools.pto_run import L2_SIZE_CAP, array_bytes, default_memory_budget, parse_pipeline
-from pto.tools.registry import load_dialects
 
 LEVELS = ("pto", "tile", "npu")
 
@@ -105,13 +106,9 @@ def _level(module: ModuleOp) -> str:
 
 def _passes(spec: str) -> list[ModulePass]:
     try:
-        pipeline = parse_pipeline(spec)
+        return expand(parse_pipeline(spec).passes)
     except UsageError as e:
         raise CompileError(str(e)) from None
-    out: list[ModulePass] = []
-    for p in pipeline.passes:  # the named pipeline runs pass by pass, so that each level is seen
-        out += p.passes() if isinstance(p, PtoSk03PipelinePass) else [p]
-    return out
 
 
 def _check_compile_args(module: object, pipeline: object, target: object) -> None:
@@ -149,25 +146,18 @@ def compile(module: ModuleOp, pipeline: str | None = None, target: str | None = 
         except UsageError as e:
             raise CompileError(str(e)) from None
     m = module.clone()
-    levels: dict[str, ModuleOp] = {}
     ctx = Context()
     load_dialects(ctx)
-    diags: list[Diagnostic] = []
-    with collect(diags.append), no_gc():
-        for p in _passes(spec):
-            if type(p).__module__.startswith("pto.lowering."):  # it leaves the level: keep this one
-                levels[_level(m)] = m.clone()
-            try:
-                p.apply(ctx, m)
-                verify_each(m)
-            except DiagnosticError as e:
-                diags.append(Diagnostic("error", e.location, e.message, e.notes))
-                raise CompileError("\n".join(render(d, {}) for d in diags)) from None
-    levels[_level(m)] = m
-    warnings: list[str] = []
-    for d in diags:  # a pass warns once per unrolled copy of an op: keep one
-        if (w := render(d, {})) not in warnings:
-            warnings.append(w)
+    log = DiagnosticLog()  # a pass warns once per unrolled copy of an op: keep one
+    keep = KeepLevels()
+    try:
+        with collect(log):
+            lower(ctx, m, _passes(spec), [keep, Verify()])
+    except DiagnosticError as e:
+        log.add_error(e)
+        raise CompileError("\n".join(render(d, {}) for d in log.items)) from None
+    levels = {**keep.levels, _level(m): m}
+    warnings = [render(d, {}) for d in log.items]
     return Compiled(levels, spec, warnings)
 
 
@@ -237,9 +227,9 @@ def _check_l2(l2_size: int | None, module: ModuleOp, target: str | None) -> None
     if l2_size is None:
         return
     l2 = (load_target(target) if target else target_of(signature(module).func)).l2
-    unit = l2["line_bytes"] * l2["ways"]
+    unit = l2.line_bytes * l2.ways
     if l2_size % unit:
-        raise RunError(f"l2_size must be a multiple of {unit} bytes ({l2['ways']} ways of {l2['line_bytes']}-byte "
+        raise RunError(f"l2_size must be a multiple of {unit} bytes ({l2.ways} ways of {l2.line_bytes}-byte "
                        f"lines), got {l2_size}")
 
 

@@ -46,7 +46,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from pto.dialects import pto
-from pto.dialects.pto import (
+from pto.dialects.common import (
     CASTS,
     MATMUL_OUT,
     CachePolicy,
@@ -55,8 +55,8 @@ from pto.dialects.pto import (
     ReduceKind,
     RoundMode,
     elem_name,
-    verify_hints,
 )
+from pto.dialects.pto import verify_hints
 
 DYN = None  # a dimension written None (or DYN) is the dynamic token axis
 _ELEM = {"bf16": BFloat16Type, "f16": Float16Type, "f32": Float32Type}

@@ -24,35 +24,34 @@ class CostModel:
     """The figures of one target, read once by name, and the formula of every op."""
 
     def __init__(self, target: Target):
-        raw = target.raw
-        model = raw["model"]
-        self.issue = target.latency("issue")
-        self.task_dispatch = target.latency("task_dispatch")
+        lat, model = target.latency, target.model
+        self.issue = lat.issue
+        self.task_dispatch = lat.task_dispatch
         # PyPTO's simulator charges each GM copy a fixed start cost.
-        self.dma_fixed_costs = bool(model["dma_fixed_costs"])
-        self.copy_in = target.latency("copy_in")
-        self.copy_out = target.latency("copy_out")
-        self.line = raw["l2"]["line_bytes"]
-        self.task_ready = target.latency("task_ready")
-        self.task_turnaround = target.latency("task_turnaround")
-        self.stitch = target.latency("stitch")
+        self.dma_fixed_costs = model.dma_fixed_costs
+        self.copy_in = lat.copy_in
+        self.copy_out = lat.copy_out
+        self.line = target.l2.line_bytes
+        self.task_ready = lat.task_ready
+        self.task_turnaround = lat.task_turnaround
+        self.stitch = lat.stitch
         # One core's GM transfer rate, L2 hit or miss alike (PyPTO's copy rates; the
-        # platform's per-core L2/HBM rates in [paths] are not used).
-        self.gm_read = model["gm_read_rate"]
-        self.gm_write = model["gm_write_rate"]
-        self.l2_hit_latency = raw["l2"]["hit_latency"]
-        self.l2_miss_penalty = raw["l2"]["miss_penalty"]
-        self.hbm_window = model["hbm_window"]
+        # rates of the gm paths in [paths] only say that a path exists).
+        self.gm_read = model.gm_read_rate
+        self.gm_write = model.gm_write_rate
+        self.l2_hit_latency = target.l2.hit_latency
+        self.l2_miss_penalty = target.l2.miss_penalty
+        self.hbm_window = model.hbm_window
         # All cores together stream at most this.
-        self.hbm_total = model["hbm_total"]
-        self.transpose_factor = raw["dma"]["transpose_rate_factor"]
-        self.atomic_add_factor = model["atomic_add_factor"]
-        self.fractal = raw["cube"]["fractal"]
-        self.macs = raw["cube"]["macs_per_cycle"]
-        self.repeat_bytes = target.vector_bytes_per_repeat
-        self.cycles_per_repeat = raw["vector"]["cycles_per_repeat"]
-        self.vector_fixed = raw["vector"]["fixed_cycles"]
-        self._paths = raw["paths"]
+        self.hbm_total = model.hbm_total
+        self.transpose_factor = target.dma.transpose_rate_factor
+        self.atomic_add_factor = model.atomic_add_factor
+        self.fractal = target.cube.fractal
+        self.macs = target.cube.macs_per_cycle
+        self.repeat_bytes = target.vector.bytes_per_repeat
+        self.cycles_per_repeat = target.vector.cycles_per_repeat
+        self.vector_fixed = target.vector.fixed_cycles
+        self._paths = target.paths
 
     # -- data movement ---------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
-from pto.dialects.pto import elem_name
+from pto.dialects.common import elem_name
 from pto.interp import numerics as nx
 from pto.interp.run import InputError
 

@@ -181,7 +181,7 @@ class Machine:
         # timing are the same (`pto.interp.npu_ops`).
         self.numerics = numerics
         l2 = target.l2
-        self.l2 = L2Cache(l2_size if l2_size is not None else l2["sim_size"], l2["line_bytes"], l2["ways"])
+        self.l2 = L2Cache(l2_size if l2_size is not None else l2.sim_size, l2.line_bytes, l2.ways)
         self.l2_size = self.l2.sets * self.l2.ways * self.l2.line
         self.cost = CostModel(target)
         self._hbm_used: dict[int, float] = {}

@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 from pto.dialects import npu
 from pto.dialects.npu import DYN, BufferType, Pipe, Space
-from pto.dialects.pto import CachePolicy, RoundMode
+from pto.dialects.common import CachePolicy, RoundMode
 from pto.interp import numerics as nx
 from pto.interp.machine import Core, GmTensor, Machine, MachineError
 from xdsl.dialects.builtin import DYNAMIC_INDEX

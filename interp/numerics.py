@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from pto.dialects.pto import ReduceKind, RoundMode
+from pto.dialects.common import ReduceKind, RoundMode
 
 DTYPES: dict[str, np.dtype] = {
     "bf16": np.dtype(ml_dtypes.bfloat16),
@@ -82,7 +82,7 @@ def _round_to_int(x: np.ndarray, mode: RoundMode) -> np.ndarray:
 
 
 def cast(x: np.ndarray, src: str, dst: str, mode: RoundMode, sat: bool = False) -> np.ndarray:
-    """The hardware conversion `src -> dst` (the table of `pto.CASTS`), exactly."""
+    """The hardware conversion `src -> dst` (the table of `pto.dialects.common.CASTS`), exactly."""
     out = DTYPES[dst]
     if dst in _INT_RANGE:
         lo, hi = _INT_RANGE[dst]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from pto.dialects import pto
-from pto.dialects.pto import elem_name
+from pto.dialects.common import RoundMode, elem_name
 from pto.interp import numerics as nx
 from xdsl.interpreter import (
     Interpreter,
@@ -35,11 +35,11 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     out = _elem(op)
     if isinstance(op, pto.RmsNormBase):
         y = nx.rms_norm(args[0], args[1] if op.gamma is not None else None, op.eps.value.data)
-        return (nx.store(y, out) if out == "f32" else nx.cast(y, "f32", out, pto.RoundMode.RINT),)
+        return (nx.store(y, out) if out == "f32" else nx.cast(y, "f32", out, RoundMode.RINT),)
     if isinstance(op, pto.MatmulBase):
         y = nx.matmul(args[0], args[1], op.a_trans is not None, op.b_trans is not None)
         if out != nx.NAMES[y.dtype]:
-            y = nx.cast(y, nx.NAMES[y.dtype], out, pto.RoundMode.RINT)
+            y = nx.cast(y, nx.NAMES[y.dtype], out, RoundMode.RINT)
         return (y,)
     if isinstance(op, pto.CastBase):
         return (nx.cast(args[0], nx.NAMES[args[0].dtype], out, op.round.data, op.sat is not None),)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pto.dialects import tile
 from pto.dialects.npu import BufferType
-from pto.dialects.pto import elem_name
+from pto.dialects.common import elem_name
 from pto.interp import numerics as nx
 from pto.interp.arith import FastIndexArithFunctions, IndexArithFunctions
 from pto.interp.machine import Machine, MachineError

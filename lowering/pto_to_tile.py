@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pto.diagnostics import DiagnosticError
-from pto.dialects import pto, tile
-from pto.dialects.pto import CachePolicyAttr, CubeTileAttr, FormAttr
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import (
@@ -22,6 +19,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+
+from pto.diagnostics import DiagnosticError
+from pto.dialects import pto, tile
+from pto.dialects.common import CachePolicyAttr, CubeTileAttr, Form, FormAttr
 
 HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile", "pto.by_unroll")
 TILE_OPS: dict[str, type[Operation]] = {op.name: op for op in tile.TILE.operations}
@@ -59,7 +60,7 @@ def _arg_view(op: Operation) -> bool:
     return isinstance(op.input, BlockArgument) or _arg_view(op.input.owner)  # type: ignore[arg-type]
 
 
-def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
+def _stages(ops: list[Operation], form: Form) -> list[_Stage]:
     """Group the kernel's ops, in flow order, into vector and cube stages. The cube stage
     holds the matmul and a cast of its result (the fixpipe casts on the way out) unless
     the cast has a label or a vector tile of its own: then the user asked for it as a
@@ -97,7 +98,7 @@ def _stages(ops: list[Operation], form: pto.Form) -> list[_Stage]:
     return stages
 
 
-def _role(st: _Stage, after_cube: bool, form: pto.Form) -> str:
+def _role(st: _Stage, after_cube: bool, form: Form) -> str:
     names = {op.name for op in st.ops}
     if st.kind == "cube":
         return "linear"

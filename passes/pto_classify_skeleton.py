@@ -12,7 +12,7 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError, Note
 from pto.dialects import pto
-from pto.dialects.pto import Form, FormAttr, elem_name
+from pto.dialects.common import Form, FormAttr, elem_name
 
 # The mhc_pre recognition rule of SK03.md.
 MHC_MAX_N = 64

@@ -96,7 +96,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from pto.dialects import pto
-from pto.dialects.pto import ReduceKind, RoundMode, check_hint, elem_name
+from pto.dialects.common import ReduceKind, RoundMode, elem_name
+from pto.dialects.pto import check_hint
 
 # ------------------------------------------------------------------ helpers
 

@@ -12,7 +12,14 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import tile
-from pto.dialects.pto import ELEM_BYTES, CachePolicy, CachePolicyAttr, Form, FormAttr, elem_name
+from pto.dialects.common import (
+    ELEM_BYTES,
+    CachePolicy,
+    CachePolicyAttr,
+    Form,
+    FormAttr,
+    elem_name,
+)
 from pto.targets import target_of
 
 DEFAULTS = {
@@ -87,7 +94,7 @@ class TileAnnotateCachePass(ModulePass):
     def annotate(self, f: func.FuncOp, loop: tile.TokenLoopOp, settings: dict[str, dict[int, int]]) -> None:
         form = f.attributes.get("pto.form")
         mhc = isinstance(form, FormAttr) and form.data == Form.MHC_PRE
-        l2 = target_of(f).l2["size"]
+        l2 = target_of(f).l2.size
         vec_i = cube_i = 0
         for st in loop.body.block.ops:
             if isinstance(st, tile.VecStageOp):

@@ -6,14 +6,28 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import tile
-from pto.dialects.pto import ELEM_BYTES, MATMUL_OUT, CubeTileAttr, Form, FormAttr, elem_name
+from pto.dialects.common import (
+    ELEM_BYTES,
+    MATMUL_OUT,
+    CubeTileAttr,
+    Form,
+    FormAttr,
+    elem_name,
+)
 from pto.targets import Target, UnknownTargetError, load_target, target_of
 
 VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows

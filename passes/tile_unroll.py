@@ -22,7 +22,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import tile
-from pto.dialects.pto import CubeTileAttr, Form, FormAttr
+from pto.dialects.common import CubeTileAttr, Form, FormAttr
 
 SEED_CANDIDATES = (128, 64, 32, 16, 8, 1)
 MHC_PRE_FACTORS = (16,)

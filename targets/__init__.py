@@ -1,12 +1,13 @@
 """Machine descriptions, one TOML file per target in this folder, loaded by name.
 
 No hardware figure lives anywhere else: dialect verifiers, passes and the interpreter
-all read them through `load_target`.
+all read them through `load_target`, typed and checked by `pto.targets.schema`.
 """
 
 from __future__ import annotations
 
 import tomllib
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
+
+from pto.targets.schema import TargetData, TargetFileError, build
 
 DEFAULT_TARGET = "ascend910b1"
 _DIR = Path(__file__).parent
@@ -24,53 +27,45 @@ class UnknownTargetError(ValueError):
 
 
 @dataclass(frozen=True)
-class Target:
-    name: str
-    raw: dict[str, Any]
-
-    @property
-    def cube_cores(self) -> int:
-        return self.raw["cube_cores"]
-
-    @property
-    def vector_cores(self) -> int:
-        return self.raw["vector_cores"]
-
-    @property
-    def clock_mhz(self) -> int:
-        return self.raw["clock_mhz"]
+class Target(TargetData):
+    """A target's figures (`pto.targets.schema`), and the look-ups by a name in the IR."""
 
     def capacity(self, space: str) -> int:
         """Bytes available per core in a memory space (`ub`, `l1`, `l0a`, ...)."""
-        return self.raw["memory"][space]
+        return getattr(self.memory, space)
 
     @property
     def block_bytes(self) -> int:
-        return self.raw["memory"]["block_bytes"]
-
-    @property
-    def l2(self) -> dict[str, int]:
-        return self.raw["l2"]
-
-    @property
-    def paths(self) -> dict[str, int]:
-        return self.raw["paths"]
+        return self.memory.block_bytes
 
     def has_path(self, src: str, dst: str) -> bool:
-        return f"{src}->{dst}" in self.raw["paths"]
+        return f"{src}->{dst}" in self.paths
 
-    def path_rate(self, src: str, dst: str) -> int:
-        return self.raw["paths"][f"{src}->{dst}"]
+    def path_rate(self, src: str, dst: str) -> float:
+        return self.paths[f"{src}->{dst}"]
 
     def macs_per_cycle(self, elem: str) -> int:
-        return self.raw["cube"]["macs_per_cycle"][elem]
+        return self.cube.macs_per_cycle[elem]
 
-    @property
-    def vector_bytes_per_repeat(self) -> int:
-        return self.raw["vector"]["bytes_per_repeat"]
+    def changed(self, **figures: Any) -> Target:
+        """A copy with some figures changed, each named `section__key`
+        (`latency__task_ready=0`): for tests and calibration sweeps."""
+        out: Any = self
+        for name, value in figures.items():
+            path = name.split("__")
+            if not _has(self, path):
+                raise TargetFileError(f"no target figure '{'.'.join(path)}'")
+            out = _replace(out, path, value)
+        return out
 
-    def latency(self, what: str) -> int:
-        return self.raw["latency"][what]
+
+def _has(obj: Any, path: list[str]) -> bool:
+    return not path or (dataclasses.is_dataclass(obj) and hasattr(obj, path[0]) and _has(getattr(obj, path[0]), path[1:]))
+
+
+def _replace(obj: Any, path: list[str], value: Any) -> Any:
+    head, *rest = path
+    return dataclasses.replace(obj, **{head: _replace(getattr(obj, head), rest, value) if rest else value})
 
 
 def available_targets() -> list[str]:
@@ -84,9 +79,12 @@ def load_target(name: str = DEFAULT_TARGET) -> Target:
         raise UnknownTargetError(
             f"unknown target '{name}' (known: {', '.join(available_targets())})"
         )
-    with path.open("rb") as f:
-        raw = tomllib.load(f)
-    return Target(name, raw)
+    try:
+        with path.open("rb") as f:
+            raw = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise TargetFileError(f"{path}: not valid TOML ({e})") from None
+    return build(Target, raw, str(path))
 
 
 def target_of(op: Operation) -> Target:

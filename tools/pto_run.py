@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tokenize
 from collections.abc import Sequence
@@ -25,7 +24,18 @@ from typing import NoReturn
 
 import ml_dtypes
 import numpy as np
-from pto.diagnostics import Diagnostic, DiagnosticError, collect
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ParseError
+
+from pto.diagnostics import Diagnostic, DiagnosticError, DiagnosticLog, collect, render_all
+from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError
+from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser, parse_error_diag, read_source
+from pto.driver.pipelines import TO_NPU, parse_pipeline, pipeline_spec, to_npu
+from pto.driver.registry import load_dialects
+from pto.driver.verify import verify_each
 from pto.interp.golden import check, golden_elem
 from pto.interp.machine import MachineError
 from pto.interp.run import (
@@ -39,59 +49,6 @@ from pto.interp.run import (
     signature,
 )
 from pto.targets import UnknownTargetError, load_target
-from pto.tools.pto_opt import (
-    EXIT_INTERNAL,
-    EXIT_USAGE,
-    EXIT_USER,
-    LocatingParser,
-    UsageError,
-    no_gc,
-    parse_error_diag,
-    pipeline_spec,
-    read_source,
-    render,
-    verify_each,
-)
-from pto.tools.registry import all_passes, load_dialects
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-
-DEFAULT_PIPELINE = {"pto": "pto-sk03-pipeline", "tile": "tile-to-npu"}
-
-L2_SIZE_CAP = 1 << 30  # bytes; the largest --l2-size accepted (see the module docstring)
-
-
-def default_memory_budget() -> int:
-    """`PTO_RUN_MAX_MEMORY` if set, else half the machine's physical memory (8 GiB if
-    that cannot be read)."""
-    env = os.environ.get("PTO_RUN_MAX_MEMORY")
-    if env:
-        try:
-            return int(env)
-        except ValueError:
-            raise UsageError(f"PTO_RUN_MAX_MEMORY must be a number of bytes, got '{env}'") from None
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
-
-
-def array_bytes(sig, tokens: int) -> int:
-    """A lower bound on the bytes a run allocates for the kernel's arrays: each input
-    (and its copy in the model's global memory), each output and its int32 write counts."""
-    from xdsl.dialects.builtin import DYNAMIC_INDEX
-
-    from pto.interp import numerics as nx
-
-    def nbytes(a, extra: int = 0) -> int:
-        n = 1
-        for d in a.shape:
-            n *= tokens if d == DYNAMIC_INDEX else d
-        return n * (np.dtype(nx.DTYPES[a.elem]).itemsize + extra)
-
-    return sum(2 * nbytes(a) for a in sig.inputs) + sum(nbytes(a, 4) for a in sig.outputs)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -160,47 +117,13 @@ def load_npy(path: str, elem: str) -> np.ndarray:
     return x
 
 
-def parse_pipeline(spec: str) -> PassPipeline:
-    """A pass pipeline in xDSL's spelling (`a,b{k=v}`); a bad one is a UsageError."""
-    try:
-        return PassPipeline.parse_spec(all_passes(), spec)
-    except BaseException as e:
-        if isinstance(e, KeyboardInterrupt | SystemExit):
-            raise
-        if m := re.match(r"Unrecognized passes: \[(.*)\]", str(e)):
-            raise UsageError(f"unknown pass {m.group(1)} (see pto-opt --list-passes)") from None
-        raise UsageError(f"bad pass pipeline '{spec}': {str(e).strip().splitlines()[-1]}") from None
-
-
-def lower(ctx: Context, module: ModuleOp, spec: str) -> None:
-    """Apply a pass pipeline in place, verifying after each pass; a failing pass is a
-    DiagnosticError."""
-    with no_gc():
-        for p in parse_pipeline(spec).passes:
-            try:
-                p.apply(ctx, module)
-                verify_each(module)
-            except DiagnosticError:
-                raise
-            except (VerifyException, DiagnosticException) as e:
-                raise DiagnosticError(None, f"pass '{p.name}' failed: {e}") from None
-
-
 class Runner:
     def __init__(self, args: argparse.Namespace):
         self.a = args
         self.ctx = Context()
         load_dialects(self.ctx)
         self.sources: dict[str, str] = {}
-        self.diags: list[Diagnostic] = []
-
-    def sink(self, d: Diagnostic) -> None:
-        if all((d.severity, str(d.location), d.message) != (x.severity, str(x.location), x.message)
-               for x in self.diags):
-            self.diags.append(d)
-            print(render(d, self.sources), file=sys.stderr)
-            for n in d.notes:
-                print(render(n, self.sources), file=sys.stderr)
+        self.sink = DiagnosticLog(lambda d: print(render_all(d, self.sources), file=sys.stderr))
 
     def parse(self) -> ModuleOp:
         path = self.a.kernel
@@ -218,10 +141,8 @@ class Runner:
         return module
 
     def lower(self, module: ModuleOp, level: str) -> None:
-        spec = pipeline_spec(self.a.pass_pipeline) if self.a.pass_pipeline else DEFAULT_PIPELINE[level]
-        if not self.a.pass_pipeline and level == "pto" and self.a.target:
-            spec = f"pto-sk03-pipeline{{target={self.a.target}}}"
-        lower(self.ctx, module, spec)
+        spec = pipeline_spec(self.a.pass_pipeline) if self.a.pass_pipeline else to_npu(level, self.a.target)
+        lower(self.ctx, module, parse_pipeline(spec).passes)
 
     def inputs(self, module: ModuleOp) -> list[np.ndarray]:
         sig = signature(module)
@@ -288,10 +209,10 @@ class Runner:
             load_target(a.target)
         if a.l2_size is not None:
             l2 = load_target(a.target or "ascend910b1").l2
-            unit = l2["line_bytes"] * l2["ways"]
+            unit = l2.line_bytes * l2.ways
             if a.l2_size <= 0 or a.l2_size % unit:
                 raise UsageError(f"--l2-size must be a positive multiple of {unit} bytes "
-                                 f"({l2['ways']} ways of {l2['line_bytes']}-byte lines), got {a.l2_size}")
+                                 f"({l2.ways} ways of {l2.line_bytes}-byte lines), got {a.l2_size}")
         with collect(self.sink):
             module = self.parse()
             sig = signature(module)
@@ -314,7 +235,7 @@ class Runner:
                     used = f"--pass-pipeline '{a.pass_pipeline}'" if a.pass_pipeline else "the default pipeline"
                     raise UsageError(f"{used} leaves the {sig.level}-level kernel at "
                                      f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
-                                     f"(the default is '{DEFAULT_PIPELINE[sig.level]}')")
+                                     f"(the default is '{TO_NPU[sig.level]}')")
             result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None, engine=a.engine,
                          numerics=a.numerics)
         rep = result.report
@@ -369,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MachineError as e:
         r.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
         return EXIT_USER
+    except InternalError as e:
+        print(f"pto-run: internal error: {e} (a bug in pto-ir)", file=sys.stderr)
+        return EXIT_INTERNAL
     except MemoryError as e:  # past a --max-memory raised above what the machine has
         print(f"pto-run: error: out of memory ({e}); lower --tokens or --max-memory", file=sys.stderr)
         return EXIT_USER

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 
 from xdsl.utils.exceptions import ParseError
 
-from pto.diagnostics import Diagnostic, DiagnosticError, collect
+from pto.diagnostics import Diagnostic, DiagnosticError, collect, render
+from pto.driver.errors import UsageError
+from pto.driver.parse import parse_error_diag, read_source
 from pto.targets import UnknownTargetError, load_target
-from pto.tools.pto_opt import UsageError, parse_error_diag, read_source, render
 from pto.tuner.kernel import TuneError
 
 EXIT_USER, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130

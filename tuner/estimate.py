@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pto.dialects.pto import ELEM_BYTES
+from pto.dialects.common import ELEM_BYTES
 from pto.passes.tile_assign_shapes import ceil16
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.targets import Target
@@ -44,9 +44,8 @@ def _get(c: Config, d: str, info: KernelInfo):
 
 
 def _dma(t: Target, nbytes: float, read: bool) -> float:
-    m = t.raw["model"]
-    rate = m["gm_read_rate"] if read else m["gm_write_rate"]
-    return nbytes / rate + t.latency("copy_in" if read else "copy_out")
+    rate = t.model.gm_read_rate if read else t.model.gm_write_rate
+    return nbytes / rate + (t.latency.copy_in if read else t.latency.copy_out)
 
 
 def cube_tasks(c: Config, info: KernelInfo, p: int) -> Task:
@@ -77,8 +76,8 @@ def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
     merge = min(_get(c, "vec_nbuffer", info), MAX_VEC_MERGE)
     tiles = -(-p // r)
     elems = r * cols
-    repeats = elems * ELEM_BYTES["f32"] / t.vector_bytes_per_repeat
-    work = VEC_OPS_PER_ELEM * (repeats + t.raw["vector"]["fixed_cycles"])
+    repeats = elems * ELEM_BYTES["f32"] / t.vector.bytes_per_repeat
+    work = VEC_OPS_PER_ELEM * (repeats + t.vector.fixed_cycles)
     tile = _dma(t, elems * ELEM_BYTES["bf16"], True) + work + _dma(t, elems * ELEM_BYTES["bf16"], False)
     return Task(-(-tiles // merge), tile * min(merge, tiles))
 
@@ -97,8 +96,8 @@ def estimate(c: Config, info: KernelInfo, tokens: int) -> float:
     sizes = [f for _, _, f in loops]
     cube = [Task(n * x.count, x.cycles) for n, p in zip(bodies, sizes) for x in [cube_tasks(c, info, p)]]
     vec = [Task(n * x.count, x.cycles) for n, p in zip(bodies, sizes) for x in [vec_tasks(c, info, p)]]
-    turn = t.latency("task_turnaround")
+    turn = t.latency.task_turnaround
     span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) / 2
     stitches = -(-sum(bodies) // c["stitch"]) if "stitch" in c else 1
     chain = max((x.cycles for x in vec), default=0) + max((x.cycles for x in cube), default=0)
-    return span + stitches * (t.latency("stitch") + chain) + 2 * t.latency("task_ready")
+    return span + stitches * (t.latency.stitch + chain) + 2 * t.latency.task_ready

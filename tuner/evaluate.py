@@ -14,8 +14,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from pto.interp.report import Report
-from pto.tools.pto_opt import LocatingParser
-from pto.tools.registry import load_dialects
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
 from pto.tuner.pin import pin
 from pto.tuner.space import Config
 

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import BlockArgument
 
 from pto.dialects import pto
-from pto.dialects.pto import MATMUL_OUT, elem_name
+from pto.dialects.common import MATMUL_OUT, elem_name
 from pto.interp.run import signature
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
 from pto.passes.pto_fuse_stages import PtoFuseStagesPass

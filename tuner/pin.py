@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DenseArrayBase, Dictionar
 from xdsl.ir import BlockArgument
 
 from pto.dialects import pto
-from pto.dialects.pto import CachePolicy, CachePolicyAttr, CubeTileAttr
+from pto.dialects.common import CachePolicy, CachePolicyAttr, CubeTileAttr
 from pto.interp.run import signature
 from pto.tuner.kernel import VEC_TILED, arg_name
 from pto.tuner.space import CUBE_DIMS, SETTING, Config

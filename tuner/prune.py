@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from pto.dialects.pto import ELEM_BYTES
+from pto.dialects.common import ELEM_BYTES
 from pto.passes.tile_assign_shapes import ceil16
 from pto.passes.tile_unroll import normalise
 from pto.tuner.kernel import KernelInfo

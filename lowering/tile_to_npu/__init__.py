@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
-    ModuleOp,
     LocationAttr,
+    ModuleOp,
     TensorType,
     UnitAttr,
     UnknownLoc,
@@ -304,7 +304,7 @@ class Lowering:
         groups need only some of their producers' tasks."""
         per_body = {t.label.data: t.per_body.value.data for t in self.graph.body.block.ops  # type: ignore[union-attr]
                     if isinstance(t, npu.TasksOp)}
-        limit = self.target.raw["model"]["hub_pairs"]
+        limit = self.target.model.hub_pairs
         for t in ops:
             if isinstance(t, npu.TasksOp) and t.after.data and t.label.data not in partial:
                 producers, consumers = sum(per_body[a] for a in t.deps()), t.per_body.value.data

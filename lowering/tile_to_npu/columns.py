@@ -23,8 +23,8 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pto.dialects import npu, tile
+from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.dialects.npu import BufferType, Pipe
-from pto.dialects.pto import ReduceKind, RoundMode, elem_name
 from pto.lowering.npu_build import c, divide, sync, unsupported
 from pto.lowering.tile_to_npu import events
 

@@ -24,8 +24,8 @@ from xdsl.ir import Block, Region, SSAValue
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
+from pto.dialects.common import ELEM_BYTES, RoundMode, elem_name
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
-from pto.dialects.pto import ELEM_BYTES, RoundMode, elem_name
 from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 

@@ -13,12 +13,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from pto.diagnostics import DiagnosticError
-
-from pto.diagnostics import warn
+from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import npu, tile
+from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType, Pipe, Space
-from pto.dialects.pto import elem_name
 from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UB

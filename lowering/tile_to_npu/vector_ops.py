@@ -7,7 +7,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType, f16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pto.dialects import npu, tile
-from pto.dialects.pto import ReduceKind, RoundMode, elem_name
+from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.lowering.npu_build import divide, unsupported
 from pto.lowering.tile_to_npu.ub import UB
 

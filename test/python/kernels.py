@@ -7,9 +7,10 @@ from pathlib import Path
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from pto.tools.pto_opt import LocatingParser, verify_each
-from pto.tools.pto_run import lower
-from pto.tools.registry import load_dialects
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
+from pto.driver.verify import verify_each
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))

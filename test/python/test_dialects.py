@@ -4,15 +4,30 @@ import pytest
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, ModuleOp, TensorType, bf16, f32, i1
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    bf16,
+    f32,
+    i1,
+)
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from pto.dialects import npu, pto, tile
+from pto.dialects.common import (
+    CachePolicy,
+    CubeTileAttr,
+    ReduceKind,
+    ReduceKindAttr,
+    RoundMode,
+)
 from pto.dialects.npu import BufferType, Pipe, Space
-from pto.dialects.pto import CachePolicy, CubeTileAttr, ReduceKind, RoundMode
-from pto.tools.registry import load_dialects
+from pto.driver.registry import load_dialects
 
 D = DYNAMIC_INDEX
 i8, i32 = IntegerType(8), IntegerType(32)
@@ -78,7 +93,7 @@ def test_pto_ops_build_and_roundtrip():
         (lambda x: pto.MatmulOp(x, x, T(D, 64)), "reduction dims differ"),
         (lambda x: pto.ReshapeOp(x, T(D, 3, 7)), "element count differs"),
         (lambda x: pto.ReduceOp.create(
-            operands=[x], properties={"kind": pto.ReduceKindAttr(ReduceKind.SUM)}, result_types=[T(D, 64)]), "result must be ?x1"),
+            operands=[x], properties={"kind": ReduceKindAttr(ReduceKind.SUM)}, result_types=[T(D, 64)]), "result must be ?x1"),
     ],
 )
 def test_pto_illegal_builds_fail_verification(make, message):

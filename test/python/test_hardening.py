@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from kernels import ROOT
 
+from pto.driver.limits import L2_SIZE_CAP
 from pto.tools import pto_opt, pto_run
 
 STD = str(ROOT / "examples" / "sk03_standard.mlir")
@@ -65,7 +66,7 @@ def test_huge_l2_size_is_refused_before_allocating(capsys, monkeypatch, size) ->
 
 
 def test_l2_size_at_the_cap_is_accepted() -> None:
-    args = pto_run._parser().parse_args([STD, "--l2-size", str(pto_run.L2_SIZE_CAP)])
+    args = pto_run._parser().parse_args([STD, "--l2-size", str(L2_SIZE_CAP)])
     pto_run.Runner(args).check_flags()  # no error
 
 
@@ -436,8 +437,9 @@ def test_token_loop_bounds_at_the_npu_level(tmp_path, capsys, lb, ub, message) -
 
 def test_token_loop_bounds_at_the_tile_level() -> None:
     # The tile level ran no body where the npu level refuses: both refuse now.
-    import pto
     from kernels import parse
+
+    import pto
     from pto.interp.machine import MachineError
 
     m = parse(BOUNDS.replace("LB", "16").replace("UB", "0"))
@@ -462,8 +464,9 @@ func.func @k(%x: tensor<?x64xbf16>, %w: tensor<64x32xbf16>, %g: tensor<32xf32>) 
 def test_a_weight_view_made_before_the_matmul(tokens: int) -> None:
     # Staged on its own before the cube, the view's [1, N] result went through a token
     # workspace: NaN on rows 1..p-1 of every body (a held-out PyPTO kernel found it).
-    import pto
     from kernels import parse
+
+    import pto
 
     m = parse(WEIGHT_VIEW_FIRST)
     r = pto.run(m, tokens=tokens, golden=True)
@@ -475,6 +478,7 @@ def test_golden_tolerance_follows_the_least_precise_type(capsys) -> None:
     # a column-tiled sum of squares flipped a few bf16 roundings and pto-run reported
     # a mismatch (1.2% of elements) for a correct kernel.
     from kernels import parse
+
     from pto.interp.golden import golden_elem
 
     d = ROOT / "test" / "python" / "Inputs" / "column_tiled_sum"

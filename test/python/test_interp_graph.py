@@ -4,7 +4,6 @@ booking from a DMA's real start."""
 
 from __future__ import annotations
 
-import copy
 import json
 
 import numpy as np
@@ -18,8 +17,8 @@ from pto.interp.scheduler import DeadlockError
 from pto.targets import Target, load_target
 
 TGT = load_target()
-DISPATCH = TGT.latency("task_dispatch")
-ISSUE = TGT.latency("issue")
+DISPATCH = TGT.latency.task_dispatch
+ISSUE = TGT.latency.issue
 BIG = "!npu.buf<32x1024xf32, ub>"  # 128 KiB: 512 repeats
 ARGS = "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<?x64xf32, gm> {pto.output}"
 
@@ -42,16 +41,8 @@ def target(**figures) -> Target:
     tests below count cycles exactly, so unless they ask for them, tasks are ready as
     soon as their dependences end, a core turns to its next task at once and DMAs pay no
     fixed start cost."""
-    raw = copy.deepcopy(TGT.raw)
-    figures = {"latency__task_ready": 0, "latency__task_turnaround": 0, "model__dma_fixed_costs": False,
-               **figures}
-    for path, value in figures.items():
-        *sections, key = path.split("__")
-        d = raw
-        for s in sections:
-            d = d[s]
-        d[key] = value
-    return Target(TGT.name, raw)
+    return TGT.changed(**{"latency__task_ready": 0, "latency__task_turnaround": 0, "model__dma_fixed_costs": False,
+                          **figures})
 
 
 def run_ir(text: str, *inputs, **kw):
@@ -283,7 +274,7 @@ def test_hbm_is_booked_from_the_dma_start() -> None:
     fills every window it spans. The second load starts when MTE2 is free; booked from there it
     finds its windows free. (Booked from its issue point, it used to be charged the
     first load's whole transfer again.)"""
-    rate = TGT.raw["model"]["gm_read_rate"]
+    rate = TGT.model.gm_read_rate
     big, small, _ = two_loads(model__hbm_total=rate)
     assert big.cycles == pytest.approx(131072 / rate)
     assert small.start == pytest.approx(big.start + big.cycles)
@@ -293,7 +284,7 @@ def test_hbm_is_booked_from_the_dma_start() -> None:
 def test_fixed_dma_costs_are_switched_by_the_target() -> None:
     off = two_loads()
     on = two_loads(model__dma_fixed_costs=True)
-    copy_in, copy_out = TGT.latency("copy_in"), TGT.latency("copy_out")
+    copy_in, copy_out = TGT.latency.copy_in, TGT.latency.copy_out
     assert [b.cycles - a.cycles for a, b in zip(off, on)] == pytest.approx([copy_in, copy_in, copy_out])
 
 
@@ -302,7 +293,7 @@ def test_cost_model_formulas() -> None:
     macs = TGT.macs_per_cycle("bf16")
     assert c.mmad(20, 100, 30, "bf16") == 32 * 112 * 32 / macs  # whole fractals
     assert c.mmad(128, 64, 64, "bf16", rows=17) == 32 * 64 * 64 / macs  # only the valid rows' fractals
-    cpr, fixed = TGT.raw["vector"]["cycles_per_repeat"], TGT.raw["vector"]["fixed_cycles"]
+    cpr, fixed = TGT.vector.cycles_per_repeat, TGT.vector.fixed_cycles
     assert c.vector("vexp", 2048) == fixed + 8 * cpr["vexp"] and c.vector("vabs", 2048) == fixed + 8
     assert c.atomic_add(10.0) == 20.0 and c.transposed(10.0) == 20.0
     assert c.dma_fixed(to_gm=False) == 0.0
@@ -319,7 +310,7 @@ def test_a_miss_that_evicts_dirty_lines_pays_their_write_back() -> None:
         booked.append(nbytes)
         return nbytes / rate
 
-    line, rd = TGT.raw["l2"]["line_bytes"], c.gm_read
+    line, rd = TGT.l2.line_bytes, c.gm_read
     assert c.gm_transfer(0.0, 0, 4, False, True, book) == 4 * line / rd
     assert c.gm_transfer(0.0, 0, 4, False, True, book, evicted=2) == 6 * line / rd
     assert c.gm_transfer(0.0, 0, 4, True, True, book) == 4 * line / c.gm_write and booked == [4 * line, 6 * line]

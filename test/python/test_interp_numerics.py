@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pto.dialects.pto import RoundMode
+from pto.dialects.common import RoundMode
 from pto.interp import numerics as nx
 
 BF16 = ml_dtypes.bfloat16

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from pto.tools.pto_opt import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, main
+from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER
+from pto.tools.pto_opt import main
 
 INPUTS = Path(__file__).parent.parent / "tools" / "pto-opt" / "Inputs"
 

@@ -1,6 +1,6 @@
 """A pass is found from its CLI name: file `<name with _>.py` in passes/ or lowering/."""
 
-from pto.tools.registry import PASSES, XDSL_PASSES, all_passes
+from pto.driver.registry import PASSES, XDSL_PASSES, all_passes
 
 
 def test_pass_names_match_files_and_classes():

@@ -1,3 +1,5 @@
+import tomllib
+
 import pytest
 
 from pto.targets import UnknownTargetError, available_targets, load_target
@@ -8,7 +10,7 @@ def test_both_targets_load_with_machine_md_figures():
     a2 = load_target("ascend910b1")
     assert (a2.cube_cores, a2.vector_cores, a2.clock_mhz) == (24, 48, 1850)
     assert a2.capacity("ub") == 192 * 1024 and a2.capacity("l0c") == 128 * 1024
-    assert a2.l2["line_bytes"] == 512 and a2.macs_per_cycle("bf16") == 4096
+    assert a2.l2.line_bytes == 512 and a2.macs_per_cycle("bf16") == 4096
     # A2/A3 has no L0C->UB and no UB<->L1 path; the 950 has them.
     assert not a2.has_path("l0c", "ub") and not a2.has_path("ub", "l1")
     b = load_target("ascend950")
@@ -18,3 +20,56 @@ def test_both_targets_load_with_machine_md_figures():
 def test_unknown_target_names_known_ones():
     with pytest.raises(UnknownTargetError, match="known: ascend910b1, ascend950"):
         load_target("h100")
+
+
+def _write_target(tmp_path, text: str):
+    p = tmp_path / "t.toml"
+    p.write_text(text)
+    return p
+
+
+def _good_text() -> str:
+    from pathlib import Path
+
+    import pto.targets
+
+    return (Path(pto.targets.__file__).parent / "ascend910b1.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda s: s.replace("ways = 16", "ways = 16\nassociativity = 16"), "t.toml.l2: unknown key 'associativity'"),
+        (lambda s: s.replace("fractal = 16\n", ""), "t.toml.cube: missing key 'fractal'"),
+        (lambda s: s.replace("hub_pairs = 16", 'hub_pairs = "16"'), "t.toml.model.hub_pairs: expected int, got '16'"),
+        (lambda s: s.replace("dma_fixed_costs = true", "dma_fixed_costs = 1"),
+         "t.toml.model.dma_fixed_costs: expected bool, got 1"),
+        (lambda s: s.replace('"gm->ub" = 32', '"gm->ub" = "fast"'), "t.toml.paths.gm->ub: expected float"),
+        (lambda s: s + "\n[extra]\nx = 1\n", "t.toml: unknown key 'extra'"),
+    ],
+)
+def test_a_target_file_is_checked_against_the_schema(tmp_path, edit, message):
+    from pto.targets import Target
+    from pto.targets.schema import TargetFileError, build
+
+    path = _write_target(tmp_path, edit(_good_text()))
+    with pytest.raises(TargetFileError) as e:
+        build(Target, tomllib.loads(path.read_text()), str(path))
+    assert message in str(e.value)
+
+
+def test_the_shipped_targets_load_typed():
+    for name in available_targets():
+        t = load_target(name)
+        assert isinstance(t.l2.line_bytes, int) and isinstance(t.model.dma_fixed_costs, bool)
+
+
+def test_changed_replaces_one_figure_and_refuses_an_unknown_one():
+    from pto.targets.schema import TargetFileError
+
+    t = load_target()
+    u = t.changed(latency__task_ready=0, l2__ways=8)
+    assert (u.latency.task_ready, u.l2.ways, u.l2.line_bytes) == (0, 8, t.l2.line_bytes)
+    assert t.latency.task_ready != 0  # the original is unchanged
+    with pytest.raises(TargetFileError, match="no target figure 'latency.bogus'"):
+        t.changed(latency__bogus=1)

@@ -8,8 +8,8 @@ from xdsl.dialects import arith, tensor
 from xdsl.parser import Parser
 
 from pto.dialects import tile
+from pto.driver.registry import load_dialects
 from pto.passes.tile_unroll import TileUnrollPass, normalise, schedule
-from pto.tools.registry import load_dialects
 
 KERNEL = """
 func.func @k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {

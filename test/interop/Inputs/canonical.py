@@ -10,7 +10,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 from xdsl.parser import Parser
 
-from pto.tools.registry import load_dialects
+from pto.driver.registry import load_dialects
 
 
 def _sorted(attr):

@@ -5,7 +5,7 @@
 // FLAG-NOT: Traceback
 
 // RUN: not pto-opt -p no-such-pass %s 2>&1 | filecheck %s --check-prefix=PASS
-// PASS: pto-opt: error: unknown pass 'no-such-pass' (see --list-passes)
+// PASS: pto-opt: error: unknown pass 'no-such-pass' (see pto-opt --list-passes)
 
 // RUN: not pto-opt --pass-pipeline='builtin.module(test-pass-failure{warn_only=maybe})' %s 2>&1 | filecheck %s --check-prefix=OPTVAL
 // OPTVAL: pto-opt: error: bad pass pipeline 'test-pass-failure{warn_only=maybe}': Incompatible types

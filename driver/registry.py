@@ -1,7 +1,7 @@
-"""What the tools know: the dialects they parse and the passes they can run.
+"""What the driver knows: the dialects it parses and the passes it can run.
 
-The one place that wires the layers together; dialects, passes and lowerings never
-import it. Passes are imported lazily (only the ones a pipeline names), to keep the
+The one place that names every layer; dialects, passes and lowerings never import
+it. Passes are imported lazily (only the ones a pipeline names), to keep the
 tools' start-up fast.
 """
 
