@@ -8,7 +8,7 @@ carried down unchanged; the `pto` dialect registers them. No level's ops live he
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import auto
 
 from xdsl.dialects.builtin import (
@@ -109,9 +109,9 @@ class CubeTileAttr(ParametrizedAttribute):
 
     name = "pto.cube_tile"
 
-    m: DenseArrayBase
-    k: DenseArrayBase
-    n: DenseArrayBase
+    m: DenseArrayBase[IntegerType]
+    k: DenseArrayBase[IntegerType]
+    n: DenseArrayBase[IntegerType]
     split_k: IntAttr
 
     def __init__(self, m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False):
@@ -131,7 +131,7 @@ class CubeTileAttr(ParametrizedAttribute):
         return bool(self.split_k.data)
 
     @staticmethod
-    def check(axes: dict[str, Sequence[int]]) -> str | None:
+    def check(axes: Mapping[str, Sequence[int]]) -> str | None:
         for ax, vals in axes.items():
             want = (2, 3) if ax == "k" else (2,)
             if len(vals) not in want:
@@ -160,9 +160,7 @@ class CubeTileAttr(ParametrizedAttribute):
                 parser.parse_punctuation(",")
             parser.parse_keyword(ax)
             parser.parse_punctuation("=")
-            axes[ax] = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parse_i64(parser)
-            )
+            axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
         split = False
         if parser.parse_optional_punctuation(","):
             parser.parse_keyword("split_k")
@@ -203,6 +201,7 @@ def parse_i64(parser: AttrParser) -> int:
 
 
 # ------------------------------------------------------------------ type helpers
+
 
 def elem_name(t: Attribute) -> str:
     """Short element-type name used in tables and messages: bf16, f16, f32, i8, i32."""
@@ -270,26 +269,54 @@ def broadcasts_to(operand: Sequence[int], result: Sequence[int]) -> bool:
     return True
 
 
+# -------------------------------------------------------------- shared syntax
+# Most custom op syntaxes here end the same way, `{attrs} : T -> T'`, and several
+# spell a round mode as `rint sat`: one parser and one printer for each.
+
+
+def parse_types_tail(parser: Parser) -> tuple[dict[str, Attribute], Attribute, Attribute]:
+    """` {attrs} : T -> T'`: the op's attributes, then its source and result types."""
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    src = parser.parse_type()
+    parser.parse_punctuation("->")
+    return attrs, src, parser.parse_type()
+
+
+def print_types_tail(printer: Printer, attributes: dict[str, Attribute], src: Attribute, dst: Attribute) -> None:
+    printer.print_op_attributes(attributes)
+    printer.print_string(f" : {src} -> {dst}")
+
+
+def parse_rounding(parser: Parser) -> tuple[RoundMode, bool]:
+    """`rint sat`: a round mode, then whether the conversion saturates."""
+    mode = parser.parse_str_enum(RoundMode)
+    return mode, parser.parse_optional_keyword("sat") is not None
+
+
+def print_rounding(printer: Printer, mode: RoundModeAttr, sat: object) -> None:
+    printer.print_string(" " + mode.data.value + (" sat" if sat else ""))
+
+
 def parse_window(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
     """`%v = OP %src at [o0, o1, ...] attrs : T -> T'` (the views of every level)."""
     x = parser.parse_unresolved_operand()
     parser.parse_keyword("at")
     offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
-    attrs = parser.parse_optional_attr_dict()
-    parser.parse_punctuation(":")
-    src = parser.parse_type()
-    parser.parse_punctuation("->")
-    dst = parser.parse_type()
-    op = cls.create(operands=[parser.resolve_operand(x, src)], result_types=[dst],
-                    properties={"offsets": DenseArrayBase.from_list(i64, offs)})
+    attrs, src, dst = parse_types_tail(parser)
+    op = cls.create(
+        operands=[parser.resolve_operand(x, src)],
+        result_types=[dst],
+        properties={"offsets": DenseArrayBase.from_list(i64, offs)},
+    )
     op.attributes.update(attrs)
     return op
 
 
-def print_window(printer: Printer, src: SSAValue, starts: Sequence[int], result: SSAValue,
-                 attributes: dict[str, Attribute]) -> None:
+def print_window(
+    printer: Printer, src: SSAValue, starts: Sequence[int], result: SSAValue, attributes: dict[str, Attribute]
+) -> None:
     printer.print_string(" ")
     printer.print_operand(src)
     printer.print_string(f" at [{', '.join(map(str, starts))}]")
-    printer.print_op_attributes(attributes)
-    printer.print_string(f" : {src.type} -> {result.type}")
+    print_types_tail(printer, attributes, src.type, result.type)

@@ -93,7 +93,11 @@ from pto.dialects.common import (
     check_cast,
     dims_str,
     elem_name,
+    parse_rounding,
+    parse_types_tail,
     parse_window,
+    print_rounding,
+    print_types_tail,
     print_window,
 )
 from pto.targets import target_of
@@ -151,9 +155,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
     space: IntAttr  # index into Space, kept as data so the type prints compactly
 
     def __init__(self, shape: Sequence[int], element_type: Attribute, space: Space):
-        super().__init__(
-            ArrayAttr([IntAttr(d) for d in shape]), element_type, IntAttr(SPACES.index(space))
-        )
+        super().__init__(ArrayAttr([IntAttr(d) for d in shape]), element_type, IntAttr(SPACES.index(space)))
 
     def get_shape(self) -> tuple[int, ...]:
         return tuple(d.data for d in self.shape.data)
@@ -362,8 +364,10 @@ class GraphOp(IRDLOperation):
 
     def verify_(self) -> None:
         target = target_of(self)
-        for kind, count, limit in (("cube", self.cube_cores.value.data, target.cube_cores),
-                                   ("vector", self.vector_cores.value.data, target.vector_cores)):
+        for kind, count, limit in (
+            ("cube", self.cube_cores.value.data, target.cube_cores),
+            ("vector", self.vector_cores.value.data, target.vector_cores),
+        ):
             if count < 1 or count > limit:
                 raise VerifyException(f"{kind} core count {count} is outside 1..{limit} of target {target.name}")
         if self.stitch is not None and self.stitch.value.data < 1:
@@ -372,16 +376,18 @@ class GraphOp(IRDLOperation):
         for g in self.groups():
             label = g.label.data
             if len(set(g.deps())) != len(g.deps()):
-                raise DiagnosticError(g, f"task group \"{label}\" names a group twice in `after`")
+                raise DiagnosticError(g, f'task group "{label}" names a group twice in `after`')
             if label in seen:
-                raise DiagnosticError(g, f"task group \"{label}\" is defined twice in this graph")
+                raise DiagnosticError(g, f'task group "{label}" is defined twice in this graph')
             for dep in g.deps():
                 if dep not in seen:
-                    raise DiagnosticError(g, f"task group \"{label}\" depends on \"{dep}\", which is not an "
-                                             "earlier group of this graph")
+                    raise DiagnosticError(
+                        g, f'task group "{label}" depends on "{dep}", which is not an earlier group of this graph'
+                    )
                 if seen[dep].bodies is not g.bodies:
-                    raise DiagnosticError(g, f"task group \"{label}\" depends on \"{dep}\" body by body: "
-                                             "both need the same body count value")
+                    raise DiagnosticError(
+                        g, f'task group "{label}" depends on "{dep}" body by body: both need the same body count value'
+                    )
             seen[label] = g
 
 
@@ -411,8 +417,12 @@ class TasksOp(IRDLOperation):
     def __init__(self, label: str, kind: str, bodies: SSAValue, per_body: int, after: Sequence[str], body: Region):
         super().__init__(
             operands=[bodies],
-            properties={"label": StringAttr(label), "kind": StringAttr(kind),
-                        "per_body": IntegerAttr(per_body, i64), "after": ArrayAttr([StringAttr(a) for a in after])},
+            properties={
+                "label": StringAttr(label),
+                "kind": StringAttr(kind),
+                "per_body": IntegerAttr(per_body, i64),
+                "after": ArrayAttr([StringAttr(a) for a in after]),
+            },
             regions=[body],
         )
 
@@ -423,7 +433,9 @@ class TasksOp(IRDLOperation):
     def parse(cls, parser: Parser) -> TasksOp:
         label = parser.parse_str_literal()
         kind = "cube" if parser.parse_optional_keyword("cube") else (parser.parse_keyword("vector") or "vector")
-        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False))
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
+        )
         if len(args) != 2:
             parser.raise_error("'npu.tasks' takes two block arguments: (%body, %task)")
         parser.parse_keyword("in")
@@ -550,11 +562,12 @@ class AllocOp(IRDLOperation):
         off, size = self.offset.value.data, t.nbytes()
         cap, block = target.capacity(t.mem.value), target.block_bytes
         if off < 0 or off % block:
-            raise VerifyException(f"'npu.alloc' offset {off} in {t.mem.value} is not a multiple of the {block}-byte block")
+            raise VerifyException(
+                f"'npu.alloc' offset {off} in {t.mem.value} is not a multiple of the {block}-byte block"
+            )
         if off + size > cap:
             raise VerifyException(
-                f"buffer {t} at offset {off} needs {off + size} bytes of {t.mem.value}, "
-                f"but {target.name} has {cap}"
+                f"buffer {t} at offset {off} needs {off + size} bytes of {t.mem.value}, but {target.name} has {cap}"
             )
 
 
@@ -620,8 +633,11 @@ class ViewOp(IRDLOperation):
     result = result_def(BufferType)
 
     def __init__(self, source: SSAValue, offsets: Sequence[int], result_type: BufferType):
-        super().__init__(operands=[source], properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
-                         result_types=[result_type])
+        super().__init__(
+            operands=[source],
+            properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
+            result_types=[result_type],
+        )
 
     @property
     def starts(self) -> list[int]:
@@ -631,7 +647,7 @@ class ViewOp(IRDLOperation):
         """Whether the window is one run of the source's memory: every dim after its last
         partial one is whole, every dim before it a single index."""
         s, r = buf(self.source).get_shape(), buf(self.result).get_shape()
-        partial = [ax for ax, (a, b) in enumerate(zip(s, r)) if a != b]
+        partial = [ax for ax, (a, b) in enumerate(zip(s, r, strict=True)) if a != b]
         return not partial or all(r[ax] == 1 for ax in range(partial[-1]))
 
     @classmethod
@@ -649,9 +665,10 @@ class ViewOp(IRDLOperation):
             raise VerifyException("'npu.view' cannot change the element type")
         ss, rs, offs = list(s.get_shape()), list(r.get_shape()), self.starts
         if DYNAMIC_INDEX in ss + rs or not ss or len(rs) != len(ss) or len(offs) != len(ss):
-            raise VerifyException(f"'npu.view' takes a window of a static buffer, one offset per dim: "
-                                  f"{len(offs)} offsets, {s} -> {r}")
-        for ax, (o, n, d) in enumerate(zip(offs, rs, ss)):
+            raise VerifyException(
+                f"'npu.view' takes a window of a static buffer, one offset per dim: {len(offs)} offsets, {s} -> {r}"
+            )
+        for ax, (o, n, d) in enumerate(zip(offs, rs, ss, strict=True)):
             if o < 0 or n < 1 or o + n > d:
                 raise VerifyException(f"'npu.view' [{o}, {o + n}) of dim {ax} is outside the source's {d}")
 
@@ -691,8 +708,9 @@ def print_index_list(printer: Printer, static: Sequence[int], dyn: Sequence[SSAV
     printer.print_string("]")
 
 
-def _check_index_list(op: Operation, what: str, t: BufferType, static: Sequence[int],
-                      ndyn: int, extent: Sequence[int]) -> None:
+def _check_index_list(
+    op: Operation, what: str, t: BufferType, static: Sequence[int], ndyn: int, extent: Sequence[int]
+) -> None:
     if len(static) != len(t.get_shape()):
         raise VerifyException(f"'{op.name}' {what} needs {len(t.get_shape())} offsets, got {len(static)}")
     if sum(1 for s in static if s == DYN) != ndyn:
@@ -700,7 +718,8 @@ def _check_index_list(op: Operation, what: str, t: BufferType, static: Sequence[
     for ax, (off, ext, dim) in enumerate(zip(static, extent, t.get_shape(), strict=False)):
         if dim != DYNAMIC_INDEX and (ext > dim or (off != DYN and off + ext > dim)):
             raise VerifyException(
-                f"'{op.name}' {what}: rows/cols [{'?' if off == DYN else off}, +{ext}) of axis {ax} exceed its size {dim}"
+                f"'{op.name}' {what}: rows/cols [{'?' if off == DYN else off}, +{ext}) of axis {ax} "
+                f"exceed its size {dim}"
             )
 
 
@@ -747,8 +766,12 @@ class _CopyBase(IRDLOperation):
         src, ss, sd, dst, ds, dd, rows = ends
         idx = IndexType()
         return (
-            parser.resolve_operand(src, st), ss, [parser.resolve_operand(o, idx) for o in sd],
-            parser.resolve_operand(dst, dt), ds, [parser.resolve_operand(o, idx) for o in dd],
+            parser.resolve_operand(src, st),
+            ss,
+            [parser.resolve_operand(o, idx) for o in sd],
+            parser.resolve_operand(dst, dt),
+            ds,
+            [parser.resolve_operand(o, idx) for o in dd],
             None if rows is None else parser.resolve_operand(rows, idx),
         )
 
@@ -774,9 +797,17 @@ class DmaOp(_CopyBase):
     cache = opt_prop_def(CachePolicyAttr)
     transpose = opt_prop_def(UnitAttr)
 
-    def __init__(self, pipe: Pipe, src: SSAValue, src_offsets: Sequence[int | SSAValue], dst: SSAValue,
-                 dst_offsets: Sequence[int | SSAValue], rows: SSAValue | None = None,
-                 cache: CachePolicy | None = None, transpose: bool = False):
+    def __init__(
+        self,
+        pipe: Pipe,
+        src: SSAValue,
+        src_offsets: Sequence[int | SSAValue],
+        dst: SSAValue,
+        dst_offsets: Sequence[int | SSAValue],
+        rows: SSAValue | None = None,
+        cache: CachePolicy | None = None,
+        transpose: bool = False,
+    ):
         props: dict[str, Attribute] = {"pipe": PipeAttr(pipe)}
         if cache is not None:
             props["cache"] = CachePolicyAttr(cache)
@@ -796,11 +827,7 @@ class DmaOp(_CopyBase):
         ends = cls._parse_ends(parser)
         cache = parser.parse_str_enum(CachePolicy) if parser.parse_optional_keyword("cache") else None
         transpose = parser.parse_optional_keyword("transpose") is not None
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        st = parser.parse_type()
-        parser.parse_punctuation("->")
-        dt = parser.parse_type()
+        attrs, st, dt = parse_types_tail(parser)
         src, ss, sd, dst, ds, dd, rows = cls._resolve(parser, ends, st, dt)
         op = cls(pipe, src, _merge(ss, sd), dst, _merge(ds, dd), rows, cache, transpose)
         op.attributes.update(attrs)
@@ -813,8 +840,7 @@ class DmaOp(_CopyBase):
             printer.print_string(" cache " + self.cache.data.value)
         if self.transpose is not None:
             printer.print_string(" transpose")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+        print_types_tail(printer, self.attributes, self.src.type, self.dst.type)
 
     def verify_(self) -> None:
         s, d = buf(self.src), buf(self.dst)
@@ -869,8 +895,17 @@ class FixpipeOp(_CopyBase):
     deq = opt_prop_def(FloatAttr[Float32Type])
     atomic_add = opt_prop_def(UnitAttr)
 
-    def __init__(self, src: SSAValue, src_offsets, dst: SSAValue, dst_offsets, rows: SSAValue | None = None,
-                 round: RoundMode | None = None, deq: float | None = None, atomic_add: bool = False):
+    def __init__(
+        self,
+        src: SSAValue,
+        src_offsets,
+        dst: SSAValue,
+        dst_offsets,
+        rows: SSAValue | None = None,
+        round: RoundMode | None = None,
+        deq: float | None = None,
+        atomic_add: bool = False,
+    ):
         props: dict[str, Attribute] = {}
         if round is not None:
             props["round"] = RoundModeAttr(round)
@@ -889,11 +924,7 @@ class FixpipeOp(_CopyBase):
         rnd = parser.parse_str_enum(RoundMode) if parser.parse_optional_keyword("round") else None
         deq = parser.parse_float() if parser.parse_optional_keyword("deq") else None
         atomic = parser.parse_optional_keyword("atomic_add") is not None
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        st = parser.parse_type()
-        parser.parse_punctuation("->")
-        dt = parser.parse_type()
+        attrs, st, dt = parse_types_tail(parser)
         src, ss, sd, dst, ds, dd, rows = cls._resolve(parser, ends, st, dt)
         op = cls(src, _merge(ss, sd), dst, _merge(ds, dd), rows, rnd, deq, atomic)
         op.attributes.update(attrs)
@@ -908,8 +939,7 @@ class FixpipeOp(_CopyBase):
             printer.print_float(self.deq.value.data, f32)
         if self.atomic_add is not None:
             printer.print_string(" atomic_add")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+        print_types_tail(printer, self.attributes, self.src.type, self.dst.type)
 
     def verify_(self) -> None:
         s = _need_space(self, self.src, (Space.L0C,), "source")
@@ -958,8 +988,14 @@ class MmadOp(IRDLOperation):
         "`->` type($acc)"
     )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, accumulate: SSAValue | None = None,
-                 rows: SSAValue | None = None):
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        acc: SSAValue,
+        accumulate: SSAValue | None = None,
+        rows: SSAValue | None = None,
+    ):
         super().__init__(operands=[lhs, rhs, acc, rows, accumulate])
 
     def verify_(self) -> None:
@@ -969,7 +1005,8 @@ class MmadOp(IRDLOperation):
         (m, k), (kb, n) = a.get_shape(), b.get_shape()
         if k != kb or c.get_shape() != (m, n):
             raise VerifyException(
-                f"'npu.mmad' shapes {dims_str(a.get_shape())} x {dims_str(b.get_shape())} -> {dims_str(c.get_shape())} do not agree"
+                f"'npu.mmad' shapes {dims_str(a.get_shape())} x {dims_str(b.get_shape())} -> "
+                f"{dims_str(c.get_shape())} do not agree"
             )
         if a.elem != b.elem or a.elem not in MMAD_OUT:
             raise VerifyException(f"'npu.mmad' takes two bf16, f16, i8 or f32 inputs, got {a.elem} and {b.elem}")
@@ -1182,11 +1219,7 @@ class VReduceOp(VectorOp):
         s = parser.parse_unresolved_operand()
         parser.parse_punctuation("->")
         d = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        st = parser.parse_type()
-        parser.parse_punctuation("->")
-        dt = parser.parse_type()
+        attrs, st, dt = parse_types_tail(parser)
         op = cls(kind, parser.resolve_operand(s, st), parser.resolve_operand(d, dt))
         op.attributes.update(attrs)
         return op
@@ -1196,8 +1229,7 @@ class VReduceOp(VectorOp):
         printer.print_operand(self.src)
         printer.print_string(" -> ")
         printer.print_operand(self.dst)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+        print_types_tail(printer, self.attributes, self.src.type, self.dst.type)
 
     def verify_vector(self) -> None:
         s, d = buf(self.src), buf(self.dst)
@@ -1231,13 +1263,8 @@ class VCastOp(VectorOp):
         s = parser.parse_unresolved_operand()
         parser.parse_punctuation("->")
         d = parser.parse_unresolved_operand()
-        mode = parser.parse_str_enum(RoundMode)
-        sat = parser.parse_optional_keyword("sat") is not None
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        st = parser.parse_type()
-        parser.parse_punctuation("->")
-        dt = parser.parse_type()
+        mode, sat = parse_rounding(parser)
+        attrs, st, dt = parse_types_tail(parser)
         op = cls(parser.resolve_operand(s, st), parser.resolve_operand(d, dt), mode, sat)
         op.attributes.update(attrs)
         return op
@@ -1247,9 +1274,8 @@ class VCastOp(VectorOp):
         printer.print_operand(self.src)
         printer.print_string(" -> ")
         printer.print_operand(self.dst)
-        printer.print_string(" " + self.round.data.value + (" sat" if self.sat else ""))
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.src.type} -> {self.dst.type}")
+        print_rounding(printer, self.round, self.sat)
+        print_types_tail(printer, self.attributes, self.src.type, self.dst.type)
 
     def verify_vector(self) -> None:
         s, d = buf(self.src), buf(self.dst)
@@ -1281,8 +1307,11 @@ class VCopyOp(VectorOp):
     def __init__(self, src: SSAValue, src_col: int, dst: SSAValue, dst_col: int, width: int):
         super().__init__(
             operands=[src, dst],
-            properties={"src_col": IntegerAttr(src_col, i64), "dst_col": IntegerAttr(dst_col, i64),
-                        "width": IntegerAttr(width, i64)},
+            properties={
+                "src_col": IntegerAttr(src_col, i64),
+                "dst_col": IntegerAttr(dst_col, i64),
+                "width": IntegerAttr(width, i64),
+            },
         )
 
     def verify_vector(self) -> None:
@@ -1412,11 +1441,39 @@ class CrossCoreWaitOp(IRDLOperation):
 NPU = Dialect(
     "npu",
     [
-        LaunchOp, GraphOp, TasksOp, AllocOp, DimOp, ReshapeOp, ViewOp, DmaOp, FixpipeOp, MmadOp,
-        VAddOp, VSubOp, VMulOp, VDivOp, VMaxOp, VMinOp,
-        VSqrtOp, VRsqrtOp, VAbsOp, VExpOp,
-        VMulsOp, VAddsOp, VMaxsOp, VMinsOp, VDupOp, VReduceOp, VCastOp, VCopyOp,
-        SetFlagOp, WaitFlagOp, BarrierOp, CrossCoreSetOp, CrossCoreWaitOp,
+        LaunchOp,
+        GraphOp,
+        TasksOp,
+        AllocOp,
+        DimOp,
+        ReshapeOp,
+        ViewOp,
+        DmaOp,
+        FixpipeOp,
+        MmadOp,
+        VAddOp,
+        VSubOp,
+        VMulOp,
+        VDivOp,
+        VMaxOp,
+        VMinOp,
+        VSqrtOp,
+        VRsqrtOp,
+        VAbsOp,
+        VExpOp,
+        VMulsOp,
+        VAddsOp,
+        VMaxsOp,
+        VMinsOp,
+        VDupOp,
+        VReduceOp,
+        VCastOp,
+        VCopyOp,
+        SetFlagOp,
+        WaitFlagOp,
+        BarrierOp,
+        CrossCoreSetOp,
+        CrossCoreWaitOp,
     ],
     [BufferType, PipeAttr],
 )

@@ -82,7 +82,11 @@ from pto.dialects.common import (
     check_cast,
     dims_str,
     elem_name,
+    parse_rounding,
+    parse_types_tail,
     parse_window,
+    print_rounding,
+    print_types_tail,
     print_window,
 )
 from pto.targets import UnknownTargetError, load_target
@@ -103,9 +107,7 @@ class ShapedOp(IRDLOperation):
             return
         for v in (*self.operands, *self.results):
             if isinstance(v.type, TensorType) and not v.type.has_static_shape():
-                raise VerifyException(
-                    f"'{self.name}' works on static tile shapes, got {v.type}"
-                )
+                raise VerifyException(f"'{self.name}' works on static tile shapes, got {v.type}")
 
     def verify_(self) -> None:
         self.check_static()
@@ -189,10 +191,13 @@ class MatmulBase(ShapedOp):
     traits = traits_def(Pure())
 
     assembly_format = (
-        "$lhs `,` $rhs (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+        "$lhs `,` $rhs (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict "
+        "`:` type($lhs) `,` type($rhs) `->` type($result)"
     )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute, a_trans: bool = False, b_trans: bool = False):
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute, a_trans: bool = False, b_trans: bool = False
+    ):
         props: dict[str, Attribute] = {}
         if a_trans:
             props["a_trans"] = UnitAttr()
@@ -218,18 +223,14 @@ class MatmulBase(ShapedOp):
                 f"'{self.name}' reduction dims differ: lhs K = {dims_str([ka])}, rhs K = {dims_str([kb])}"
             )
         if c.get_shape() != (m, n):
-            raise VerifyException(
-                f"'{self.name}' result must be {dims_str((m, n))}, got {dims_str(c.get_shape())}"
-            )
+            raise VerifyException(f"'{self.name}' result must be {dims_str((m, n))}, got {dims_str(c.get_shape())}")
         ae, be, ce = (elem_name(t.element_type) for t in (a, b, c))
         if ae != be:
             raise VerifyException(f"'{self.name}' operand element types differ: {ae} vs {be}")
         if ae not in MATMUL_OUT:
             raise VerifyException(f"'{self.name}' the cube takes bf16, f16, i8 or f32 inputs, got {ae}")
         if ce not in MATMUL_OUT[ae]:
-            raise VerifyException(
-                f"'{self.name}' {ae} inputs give {' or '.join(MATMUL_OUT[ae])} results, got {ce}"
-            )
+            raise VerifyException(f"'{self.name}' {ae} inputs give {' or '.join(MATMUL_OUT[ae])} results, got {ce}")
 
 
 class CastBase(ShapedOp):
@@ -246,13 +247,8 @@ class CastBase(ShapedOp):
     @classmethod
     def parse(cls, parser: Parser):
         x = parser.parse_unresolved_operand()
-        mode = parser.parse_str_enum(RoundMode)
-        sat = parser.parse_optional_keyword("sat") is not None
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        src = parser.parse_type()
-        parser.parse_punctuation("->")
-        dst = parser.parse_type()
+        mode, sat = parse_rounding(parser)
+        attrs, src, dst = parse_types_tail(parser)
         op = cls(parser.resolve_operand(x, src), dst, mode, sat)
         op.attributes.update(attrs)
         return op
@@ -260,9 +256,8 @@ class CastBase(ShapedOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
-        printer.print_string(" " + self.round.data.value + (" sat" if self.sat else ""))
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.input.type} -> {self.result.type}")
+        print_rounding(printer, self.round, self.sat)
+        print_types_tail(printer, self.attributes, self.input.type, self.result.type)
 
     def __init__(self, input: SSAValue, result_type: Attribute, round: RoundMode, sat: bool = False):
         props: dict[str, Attribute] = {"round": RoundModeAttr(round)}
@@ -297,7 +292,8 @@ class BinaryBase(ShapedOp):
         for t, what in ((a, "lhs"), (b, "rhs")):
             if not broadcasts_to(t.get_shape(), r.get_shape()):
                 raise VerifyException(
-                    f"'{self.name}' {what} shape {dims_str(t.get_shape())} does not broadcast to result shape {dims_str(r.get_shape())}"
+                    f"'{self.name}' {what} shape {dims_str(t.get_shape())} does not broadcast to result shape "
+                    f"{dims_str(r.get_shape())}"
                 )
         if not (a.element_type == b.element_type == r.element_type):
             raise VerifyException(f"'{self.name}' operands and result must share one element type")
@@ -359,11 +355,7 @@ class ReduceBase(ShapedOp):
     def parse(cls, parser: Parser):
         kind = parser.parse_str_enum(ReduceKind)
         x = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        src = parser.parse_type()
-        parser.parse_punctuation("->")
-        dst = parser.parse_type()
+        attrs, src, dst = parse_types_tail(parser)
         op = cls.create(
             operands=[parser.resolve_operand(x, src)],
             properties={"kind": ReduceKindAttr(kind)},
@@ -375,8 +367,7 @@ class ReduceBase(ShapedOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" " + self.kind.data.value + " ")
         printer.print_operand(self.input)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.input.type} -> {self.result.type}")
+        print_types_tail(printer, self.attributes, self.input.type, self.result.type)
 
     def __init__(self, input: SSAValue, kind: ReduceKind):
         t = tensor_type(input)
@@ -438,7 +429,8 @@ class DequantBase(ShapedOp):
     traits = traits_def(Pure())
 
     assembly_format = (
-        "$input `,` $act_scale (`,` $w_scale^)? attr-dict `:` type($input) `,` type($act_scale) (`,` type($w_scale)^)? `->` type($result)"
+        "$input `,` $act_scale (`,` $w_scale^)? attr-dict "
+        "`:` type($input) `,` type($act_scale) (`,` type($w_scale)^)? `->` type($result)"
     )
 
     def __init__(self, input: SSAValue, act_scale: SSAValue, w_scale: SSAValue | None = None):
@@ -550,9 +542,7 @@ class SliceBase(ShapedOp):
         if off < 0:
             raise VerifyException(f"'{self.name}' offset must be >= 0, got {off}")
         if off + w > k:
-            raise VerifyException(
-                f"'{self.name}' columns [{off}, {off + w}) are outside the input's {k} columns"
-            )
+            raise VerifyException(f"'{self.name}' columns [{off}, {off + w}) are outside the input's {k} columns")
 
 
 class ViewBase(ShapedOp):
@@ -569,8 +559,11 @@ class ViewBase(ShapedOp):
 
     def __init__(self, input: SSAValue, offsets: Sequence[int], shape: Sequence[int]):
         t = tensor_type(input)
-        super().__init__(operands=[input], properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
-                         result_types=[TensorType(t.element_type, list(shape))])
+        super().__init__(
+            operands=[input],
+            properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
+            result_types=[TensorType(t.element_type, list(shape))],
+        )
 
     @property
     def starts(self) -> list[int]:
@@ -586,15 +579,19 @@ class ViewBase(ShapedOp):
     def verify_shapes(self) -> None:
         x, r = tensor_type(self.input), tensor_type(self.result)
         if not x.has_static_shape() or not r.has_static_shape():
-            raise VerifyException(f"'{self.name}' views a weight: input and result need static shapes, "
-                                  f"got {x} -> {r} (token tiles are views of the token loop)")
+            raise VerifyException(
+                f"'{self.name}' views a weight: input and result need static shapes, "
+                f"got {x} -> {r} (token tiles are views of the token loop)"
+            )
         if x.element_type != r.element_type:
             raise VerifyException(f"'{self.name}' cannot change the element type")
         xs, rs, offs = x.get_shape(), r.get_shape(), self.starts
         if not xs or len(rs) != len(xs) or len(offs) != len(xs):
-            raise VerifyException(f"'{self.name}' needs one offset per dim and the input's rank: "
-                                  f"{len(offs)} offsets, {dims_str(xs)} -> {dims_str(rs)}")
-        for ax, (o, n, d) in enumerate(zip(offs, rs, xs)):
+            raise VerifyException(
+                f"'{self.name}' needs one offset per dim and the input's rank: "
+                f"{len(offs)} offsets, {dims_str(xs)} -> {dims_str(rs)}"
+            )
+        for ax, (o, n, d) in enumerate(zip(offs, rs, xs, strict=True)):
             if o < 0 or n < 1 or o + n > d:
                 raise VerifyException(f"'{self.name}' [{o}, {o + n}) of dim {ax} is outside the input's {d}")
 
@@ -629,7 +626,8 @@ class ConcatBase(ShapedOp):
             total += t.get_shape()[-1]
         if r.get_shape()[-1] != total:
             raise VerifyException(
-                f"'{self.name}' result has {dims_str(r.get_shape()[-1:])} columns, but the inputs' widths sum to {total}"
+                f"'{self.name}' result has {dims_str(r.get_shape()[-1:])} columns, "
+                f"but the inputs' widths sum to {total}"
             )
 
 

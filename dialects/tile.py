@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -63,6 +63,8 @@ from pto.dialects.common import (
     dims_str,
     elem_name,
     parse_i64,
+    parse_types_tail,
+    print_types_tail,
 )
 from pto.targets import target_of
 
@@ -105,7 +107,7 @@ class TokenLoopOp(IRDLOperation):
         return self.step.value.data
 
     @property
-    def index(self) -> SSAValue:
+    def index(self) -> BlockArgument:
         return self.body.block.args[0]
 
     @classmethod
@@ -150,9 +152,7 @@ class TokenLoopOp(IRDLOperation):
             raise VerifyException("SK-03 has a single token loop: 'tile.token_loop' cannot nest")
         cubes = [op for op in block.ops if isinstance(op, CubeStageOp)]
         if len(cubes) != 1:
-            raise VerifyException(
-                f"an SK-03 loop body holds exactly one cube stage, found {len(cubes)}"
-            )
+            raise VerifyException(f"an SK-03 loop body holds exactly one cube stage, found {len(cubes)}")
         for op in block.ops:
             if isinstance(op, pto.ShapedOp):
                 raise DiagnosticError(op, f"'{op.name}' must be inside a tile.vec_stage or tile.cube_stage")
@@ -180,9 +180,7 @@ class StageBase(IRDLOperation):
             printer.print_string(" -> (")
             printer.print_list(self.outs, lambda r: printer.print_attribute(r.type))
             printer.print_string(")")
-        printer.print_op_attributes(
-            self.attributes, print_keyword=True
-        )
+        printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body)
 
@@ -217,8 +215,14 @@ class VecStageOp(StageBase):
     vec_tile = opt_prop_def(DenseArrayBase)
     nbuffer = opt_prop_def(IntegerAttr[IntegerType])
 
-    def __init__(self, label: str, body: Region, result_types: Sequence[Attribute],
-                 vec_tile: Sequence[int] | None = None, nbuffer: int | None = None):
+    def __init__(
+        self,
+        label: str,
+        body: Region,
+        result_types: Sequence[Attribute],
+        vec_tile: Sequence[int] | None = None,
+        nbuffer: int | None = None,
+    ):
         props: dict[str, Attribute] = {"label": StringAttr(label)}
         if vec_tile is not None:
             props["vec_tile"] = DenseArrayBase.from_list(i64, vec_tile)
@@ -275,8 +279,8 @@ class VecStageOp(StageBase):
 
 @irdl_op_definition
 class CubeStageOp(StageBase):
-    """`%r = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] split_k
-    l1_reuse 2 nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
+    """`%r = tile.cube_stage "linear" tiles <m = [128, 128], k = [256, 1024], n = [256, 256],
+    split_k> l1_reuse 2 nbuffer 1 -> (types) { ... }`: the one matmul of a token tile with its
     per-axis [L0, L1] cube tiles (optional until tile-shape assignment), whether K is
     split across cores (partial sums accumulated in GM), and PyPTO's merge counts:
     `l1_reuse N` (`cube_l1_reuse_setting`) merges up to N cube tasks that load the same
@@ -290,9 +294,15 @@ class CubeStageOp(StageBase):
     l1_reuse = opt_prop_def(IntegerAttr[IntegerType])
     nbuffer = opt_prop_def(IntegerAttr[IntegerType])
 
-    def __init__(self, label: str, body: Region, result_types: Sequence[Attribute],
-                 tiles: CubeTileAttr | None = None, l1_reuse: int | None = None,
-                 nbuffer: int | None = None):
+    def __init__(
+        self,
+        label: str,
+        body: Region,
+        result_types: Sequence[Attribute],
+        tiles: CubeTileAttr | None = None,
+        l1_reuse: int | None = None,
+        nbuffer: int | None = None,
+    ):
         props: dict[str, Attribute] = {"label": StringAttr(label)}
         if tiles is not None:
             props["tiles"] = tiles
@@ -306,16 +316,8 @@ class CubeStageOp(StageBase):
     def parse(cls, parser: Parser) -> CubeStageOp:
         label = parser.parse_str_literal()
         tiles = None
-        start = parser.pos
-        if parser.parse_optional_keyword("m"):
-            axes = {"m": parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))}
-            for ax in ("k", "n"):
-                parser.parse_keyword(ax)
-                axes[ax] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
-            split = parser.parse_optional_keyword("split_k") is not None
-            if (msg := CubeTileAttr.check(axes)) is not None:
-                parser.raise_error(msg, start, parser.pos)
-            tiles = CubeTileAttr(axes["m"], axes["k"], axes["n"], split)
+        if parser.parse_optional_keyword("tiles"):  # the attribute's own syntax, without its name
+            tiles = CubeTileAttr.new(CubeTileAttr.parse_parameters(parser))
         reuse = parse_i64(parser) if parser.parse_optional_keyword("l1_reuse") else None
         nbuf = parse_i64(parser) if parser.parse_optional_keyword("nbuffer") else None
         types, attrs, body = StageBase._parse_body(parser)
@@ -328,10 +330,8 @@ class CubeStageOp(StageBase):
         printer.print_string(" ")
         printer.print_string_literal(self.label.data)
         if self.tiles is not None:
-            for ax, vals in self.tiles.axes.items():
-                printer.print_string(f" {ax} [{', '.join(map(str, vals))}]")
-            if self.tiles.is_split_k:
-                printer.print_string(" split_k")
+            printer.print_string(" tiles ")
+            self.tiles.print_parameters(printer)
         if self.l1_reuse is not None:
             printer.print_string(f" l1_reuse {self.l1_reuse.value.data}")
         if self.nbuffer is not None:
@@ -401,8 +401,25 @@ def _row_suffix(parser: Parser) -> tuple[UnresolvedOperand | None, UnresolvedOpe
     return row, valid
 
 
-def _check_rows(op: Operation, glob: TensorType[Attribute], tile: TensorType[Attribute],
-                row: SSAValue | None, valid: SSAValue | None, verb: str) -> None:
+def _print_row_suffix(printer: Printer, row: SSAValue | None, valid: SSAValue | None) -> None:
+    """`[%i] valid %n`, each part when present (`_row_suffix` parses it)."""
+    if row is not None:
+        printer.print_string("[")
+        printer.print_operand(row)
+        printer.print_string("]")
+    if valid is not None:
+        printer.print_string(" valid ")
+        printer.print_operand(valid)
+
+
+def _check_rows(
+    op: Operation,
+    glob: TensorType[Attribute],
+    tile: TensorType[Attribute],
+    row: SSAValue | None,
+    valid: SSAValue | None,
+    verb: str,
+) -> None:
     if not tile.has_static_shape():
         raise VerifyException(f"'{op.name}' tile type must be static, got {tile}")
     if glob.element_type != tile.element_type:
@@ -442,8 +459,15 @@ class LoadOp(IRDLOperation):
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, source: SSAValue, result_type: Attribute, row: SSAValue | None = None,
-                 valid: SSAValue | None = None, cache: CachePolicy | None = None, host_transpose: bool = False):
+    def __init__(
+        self,
+        source: SSAValue,
+        result_type: Attribute,
+        row: SSAValue | None = None,
+        valid: SSAValue | None = None,
+        cache: CachePolicy | None = None,
+        host_transpose: bool = False,
+    ):
         props: dict[str, Attribute] = {}
         if cache is not None:
             props["cache"] = CachePolicyAttr(cache)
@@ -459,14 +483,11 @@ class LoadOp(IRDLOperation):
         if parser.parse_optional_keyword("cache"):
             cache = parser.parse_str_enum(CachePolicy)
         host_t = parser.parse_optional_keyword("host_transpose") is not None
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        st = parser.parse_type()
-        parser.parse_punctuation("->")
-        rt = parser.parse_type()
+        attrs, st, rt = parse_types_tail(parser)
         idx = IndexType()
         op = cls(
-            parser.resolve_operand(src, st), rt,
+            parser.resolve_operand(src, st),
+            rt,
             None if row is None else parser.resolve_operand(row, idx),
             None if valid is None else parser.resolve_operand(valid, idx),
             cache,
@@ -478,19 +499,12 @@ class LoadOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.source)
-        if self.row is not None:
-            printer.print_string("[")
-            printer.print_operand(self.row)
-            printer.print_string("]")
-        if self.valid is not None:
-            printer.print_string(" valid ")
-            printer.print_operand(self.valid)
+        _print_row_suffix(printer, self.row, self.valid)
         if self.cache is not None:
             printer.print_string(" cache " + self.cache.data.value)
         if self.host_transpose is not None:
             printer.print_string(" host_transpose")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.source.type} -> {self.result.type}")
+        print_types_tail(printer, self.attributes, self.source.type, self.result.type)
 
     def verify_(self) -> None:
         src, res = self.source.type, self.result.type
@@ -525,14 +539,11 @@ class StoreOp(IRDLOperation):
         parser.parse_punctuation(",")
         dst = parser.parse_unresolved_operand()
         row, valid = _row_suffix(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        vt = parser.parse_type()
-        parser.parse_punctuation("->")
-        dt = parser.parse_type()
+        attrs, vt, dt = parse_types_tail(parser)
         idx = IndexType()
         op = cls(
-            parser.resolve_operand(val, vt), parser.resolve_operand(dst, dt),
+            parser.resolve_operand(val, vt),
+            parser.resolve_operand(dst, dt),
             None if row is None else parser.resolve_operand(row, idx),
             None if valid is None else parser.resolve_operand(valid, idx),
         )
@@ -544,15 +555,8 @@ class StoreOp(IRDLOperation):
         printer.print_operand(self.value)
         printer.print_string(", ")
         printer.print_operand(self.dest)
-        if self.row is not None:
-            printer.print_string("[")
-            printer.print_operand(self.row)
-            printer.print_string("]")
-        if self.valid is not None:
-            printer.print_string(" valid ")
-            printer.print_operand(self.valid)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.value.type} -> {self.dest.type}")
+        _print_row_suffix(printer, self.row, self.valid)
+        print_types_tail(printer, self.attributes, self.value.type, self.dest.type)
 
     def verify_(self) -> None:
         assert isinstance(self.dest.type, TensorType) and isinstance(self.value.type, TensorType)
@@ -734,17 +738,66 @@ class ViewOp(pto.ViewBase):
         super().verify_shapes()
         src = self.input.owner
         if not isinstance(src, LoadOp) or src.row is not None or src.host_transpose is not None:
-            raise VerifyException(f"'{self.name}' views a weight: its input must be a whole tile.load "
-                                  "(no token row, not host_transpose)")
+            raise VerifyException(
+                f"'{self.name}' views a weight: its input must be a whole tile.load (no token row, not host_transpose)"
+            )
 
+
+# The tile op each pto compute op becomes in pto-to-tile: the same op on one static tile.
+TWIN: dict[type[Operation], type[Operation]] = {
+    pto.RmsNormOp: RmsNormOp,
+    pto.MatmulOp: MatmulOp,
+    pto.CastOp: CastOp,
+    pto.AddOp: AddOp,
+    pto.SubOp: SubOp,
+    pto.MulOp: MulOp,
+    pto.DivOp: DivOp,
+    pto.SqrtOp: SqrtOp,
+    pto.RsqrtOp: RsqrtOp,
+    pto.AbsOp: AbsOp,
+    pto.ExpOp: ExpOp,
+    pto.ReciprocalOp: ReciprocalOp,
+    pto.MulsOp: MulsOp,
+    pto.AddsOp: AddsOp,
+    pto.ReduceOp: ReduceOp,
+    pto.QuantOp: QuantOp,
+    pto.DequantOp: DequantOp,
+    pto.ReshapeOp: ReshapeOp,
+    pto.SliceOp: SliceOp,
+    pto.ConcatOp: ConcatOp,
+    pto.ViewOp: ViewOp,
+}
 
 TILE = Dialect(
     "tile",
     [
-        TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp,
-        RmsNormOp, MatmulOp, CastOp, AddOp, SubOp, MulOp, DivOp, SqrtOp, RsqrtOp, AbsOp, ExpOp, ReciprocalOp,
-        MulsOp, AddsOp, ReduceOp, QuantOp, DequantOp, ReshapeOp, SliceOp, ConcatOp, ViewOp,
+        TokenLoopOp,
+        VecStageOp,
+        CubeStageOp,
+        YieldOp,
+        LoadOp,
+        StoreOp,
+        RmsNormOp,
+        MatmulOp,
+        CastOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        SqrtOp,
+        RsqrtOp,
+        AbsOp,
+        ExpOp,
+        ReciprocalOp,
+        MulsOp,
+        AddsOp,
+        ReduceOp,
+        QuantOp,
+        DequantOp,
+        ReshapeOp,
+        SliceOp,
+        ConcatOp,
+        ViewOp,
     ],
     [],
 )
-

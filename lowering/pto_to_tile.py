@@ -25,7 +25,6 @@ from pto.dialects import pto, tile
 from pto.dialects.common import CachePolicyAttr, CubeTileAttr, Form, FormAttr
 
 HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile", "pto.by_unroll")
-TILE_OPS: dict[str, type[Operation]] = {op.name: op for op in tile.TILE.operations}
 
 
 def _tile_type(t: Attribute, rows: int) -> Attribute:
@@ -129,7 +128,7 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
             raise DiagnosticError(ret, "a result is a view of an argument: an SK-03 kernel computes each of "
                                        "its results")
     for o in body.ops:
-        if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
+        if o is not ret and type(o) not in tile.TWIN:
             raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
         static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
         if isinstance(o, pto.ViewOp) and not isinstance(o.input, BlockArgument):
@@ -260,7 +259,7 @@ class PtoToTilePass(ModulePass):
         by_unroll: dict[str, Attribute] = {}
         local: dict[SSAValue, SSAValue] = {}  # this stage's copies of weight views
         for o in st.ops:
-            cls = TILE_OPS[o.name.replace("pto.", "tile.", 1)]
+            cls = tile.TWIN[type(o)]
             attrs = {k: v for k, v in o.attributes.items() if k not in HINTS}
             new = cls.create(
                 operands=[self.operand(v, mapping, views, local, inner) for v in o.operands],

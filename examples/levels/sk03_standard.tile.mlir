@@ -17,7 +17,7 @@ func.func @linear_projection(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>,
       %b = tile.cast %nt rint : tensor<128x4096xf32> -> tensor<128x4096xbf16>
       tile.yield %b : tensor<128x4096xbf16>
     }
-    %yt = tile.cube_stage "linear" m [128, 128] k [128, 512] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
+    %yt = tile.cube_stage "linear" tiles <m = [128, 128], k = [128, 512], n = [256, 256]> l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
       %wt = tile.load %w cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
       %y = tile.matmul %bt, %wt b_trans : tensor<128x4096xbf16>, tensor<1024x4096xbf16> -> tensor<128x1024xf32>
       %o = tile.cast %y rint : tensor<128x1024xf32> -> tensor<128x1024xbf16>

@@ -21,7 +21,7 @@
 // CHECK-NEXT:     %nb = tile.cast %n rint : tensor<1x64xf32> -> tensor<1x64xbf16>
 // CHECK-NEXT:     tile.yield %nb : tensor<1x64xbf16>
 // CHECK-NEXT:   }
-// CHECK-NEXT:   %{{.*}} = tile.cube_stage "linear" m [16, 16] k [64, 64] n [32, 32] -> (tensor<1x32xbf16>) {
+// CHECK-NEXT:   %{{.*}} = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [32, 32]> -> (tensor<1x32xbf16>) {
 // CHECK-NEXT:     %y = tile.matmul %{{.*}}, %w_tile b_trans : tensor<1x64xbf16>, tensor<32x64xbf16> -> tensor<1x32xf32>
 // CHECK-NEXT:     %o = tile.cast %y rint : tensor<1x32xf32> -> tensor<1x32xbf16>
 // CHECK-NEXT:     tile.yield %o : tensor<1x32xbf16>
@@ -59,7 +59,7 @@ func.func @roles(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?x64xf3
 // HC: tile.div
 // INT8: tile.vec_stage "q-rmsnorm"
 // INT8: tile.vec_stage "Query-Quant" -> (tensor<1x1024xi8>, tensor<1x1xf32>)
-// INT8: tile.cube_stage "Query-Linear" m [128, 128] k [256, 1024] n [256, 256]
+// INT8: tile.cube_stage "Query-Linear" tiles <m = [128, 128], k = [256, 1024], n = [256, 256]>
 // INT8: tile.vec_stage "Query-Dequant"
 // CV: tile.cube_stage
 // CV: tile.vec_stage {{.*}}rmsnorm" tile
@@ -136,7 +136,7 @@ func.func @weight_scale_view(%x: tensor<?x64xi8>, %s: tensor<?x1xf32>, %w: tenso
 // Tile shapes pinned per unroll factor go to the stage, for tile-unroll.
 // CHECK-LABEL: func.func @by_unroll
 // CHECK:         tile.vec_stage "rmsnorm" tile [4, 64] -> (tensor<1x64xf32>) attributes {pto.by_unroll = {"2" = {pto.vec_tile = array<i64: 2, 64>}}}
-// CHECK:         tile.cube_stage "linear" m [16, 16] k [64, 64] n [32, 32] -> (tensor<1x32xf32>) attributes {pto.by_unroll = {"1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [16, 32]>}}}
+// CHECK:         tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [32, 32]> -> (tensor<1x32xf32>) attributes {pto.by_unroll = {"1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [16, 32]>}}}
 func.func @by_unroll(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> attributes {pto.unroll = array<i64: 8, 2>} {
   %n = pto.rms_norm %x eps = 1.0e-06 {pto.vec_tile = array<i64: 4, 64>, pto.by_unroll = {"2" = {pto.vec_tile = array<i64: 2, 64>}}} : tensor<?x64xf32> -> tensor<?x64xf32>
   %y = pto.matmul %n, %w b_trans {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [32, 32]>, pto.by_unroll = {"1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [16, 32]>}}} : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>

@@ -188,7 +188,7 @@ func.func @split_k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x3
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 16] n [32, 32] split_k -> (tensor<16x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 16], n = [32, 32], split_k> -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
@@ -205,7 +205,7 @@ func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 16] n [32, 32] split_k -> (tensor<16x32xbf16>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 16], n = [32, 32], split_k> -> (tensor<16x32xbf16>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       %o = tile.cast %m rint : tensor<16x32xf32> -> tensor<16x32xbf16>
       tile.yield %o : tensor<16x32xbf16>
@@ -233,7 +233,7 @@ func.func @l1_weight_halves(%x: tensor<?x1024xbf16>, %w: tensor<1024x256xbf16>, 
   %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x1024xbf16> -> tensor<128x1024xbf16>
-    %y = tile.cube_stage "linear" m [128, 128] k [128, 512] n [256, 256] -> (tensor<128x256xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [128, 512], n = [256, 256]> -> (tensor<128x256xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x1024xbf16>, tensor<1024x256xbf16> -> tensor<128x256xf32>
       tile.yield %m : tensor<128x256xf32>
     }
@@ -270,7 +270,7 @@ func.func @l1_weight_once(%x: tensor<?x768xbf16>, %w: tensor<768x256xbf16>, %out
   %t = tensor.dim %x, %c0 : tensor<?x768xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x768xbf16> -> tensor<128x768xbf16>
-    %y = tile.cube_stage "linear" m [128, 128] k [128, 384] n [256, 256] -> (tensor<128x256xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [128, 384], n = [256, 256]> -> (tensor<128x256xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x768xbf16>, tensor<768x256xbf16> -> tensor<128x256xf32>
       tile.yield %m : tensor<128x256xf32>
     }
@@ -298,7 +298,7 @@ func.func @stitched(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
@@ -335,7 +335,7 @@ func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 32 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<32x64xf32>
-    %y = tile.cube_stage "linear" m [16, 32] k [16, 64] n [16, 32] -> (tensor<32x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 32], k = [16, 64], n = [16, 32]> -> (tensor<32x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<32x64xf32>, tensor<64x32xf32> -> tensor<32x32xf32>
       tile.yield %m : tensor<32x32xf32>
     }
@@ -358,7 +358,7 @@ func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: ten
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
     // expected-error@+1 {{tile-to-npu does not support N = 48 or K = 64 not a multiple of its tile (nL0 = 32, kL1 = 64), or kL1 not of kL0 = 16 yet}}
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x48xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x48xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x48xf32> -> tensor<16x48xf32>
       tile.yield %m : tensor<16x48xf32>
     }
@@ -374,7 +374,7 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<16x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
@@ -400,7 +400,7 @@ func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: te
       %a = tile.abs %xt : tensor<8x64xf32> -> tensor<8x64xf32>
       tile.yield %a : tensor<8x64xf32>
     }
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<8x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<8x32xf32>) {
       %m = tile.matmul %n, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
       tile.yield %m : tensor<8x32xf32>
     }
@@ -423,7 +423,7 @@ func.func @cube_nbuffer(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] nbuffer 2 -> (tensor<16x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> nbuffer 2 -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
@@ -470,7 +470,7 @@ func.func @no_columns(%x: tensor<?x256xf32>, %w: tensor<256x32xf32>, %out: tenso
       %m = tile.reduce max %y : tensor<16x256xf32> -> tensor<16x1xf32>
       tile.yield %y, %m : tensor<16x256xf32>, tensor<16x1xf32>
     }
-    %z = tile.cube_stage "linear" m [16, 16] k [64, 256] n [32, 32] -> (tensor<16x32xf32>) {
+    %z = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 256], n = [32, 32]> -> (tensor<16x32xf32>) {
       %mm = tile.matmul %n, %w : tensor<16x256xf32>, tensor<256x32xf32> -> tensor<16x32xf32>
       tile.yield %mm : tensor<16x32xf32>
     }
@@ -490,7 +490,7 @@ func.func @l0c_blocks(%x: tensor<?x64xf32>, %w: tensor<64x512xf32>, %out: tensor
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<128x64xf32>
-    %y = tile.cube_stage "linear" m [64, 128] k [16, 64] n [256, 512] -> (tensor<128x512xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [64, 128], k = [16, 64], n = [256, 512]> -> (tensor<128x512xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x64xf32>, tensor<64x512xf32> -> tensor<128x512xf32>
       tile.yield %m : tensor<128x512xf32>
     }
@@ -521,7 +521,7 @@ func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor
       %q0, %s0 = tile.quant %n : tensor<16x4096xf32> -> tensor<16x4096xi8>, tensor<16x1xf32>
       tile.yield %q0, %s0 : tensor<16x4096xi8>, tensor<16x1xf32>
     }
-    %y = tile.cube_stage "linear" m [16, 16] k [512, 512] n [32, 32] -> (tensor<16x32xi32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [512, 512], n = [32, 32]> -> (tensor<16x32xi32>) {
       %m = tile.matmul %q, %w : tensor<16x4096xi8>, tensor<4096x32xi8> -> tensor<16x32xi32>
       tile.yield %m : tensor<16x32xi32>
     }
@@ -541,7 +541,7 @@ func.func @k_clipped(%x: tensor<?x320xf32>, %w: tensor<320x32xf32>, %out: tensor
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x320xf32> -> tensor<16x320xf32>
     // expected-error@+1 {{tile-to-npu does not support N = 32 or K = 320 not a multiple of its tile (nL0 = 32, kL1 = 320), or kL1 not of kL0 = 128 yet}}
-    %y = tile.cube_stage "linear" m [16, 16] k [128, 512] n [32, 32] -> (tensor<16x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [128, 512], n = [32, 32]> -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x320xf32>, tensor<320x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
@@ -559,7 +559,7 @@ func.func @rope_columns(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: te
   %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
-    %y = tile.cube_stage "linear" m [16, 16] k [64, 64] n [128, 128] -> (tensor<16x128xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [128, 128]> -> (tensor<16x128xf32>) {
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
       tile.yield %m : tensor<16x128xf32>
     }
@@ -600,7 +600,7 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
   %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
-    %y = tile.cube_stage "linear" m [16, 16] k [64, 64] n [128, 128] -> (tensor<16x128xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [128, 128]> -> (tensor<16x128xf32>) {
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
       tile.yield %m : tensor<16x128xf32>
     }

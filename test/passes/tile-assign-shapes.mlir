@@ -19,18 +19,18 @@
 // double buffering; cube tiles for 128-row tiles, N halved until the 24 cores have work.
 // STD: tile.token_loop {{.*}} step 128 {
 // STD: tile.vec_stage "rmsnorm" tile [2, 4096] nbuffer 2
-// STD: tile.cube_stage "linear" m [128, 128] k [256, 512] n [64, 64] l1_reuse 2 nbuffer 1
+// STD: tile.cube_stage "linear" tiles <m = [128, 128], k = [256, 512], n = [64, 64]> l1_reuse 2 nbuffer 1
 // STD: tile.token_loop {{.*}} step 1 {
 // STD: tile.vec_stage "rmsnorm" tile [1, 4096] nbuffer 2
-// STD: tile.cube_stage "linear" m [16, 16] k [512, 1024] n [64, 64]
+// STD: tile.cube_stage "linear" tiles <m = [16, 16], k = [512, 1024], n = [64, 64]>
 
 // Pinned shapes (the reference kernel's) are kept, but an M tile never exceeds the
 // body: the 16-token body (and the 1-token one, 16-padded) gets m [16, 16].
-// PINNED: tile.cube_stage "wqa-linear" m [32, 32] k [512, 512] n [64, 64]
+// PINNED: tile.cube_stage "wqa-linear" tiles <m = [32, 32], k = [512, 512], n = [64, 64]>
 // PINNED: step 16 {
-// PINNED: tile.cube_stage "wqa-linear" m [16, 16] k [512, 512] n [64, 64]
+// PINNED: tile.cube_stage "wqa-linear" tiles <m = [16, 16], k = [512, 512], n = [64, 64]>
 // PINNED: step 1 {
-// PINNED: tile.cube_stage "wqa-linear" m [16, 16] k [512, 512] n [64, 64]
+// PINNED: tile.cube_stage "wqa-linear" tiles <m = [16, 16], k = [512, 512], n = [64, 64]>
 // PINNED: tile.vec_stage "q-rmsnorm" tile [8, 1024]
 
 // The mhc_pre variant, by tile height: <= 32 no split-K, <= 64 split-K, larger k=[512,2048];
@@ -38,12 +38,12 @@
 // MHC: tile.token_loop {{.*}} step 128 {
 // MHC: tile.load %hc_fn cache normal host_transpose : tensor<24x16384xf32> -> tensor<16384x24xf32>
 // MHC: tile.vec_stage "pre" tile [{{[0-9]+}}, 2048]
-// MHC: tile.cube_stage "hc-linear" m [16, 16] k [512, 2048] n [128, 128] split_k
+// MHC: tile.cube_stage "hc-linear" tiles <m = [16, 16], k = [512, 2048], n = [128, 128], split_k>
 // MHC-NEXT: tile.matmul {{.*}} : tensor<128x16384xf32>, tensor<16384x24xf32> -> tensor<128x24xf32>
 // MHC: step 64 {
-// MHC: tile.cube_stage "hc-linear" m [16, 16] k [512, 1024] n [128, 128] split_k
+// MHC: tile.cube_stage "hc-linear" tiles <m = [16, 16], k = [512, 1024], n = [128, 128], split_k>
 // MHC: step 16 {
-// MHC: tile.cube_stage "hc-linear" m [16, 16] k [512, 1024] n [128, 128] l1_reuse
+// MHC: tile.cube_stage "hc-linear" tiles <m = [16, 16], k = [512, 1024], n = [128, 128]> l1_reuse
 // MHC: step 1 {
 
 // T950: func.func @linear_projection{{.*}}pto.target = "ascend950"
@@ -59,7 +59,7 @@ func.func @l0a(%x: tensor<?x512xbf16>, %w: tensor<512x128xbf16>, %out: tensor<?x
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x512xbf16> -> tensor<128x512xbf16>
     // expected-error@+1 {{cube stage 'linear': L0A tile m=128 x k=512 bf16 needs 131072 bytes of l0a, but ascend910b1 has 65536}}
-    %y = tile.cube_stage "linear" m [128, 128] k [512, 512] n [64, 64] -> (tensor<128x128xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [512, 512], n = [64, 64]> -> (tensor<128x128xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x512xbf16>, tensor<512x128xbf16> -> tensor<128x128xf32>
       tile.yield %m : tensor<128x128xf32>
     }
@@ -76,7 +76,7 @@ func.func @l0c(%x: tensor<?x64xbf16>, %w: tensor<64x512xbf16>, %out: tensor<?x51
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<128x64xbf16>
     // expected-error@+1 {{cube stage 'linear': L0C tile m=128 x n=512 accumulator needs 262144 bytes of l0c, but ascend910b1 has 131072}}
-    %y = tile.cube_stage "linear" m [128, 128] k [64, 64] n [512, 512] nbuffer 2 -> (tensor<128x512xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [64, 64], n = [512, 512]> nbuffer 2 -> (tensor<128x512xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x64xbf16>, tensor<64x512xbf16> -> tensor<128x512xf32>
       tile.yield %m : tensor<128x512xf32>
     }
@@ -93,7 +93,7 @@ func.func @l1(%x: tensor<?x8192xbf16>, %w: tensor<8192x256xbf16>, %out: tensor<?
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x8192xbf16> -> tensor<128x8192xbf16>
     // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=2048 + n=128 x k=2048 of bf16 needs 1048576 bytes of l1, but ascend910b1 has 524288}}
-    %y = tile.cube_stage "linear" m [64, 128] k [128, 2048] n [64, 128] l1_reuse 2 -> (tensor<128x256xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [64, 128], k = [128, 2048], n = [64, 128]> l1_reuse 2 -> (tensor<128x256xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x8192xbf16>, tensor<8192x256xbf16> -> tensor<128x256xf32>
       tile.yield %m : tensor<128x256xf32>
     }

@@ -184,18 +184,18 @@ func.func @tail10(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32
 // stage's own.
 // STATIC43-LABEL: func.func @by_unroll
 // STATIC43:      step 4 {
-// STATIC43:      tile.cube_stage "linear" m [16, 16] k [32, 64] n [32, 32]
+// STATIC43:      tile.cube_stage "linear" tiles <m = [16, 16], k = [32, 64], n = [32, 32]>
 // STATIC43:      step 3 {
-// STATIC43:      tile.cube_stage "linear" m [16, 16] k [64, 64] n [32, 32]
+// STATIC43:      tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [32, 32]>
 // STATIC43:      step 1 {
-// STATIC43:      tile.cube_stage "linear" m [16, 16] k [64, 64] n [16, 32]
+// STATIC43:      tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [16, 32]>
 // STATIC43-NOT:  pto.by_unroll
 func.func @by_unroll(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
   tile.token_loop %i = %c0 to %t step 1 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<1x64xf32>
-    %y = tile.cube_stage "linear" m [16, 16] k [64, 64] n [32, 32] -> (tensor<1x32xf32>)
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [32, 32]> -> (tensor<1x32xf32>)
         attributes {pto.by_unroll = {"4" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [32, 64], n = [32, 32]>},
                                      "1" = {pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [16, 32]>}}} {
       %m = tile.matmul %xt, %w : tensor<1x64xf32>, tensor<64x32xf32> -> tensor<1x32xf32>

@@ -241,3 +241,14 @@ def test_npu_illegal_data_path():
 
     with pytest.raises(VerifyException, match="no data path l0c -> l1|has no data path"):
         kernel([BufferType([D, 16], f32, Space.GM)], build).verify()
+
+
+def test_every_pto_op_has_its_tile_twin():
+    """pto-to-tile turns each pto op into `tile.TWIN[type(op)]`: the same op on one static tile."""
+    from pto.dialects import pto as pto_d
+    from pto.dialects import tile as tile_d
+
+    assert set(tile_d.TWIN) == set(pto_d.PTO.operations)
+    for p, t in tile_d.TWIN.items():
+        assert t.name == p.name.replace("pto.", "tile.", 1) and t.STATIC_SHAPES and not p.STATIC_SHAPES
+        assert set(t.__mro__) >= set(p.__mro__[1:])  # the checks of the pto op's base, not a copy

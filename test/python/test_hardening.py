@@ -244,9 +244,9 @@ def test_unterminated_string_in_a_subprocess_does_not_hang(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("old", "new", "col"), [
-    ("m [128, 128]", "m [16, 18446744073709551616]", 43),
-    ("l1_reuse 2", "l1_reuse 100000000000000000000", 84),
-    ("n [256, 256]", "n [32, 9223372036854775808]", 69),
+    ("m = [128, 128]", "m = [16, 18446744073709551616]", 52),
+    ("l1_reuse 2", "l1_reuse 100000000000000000000", 100),
+    ("n = [256, 256]", "n = [32, 9223372036854775808]", 84),
 ])
 def test_i64_overflow_in_tile_attributes(tmp_path, capsys, old, new, col) -> None:
     k = tmp_path / "k.mlir"
@@ -410,7 +410,7 @@ func.func @bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32
       %a = tile.abs %xt : tensor<8x64xf32> -> tensor<8x64xf32>
       tile.yield %a : tensor<8x64xf32>
     }
-    %y = tile.cube_stage "linear" m [16, 16] k [16, 64] n [32, 32] -> (tensor<8x32xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<8x32xf32>) {
       %m = tile.matmul %n, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
       tile.yield %m : tensor<8x32xf32>
     }

@@ -335,11 +335,11 @@ def test_tile_shapes_chosen_per_factor_reach_each_loop() -> None:
     tiles = pto.compile(traced).text("tile")
     loops = tiles.split("tile.token_loop")[1:]
     assert len(loops) == 5
-    assert "k [512, 2048] n [128, 128] split_k" in loops[0]  # 256
-    assert "k [512, 1024] n [128, 128] split_k" in loops[1]  # 64
+    assert "k = [512, 2048], n = [128, 128], split_k" in loops[0]  # 256
+    assert "k = [512, 1024], n = [128, 128], split_k" in loops[1]  # 64
     for lp in loops[2:]:  # 16, 4, 1: tile_t <= 32, no split-K
         cube = next(line for line in lp.splitlines() if "tile.cube_stage" in line)
-        assert "k [512, 1024] n [128, 128]" in cube and "split_k" not in cube, cube
+        assert "k = [512, 1024], n = [128, 128]" in cube and "split_k" not in cube, cube
 
 
 def test_torch_cpu_tensors_are_written_in_place() -> None:

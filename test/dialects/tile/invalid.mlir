@@ -262,7 +262,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf1
   tile.token_loop %i = %c0 to %t step 8 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
     // expected-error@+1 {{cube tile axis 'k' size 8 is 16 bytes of bf16, not a multiple of the 32-byte block}}
-    %y = tile.cube_stage "mm" m [8, 8] k [8, 64] n [64, 64] -> (tensor<8x64xf32>) {
+    %y = tile.cube_stage "mm" tiles <m = [8, 8], k = [8, 64], n = [64, 64]> -> (tensor<8x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
       tile.yield %m : tensor<8x64xf32>
     }
@@ -277,7 +277,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf1
   tile.token_loop %i = %c0 to %t step 8 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
     // expected-error@+1 {{cube tile axis 'n' size 8 is 16 bytes of bf16, not a multiple of the 32-byte block}}
-    %y = tile.cube_stage "mm" m [8, 8] k [64, 64] n [8, 64] -> (tensor<8x64xf32>) {
+    %y = tile.cube_stage "mm" tiles <m = [8, 8], k = [64, 64], n = [8, 64]> -> (tensor<8x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
       tile.yield %m : tensor<8x64xf32>
     }
@@ -292,7 +292,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf1
   tile.token_loop %i = %c0 to %t step 8 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
     // expected-error@+1 {{cube tile axis 'm': L0 size 16 exceeds L1 size 8}}
-    %y = tile.cube_stage "mm" m [16, 8] k [64, 64] n [64, 64] -> (tensor<8x64xf32>) {
+    %y = tile.cube_stage "mm" tiles <m = [16, 8], k = [64, 64], n = [64, 64]> -> (tensor<8x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
       tile.yield %m : tensor<8x64xf32>
     }

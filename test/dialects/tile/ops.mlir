@@ -28,8 +28,8 @@ func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tens
       // CHECK: tile.yield %{{.*}} : tensor<128x4096xbf16>
       tile.yield %b : tensor<128x4096xbf16>
     }
-    // CHECK: tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
-    %yt = tile.cube_stage "linear" m [128, 128] k [256, 1024] n [256, 256] l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
+    // CHECK: tile.cube_stage "linear" tiles <m = [128, 128], k = [256, 1024], n = [256, 256]> l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
+    %yt = tile.cube_stage "linear" tiles <m = [128, 128], k = [256, 1024], n = [256, 256]> l1_reuse 2 nbuffer 1 -> (tensor<128x1024xbf16>) {
       // CHECK: tile.load %{{.*}} cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
       %wt = tile.load %w cache none_cacheable : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
       // CHECK: tile.matmul %{{.*}}, %{{.*}} b_trans
@@ -73,7 +73,7 @@ func.func @quant_tail(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: te
       %q0, %s0 = tile.quant %n : tensor<16x1024xf32> -> tensor<16x1024xi8>, tensor<16x1xf32>
       tile.yield %q0, %s0 : tensor<16x1024xi8>, tensor<16x1xf32>
     }
-    %acc = tile.cube_stage "Query-Linear" m [16, 16] k [256, 1024] n [256, 256] split_k -> (tensor<16x8192xi32>) {
+    %acc = tile.cube_stage "Query-Linear" tiles <m = [16, 16], k = [256, 1024], n = [256, 256], split_k> -> (tensor<16x8192xi32>) {
       %wt = tile.load %w cache none_cacheable : tensor<8192x1024xi8> -> tensor<8192x1024xi8>
       %y = tile.matmul %q, %wt b_trans : tensor<16x1024xi8>, tensor<8192x1024xi8> -> tensor<16x8192xi32>
       tile.yield %y : tensor<16x8192xi32>

@@ -8,7 +8,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf3
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
     // expected-error@+1 {{integer 18446744073709551616 does not fit in i64}}
-    %yt = tile.cube_stage "mm" m [16, 18446744073709551616] k [64, 64] n [32, 64] -> (tensor<16x64xf32>) {
+    %yt = tile.cube_stage "mm" tiles <m = [16, 18446744073709551616], k = [64, 64], n = [32, 64]> -> (tensor<16x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
       tile.yield %m : tensor<16x64xf32>
     }
@@ -25,7 +25,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf3
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
     // expected-error@+1 {{integer 9223372036854775808 does not fit in i64}}
-    %yt = tile.cube_stage "mm" m [16, 16] k [64, 64] n [32, 9223372036854775808] -> (tensor<16x64xf32>) {
+    %yt = tile.cube_stage "mm" tiles <m = [16, 16], k = [64, 64], n = [32, 9223372036854775808]> -> (tensor<16x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
       tile.yield %m : tensor<16x64xf32>
     }
@@ -42,7 +42,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf3
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
     // expected-error@+1 {{integer 100000000000000000000 does not fit in i64}}
-    %yt = tile.cube_stage "mm" m [16, 16] k [64, 64] n [32, 64] l1_reuse 100000000000000000000 -> (tensor<16x64xf32>) {
+    %yt = tile.cube_stage "mm" tiles <m = [16, 16], k = [64, 64], n = [32, 64]> l1_reuse 100000000000000000000 -> (tensor<16x64xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
       tile.yield %m : tensor<16x64xf32>
     }

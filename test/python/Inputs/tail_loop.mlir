@@ -11,7 +11,7 @@ func.func @k(%x: tensor<?x256xbf16>, %g: tensor<256xbf16>, %w: tensor<64x256xbf1
       %b = tile.cast %r rint : tensor<32x256xf32> -> tensor<32x256xbf16>
       tile.yield %b : tensor<32x256xbf16>
     }
-    %y = tile.cube_stage "linear" m [16, 16] k [64, 256] n [64, 64] -> (tensor<32x64xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 256], n = [64, 64]> -> (tensor<32x64xf32>) {
       %m = tile.matmul %n, %w b_trans : tensor<32x256xbf16>, tensor<64x256xbf16> -> tensor<32x64xf32>
       tile.yield %m : tensor<32x64xf32>
     }
