@@ -14,7 +14,9 @@ config.maxIndividualTestTime = 60
 
 # Print in generic form, parse again: the custom and generic forms must agree.
 config.substitutions.append(("%ROUNDTRIP", "pto-opt --mlir-print-op-generic %s | pto-opt"))
-config.substitutions.append(("%canonical", f"{sys.executable} {os.path.join(os.path.dirname(__file__), 'interop', 'Inputs', 'canonical.py')}"))
+config.substitutions.append(
+    ("%canonical", f"{sys.executable} {os.path.join(os.path.dirname(__file__), 'interop', 'Inputs', 'canonical.py')}")
+)
 
 mlir_opt = shutil.which("mlir-opt") or (
     "/usr/lib/llvm-22/bin/mlir-opt" if os.path.exists("/usr/lib/llvm-22/bin/mlir-opt") else None

@@ -50,11 +50,13 @@ def op(build):
 
 def traced(stmt):
     """Trace a loop-form kernel whose loop body runs stmt(x, xt, out, idx, p) first."""
+
     def kern(x, out):
         for idx, p in pto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
             xt = pto.view(x, [p, 64], [idx, 0])
             stmt(x, xt, out, idx, p)
             pto.assemble(pto.abs(xt), [idx, 0], out)
+
     return lambda: pto.trace(kern, x=pto.arg([None, 64], "f32"), out=pto.arg([None, 64], "f32"))
 
 
@@ -62,6 +64,7 @@ def loop_over(**kw):
     def kern(x, out):
         for idx, p in pto.loop_unroll(0, x.shape[0], 1, **kw):
             pto.assemble(pto.abs(pto.view(x, [p, 64], [idx, 0])), [idx, 0], out)
+
     return lambda: pto.trace(kern, x=pto.arg([None, 64], "f32"), out=pto.arg([None, 64], "f32"))
 
 
@@ -100,14 +103,23 @@ BUILD = [
     ("unroll over i64", lambda: pto.Kernel("k", unroll=[2**70]), "unroll[0] must be an integer in [1, 2^63)"),
     ("options int", lambda: pto.Kernel("k", options=5), "options must be a dict"),
     ("options list", lambda: pto.Kernel("k", options=[("vec_nbuffer_setting", {0: 2})]), "options must be a dict"),
-    ("option not dict", lambda: pto.Kernel("k", options={"vec_nbuffer_setting": 1}),
-     "option 'vec_nbuffer_setting' must be a dict {group: count}"),
-    ("option value str", lambda: pto.Kernel("k", options={"vec_nbuffer_setting": {0: "a"}}),
-     "option 'vec_nbuffer_setting' group 0 must be an integer"),
+    (
+        "option not dict",
+        lambda: pto.Kernel("k", options={"vec_nbuffer_setting": 1}),
+        "option 'vec_nbuffer_setting' must be a dict {group: count}",
+    ),
+    (
+        "option value str",
+        lambda: pto.Kernel("k", options={"vec_nbuffer_setting": {0: "a"}}),
+        "option 'vec_nbuffer_setting' group 0 must be an integer",
+    ),
     ("option value None", lambda: pto.Kernel("k", options={"vec_nbuffer_setting": {0: None}}), "group 0 must be"),
     ("option value over i64", lambda: pto.Kernel("k", options={"vec_nbuffer_setting": {0: 2**70}}), "in [1, 2^63)"),
-    ("option group float", lambda: pto.Kernel("k", options={"vec_nbuffer_setting": {0.5: 2}}),
-     "group 0.5 must be an integer"),
+    (
+        "option group float",
+        lambda: pto.Kernel("k", options={"vec_nbuffer_setting": {0.5: 2}}),
+        "group 0.5 must be an integer",
+    ),
     ("option name int", lambda: pto.Kernel("k", options={5: {0: 1}}), "an option's name must be a non-empty string"),
     # k.arg(...)
     ("shape str", lambda: arg_of("x", "abc", "f32"), "the shape of 'x' must be a list of sizes"),
@@ -156,8 +168,11 @@ BUILD = [
     ("matmul rank 1 rhs", op(lambda k, x, w: pto.matmul(x, pto.reshape(w, [2048]))), "matmul rhs must be rank 2"),
     ("matmul b_trans str", op(lambda k, x, w: pto.matmul(x, w, b_trans="yes")), "b_trans must be True or False"),
     ("matmul a_trans int", op(lambda k, x, w: pto.matmul(x, w, a_trans=1)), "a_trans must be True or False, got 1"),
-    ("matmul cube_tile list", op(lambda k, x, w: pto.matmul(x, w, b_trans=True, cube_tile=[16, 16])),
-     "'pto.cube_tile' must be a #pto.cube_tile<...>"),
+    (
+        "matmul cube_tile list",
+        op(lambda k, x, w: pto.matmul(x, w, b_trans=True, cube_tile=[16, 16])),
+        "'pto.cube_tile' must be a #pto.cube_tile<...>",
+    ),
     ("cast dtype list", op(lambda k, x, w: pto.cast(x, ["bf16"])), "a dtype must be a string"),
     ("cast sat str", op(lambda k, x, w: pto.cast(x, "bf16", sat="no")), "sat must be True or False"),
     ("mul by bool", op(lambda k, x, w: x * True), "muls scalar must be a number, got bool"),
@@ -171,10 +186,16 @@ BUILD = [
     ("adds str", op(lambda k, x, w: pto.adds(x, "a")), "adds scalar must be a number"),
     ("adds complex", op(lambda k, x, w: pto.adds(x, 1j)), "adds scalar must be a number, got complex"),
     ("adds huge int", op(lambda k, x, w: pto.adds(x, 2**2000)), "adds scalar must be a finite f32 number"),
-    ("dequant scale None", op(lambda k, x, w: pto.dequant(pto.matmul(x, w, b_trans=True), None)),
-     "dequant act_scale must be a Tensor of a kernel, got NoneType"),
-    ("dequant w_scale str", op(lambda k, x, w: pto.dequant(pto.matmul(x, w, b_trans=True), pto.reduce(x), "s")),
-     "dequant w_scale must be a Tensor of a kernel, got str"),
+    (
+        "dequant scale None",
+        op(lambda k, x, w: pto.dequant(pto.matmul(x, w, b_trans=True), None)),
+        "dequant act_scale must be a Tensor of a kernel, got NoneType",
+    ),
+    (
+        "dequant w_scale str",
+        op(lambda k, x, w: pto.dequant(pto.matmul(x, w, b_trans=True), pto.reduce(x), "s")),
+        "dequant w_scale must be a Tensor of a kernel, got str",
+    ),
     ("reshape str", op(lambda k, x, w: pto.reshape(x, "ab")), "reshape shape must be a list of sizes"),
     ("reshape None", op(lambda k, x, w: pto.reshape(x, None)), "reshape shape must be a list of sizes"),
     ("reshape negative", op(lambda k, x, w: pto.reshape(x, [None, -8, -8])), "reshape shape[1] must be an integer"),
@@ -195,11 +216,21 @@ BUILD = [
     ("pto.arg dtype int", lambda: pto.arg([None, 64], 5), "a dtype must be a string"),
     ("pto.arg cache int", lambda: pto.arg([None, 64], "f32", cache=5), "cache must be a non-empty string"),
     ("trace not callable", lambda: pto.trace(5, x=pto.arg([None, 64], "f32")), "trace: the kernel must be a function"),
-    ("trace untyped param", lambda: pto.trace(lambda x: None, x=[None, 64]), "parameter 'x' must be typed with pto.arg"),
-    ("trace name int", lambda: pto.trace(lambda x, out: None, name=5, x=pto.arg([None, 64], "f32"),
-                                         out=pto.arg([None, 64], "f32")), "a kernel's name must be a non-empty string"),
-    ("trace options int", lambda: pto.trace(lambda x, out: None, options=5, x=pto.arg([None, 64], "f32"),
-                                            out=pto.arg([None, 64], "f32")), "options must be a dict"),
+    (
+        "trace untyped param",
+        lambda: pto.trace(lambda x: None, x=[None, 64]),
+        "parameter 'x' must be typed with pto.arg",
+    ),
+    (
+        "trace name int",
+        lambda: pto.trace(lambda x, out: None, name=5, x=pto.arg([None, 64], "f32"), out=pto.arg([None, 64], "f32")),
+        "a kernel's name must be a non-empty string",
+    ),
+    (
+        "trace options int",
+        lambda: pto.trace(lambda x, out: None, options=5, x=pto.arg([None, 64], "f32"), out=pto.arg([None, 64], "f32")),
+        "options must be a dict",
+    ),
     ("unroll_list str item", loop_over(unroll_list=["a"]), "unroll_list[0] must be an integer in [1, 2^63)"),
     ("unroll_list str", loop_over(unroll_list="a"), "unroll_list must be a non-empty list"),
     ("unroll_list int", loop_over(unroll_list=5), "unroll_list must be a non-empty list"),
@@ -208,38 +239,82 @@ BUILD = [
     ("unroll_list float", loop_over(unroll_list=[1.5]), "unroll_list[0] must be an integer"),
     ("loop_unroll name int", loop_over(unroll_list=[4, 1], name=5), "loop_unroll name must be a non-empty string"),
     ("view None", traced(lambda x, xt, out, idx, p: pto.view(None, [p, 64], [idx, 0])), "view input must be a Tensor"),
-    ("view shape None", traced(lambda x, xt, out, idx, p: pto.view(x, None, [idx, 0])),
-     "view shape must be a list of integers and loop indices"),
+    (
+        "view shape None",
+        traced(lambda x, xt, out, idx, p: pto.view(x, None, [idx, 0])),
+        "view shape must be a list of integers and loop indices",
+    ),
     ("view offsets None", traced(lambda x, xt, out, idx, p: pto.view(x, [p, 64], None)), "view offsets must be a list"),
-    ("view offsets empty", traced(lambda x, xt, out, idx, p: pto.view(x, [p, 64], [])),
-     "view of [p, 64] at [] is not supported"),
-    ("view offsets array", traced(lambda x, xt, out, idx, p: pto.view(x, [p, 64], [idx, np.zeros(2)])),
-     "view offsets must be a list of integers"),
-    ("assemble None", traced(lambda x, xt, out, idx, p: pto.assemble(None, [idx, 0], out)),
-     "assemble value must be a Tensor"),
-    ("assemble offsets empty", traced(lambda x, xt, out, idx, p: pto.assemble(xt, [], out)),
-     "assemble of [p, 64] at [] is not supported"),
-    ("assemble other kernel", traced(lambda x, xt, out, idx, p: pto.assemble(other(), [idx, 0], out)),
-     "assemble: the value belongs to another kernel"),
-    ("label int (loop)", traced(lambda x, xt, out, idx, p: pto.set_semantic_label(123)),
-     "set_semantic_label's label must be a string, got 123"),
-    ("vec tile str (loop)", traced(lambda x, xt, out, idx, p: pto.set_vec_tile_shapes("a", 64)),
-     "set_vec_tile_shapes' sizes[0] must be an integer"),
-    ("vec tile list (loop)", traced(lambda x, xt, out, idx, p: pto.set_vec_tile_shapes([4, 64])),
-     "set_vec_tile_shapes' sizes[0] must be an integer"),
-    ("vec tile none (loop)", traced(lambda x, xt, out, idx, p: pto.set_vec_tile_shapes()),
-     "set_vec_tile_shapes' sizes must be a non-empty list"),
-    ("cube tile length (loop)", traced(lambda x, xt, out, idx, p: pto.set_cube_tile_shapes([16], [64, 64], [32, 32])),
-     "cube_tile m needs 2 sizes"),
-    ("split_k str (loop)", traced(lambda x, xt, out, idx, p: pto.set_cube_tile_shapes([16, 16], [64, 64], [32, 32],
-                                                                                      "y")),
-     "enable_split_k must be True or False"),
-    ("cache policy None (loop)", traced(lambda x, xt, out, idx, p: pto.set_cache_policy(None, "normal")),
-     "set_cache_policy's tensor must be a Tensor"),
-    ("pass options int (loop)", traced(lambda x, xt, out, idx, p: pto.set_pass_options(vec_nbuffer_setting=5)),
-     "option 'vec_nbuffer_setting' must be a dict"),
-    ("pass options str (loop)", traced(lambda x, xt, out, idx, p: pto.set_pass_options(vec_nbuffer_setting={0: "a"})),
-     "group 0 must be an integer"),
+    (
+        "view offsets empty",
+        traced(lambda x, xt, out, idx, p: pto.view(x, [p, 64], [])),
+        "view of [p, 64] at [] is not supported",
+    ),
+    (
+        "view offsets array",
+        traced(lambda x, xt, out, idx, p: pto.view(x, [p, 64], [idx, np.zeros(2)])),
+        "view offsets must be a list of integers",
+    ),
+    (
+        "assemble None",
+        traced(lambda x, xt, out, idx, p: pto.assemble(None, [idx, 0], out)),
+        "assemble value must be a Tensor",
+    ),
+    (
+        "assemble offsets empty",
+        traced(lambda x, xt, out, idx, p: pto.assemble(xt, [], out)),
+        "assemble of [p, 64] at [] is not supported",
+    ),
+    (
+        "assemble other kernel",
+        traced(lambda x, xt, out, idx, p: pto.assemble(other(), [idx, 0], out)),
+        "assemble: the value belongs to another kernel",
+    ),
+    (
+        "label int (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_semantic_label(123)),
+        "set_semantic_label's label must be a string, got 123",
+    ),
+    (
+        "vec tile str (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_vec_tile_shapes("a", 64)),
+        "set_vec_tile_shapes' sizes[0] must be an integer",
+    ),
+    (
+        "vec tile list (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_vec_tile_shapes([4, 64])),
+        "set_vec_tile_shapes' sizes[0] must be an integer",
+    ),
+    (
+        "vec tile none (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_vec_tile_shapes()),
+        "set_vec_tile_shapes' sizes must be a non-empty list",
+    ),
+    (
+        "cube tile length (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_cube_tile_shapes([16], [64, 64], [32, 32])),
+        "cube_tile m needs 2 sizes",
+    ),
+    (
+        "split_k str (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_cube_tile_shapes([16, 16], [64, 64], [32, 32], "y")),
+        "enable_split_k must be True or False",
+    ),
+    (
+        "cache policy None (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_cache_policy(None, "normal")),
+        "set_cache_policy's tensor must be a Tensor",
+    ),
+    (
+        "pass options int (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_pass_options(vec_nbuffer_setting=5)),
+        "option 'vec_nbuffer_setting' must be a dict",
+    ),
+    (
+        "pass options str (loop)",
+        traced(lambda x, xt, out, idx, p: pto.set_pass_options(vec_nbuffer_setting={0: "a"})),
+        "group 0 must be an integer",
+    ),
 ]
 
 
@@ -262,8 +337,11 @@ COMPILE = [
     ("target int", lambda: pto.compile(module(), target=5), "target must be a target name, got int"),
     ("target unknown", lambda: pto.compile(module(), target="bogus"), "unknown target 'bogus'"),
     ("target with brace", lambda: pto.compile(module(), target="a}"), "unknown target 'a}'"),
-    ("target and pipeline", lambda: pto.compile(module(), pipeline="builtin.module(cse)", target="ascend950"),
-     "give target= or pipeline="),
+    (
+        "target and pipeline",
+        lambda: pto.compile(module(), pipeline="builtin.module(cse)", target="ascend950"),
+        "give target= or pipeline=",
+    ),
 ]
 
 
@@ -303,12 +381,21 @@ RUN = [
     ("inputs str", lambda: pto.run(module(), "abc", level="pto"), "inputs must be a list of arrays or a dict"),
     ("inputs int", lambda: pto.run(module(), 5, level="pto"), "inputs must be a list of arrays or a dict"),
     ("inputs generator", lambda: pto.run(module(), (a for a in inputs()), level="pto"), "inputs must be a list"),
-    ("inputs by name missing", lambda: pto.run(module(), {"x": inputs()[0]}, level="pto"),
-     "inputs by name need exactly x, w, got x"),
-    ("inputs by int keys", lambda: pto.run(module(), dict(enumerate(inputs())), level="pto"),
-     "inputs by name need exactly x, w, got 0, 1"),
-    ("tokens contradict inputs", lambda: pto.run(module(), inputs(), tokens=5, level="pto"),
-     "tokens=5 contradicts the inputs, which have 3 tokens"),
+    (
+        "inputs by name missing",
+        lambda: pto.run(module(), {"x": inputs()[0]}, level="pto"),
+        "inputs by name need exactly x, w, got x",
+    ),
+    (
+        "inputs by int keys",
+        lambda: pto.run(module(), dict(enumerate(inputs())), level="pto"),
+        "inputs by name need exactly x, w, got 0, 1",
+    ),
+    (
+        "tokens contradict inputs",
+        lambda: pto.run(module(), inputs(), tokens=5, level="pto"),
+        "tokens=5 contradicts the inputs, which have 3 tokens",
+    ),
     ("target int", lambda: pto.run(module(), inputs(), target=5), "target must be a target name"),
     ("target unknown", lambda: pto.run(module(), inputs(), target="bogus"), "unknown target 'bogus'"),
     ("l2_size -1", lambda: pto.run(compiled(), inputs(), l2_size=-1), "l2_size must be an integer >= 1"),
@@ -316,15 +403,24 @@ RUN = [
     ("l2_size bool", lambda: pto.run(compiled(), inputs(), l2_size=True), "l2_size must be an integer"),
     ("l2_size over cap", lambda: pto.run(compiled(), inputs(), l2_size=2**50), "over the model's cap"),
     ("l2_size not whole sets", lambda: pto.run(compiled(), inputs(), l2_size=100), "l2_size must be a multiple of"),
-    ("l2_size at pto level", lambda: pto.run(compiled(), inputs(), l2_size=1 << 20, level="pto"),
-     "l2_size= needs the npu level"),
+    (
+        "l2_size at pto level",
+        lambda: pto.run(compiled(), inputs(), l2_size=1 << 20, level="pto"),
+        "l2_size= needs the npu level",
+    ),
     ("trace int", lambda: pto.run(compiled(), inputs(), trace=5), "trace must be a file path, got 5"),
     ("trace empty", lambda: pto.run(compiled(), inputs(), trace=""), "trace must be a file path"),
-    ("trace in no directory", lambda: pto.run(compiled(), inputs(), trace="/nonexistent/dir/t.json"),
-     "cannot write the trace to '/nonexistent/dir/t.json'"),
+    (
+        "trace in no directory",
+        lambda: pto.run(compiled(), inputs(), trace="/nonexistent/dir/t.json"),
+        "cannot write the trace to '/nonexistent/dir/t.json'",
+    ),
     ("trace a directory", lambda: pto.run(compiled(), inputs(), trace="/"), "cannot write the trace to '/'"),
-    ("trace at pto level", lambda: pto.run(compiled(), inputs(), trace="t.json", level="pto"),
-     "trace= needs the npu level"),
+    (
+        "trace at pto level",
+        lambda: pto.run(compiled(), inputs(), trace="t.json", level="pto"),
+        "trace= needs the npu level",
+    ),
     ("golden str", lambda: pto.run(compiled(), inputs(), golden="yes"), "golden must be True or False"),
     ("golden without pto", lambda: pto.run(compiled().npu, inputs(), golden=True), "golden=True needs the pto level"),
     ("level it lacks", lambda: pto.run(compiled().npu, inputs(), level="tile"), "no tile level to run (have: npu)"),
@@ -339,13 +435,17 @@ def test_run_misuse(call, msg) -> None:
     assert isinstance(e.value, ValueError) and isinstance(e.value, InputError) and isinstance(e.value, BuildError)
 
 
-@pytest.mark.parametrize(("xs", "msg"), [
-    ([None, None], "input %x must be ?x64xf32, got dtype object"),
-    ([np.ones((3, 64)), np.ones((32, 64))], "got dtype float64"),
-    ([[[1.0] * 64] * 3, [[1.0] * 64] * 32], "got dtype float64"),
-    ([np.ones((3, 63), np.float32), np.ones((32, 64), np.float32)], "got shape 3x63"),
-    ([np.ones((3, 64), np.float32)], "the kernel takes 2 inputs (%x, %w), got 1"),
-], ids=["None", "float64", "lists", "shape", "count"])
+@pytest.mark.parametrize(
+    ("xs", "msg"),
+    [
+        ([None, None], "input %x must be ?x64xf32, got dtype object"),
+        ([np.ones((3, 64)), np.ones((32, 64))], "got dtype float64"),
+        ([[[1.0] * 64] * 3, [[1.0] * 64] * 32], "got dtype float64"),
+        ([np.ones((3, 63), np.float32), np.ones((32, 64), np.float32)], "got shape 3x63"),
+        ([np.ones((3, 64), np.float32)], "the kernel takes 2 inputs (%x, %w), got 1"),
+    ],
+    ids=["None", "float64", "lists", "shape", "count"],
+)
 def test_inputs_that_do_not_fit(xs, msg) -> None:
     with pytest.raises(InputError) as e:
         pto.run(module(), xs, level="pto")
@@ -357,8 +457,11 @@ G = np.ones((4, 8), np.float32)
 CHECK = [
     ("shapes", lambda: pto.check(G, np.ones((4, 9), np.float32)), "got has shape (4, 8) but want has shape (4, 9)"),
     ("broadcastable shapes", lambda: pto.check(G, np.ones(8, np.float32)), "but want has shape (8,)"),
-    ("float64", lambda: pto.check(G.astype(np.float64), G.astype(np.float64)),
-     "no tolerance for dtype float64: give elem= (one of bf16, f16, f32, i8, i32)"),
+    (
+        "float64",
+        lambda: pto.check(G.astype(np.float64), G.astype(np.float64)),
+        "no tolerance for dtype float64: give elem= (one of bf16, f16, f32, i8, i32)",
+    ),
     ("int64", lambda: pto.check(np.ones(3, np.int64), np.ones(3, np.int64)), "no tolerance for dtype int64"),
     ("lists", lambda: pto.check([1.0, 2.0], [1.0, 2.0]), "got must be a numpy array, got list"),
     ("got None", lambda: pto.check(None, G), "got must be a numpy array, got NoneType"),
@@ -397,8 +500,12 @@ def test_a_built_kernel_is_not_changed() -> None:
     k, x, w = small()
     k.ret(pto.abs(x))
     text = str(k.module())
-    for change in (lambda: k.arg("y", [4], "f32"), lambda: k.ret(x), lambda: k.set_cache(w, "normal"),
-                   lambda: pto.abs(x)):
+    for change in (
+        lambda: k.arg("y", [4], "f32"),
+        lambda: k.ret(x),
+        lambda: k.set_cache(w, "normal"),
+        lambda: pto.abs(x),
+    ):
         with pytest.raises(BuildError, match="kernel 'k' is already built"):
             change()
     assert str(k.module()) == text

@@ -92,8 +92,12 @@ def test_pto_ops_build_and_roundtrip():
         (lambda x: pto.CastOp(x, T(D, 64, el=bf16), RoundMode.NONE), "rounds: give a round mode"),
         (lambda x: pto.MatmulOp(x, x, T(D, 64)), "reduction dims differ"),
         (lambda x: pto.ReshapeOp(x, T(D, 3, 7)), "element count differs"),
-        (lambda x: pto.ReduceOp.create(
-            operands=[x], properties={"kind": ReduceKindAttr(ReduceKind.SUM)}, result_types=[T(D, 64)]), "result must be ?x1"),
+        (
+            lambda x: pto.ReduceOp.create(
+                operands=[x], properties={"kind": ReduceKindAttr(ReduceKind.SUM)}, result_types=[T(D, 64)]
+            ),
+            "result must be ?x1",
+        ),
     ],
 )
 def test_pto_illegal_builds_fail_verification(make, message):

@@ -22,26 +22,29 @@ def small(**hints):
     return k, k.arg("x", [None, 64], "f32"), k.arg("w", [32, 64], "f32")
 
 
-@pytest.mark.parametrize(("build", "text"), [
-    (lambda x, w: pto.rms_norm(x, eps=1e-5), "pto.rms_norm %x eps = 1.000000e-05"),
-    (lambda x, w: pto.matmul(x, w, b_trans=True), "pto.matmul %x, %w b_trans"),
-    (lambda x, w: pto.cast(x, "bf16"), "pto.cast %x rint"),
-    (lambda x, w: pto.cast(pto.cast(x, "bf16", round="trunc"), "f32"), "pto.cast %0 none"),
-    (lambda x, w: pto.add(x, x), "pto.add %x, %x"),
-    (lambda x, w: x - x, "pto.sub %x, %x"),
-    (lambda x, w: x * x, "pto.mul %x, %x"),
-    (lambda x, w: x * 2.0, "pto.muls %x, 2.0"),
-    (lambda x, w: x / x, "pto.div %x, %x"),
-    (lambda x, w: pto.sqrt(x), "pto.sqrt %x"),
-    (lambda x, w: pto.rsqrt(x), "pto.rsqrt %x"),
-    (lambda x, w: pto.abs(x), "pto.abs %x"),
-    (lambda x, w: pto.adds(x, 1.5), "pto.adds %x, 1.5"),
-    (lambda x, w: pto.reduce(x, "absmax"), "pto.reduce absmax %x"),
-    (lambda x, w: pto.quant(x)[1], "pto.quant %x"),
-    (lambda x, w: pto.reshape(x, [None, 8, 8], inplace=True), "pto.reshape %x inplace"),
-    (lambda x, w: pto.dequant(pto.matmul(x, w, b_trans=True), pto.reduce(x, "max")), "pto.dequant %0, %1"),
-    (lambda x, w: pto.mul(x, pto.reduce(x, "sum")), "pto.mul %x, %0 : tensor<?x64xf32>, tensor<?x1xf32>"),
-])
+@pytest.mark.parametrize(
+    ("build", "text"),
+    [
+        (lambda x, w: pto.rms_norm(x, eps=1e-5), "pto.rms_norm %x eps = 1.000000e-05"),
+        (lambda x, w: pto.matmul(x, w, b_trans=True), "pto.matmul %x, %w b_trans"),
+        (lambda x, w: pto.cast(x, "bf16"), "pto.cast %x rint"),
+        (lambda x, w: pto.cast(pto.cast(x, "bf16", round="trunc"), "f32"), "pto.cast %0 none"),
+        (lambda x, w: pto.add(x, x), "pto.add %x, %x"),
+        (lambda x, w: x - x, "pto.sub %x, %x"),
+        (lambda x, w: x * x, "pto.mul %x, %x"),
+        (lambda x, w: x * 2.0, "pto.muls %x, 2.0"),
+        (lambda x, w: x / x, "pto.div %x, %x"),
+        (lambda x, w: pto.sqrt(x), "pto.sqrt %x"),
+        (lambda x, w: pto.rsqrt(x), "pto.rsqrt %x"),
+        (lambda x, w: pto.abs(x), "pto.abs %x"),
+        (lambda x, w: pto.adds(x, 1.5), "pto.adds %x, 1.5"),
+        (lambda x, w: pto.reduce(x, "absmax"), "pto.reduce absmax %x"),
+        (lambda x, w: pto.quant(x)[1], "pto.quant %x"),
+        (lambda x, w: pto.reshape(x, [None, 8, 8], inplace=True), "pto.reshape %x inplace"),
+        (lambda x, w: pto.dequant(pto.matmul(x, w, b_trans=True), pto.reduce(x, "max")), "pto.dequant %0, %1"),
+        (lambda x, w: pto.mul(x, pto.reduce(x, "sum")), "pto.mul %x, %0 : tensor<?x64xf32>, tensor<?x1xf32>"),
+    ],
+)
 def test_builder_ops(build, text) -> None:
     k, x, w = small()
     k.ret(build(x, w))
@@ -58,10 +61,16 @@ def test_hints() -> None:
     n = pto.rms_norm(x, label="norm", vec_tile=[4, 64])
     k.ret(pto.matmul(n, w, b_trans=True, label="mm", cube_tile=pto.cube_tile([16, 16], [64, 64], [32, 32], True)))
     s = str(k.module())
-    for want in ('pto.target = "ascend950"', "pto.unroll = array<i64: 16, 4>",
-                 'pto.options = {vec_nbuffer_setting = {"0" = 2 : i64}}', "pto.cache = #pto.cache<none_cacheable>",
-                 'pto.label = "norm"', "pto.vec_tile = array<i64: 4, 64>", 'pto.label = "mm"',
-                 "pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [32, 32], split_k>"):
+    for want in (
+        'pto.target = "ascend950"',
+        "pto.unroll = array<i64: 16, 4>",
+        'pto.options = {vec_nbuffer_setting = {"0" = 2 : i64}}',
+        "pto.cache = #pto.cache<none_cacheable>",
+        'pto.label = "norm"',
+        "pto.vec_tile = array<i64: 4, 64>",
+        'pto.label = "mm"',
+        "pto.cube_tile = #pto.cube_tile<m = [16, 16], k = [64, 64], n = [32, 32], split_k>",
+    ):
         assert want in s, want
 
 
@@ -70,24 +79,29 @@ def test_build_error_has_the_verifier_message_and_the_users_line() -> None:
     line = inspect.currentframe().f_lineno + 2
     with pytest.raises(BuildError) as e:
         pto.cast(x, "i8")
-    assert e.value.message == "'pto.cast' no hardware conversion from f32 to i8 (quantize through f32 -> i32 -> f16 -> i8)"
+    assert (
+        e.value.message == "'pto.cast' no hardware conversion from f32 to i8 (quantize through f32 -> i32 -> f16 -> i8)"
+    )
     assert e.value.where == (__file__, line)
     assert str(e.value).startswith(f"{__file__}:{line}: error: 'pto.cast'")
 
 
-@pytest.mark.parametrize(("build", "msg"), [
-    (lambda k, x, w: pto.matmul(x, x), "'pto.matmul' reduction dims differ: lhs K = 64, rhs K = ?"),
-    (lambda k, x, w: pto.rms_norm(x, w), "gamma must be a vector of length 64"),
-    (lambda k, x, w: pto.cast(x, "f64"), "unknown element type 'f64'"),
-    (lambda k, x, w: pto.cast(x, "bf16", round="up"), "unknown round mode 'up'"),
-    (lambda k, x, w: pto.reduce(x, "median"), "unknown reduction 'median'"),
-    (lambda k, x, w: k.set_cache(x.value, "sometimes"), "unknown cache policy 'sometimes'"),
-    (lambda k, x, w: pto.rms_norm(x, label=""), "'pto.label' must be a non-empty string"),
-    (lambda k, x, w: pto.rms_norm(x, vec_tile=[4]), "'pto.vec_tile' has rank 1 but the op's data has rank 2"),
-    (lambda k, x, w: pto.add(x, small()[1]), "operands belong to different kernels"),
-    (lambda k, x, w: pto.rms_norm(3), "rms_norm input must be a Tensor of a kernel, got int"),
-    (lambda k, x, w: k.module(), "has no results"),
-])
+@pytest.mark.parametrize(
+    ("build", "msg"),
+    [
+        (lambda k, x, w: pto.matmul(x, x), "'pto.matmul' reduction dims differ: lhs K = 64, rhs K = ?"),
+        (lambda k, x, w: pto.rms_norm(x, w), "gamma must be a vector of length 64"),
+        (lambda k, x, w: pto.cast(x, "f64"), "unknown element type 'f64'"),
+        (lambda k, x, w: pto.cast(x, "bf16", round="up"), "unknown round mode 'up'"),
+        (lambda k, x, w: pto.reduce(x, "median"), "unknown reduction 'median'"),
+        (lambda k, x, w: k.set_cache(x.value, "sometimes"), "unknown cache policy 'sometimes'"),
+        (lambda k, x, w: pto.rms_norm(x, label=""), "'pto.label' must be a non-empty string"),
+        (lambda k, x, w: pto.rms_norm(x, vec_tile=[4]), "'pto.vec_tile' has rank 1 but the op's data has rank 2"),
+        (lambda k, x, w: pto.add(x, small()[1]), "operands belong to different kernels"),
+        (lambda k, x, w: pto.rms_norm(3), "rms_norm input must be a Tensor of a kernel, got int"),
+        (lambda k, x, w: k.module(), "has no results"),
+    ],
+)
 def test_illegal_builds(build, msg) -> None:
     k, x, w = small()
     with pytest.raises(BuildError) as e:
@@ -133,22 +147,29 @@ def test_loop_form_hints() -> None:
     assert "tile.token_loop" in c.text("tile") and "step 8" in c.text("tile")
 
 
-@pytest.mark.parametrize(("body", "msg"), [
-    ("pto.view(x, [4, 64], [0, 0])", "view of \\[4, 64\\] at \\[0, 0\\] is not supported"),
-    ("pto.view(w, [p, 64], [idx, 0])", "SK-03 takes the whole tensor \\[32, 64\\] at \\[0, 0\\] or a static window"),
-    ("pto.view(w, [16, 64], [24, 0])", "view \\[24, 40\\) of dim 0 is outside the input's 32"),
-    ("pto.loop_unroll(0, x.shape[0], 1, unroll_list=[1]).__next__()", "loop_unroll may appear once"),
-    ("pto.assemble(pto.matmul(x, w, b_trans=True), [idx, 0], out)", "assembled once"),
-    ("pto.assemble(x, [idx, 0], out)", "the value is tensor<\\?x64xf32> but the output is tensor<\\?x32xf32>"),
-])
+@pytest.mark.parametrize(
+    ("body", "msg"),
+    [
+        ("pto.view(x, [4, 64], [0, 0])", "view of \\[4, 64\\] at \\[0, 0\\] is not supported"),
+        (
+            "pto.view(w, [p, 64], [idx, 0])",
+            "SK-03 takes the whole tensor \\[32, 64\\] at \\[0, 0\\] or a static window",
+        ),
+        ("pto.view(w, [16, 64], [24, 0])", "view \\[24, 40\\) of dim 0 is outside the input's 32"),
+        ("pto.loop_unroll(0, x.shape[0], 1, unroll_list=[1]).__next__()", "loop_unroll may appear once"),
+        ("pto.assemble(pto.matmul(x, w, b_trans=True), [idx, 0], out)", "assembled once"),
+        ("pto.assemble(x, [idx, 0], out)", "the value is tensor<\\?x64xf32> but the output is tensor<\\?x32xf32>"),
+    ],
+)
 def test_loop_form_errors(body: str, msg: str) -> None:
-    src = ("def kern(x, w, out):\n    for idx, p in pto.loop_unroll(0, x.shape[0], 1, unroll_list=[1]):\n"
-           f"        {body}\n        pto.assemble(pto.matmul(x, w, b_trans=True), [idx, 0], out)\n")
+    src = (
+        "def kern(x, w, out):\n    for idx, p in pto.loop_unroll(0, x.shape[0], 1, unroll_list=[1]):\n"
+        f"        {body}\n        pto.assemble(pto.matmul(x, w, b_trans=True), [idx, 0], out)\n"
+    )
     ns: dict = {"pto": pto}
     exec(compile(src, "<kern>", "exec"), ns)  # noqa: S102
     with pytest.raises(BuildError, match=msg):
-        pto.trace(ns["kern"], x=pto.arg([None, 64], "f32"), w=pto.arg([32, 64], "f32"),
-                  out=pto.arg([None, 32], "f32"))
+        pto.trace(ns["kern"], x=pto.arg([None, 64], "f32"), w=pto.arg([32, 64], "f32"), out=pto.arg([None, 32], "f32"))
 
 
 def test_loop_form_structural_errors() -> None:

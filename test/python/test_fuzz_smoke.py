@@ -24,8 +24,20 @@ CASES_PER_KIND = 60  # 300 cases: about 30 s on two cores
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
     out = tmp_path_factory.mktemp("fuzz")
-    args = fuzz.parse_args(["--cases", str(CASES_PER_KIND * len(fuzz.KINDS)), "--seed", "0", "--jobs", "2",
-                            "--out", str(out), "--no-reduce", "--quiet"])
+    args = fuzz.parse_args(
+        [
+            "--cases",
+            str(CASES_PER_KIND * len(fuzz.KINDS)),
+            "--seed",
+            "0",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+            "--no-reduce",
+            "--quiet",
+        ]
+    )
     return Campaign(fuzz.fuzz(args))
 
 
@@ -71,9 +83,18 @@ def test_cases_are_deterministic() -> None:
 def test_harness_sees_an_internal_error_and_a_hang(tmp_path) -> None:
     """The classification itself: the tools' crash pass is an internal error at its frame,
     and a case that does not return is a hang that does not stall the run."""
-    crash = fuzz.Case(0, "flags", "crash pass", {
-        "tool": "opt", "argv": ["{d}/k.mlir", "-p", "test-pass-crash"], "primary": "k.mlir",
-        "files": {"k.mlir": {"text": "func.func @f() {\n  func.return\n}\n"}}}, 10.0)
+    crash = fuzz.Case(
+        0,
+        "flags",
+        "crash pass",
+        {
+            "tool": "opt",
+            "argv": ["{d}/k.mlir", "-p", "test-pass-crash"],
+            "primary": "k.mlir",
+            "files": {"k.mlir": {"text": "func.func @f() {\n  func.return\n}\n"}},
+        },
+        10.0,
+    )
     sleep = fuzz.Case(1, "api", "sleep", {"api": "import time\ntime.sleep(60)\n", "primary": "api"}, 1.0)
     pool = fuzz.Pool(2, str(tmp_path), 0, grace=2.0)
     try:
@@ -88,9 +109,11 @@ def test_reference_declines_order_dependent_overflow() -> None:
     """A matmul whose partial sums may pass f32's range has no reference: whether the f32
     accumulator overflows depends on its summation order (a 50,000-case run called the
     model's inf there wrong)."""
-    k = {"args": [("x", [None, 4], "f32", None), ("w", [4, 2], "f32", None)],
-         "ops": [{"op": "matmul", "args": ["x", "w"], "res": ["y"], "types": [([None, 2], "f32")]}],
-         "rets": ["y"]}
+    k = {
+        "args": [("x", [None, 4], "f32", None), ("w", [4, 2], "f32", None)],
+        "ops": [{"op": "matmul", "args": ["x", "w"], "res": ["y"], "types": [([None, 2], "f32")]}],
+        "rets": ["y"],
+    }
     big = float(fuzz.F32_MAX) / 2
     x = np.array([[big, big, -big, -big], [1, 2, 3, 4]], dtype=np.float32)
     w = np.ones((4, 2), dtype=np.float32)
@@ -102,9 +125,11 @@ def test_reference_dequantises_in_f32() -> None:
     """The dequant's products are f32, as the hardware's and SK03.md's: an activation
     scale near f32's range overflows before the weight scale brings it back (a 50,000-
     case run called the model's inf there wrong)."""
-    k = {"args": [("acc", [None, 1], "i32", None), ("s", [None, 1], "f32", None), ("ws", [1, 1], "f32", None)],
-         "ops": [{"op": "dequant", "args": ["acc", "s", "ws"], "res": ["y"], "types": [([None, 1], "f32")]}],
-         "rets": ["y"]}
+    k = {
+        "args": [("acc", [None, 1], "i32", None), ("s", [None, 1], "f32", None), ("ws", [1, 1], "f32", None)],
+        "ops": [{"op": "dequant", "args": ["acc", "s", "ws"], "res": ["y"], "types": [([None, 1], "f32")]}],
+        "rets": ["y"],
+    }
     acc = np.array([[16129]], dtype=np.int32)
     (y,) = fuzz.eval_numpy(k, [acc, np.array([[2.4e36]], np.float32), np.array([[1e-3]], np.float32)])
     assert np.isinf(y).all()

@@ -106,8 +106,15 @@ def test_memory_budget_applies_to_npy_inputs(tmp_path, capsys) -> None:
     assert code == 1 and "the inputs would need at least" in err and one_line(err), err
 
 
-@pytest.mark.parametrize("pipeline", ["builtin.module(cse)", "builtin.module(pto-classify-skeleton)",
-                                      "builtin.module(tile-to-npu)", "pto-classify-skeleton,pto-to-tile"])
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "builtin.module(cse)",
+        "builtin.module(pto-classify-skeleton)",
+        "builtin.module(tile-to-npu)",
+        "pto-classify-skeleton,pto-to-tile",
+    ],
+)
 def test_pipeline_that_stops_above_npu(capsys, pipeline) -> None:
     code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "1", "--pass-pipeline", pipeline)
     assert code == 2 and f"--pass-pipeline '{pipeline}' leaves the pto-level kernel at the" in err, err
@@ -128,13 +135,16 @@ def _npy_with_header(path, header: bytes) -> None:
     path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 16)
 
 
-@pytest.mark.parametrize("header", [
-    b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, ",  # tokenize.TokenError
-    b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,)",  # SyntaxError
-    b"{'descr': '<f4', 'fortran_order': False, 'shape': \"abc",  # unterminated string
-    b"{'descr': 1, 'fortran_order': False, 'shape': (3,)}",  # not a dtype
-    b"[" * 60,
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, ",  # tokenize.TokenError
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,)",  # SyntaxError
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': \"abc",  # unterminated string
+        b"{'descr': 1, 'fortran_order': False, 'shape': (3,)}",  # not a dtype
+        b"[" * 60,
+    ],
+)
 def test_corrupt_npy_header(tmp_path, capsys, header) -> None:
     x, g, w = std_inputs(tmp_path)
     bad = tmp_path / "bad.npy"
@@ -189,8 +199,9 @@ def test_output_dir_onto_an_input_is_refused(tmp_path, capsys) -> None:
     in_dir.mkdir()
     x = in_dir / "result0.npy"
     os.link(ins[0], x)  # a hard link: another name of the same file
-    code, _, err = run_cli(capsys, STD, "--input", str(x), "--input", ins[1], "--input", ins[2],
-                           "--output-dir", str(tmp_path / "in"))
+    code, _, err = run_cli(
+        capsys, STD, "--input", str(x), "--input", ins[1], "--input", ins[2], "--output-dir", str(tmp_path / "in")
+    )
     assert code == 2 and "--output-dir would overwrite the input" in err and one_line(err), err
     code, _, err = run_cli(capsys, STD, *flags, "--output-dir", ins[2])
     assert code == 2 and "--output-dir would overwrite the input" in err and one_line(err), err
@@ -226,8 +237,10 @@ def test_unterminated_symbol_name_and_file_start(tmp_path, capsys) -> None:
 
 def test_escaped_quotes_in_strings_still_parse(tmp_path, capsys) -> None:
     k = tmp_path / "k.mlir"
-    k.write_text('func.func @k() attributes {a = "x\\"y\\n\\\\z\\41", b = "", c = "q"} {\n'
-                 '  // a comment with an unmatched " quote\n  func.return\n}\n')
+    k.write_text(
+        'func.func @k() attributes {a = "x\\"y\\n\\\\z\\41", b = "", c = "q"} {\n'
+        '  // a comment with an unmatched " quote\n  func.return\n}\n'
+    )
     code, out, err = opt_cli(capsys, str(k))
     assert code == 0, err
     assert 'a = "x\\22y\\0A\\\\zA"' in out and 'b = ""' in out
@@ -243,11 +256,14 @@ def test_unterminated_string_in_a_subprocess_does_not_hang(tmp_path) -> None:
 # ------------------------------------------------------------ parsing: overflow
 
 
-@pytest.mark.parametrize(("old", "new", "col"), [
-    ("m = [128, 128]", "m = [16, 18446744073709551616]", 52),
-    ("l1_reuse 2", "l1_reuse 100000000000000000000", 100),
-    ("n = [256, 256]", "n = [32, 9223372036854775808]", 84),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "col"),
+    [
+        ("m = [128, 128]", "m = [16, 18446744073709551616]", 52),
+        ("l1_reuse 2", "l1_reuse 100000000000000000000", 100),
+        ("n = [256, 256]", "n = [32, 9223372036854775808]", 84),
+    ],
+)
 def test_i64_overflow_in_tile_attributes(tmp_path, capsys, old, new, col) -> None:
     k = tmp_path / "k.mlir"
     k.write_text(TILE.read_text().replace(old, new, 1))
@@ -343,9 +359,11 @@ def test_values_escaping_the_parser_undeclared_and_dim_out_of_range(tmp_path, ca
     # Two internal errors of a 10,000-case fuzz run: an SSA value xDSL's parser left
     # forward-declared, and a tensor.dim index the tile interpreter indexed with.
     k = tmp_path / "k.mlir"
-    k.write_text("  tile.token_loop %i = %c0 to %t step 1 {\n"
-                 "func.func @f(%x: tensor<?x64xf32>) {\n  %c0 = arith.constant 0 : index\n"
-                 "  %t = tensor.dim %x, %c0 : tensor<?x64xf32>\n  }\n}\n")
+    k.write_text(
+        "  tile.token_loop %i = %c0 to %t step 1 {\n"
+        "func.func @f(%x: tensor<?x64xf32>) {\n  %c0 = arith.constant 0 : index\n"
+        "  %t = tensor.dim %x, %c0 : tensor<?x64xf32>\n  }\n}\n"
+    )
     code, _, err = opt_cli(capsys, str(k))
     assert code == 1 and "is an undeclared SSA value" in err and "internal" not in err, err
     k.write_text("""
@@ -378,8 +396,11 @@ def test_means_and_quant_scales_divide_as_the_goldens() -> None:
     k.ret(pto.cast(pto.dequant(y, s, ws), "bf16"), q, s)
     compiled = pto.compile(k.module())
     rng = np.random.default_rng(5)
-    ins = [rng.standard_normal((256, 192), dtype=np.float32).astype(ml_dtypes.bfloat16),
-           rng.integers(-128, 128, (32, 192)).astype(np.int8), rng.random((32, 1), dtype=np.float32)]
+    ins = [
+        rng.standard_normal((256, 192), dtype=np.float32).astype(ml_dtypes.bfloat16),
+        rng.integers(-128, 128, (32, 192)).astype(np.int8),
+        rng.random((32, 1), dtype=np.float32),
+    ]
     got, want = pto.run(compiled, ins).outputs, pto.run(compiled, ins, level="pto").outputs
     assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
 
@@ -421,13 +442,20 @@ func.func @bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32
 """
 
 
-@pytest.mark.parametrize("lb, ub, message", [
-    # A lower bound of 2^63 made a negative body count: the cores deadlocked (fuzzing).
-    ("9223372036854775808", "8", "\"norm.8\" has -1152921504606846975 loop bodies: its token loop's lower bound is above"),
-    ("16", "0", "\"norm.8\" has -2 loop bodies"),
-    # Far past the tensor: refused before the model books a record per task.
-    ("0", "1099511627776", "\"norm.8\" would run 137438953472 x 1 tasks, over the model's limit of 16777216"),
-])
+@pytest.mark.parametrize(
+    "lb, ub, message",
+    [
+        # A lower bound of 2^63 made a negative body count: the cores deadlocked (fuzzing).
+        (
+            "9223372036854775808",
+            "8",
+            '"norm.8" has -1152921504606846975 loop bodies: its token loop\'s lower bound is above',
+        ),
+        ("16", "0", '"norm.8" has -2 loop bodies'),
+        # Far past the tensor: refused before the model books a record per task.
+        ("0", "1099511627776", '"norm.8" would run 137438953472 x 1 tasks, over the model\'s limit of 16777216'),
+    ],
+)
 def test_token_loop_bounds_at_the_npu_level(tmp_path, capsys, lb, ub, message) -> None:
     k = tmp_path / "k.mlir"
     k.write_text(BOUNDS.replace("LB", lb).replace("UB", ub))
@@ -485,8 +513,17 @@ def test_golden_tolerance_follows_the_least_precise_type(capsys) -> None:
     m = parse((d / "kernel.mlir").read_text())
     assert golden_elem("f32", m) == "bf16" and golden_elem("i8", m) == "i8"
     assert golden_elem("f32", parse(BOUNDS.replace("LB", "0").replace("UB", "8"))) == "f32"
-    code, out, err = run_cli(capsys, str(d / "kernel.mlir"), "--input", str(d / "x.npy"), "--input", str(d / "w.npy"),
-                             "--golden", "--pass-pipeline", "pto-sk03-pipeline")
+    code, out, err = run_cli(
+        capsys,
+        str(d / "kernel.mlir"),
+        "--input",
+        str(d / "x.npy"),
+        "--input",
+        str(d / "w.npy"),
+        "--golden",
+        "--pass-pipeline",
+        "pto-sk03-pipeline",
+    )
     assert code == 0 and "golden result 0: ok" in out + err, out + err
 
 

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 from kernels import example, lowered
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 
 from pto.interp.golden import check
 from pto.interp.run import random_inputs, run, signature
 
 TOKENS = [1, 2, 15, 16, 17, 127, 128, 129, 300]
-NAMES = ["sk03_standard.mlir", "mla_wqa_qrmsnorm.mlir", "mla_wkv_rmsnorm.mlir",
-         "indexer_query_linear_int8.mlir", "hc_pre.mlir"]
+NAMES = [
+    "sk03_standard.mlir",
+    "mla_wqa_qrmsnorm.mlir",
+    "mla_wkv_rmsnorm.mlir",
+    "indexer_query_linear_int8.mlir",
+    "hc_pre.mlir",
+]
 _lowered: dict[tuple[str, str], tuple] = {}
 
 
@@ -30,13 +35,14 @@ def check_run(pto_m, npu_m, tokens: int, seed: int = 0) -> None:
     before = [x.copy() for x in inputs]
     want = run(pto_m, inputs).outputs
     got = run(npu_m, inputs)
-    for x, b in zip(inputs, before):
+    for x, b in zip(inputs, before, strict=True):
         assert np.array_equal(x.view(np.uint8), b.view(np.uint8)), "an input array was modified"
-    for g, w, counts in zip(got.outputs, want, got.write_counts):
+    for g, w, counts in zip(got.outputs, want, got.write_counts, strict=True):
         assert g.shape == w.shape
         assert not np.isnan(g.astype(np.float32)).any(), "an output element was never written"
-        assert counts.min() == 1 and counts.max() == 1, \
+        assert counts.min() == 1 and counts.max() == 1, (
             f"output elements written {counts.min()}..{counts.max()} times, not exactly once"
+        )
         v = check(g, w)
         assert v.ok, v.describe("output")
 
@@ -68,7 +74,7 @@ def test_cross_level_equivalence() -> None:
     b = run(tile_m, inputs)
     c = run(npu_m, inputs)
     assert (a.level, b.level, c.level) == ("pto", "tile", "npu")
-    for x, y, z in zip(a.outputs, b.outputs, c.outputs):
+    for x, y, z in zip(a.outputs, b.outputs, c.outputs, strict=True):
         assert check(y, x).ok and check(z, x).ok and check(z, y).ok
 
 
@@ -78,7 +84,7 @@ def test_deterministic() -> None:
     r1, r2 = run(npu_m, inputs), run(npu_m, inputs)
     assert r1.report.cycles == r2.report.cycles
     assert r1.report.tensors == r2.report.tensors
-    for x, y in zip(r1.outputs, r2.outputs):
+    for x, y in zip(r1.outputs, r2.outputs, strict=True):
         assert np.array_equal(x.view(np.uint8), y.view(np.uint8))
 
 
@@ -92,7 +98,9 @@ def test_cube_nbuffer_merges_cube_tasks(nbuffer: int) -> None:
     f.attributes["pto.options"] = DictionaryAttr({"cube_nbuffer_setting": setting})
     npu_m = lowered(text)
     assert f'npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, {-(-16 // nbuffer)})' in str(npu_m)
-    assert 'npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16)' in str(compiled("sk03_standard.mlir")[1])
+    assert 'npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16)' in str(
+        compiled("sk03_standard.mlir")[1]
+    )
     check_run(text, npu_m, 130)
 
 
@@ -114,9 +122,14 @@ def test_l0_blocks_of_an_l1_tile(tokens: int) -> None:
     """mL0 < mL1 and nL0 < nL1: 2x2 L0 blocks per L1 tile, tails cut per block."""
     from kernels import ROOT, parse
 
-    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
-        '{pto.label = "linear"}',
-        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [64, 128], k = [128, 512], n = [32, 64]>}')
+    text = (
+        (ROOT / "examples" / "sk03_standard.mlir")
+        .read_text()
+        .replace(
+            '{pto.label = "linear"}',
+            '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [64, 128], k = [128, 512], n = [32, 64]>}',
+        )
+    )
     pto_m = parse(text)
     npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,1}")
     assert "!npu.buf<64x32xf32, l0c>" in str(npu_m)
@@ -137,7 +150,7 @@ def test_bodies_overlap_in_the_task_graph() -> None:
     vec_end = [max(e.start + e.dur for e in of("rmsnorm.16", b)) for b in range(32)]
     cube_start = [min(e.start for e in of("linear.16", b)) for b in range(32)]
     assert min(cube_start[:4]) < vec_end[31]
-    assert all(c >= v for c, v in zip(cube_start, vec_end))
+    assert all(c >= v for c, v in zip(cube_start, vec_end, strict=True))
 
 
 @pytest.mark.parametrize("tokens", [30, 45])
@@ -149,7 +162,9 @@ def test_tail_body(tokens: int) -> None:
 
     text = (ROOT / "test" / "python" / "Inputs" / "tail_loop.mlir").read_text()
     tail_m = lowered(parse(text), "tile-assign-shapes,tile-to-npu")
-    ones_m = lowered(parse(text.replace("step 32 tail", "step 1").replace("32x", "1x")), "tile-assign-shapes,tile-to-npu")
+    ones_m = lowered(
+        parse(text.replace("step 32 tail", "step 1").replace("32x", "1x")), "tile-assign-shapes,tile-to-npu"
+    )
     inputs = random_inputs(signature(parse(text)), tokens, 0)
     got, want = run(tail_m, inputs), run(ones_m, inputs)
     assert got.write_counts[0].min() == 1 and got.write_counts[0].max() == 1
@@ -164,13 +179,19 @@ def test_cube_l1_reuse_keeps_weight_slices(reuse: int) -> None:
     weight is read for 2 x 11 slices per column, not 4 x 8; same numbers."""
     from kernels import ROOT, parse
 
-    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
-        '{pto.label = "linear"}',
-        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [32, 32], k = [512, 512], n = [64, 64]>}')
+    text = (
+        (ROOT / "examples" / "sk03_standard.mlir")
+        .read_text()
+        .replace(
+            '{pto.label = "linear"}',
+            '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [32, 32], k = [512, 512], n = [64, 64]>}',
+        )
+    )
     pto_m = parse(text)
     f = next(iter(pto_m.ops))
     f.attributes["pto.options"] = DictionaryAttr(
-        {"cube_l1_reuse_setting": DictionaryAttr({"-1": IntegerAttr(reuse, i64)})})
+        {"cube_l1_reuse_setting": DictionaryAttr({"-1": IntegerAttr(reuse, i64)})}
+    )
     npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128}")
     ir = str(npu_m)
     tasks = 'npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, {})'
@@ -190,9 +211,14 @@ def test_split_k_runs_and_sum(tokens: int) -> None:
     per output tile adding the 4 runs and casting to bf16; same numbers."""
     from kernels import ROOT, parse
 
-    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
-        '{pto.label = "linear"}',
-        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [32, 32], k = [64, 512], n = [256, 256], split_k>}')
+    text = (
+        (ROOT / "examples" / "sk03_standard.mlir")
+        .read_text()
+        .replace(
+            '{pto.label = "linear"}',
+            '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [32, 32], k = [64, 512], n = [256, 256], split_k>}',
+        )
+    )
     pto_m = parse(text)
     npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,16,1}")
     ir = str(npu_m)
@@ -211,9 +237,14 @@ def test_weight_slice_in_halves() -> None:
     fit L1, so the weight streams in halves, two copies of a half; same numbers."""
     from kernels import ROOT, parse
 
-    text = (ROOT / "examples" / "sk03_standard.mlir").read_text().replace(
-        '{pto.label = "linear"}',
-        '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [128, 512], n = [256, 256]>}')
+    text = (
+        (ROOT / "examples" / "sk03_standard.mlir")
+        .read_text()
+        .replace(
+            '{pto.label = "linear"}',
+            '{pto.label = "linear", pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [128, 512], n = [256, 256]>}',
+        )
+    )
     pto_m = parse(text)
     npu_m = lowered(pto_m, "pto-sk03-pipeline{factors=128,1}")
     # the 128-token loop only: in the 1-token loop the 16-row activation leaves room

@@ -31,9 +31,11 @@ def engine(request, monkeypatch):
 
 
 def graph(body: str, cube: int = 1, vector: int = 2, args: str = ARGS) -> str:
-    return (f"func.func @k({args}) {{\n  npu.graph cube {cube} vector {vector} {{\n"
-            f"    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n{body}\n  }}\n"
-            "  func.return\n}")
+    return (
+        f"func.func @k({args}) {{\n  npu.graph cube {cube} vector {vector} {{\n"
+        f"    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n{body}\n  }}\n"
+        "  func.return\n}"
+    )
 
 
 def target(**figures) -> Target:
@@ -41,8 +43,9 @@ def target(**figures) -> Target:
     tests below count cycles exactly, so unless they ask for them, tasks are ready as
     soon as their dependences end, a core turns to its next task at once and DMAs pay no
     fixed start cost."""
-    return TGT.changed(**{"latency__task_ready": 0, "latency__task_turnaround": 0, "model__dma_fixed_costs": False,
-                          **figures})
+    return TGT.changed(
+        **{"latency__task_ready": 0, "latency__task_turnaround": 0, "model__dma_fixed_costs": False, **figures}
+    )
 
 
 def run_ir(text: str, *inputs, **kw):
@@ -79,7 +82,7 @@ SHORT = 2 * ISSUE + VDUP + VEXP
 LONG = 2 * ISSUE + VDUP + 4 * VEXP
 
 L0 = "!npu.buf<128x128xbf16, l0a>", "!npu.buf<128x128xbf16, l0b>", "!npu.buf<128x128xf32, l0c>"
-MMAD = 128 ** 3 // TGT.macs_per_cycle("bf16")
+MMAD = 128**3 // TGT.macs_per_cycle("bf16")
 
 
 def cube_group(label: str, n: str, after: str = "") -> str:
@@ -102,8 +105,13 @@ def test_tasks_go_to_whichever_core_is_free() -> None:
     put 0, 2, 4 on aiv0 and take 3 dispatches + LONG + 2 SHORT."""
     r = run_ir(graph("    %n = arith.constant 5 : index\n" + vector_group("a", "%n", long_if="%b, %c0")))
     t = tasks(r)
-    assert {n: e.core for n, e in t.items()} == {"a[0,0]": "aiv0", "a[1,0]": "aiv1", "a[2,0]": "aiv1",
-                                                  "a[3,0]": "aiv1", "a[4,0]": "aiv0"}
+    assert {n: e.core for n, e in t.items()} == {
+        "a[0,0]": "aiv0",
+        "a[1,0]": "aiv1",
+        "a[2,0]": "aiv1",
+        "a[3,0]": "aiv1",
+        "a[4,0]": "aiv0",
+    }
     aiv1_free = 3 * (DISPATCH + SHORT)
     assert t["a[4,0]"].start == DISPATCH + LONG < aiv1_free
     assert r.report.cycles == DISPATCH + LONG + DISPATCH + SHORT
@@ -150,8 +158,12 @@ def test_a_body_waits_only_for_its_own_body() -> None:
 def test_no_task_starts_before_its_dependences_end() -> None:
     """Two vector tasks per body, of different lengths, on three cores; the cube task of
     a body starts after both (plus its dispatch), whatever the order they end in."""
-    body = ("    %n = arith.constant 3 : index\n" + vector_group("a", "%n", per_body=2, long_if="%i, %c0") + "\n"
-            + cube_group("b", "%n", '"a"'))
+    body = (
+        "    %n = arith.constant 3 : index\n"
+        + vector_group("a", "%n", per_body=2, long_if="%i, %c0")
+        + "\n"
+        + cube_group("b", "%n", '"a"')
+    )
     r = run_ir(graph(body, vector=3))
     t = tasks(r)
     ops = [e for e in r.report.events if e.pipe == "cube"]
@@ -167,8 +179,7 @@ def test_no_task_starts_before_its_dependences_end() -> None:
 def test_queue_order_is_ready_time_then_group_order() -> None:
     """One vector core: the second group has no dependence, so all its tasks are ready
     at the start, but tasks of the first group come first at equal ready time."""
-    body = ("    %n = arith.constant 2 : index\n" + vector_group("a", "%n") + "\n"
-            + vector_group("z", "%n"))
+    body = "    %n = arith.constant 2 : index\n" + vector_group("a", "%n") + "\n" + vector_group("z", "%n")
     r = run_ir(graph(body, vector=1))
     order = sorted(tasks(r).values(), key=lambda e: e.start)
     assert [e.name for e in order] == ["a[0,0]", "a[1,0]", "z[0,0]", "z[1,0]"]
@@ -192,12 +203,15 @@ def copy_graph(bodies: int) -> str:
       npu.wait_flag vector -> mte3, 0
       npu.dma mte3 %a[0, 0] -> %out[%r, 0] : {ub} -> !npu.buf<?x64xf32, gm>
     }}"""
-    return graph(f"""    %c8 = arith.constant 8 : index
+    return graph(
+        f"""    %c8 = arith.constant 8 : index
     %t = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
     %n = arith.divui %t, %c8 : index
 {vec}
 {cube_group("c", "%n", '"v"')}
-{vector_group("w", "%n", after='"c"')}""", vector=3)
+{vector_group("w", "%n", after='"c"')}""",
+        vector=3,
+    )
 
 
 def test_graph_numerics_and_determinism() -> None:
@@ -205,8 +219,9 @@ def test_graph_numerics_and_determinism() -> None:
     r1, r2 = run_ir(copy_graph(6), x), run_ir(copy_graph(6), x)
     np.testing.assert_allclose(r1.outputs[0], np.exp(x), rtol=1e-6)
     assert json.dumps(r1.report.to_json()) == json.dumps(r2.report.to_json())
-    assert [(e.core, e.pipe, e.start) for e in r1.report.events] == [(e.core, e.pipe, e.start)
-                                                                      for e in r2.report.events]
+    assert [(e.core, e.pipe, e.start) for e in r1.report.events] == [
+        (e.core, e.pipe, e.start) for e in r2.report.events
+    ]
     assert r1.report.to_json()["tasks"] == {"cube": 6, "vector": 12, "groups": {"v": 6, "c": 6, "w": 6}}
     trace = r1.report.trace()["traceEvents"]
     assert any(e.get("name") == "c[5,0]" for e in trace)
@@ -250,8 +265,7 @@ def test_deadlock_in_a_task_is_reported() -> None:
 
 def two_loads(**figures):
     """A 128 KiB load, then an 8 KiB one queued behind it on MTE2 (both L2 misses)."""
-    args = ("%x: !npu.buf<32x1024xf32, gm>, %y: !npu.buf<8x256xf32, gm>, "
-            "%out: !npu.buf<8x256xf32, gm> {pto.output}")
+    args = "%x: !npu.buf<32x1024xf32, gm>, %y: !npu.buf<8x256xf32, gm>, %out: !npu.buf<8x256xf32, gm> {pto.output}"
     small = "!npu.buf<8x256xf32, ub>"
     text = f"""func.func @k({args}) {{
   npu.launch vector 1 (%v) {{
@@ -285,7 +299,7 @@ def test_fixed_dma_costs_are_switched_by_the_target() -> None:
     off = two_loads()
     on = two_loads(model__dma_fixed_costs=True)
     copy_in, copy_out = TGT.latency.copy_in, TGT.latency.copy_out
-    assert [b.cycles - a.cycles for a, b in zip(off, on)] == pytest.approx([copy_in, copy_in, copy_out])
+    assert [b.cycles - a.cycles for a, b in zip(off, on, strict=True)] == pytest.approx([copy_in, copy_in, copy_out])
 
 
 def test_cost_model_formulas() -> None:
@@ -332,8 +346,11 @@ def test_a_group_behind_a_hub_is_ready_one_task_later(hub: str, hops: int) -> No
     """`npu.tasks ... after [...] hub`: PyPTO routes the dependence through a HUB task,
     so the group is ready twice `task_ready` after its producers end."""
     ready = 1000
-    body = (vector_group("a", "%c1", 4) + "\n"
-            + vector_group("b", "%c1", 8, after='"a"').replace('after ["a"]', 'after ["a"]' + hub))
+    body = (
+        vector_group("a", "%c1", 4)
+        + "\n"
+        + vector_group("b", "%c1", 8, after='"a"').replace('after ["a"]', 'after ["a"]' + hub)
+    )
     t = tasks(run_ir(graph(body, vector=16), target=target(latency__task_ready=ready)))
     last_a = max(e.start + e.dur for n, e in t.items() if n.startswith("a["))
     first_b = min(e.start for n, e in t.items() if n.startswith("b["))
@@ -364,10 +381,15 @@ def test_stitch_runs_bodies_n_at_a_time(stitch, expect) -> None:
     """`stitch N`: 4 bodies (two loops of 2, in order) in device tasks of N bodies, run one
     after another, the next `latency.stitch` after the previous one ends; on 4 cores each
     stitch takes one task's time."""
-    body = ("    %n = arith.constant 2 : index\n    %m = arith.constant 2 : index\n"
-            + vector_group("a", "%n") + "\n" + vector_group("b", "%m"))
-    text = graph(body, vector=4).replace("npu.graph cube 1 vector 4", "npu.graph cube 1 vector 4" +
-                                         (f" stitch {stitch}" if stitch else ""))
+    body = (
+        "    %n = arith.constant 2 : index\n    %m = arith.constant 2 : index\n"
+        + vector_group("a", "%n")
+        + "\n"
+        + vector_group("b", "%m")
+    )
+    text = graph(body, vector=4).replace(
+        "npu.graph cube 1 vector 4", "npu.graph cube 1 vector 4" + (f" stitch {stitch}" if stitch else "")
+    )
     r = run_ir(text, target=target(latency__stitch=1000))
     assert r.report.cycles == expect * (DISPATCH + SHORT) + (expect - 1) * 1000
     t = tasks(r)

@@ -31,10 +31,10 @@ def test_hit_after_miss_and_per_tensor_counters() -> None:
 
 def test_lru_evicts_the_least_recently_used_way() -> None:
     c = cache(sets=4, ways=2)
-    c.access(lines(0), "t", False)   # set 0
-    c.access(lines(4), "t", False)   # set 0, second way
-    c.access(lines(0), "t", False)   # touch 0: now 4 is the LRU
-    c.access(lines(8), "t", False)   # set 0 again: evicts 4
+    c.access(lines(0), "t", False)  # set 0
+    c.access(lines(4), "t", False)  # set 0, second way
+    c.access(lines(0), "t", False)  # touch 0: now 4 is the LRU
+    c.access(lines(8), "t", False)  # set 0 again: evicts 4
     assert c.access(lines(0), "t", False) == (1, 0)
     assert c.access(lines(4), "t", False) == (0, 1)
 
@@ -67,7 +67,7 @@ def test_write_back_on_eviction_and_flush() -> None:
     c = cache(sets=1, ways=1)
     c.access(lines(0), "out", write=True)  # write-allocate: no HBM read
     assert (c.stats["out"].hbm_read, c.stats["out"].hbm_written) == (0, 0)
-    c.access(lines(1), "x", write=False)   # evicts the dirty line
+    c.access(lines(1), "x", write=False)  # evicts the dirty line
     assert c.stats["out"].hbm_written == LINE
     c.access(lines(2), "out", write=True)
     c.flush()
@@ -93,7 +93,7 @@ def test_region_lines_row_major_tiles() -> None:
 def test_written_back_counts_dirty_evictions_only() -> None:
     c = cache(sets=1, ways=1)
     c.access(lines(0), "out", write=True)
-    c.access(lines(1), "x", write=False)   # evicts the dirty line 0
-    c.access(lines(2), "x", write=False)   # evicts the clean line 1
+    c.access(lines(1), "x", write=False)  # evicts the dirty line 0
+    c.access(lines(2), "x", write=False)  # evicts the clean line 1
     c.access(lines(3), "w", write=False, cacheable=False)  # allocates nothing
     assert c.written_back == 1

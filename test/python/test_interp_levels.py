@@ -16,28 +16,43 @@ T = "tensor<?x64xf32>"
 R = "tensor<?x1xf32>"
 
 
-@pytest.mark.parametrize(("body", "ret", "fn"), [
-    (f"pto.add %x, %y : {T}, {T} -> {T}", T, lambda x, y: x + y),
-    (f"pto.sub %x, %y : {T}, {T} -> {T}", T, lambda x, y: x - y),
-    (f"pto.mul %x, %y : {T}, {T} -> {T}", T, lambda x, y: x * y),
-    (f"pto.div %x, %y : {T}, {T} -> {T}", T, lambda x, y: x / y),
-    (f"pto.abs %x : {T} -> {T}", T, lambda x, y: np.abs(x)),
-    (f"pto.sqrt %y : {T} -> {T}", T, lambda x, y: np.sqrt(y)),
-    (f"pto.rsqrt %y : {T} -> {T}", T, lambda x, y: 1 / np.sqrt(y)),
-    (f"pto.muls %x, 3.0 : {T} -> {T}", T, lambda x, y: 3 * x),
-    (f"pto.adds %x, 3.0 : {T} -> {T}", T, lambda x, y: x + 3),
-    (f"pto.reduce sum %x : {T} -> {R}", R, lambda x, y: x.sum(-1, keepdims=True)),
-    (f"pto.reduce mean %x : {T} -> {R}", R, lambda x, y: x.mean(-1, keepdims=True)),
-    (f"pto.reduce max %x : {T} -> {R}", R, lambda x, y: x.max(-1, keepdims=True)),
-    (f"pto.reduce min %x : {T} -> {R}", R, lambda x, y: x.min(-1, keepdims=True)),
-    (f"pto.reduce absmax %x : {T} -> {R}", R, lambda x, y: np.abs(x).max(-1, keepdims=True)),
-    (f"pto.rms_norm %x eps = 1.0e-06 : {T} -> {T}", T,
-     lambda x, y: x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)),
-    (f"pto.reshape %x : {T} -> tensor<?x8x8xf32>", "tensor<?x8x8xf32>", lambda x, y: x.reshape(-1, 8, 8)),
-    (f"pto.cast %x floor : {T} -> tensor<?x64xbf16>", "tensor<?x64xbf16>",
-     lambda x, y: (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32) - np.where(
-         (x < 0) & ((x.view(np.uint32) & np.uint32(0xFFFF)) != 0), 2.0 ** (np.floor(np.log2(np.abs(x))) - 7), 0)),
-])
+@pytest.mark.parametrize(
+    ("body", "ret", "fn"),
+    [
+        (f"pto.add %x, %y : {T}, {T} -> {T}", T, lambda x, y: x + y),
+        (f"pto.sub %x, %y : {T}, {T} -> {T}", T, lambda x, y: x - y),
+        (f"pto.mul %x, %y : {T}, {T} -> {T}", T, lambda x, y: x * y),
+        (f"pto.div %x, %y : {T}, {T} -> {T}", T, lambda x, y: x / y),
+        (f"pto.abs %x : {T} -> {T}", T, lambda x, y: np.abs(x)),
+        (f"pto.sqrt %y : {T} -> {T}", T, lambda x, y: np.sqrt(y)),
+        (f"pto.rsqrt %y : {T} -> {T}", T, lambda x, y: 1 / np.sqrt(y)),
+        (f"pto.muls %x, 3.0 : {T} -> {T}", T, lambda x, y: 3 * x),
+        (f"pto.adds %x, 3.0 : {T} -> {T}", T, lambda x, y: x + 3),
+        (f"pto.reduce sum %x : {T} -> {R}", R, lambda x, y: x.sum(-1, keepdims=True)),
+        (f"pto.reduce mean %x : {T} -> {R}", R, lambda x, y: x.mean(-1, keepdims=True)),
+        (f"pto.reduce max %x : {T} -> {R}", R, lambda x, y: x.max(-1, keepdims=True)),
+        (f"pto.reduce min %x : {T} -> {R}", R, lambda x, y: x.min(-1, keepdims=True)),
+        (f"pto.reduce absmax %x : {T} -> {R}", R, lambda x, y: np.abs(x).max(-1, keepdims=True)),
+        (
+            f"pto.rms_norm %x eps = 1.0e-06 : {T} -> {T}",
+            T,
+            lambda x, y: x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6),
+        ),
+        (f"pto.reshape %x : {T} -> tensor<?x8x8xf32>", "tensor<?x8x8xf32>", lambda x, y: x.reshape(-1, 8, 8)),
+        (
+            f"pto.cast %x floor : {T} -> tensor<?x64xbf16>",
+            "tensor<?x64xbf16>",
+            lambda x, y: (
+                (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+                - np.where(
+                    (x < 0) & ((x.view(np.uint32) & np.uint32(0xFFFF)) != 0),
+                    2.0 ** (np.floor(np.log2(np.abs(x))) - 7),
+                    0,
+                )
+            ),
+        ),
+    ],
+)
 def test_pto_op(body: str, ret: str, fn) -> None:
     m = parse(f"func.func @k(%x: {T}, %y: {T}) -> {ret} {{\n  %r = {body}\n  func.return %r : {ret}\n}}")
     rng = np.random.default_rng(0)

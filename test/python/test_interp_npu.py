@@ -19,8 +19,12 @@ def engine(request, monkeypatch):
     return request.param
 
 
-def kernel(body: str, args: str = "%x: !npu.buf<8x64xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}",
-           vector: int = 1, cube: str = "") -> str:
+def kernel(
+    body: str,
+    args: str = "%x: !npu.buf<8x64xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}",
+    vector: int = 1,
+    cube: str = "",
+) -> str:
     launch = f"npu.launch {cube} vector {vector} (%v) {{\n{body}\n    }}" if vector else f"npu.launch {cube}"
     return f"func.func @k({args}) {{\n    {launch}\n    func.return\n}}"
 
@@ -39,32 +43,42 @@ LOAD = f"""
 STORE = f"npu.dma mte3 %d[0, 0] -> %out[0, 0] : {UB} -> !npu.buf<8x64xf32, gm>"
 
 
-@pytest.mark.parametrize(("ins", "fn"), [
-    # %b holds -0.5 * x, so that an op with its operands swapped or one ignored is wrong
-    (f"npu.vadd %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x + -0.5 * x),
-    (f"npu.vsub %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x - -0.5 * x),
-    (f"npu.vmul %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x * (-0.5 * x)),
-    (f"npu.vdiv %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x / (-0.5 * x)),
-    (f"npu.vmax %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: np.maximum(x, -0.5 * x)),
-    (f"npu.vmin %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: np.minimum(x, -0.5 * x)),
-    (f"npu.vabs %a -> %d : {UB} -> {UB}", np.abs),
-    (f"npu.vexp %a -> %d : {UB} -> {UB}", np.exp),
-    (f"npu.vsqrt %a -> %d : {UB} -> {UB}", lambda x: np.sqrt(np.abs(x))),
-    (f"npu.vrsqrt %a -> %d : {UB} -> {UB}", lambda x: 1 / np.sqrt(np.abs(x))),
-    (f"npu.vmuls %a, 3.0 -> %d : {UB} -> {UB}", lambda x: x * 3),
-    (f"npu.vadds %a, -1.5 -> %d : {UB} -> {UB}", lambda x: x - 1.5),
-    (f"npu.vmaxs %a, 0.0 -> %d : {UB} -> {UB}", lambda x: np.maximum(x, 0)),
-    (f"npu.vmins %a, 0.0 -> %d : {UB} -> {UB}", lambda x: np.minimum(x, 0)),
-    (f"npu.vdup 7.0 -> %d : {UB}", lambda x: np.full_like(x, 7)),
-])
+@pytest.mark.parametrize(
+    ("ins", "fn"),
+    [
+        # %b holds -0.5 * x, so that an op with its operands swapped or one ignored is wrong
+        (f"npu.vadd %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x + -0.5 * x),
+        (f"npu.vsub %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x - -0.5 * x),
+        (f"npu.vmul %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x * (-0.5 * x)),
+        (f"npu.vdiv %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: x / (-0.5 * x)),
+        (f"npu.vmax %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: np.maximum(x, -0.5 * x)),
+        (f"npu.vmin %a, %b -> %d : {UB}, {UB} -> {UB}", lambda x: np.minimum(x, -0.5 * x)),
+        (f"npu.vabs %a -> %d : {UB} -> {UB}", np.abs),
+        (f"npu.vexp %a -> %d : {UB} -> {UB}", np.exp),
+        (f"npu.vsqrt %a -> %d : {UB} -> {UB}", lambda x: np.sqrt(np.abs(x))),
+        (f"npu.vrsqrt %a -> %d : {UB} -> {UB}", lambda x: 1 / np.sqrt(np.abs(x))),
+        (f"npu.vmuls %a, 3.0 -> %d : {UB} -> {UB}", lambda x: x * 3),
+        (f"npu.vadds %a, -1.5 -> %d : {UB} -> {UB}", lambda x: x - 1.5),
+        (f"npu.vmaxs %a, 0.0 -> %d : {UB} -> {UB}", lambda x: np.maximum(x, 0)),
+        (f"npu.vmins %a, 0.0 -> %d : {UB} -> {UB}", lambda x: np.minimum(x, 0)),
+        (f"npu.vdup 7.0 -> %d : {UB}", lambda x: np.full_like(x, 7)),
+    ],
+)
 def test_vector_instruction(ins: str, fn) -> None:
     x = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32)
     if "sqrt" in ins:
         x = np.abs(x) + 0.1
-    sync = (f"npu.set_flag mte2 -> vector, 0\n      npu.wait_flag mte2 -> vector, 0\n"
-            f"      npu.vmuls %b, -0.5 -> %b : {UB} -> {UB}")
-    out = run_ir(kernel(f"{LOAD}\n      {sync}\n      {ins}\n      npu.set_flag vector -> mte3, 0\n"
-                        f"      npu.wait_flag vector -> mte3, 0\n      {STORE}"), x).outputs[0]
+    sync = (
+        f"npu.set_flag mte2 -> vector, 0\n      npu.wait_flag mte2 -> vector, 0\n"
+        f"      npu.vmuls %b, -0.5 -> %b : {UB} -> {UB}"
+    )
+    out = run_ir(
+        kernel(
+            f"{LOAD}\n      {sync}\n      {ins}\n      npu.set_flag vector -> mte3, 0\n"
+            f"      npu.wait_flag vector -> mte3, 0\n      {STORE}"
+        ),
+        x,
+    ).outputs[0]
     np.testing.assert_allclose(out, fn(x), rtol=1e-6)
 
 
@@ -87,8 +101,10 @@ def test_vreduce_and_broadcast_and_vcast() -> None:
     np.testing.assert_allclose(out, want.view(np.float32), rtol=1e-5)
 
 
-CUBE_ARGS = ("%a: !npu.buf<32x64xi8, gm>, %b: !npu.buf<64x16xi8, gm>, %out: !npu.buf<32x16xf32, gm> {pto.output}, "
-             "%o1: !npu.buf<32x16xi32, gm> {pto.output}")
+CUBE_ARGS = (
+    "%a: !npu.buf<32x64xi8, gm>, %b: !npu.buf<64x16xi8, gm>, %out: !npu.buf<32x16xf32, gm> {pto.output}, "
+    "%o1: !npu.buf<32x16xi32, gm> {pto.output}"
+)
 CUBE = """cube 1 (%c) {
       %a1 = npu.alloc l1 [0] : !npu.buf<32x64xi8, l1>
       %b1 = npu.alloc l1 [2048] : !npu.buf<16x64xi8, l1>
@@ -123,7 +139,8 @@ def test_cube_int8_with_transposes_accumulate_and_deq() -> None:
 
 
 def test_reshape_dim_and_tail_rows() -> None:
-    text = kernel("""
+    text = kernel(
+        """
       %t = npu.dim %x, 0 : !npu.buf<?x2x32xf32, gm>
       %flat = npu.reshape %x : !npu.buf<?x2x32xf32, gm> -> !npu.buf<?x64xf32, gm>
       %a = npu.alloc ub [0] : !npu.buf<8x64xf32, ub>
@@ -131,7 +148,8 @@ def test_reshape_dim_and_tail_rows() -> None:
       npu.dma mte2 %flat[0, 0] -> %a[0, 0] rows %t : !npu.buf<?x64xf32, gm> -> !npu.buf<8x64xf32, ub>
       npu.vadds %a, 1.0 -> %a : !npu.buf<8x64xf32, ub> -> !npu.buf<8x64xf32, ub>
       npu.dma mte3 %a[0, 0] -> %out[0, 0] : !npu.buf<8x64xf32, ub> -> !npu.buf<8x64xf32, gm>""",
-                  "%x: !npu.buf<?x2x32xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}")
+        "%x: !npu.buf<?x2x32xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}",
+    )
     x = np.arange(3 * 64, dtype=np.float32).reshape(3, 2, 32)
     out = run_ir(text, x).outputs[0]
     np.testing.assert_array_equal(out[:3], x.reshape(3, 64) + 1)
@@ -181,15 +199,24 @@ def test_cores_run_in_parallel() -> None:
       npu.vexp %a -> %a : {UB} -> {UB}"""
     one = run_ir(kernel(work, vector=1), x).report
     two = run_ir(kernel(work, vector=2), x).report
-    twice = run_ir(kernel(work + work.replace("%a = npu.alloc ub [0]", "%a2 = npu.alloc ub [0]")
-                          .replace("%a ", "%a2 ").replace("%a\n", "%a2\n").replace("%a,", "%a2,"),
-                          vector=1), x).report
+    twice = run_ir(
+        kernel(
+            work
+            + work.replace("%a = npu.alloc ub [0]", "%a2 = npu.alloc ub [0]")
+            .replace("%a ", "%a2 ")
+            .replace("%a\n", "%a2\n")
+            .replace("%a,", "%a2,"),
+            vector=1,
+        ),
+        x,
+    ).report
     assert two.cycles == one.cycles
     assert twice.cycles > one.cycles
 
 
 def test_cross_core_wait_waits_for_the_other_core() -> None:
-    text = kernel(f"""
+    text = kernel(
+        f"""
       %a = npu.alloc ub [0] : {UB}
       %one = arith.constant 1 : index
       %c0 = arith.constant 0 : index
@@ -204,7 +231,9 @@ def test_cross_core_wait_waits_for_the_other_core() -> None:
       }} else {{
         npu.cross_core_wait 5, %one
         npu.dma mte2 %out[0, 0] -> %a[0, 0] : !npu.buf<8x64xf32, gm> -> {UB}
-      }}""", vector=2)
+      }}""",
+        vector=2,
+    )
     r = run_ir(text, np.ones((8, 64), np.float32))
     w = [e for e in events(r) if e.core == "aiv0" and e.name == "npu.dma"][0]
     rd = [e for e in events(r) if e.core == "aiv1" and e.name == "npu.dma"][0]
@@ -221,19 +250,24 @@ def test_wait_without_set_is_an_error() -> None:
 
 
 def test_deadlock_is_reported() -> None:
-    text = kernel("""
+    text = kernel(
+        """
       %n = arith.constant 3 : index
-      npu.cross_core_wait 9, %n""", vector=2)
+      npu.cross_core_wait 9, %n""",
+        vector=2,
+    )
     with pytest.raises(DeadlockError, match="aiv0 waits for cross-core flag 9"):
         run_ir(text, np.ones((8, 64), np.float32))
 
 
 def test_out_of_bounds_dma_names_the_buffer() -> None:
-    text = kernel(f"""
+    text = kernel(
+        f"""
       %a = npu.alloc ub [0] : {UB}
       %i = arith.constant 4 : index
       npu.dma mte2 %x[%i, 0] -> %a[0, 0] : !npu.buf<?x64xf32, gm> -> {UB}""",
-                  "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}")
+        "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}",
+    )
     with pytest.raises(MachineError, match=r"source \[4, \+8\) of axis 0 is outside x \(6x64, 1536 bytes\)"):
         run_ir(text, np.ones((6, 64), np.float32))
 
@@ -250,11 +284,14 @@ def test_cube_op_outside_launch_is_an_error() -> None:
 def test_barrier_and_scalar_wait_order_later_ops() -> None:
     x = np.ones((8, 64), np.float32)
     for sync in ("npu.set_flag mte2 -> scalar, 0\n      npu.wait_flag mte2 -> scalar, 0", "npu.barrier all"):
-        r = run_ir(kernel(f"""{LOAD}
+        r = run_ir(
+            kernel(f"""{LOAD}
       {sync}
       npu.vdup 1.0 -> %d : {UB}
       npu.barrier vector
       npu.vmuls %d, 2.0 -> %d : {UB} -> {UB}
-      {STORE}"""), x)
+      {STORE}"""),
+            x,
+        )
         dma_done = max(e.start + e.dur for e in events(r, "mte2"))
         assert min(e.start for e in events(r, "vector")) >= dma_done, sync

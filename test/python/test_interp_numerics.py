@@ -13,10 +13,16 @@ BF16 = ml_dtypes.bfloat16
 R = RoundMode
 
 
-@pytest.mark.parametrize(("mode", "want"), [
-    (R.RINT, [2, 2, -2, -2, 4, 1]), (R.ROUND, [3, 2, -3, -2, 4, 1]), (R.TRUNC, [2, 2, -2, -2, 3, 1]),
-    (R.FLOOR, [2, 2, -3, -3, 3, 1]), (R.CEIL, [3, 3, -2, -2, 4, 2]),
-])
+@pytest.mark.parametrize(
+    ("mode", "want"),
+    [
+        (R.RINT, [2, 2, -2, -2, 4, 1]),
+        (R.ROUND, [3, 2, -3, -2, 4, 1]),
+        (R.TRUNC, [2, 2, -2, -2, 3, 1]),
+        (R.FLOOR, [2, 2, -3, -3, 3, 1]),
+        (R.CEIL, [3, 3, -2, -2, 4, 2]),
+    ],
+)
 def test_f32_to_i32_modes(mode, want) -> None:
     x = np.array([2.5, 2.25, -2.5, -2.25, 3.5, 1.0000001], np.float32)
     assert nx.cast(x, "f32", "i32", mode).tolist() == want
@@ -109,8 +115,12 @@ def test_quant_form_at_the_npu_level_matches_the_sk03_golden() -> None:
     rng = np.random.default_rng(3)
     x = (rng.integers(-20, 20, (61, 256)) * 2 + 1).astype(ml_dtypes.bfloat16)
     x[:, 0] = 254
-    ins = [x, np.ones(256, ml_dtypes.bfloat16), rng.integers(-128, 128, (32, 256)).astype(np.int8),
-           rng.random((32, 1), dtype=np.float32)]
+    ins = [
+        x,
+        np.ones(256, ml_dtypes.bfloat16),
+        rng.integers(-128, 128, (32, 256)).astype(np.int8),
+        rng.random((32, 1), dtype=np.float32),
+    ]
     out, q8 = pto.run(compiled, ins).outputs
     want_out, want_q = _sk03_quant_golden(*ins)
     assert np.array_equal(q8, want_q), f"{(q8 != want_q).sum()} of {q8.size} int8 values differ"

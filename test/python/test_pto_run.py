@@ -36,8 +36,9 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_report_outputs_and_golden(tmp_path, capsys) -> None:
     ins = rng_inputs(tmp_path)
-    code, out, err = cli(capsys, STD, *sum((["--input", p] for p in ins), []), "--golden",
-                         "--output-dir", str(tmp_path / "o"))
+    code, out, err = cli(
+        capsys, STD, *sum((["--input", p] for p in ins), []), "--golden", "--output-dir", str(tmp_path / "o")
+    )
     assert code == 0, err
     assert "total:" in out and "cycles" in out and "L2:" in out and "mte2" in out
     assert "golden result 0: ok" in out
@@ -46,8 +47,16 @@ def test_report_outputs_and_golden(tmp_path, capsys) -> None:
 
 
 def test_pass_pipeline_option(capsys) -> None:
-    code, out, err = cli(capsys, STD, "--random-inputs", "--tokens", "9", "--golden",
-                         "--pass-pipeline", "builtin.module(pto-sk03-pipeline{factors=4,3,1})")
+    code, out, err = cli(
+        capsys,
+        STD,
+        "--random-inputs",
+        "--tokens",
+        "9",
+        "--golden",
+        "--pass-pipeline",
+        "builtin.module(pto-sk03-pipeline{factors=4,3,1})",
+    )
     assert code == 0, err
     assert "1 launch(es)" in out and "golden result 0: ok" in out  # one task graph
     # cube tasks of the 4- and 1-token bodies (9 = 4 + 4 + 1: no 3-token body runs)
@@ -75,8 +84,20 @@ def test_hand_written_npu_level_example(tmp_path, capsys) -> None:
     x, g, w = rng_inputs(tmp_path, 6)
     g1 = tmp_path / "g1.npy"
     np.save(g1, np.load(g).reshape(1, 4096))
-    code, out, err = cli(capsys, NPU, "--input", x, "--input", str(g1), "--input", w, "--l2-size", str(1 << 20),
-                         "--output-dir", str(tmp_path / "npu"))
+    code, out, err = cli(
+        capsys,
+        NPU,
+        "--input",
+        x,
+        "--input",
+        str(g1),
+        "--input",
+        w,
+        "--l2-size",
+        str(1 << 20),
+        "--output-dir",
+        str(tmp_path / "npu"),
+    )
     assert code == 0, err
     assert "L2 1048576 bytes" in out
     code, _, err = cli(capsys, STD, "--input", x, "--input", g, "--input", w, "--output-dir", str(tmp_path / "pto"))
@@ -84,14 +105,17 @@ def test_hand_written_npu_level_example(tmp_path, capsys) -> None:
     assert check(got, want).ok
 
 
-@pytest.mark.parametrize(("args", "msg"), [
-    (["--random-inputs"], "--random-inputs needs --tokens N"),
-    ([], "give the kernel's inputs with --input"),
-    (["--random-inputs", "--tokens", "2", "--target", "nosuch"], "unknown target 'nosuch'"),
-    (["--random-inputs", "--tokens", "2", "--l2-size", "1000"], "--l2-size must be a positive multiple of 8192"),
-    (["--random-inputs", "--tokens", "2", "--pass-pipeline", "builtin.module(nosuch)"], "unknown pass"),
-    (["--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    ("args", "msg"),
+    [
+        (["--random-inputs"], "--random-inputs needs --tokens N"),
+        ([], "give the kernel's inputs with --input"),
+        (["--random-inputs", "--tokens", "2", "--target", "nosuch"], "unknown target 'nosuch'"),
+        (["--random-inputs", "--tokens", "2", "--l2-size", "1000"], "--l2-size must be a positive multiple of 8192"),
+        (["--random-inputs", "--tokens", "2", "--pass-pipeline", "builtin.module(nosuch)"], "unknown pass"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_bad_flags_exit_2(capsys, args, msg) -> None:
     with pytest.raises(SystemExit) if "--bogus" in args else _nothing():
         code, _, err = cli(capsys, STD, *args)
@@ -157,8 +181,10 @@ def test_run_time_capacity_error_names_buffer(tmp_path, capsys) -> None:
     np.save(tmp_path / "x.npy", np.zeros((8, 64), np.float32))
     code, _, err = cli(capsys, str(k), "--input", str(tmp_path / "x.npy"), "--target", "ascend910b1")
     assert code == 1
-    assert f"{k}:4:5: error: aiv0: buffer !npu.buf<8x64xf32, ub> at offset 200704 needs 202752 bytes of ub, " \
-           "which has 196608" in err
+    assert (
+        f"{k}:4:5: error: aiv0: buffer !npu.buf<8x64xf32, ub> at offset 200704 needs 202752 bytes of ub, "
+        "which has 196608" in err
+    )
 
 
 def test_golden_mismatch_exits_1(monkeypatch, capsys) -> None:
@@ -168,7 +194,8 @@ def test_golden_mismatch_exits_1(monkeypatch, capsys) -> None:
 
 
 def test_console_script() -> None:
-    p = subprocess.run(["pto-run", STD, "--random-inputs", "--tokens", "1", "--json"], capture_output=True,
-                       text=True, check=False)
+    p = subprocess.run(
+        ["pto-run", STD, "--random-inputs", "--tokens", "1", "--json"], capture_output=True, text=True, check=False
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["target"] == "ascend910b1"

@@ -1,6 +1,5 @@
 """`pto.pypto`: PyPTO 0.2.0 kernels run unchanged but for the import line (issue 11)."""
 
-
 import importlib.util
 import sys
 import warnings
@@ -45,8 +44,12 @@ def make_std(unroll=(4, 2), static_t: int | None = None):
     t_dim = pypto.DYNAMIC if static_t is None else static_t
 
     @pypto.frontend.jit(pass_options={"vec_nbuffer_setting": {0: 2}})
-    def std(x: pypto.Tensor([t_dim, K], BF16), gamma: pypto.Tensor([K], BF16),
-            w: pypto.Tensor([N, K], BF16), out: pypto.Tensor([t_dim, N], BF16)):
+    def std(
+        x: pypto.Tensor([t_dim, K], BF16),
+        gamma: pypto.Tensor([K], BF16),
+        w: pypto.Tensor([N, K], BF16),
+        out: pypto.Tensor([t_dim, N], BF16),
+    ):
         w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=list(unroll)):
             xt = pypto.view(x, [p, K], [idx, 0])
@@ -55,6 +58,7 @@ def make_std(unroll=(4, 2), static_t: int | None = None):
             pypto.set_semantic_label("linear")
             y = pypto.matmul(pypto.cast(n, BF16), w, FP32, b_trans=True)
             pypto.assemble(pypto.cast(y, BF16), [idx, 0], out)
+
     return std
 
 
@@ -85,7 +89,11 @@ def test_trace_is_the_builders_ir() -> None:
     x, gamma, w = data(2)
     traced = make_std().trace(x, gamma, w, np.zeros((2, N), ml_dtypes.bfloat16))
     k = pto.Kernel("std", unroll=[4, 2, 1], options={"vec_nbuffer_setting": {0: 2}})
-    xa, ga, wa = k.arg("x", [None, K], "bf16"), k.arg("gamma", [K], "bf16"), k.arg("w", [N, K], "bf16", "none_cacheable")
+    xa, ga, wa = (
+        k.arg("x", [None, K], "bf16"),
+        k.arg("gamma", [K], "bf16"),
+        k.arg("w", [N, K], "bf16", "none_cacheable"),
+    )
     n = pto.rms_norm(pto.cast(xa, "f32", label="rmsnorm"), ga, 1e-6, "f32", label="rmsnorm")
     y = pto.matmul(pto.cast(n, "bf16", label="linear"), wa, b_trans=True, out_dtype="f32", label="linear")
     k.ret(pto.cast(y, "bf16", label="linear"))
@@ -96,8 +104,12 @@ def test_pypto_loop_with_a_valid_shape_tail() -> None:
     tile = 4
 
     @pypto.frontend.jit
-    def tiled(x: pypto.Tensor([pypto.DYNAMIC, K], BF16), gamma: pypto.Tensor([K], BF16),
-              w: pypto.Tensor([N, K], BF16), out: pypto.Tensor([pypto.DYNAMIC, N], BF16)):
+    def tiled(
+        x: pypto.Tensor([pypto.DYNAMIC, K], BF16),
+        gamma: pypto.Tensor([K], BF16),
+        w: pypto.Tensor([N, K], BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N], BF16),
+    ):
         T = x.shape[0]
         for i in pypto.loop((T + tile - 1) // tile):
             off = i * tile
@@ -116,8 +128,15 @@ def test_pypto_loop_with_a_valid_shape_tail() -> None:
     assert "step 4 tail {" in tiles and "step 1 " not in tiles
 
 
-SEED_EXAMPLES = ["standard_template", "mla_wqa_qrmsnorm", "mla_wkv_rmsnorm", "mla_wkv_rope",
-                 "indexer_query_linear_int8", "hc_pre", "at11_quant_linear"]
+SEED_EXAMPLES = [
+    "standard_template",
+    "mla_wqa_qrmsnorm",
+    "mla_wkv_rmsnorm",
+    "mla_wkv_rope",
+    "indexer_query_linear_int8",
+    "hc_pre",
+    "at11_quant_linear",
+]
 
 
 @pytest.mark.parametrize("name", SEED_EXAMPLES)
@@ -132,14 +151,20 @@ def test_seed_examples(name: str) -> None:
 
 def _ops(module) -> list[tuple]:
     """The computation of a module: each op's name, operand and result types."""
-    return [(o.name, [str(v.type) for v in o.operands], [str(r.type) for r in o.results])
-            for o in module.walk() if o.name.startswith(("pto.", "func.return"))]
+    return [
+        (o.name, [str(v.type) for v in o.operands], [str(r.type) for r in o.results])
+        for o in module.walk()
+        if o.name.startswith(("pto.", "func.return"))
+    ]
 
 
-@pytest.mark.parametrize("name, args", [
-    ("mla_wqa_qrmsnorm", lambda m: (*m.inputs(2), np.zeros((2, 1024), ml_dtypes.bfloat16))),
-    ("mla_wkv_rmsnorm", lambda m: (*m.inputs(2), np.zeros((2, 512), ml_dtypes.bfloat16))),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("mla_wqa_qrmsnorm", lambda m: (*m.inputs(2), np.zeros((2, 1024), ml_dtypes.bfloat16))),
+        ("mla_wkv_rmsnorm", lambda m: (*m.inputs(2), np.zeros((2, 512), ml_dtypes.bfloat16))),
+    ],
+)
 def test_seed_kernels_are_the_mlir_examples(name, args) -> None:
     # The PyPTO source (a hand-written RMSNorm in mla_wqa), once its stages are fused,
     # computes what the .mlir example says, op for op.
@@ -156,15 +181,19 @@ def test_a_split_k_written_by_hand_is_one_split_k_matmul() -> None:
     kc = K // 4
 
     @pypto.frontend.jit
-    def sk(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-           out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def sk(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
             xt = pypto.view(x, [p, K], [idx, 0])
             pypto.set_cube_tile_shapes([16, 16], [16, 16], [32, 32])
             acc = None
             for j in range(4):
-                part = pypto.matmul(pypto.view(xt, [p, kc], [0, j * kc]), pypto.view(w, [N, kc], [0, j * kc]),
-                                    FP32, b_trans=True)
+                part = pypto.matmul(
+                    pypto.view(xt, [p, kc], [0, j * kc]), pypto.view(w, [N, kc], [0, j * kc]), FP32, b_trans=True
+                )
                 acc = part if acc is None else pypto.add(acc, part)
             pypto.assemble(acc, [idx, 0], out)
 
@@ -177,23 +206,44 @@ def test_a_split_k_written_by_hand_is_one_split_k_matmul() -> None:
     assert text.count("pto.matmul") == 1 and "split_k" in text, text
 
 
-@pytest.mark.parametrize("body, message", [
-    (lambda xt, w, kc: pypto.matmul(pypto.view(xt, [xt.shape[0], kc], [0, 0]),
-                                     pypto.view(w, [N, kc], [0, 0]), FP32, b_trans=True),
-     f"the partial matmuls cover K [0, {K // 4}) of {K}"),
-    (lambda xt, w, kc: pypto.add(pypto.matmul(pypto.view(xt, [xt.shape[0], kc], [0, 0]),
-                                              pypto.view(w, [N, kc], [0, 0]), FP32, b_trans=True),
-                                 pypto.matmul(pypto.view(xt, [xt.shape[0], kc], [0, 2 * kc]),
-                                              pypto.view(w, [N, kc], [0, 2 * kc]), FP32, b_trans=True)),
-     "are not adjacent"),
-    (lambda xt, w, kc: pypto.matmul(pypto.view(xt, [xt.shape[0], kc], [0, 0]),
-                                     pypto.view(w, [N, kc], [0, kc]), FP32, b_trans=True),
-     "must take the same K range"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            lambda xt, w, kc: pypto.matmul(
+                pypto.view(xt, [xt.shape[0], kc], [0, 0]), pypto.view(w, [N, kc], [0, 0]), FP32, b_trans=True
+            ),
+            f"the partial matmuls cover K [0, {K // 4}) of {K}",
+        ),
+        (
+            lambda xt, w, kc: pypto.add(
+                pypto.matmul(
+                    pypto.view(xt, [xt.shape[0], kc], [0, 0]), pypto.view(w, [N, kc], [0, 0]), FP32, b_trans=True
+                ),
+                pypto.matmul(
+                    pypto.view(xt, [xt.shape[0], kc], [0, 2 * kc]),
+                    pypto.view(w, [N, kc], [0, 2 * kc]),
+                    FP32,
+                    b_trans=True,
+                ),
+            ),
+            "are not adjacent",
+        ),
+        (
+            lambda xt, w, kc: pypto.matmul(
+                pypto.view(xt, [xt.shape[0], kc], [0, 0]), pypto.view(w, [N, kc], [0, kc]), FP32, b_trans=True
+            ),
+            "must take the same K range",
+        ),
+    ],
+)
 def test_a_split_k_by_hand_that_does_not_cover_k_is_refused(body, message) -> None:
     @pypto.frontend.jit
-    def sk(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-           out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def sk(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
             pypto.assemble(body(pypto.view(x, [p, K], [idx, 0]), w, K // 4), [idx, 0], out)
 
@@ -211,8 +261,11 @@ def test_column_views_concat_and_negation_are_slices_and_concats() -> None:
     half = K // 2
 
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([K, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 2]):
             xt = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32)
             x1 = pypto.view(xt, [p, half], [0, 0])
@@ -234,8 +287,11 @@ def test_column_views_concat_and_negation_are_slices_and_concats() -> None:
 
 def test_a_view_at_a_row_and_a_column_offset_is_a_tile_and_its_columns() -> None:
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K // 2, N], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([K // 2, N], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
             right = pypto.view(x, [p, K // 2], [idx, K // 2], valid_shape=[p, K // 2])
             pypto.assemble(pypto.matmul(right * 2.0, w, FP32), [idx, 0], out)
@@ -244,7 +300,7 @@ def test_a_view_at_a_row_and_a_column_offset_is_a_tile_and_its_columns() -> None
     x, w = rng.standard_normal((6, K), dtype=np.float32), rng.standard_normal((K // 2, N), dtype=np.float32)
     out = np.zeros((6, N), np.float32)
     k(x, w, out)
-    assert check(out, (x[:, K // 2:] * 2) @ w).ok
+    assert check(out, (x[:, K // 2 :] * 2) @ w).ok
     assert f"pto.slice %x at {K // 2}" in str(k.trace(x, w, out))
 
 
@@ -257,25 +313,29 @@ def _kernel(body):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
             xt = pypto.view(x, [p, K], [idx, 0])
             pypto.assemble(body(xt, idx, p), [idx, 0], out)
+
     return k
 
 
-@pytest.mark.parametrize("body, message", [
-    (lambda xt, i, p: pypto.transpose(xt, 0, 1), "a pypto.transpose is supported only as an operand of a matmul"),
-    (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
-    (lambda xt, i, p: xt[0:1], "slicing a tensor"),
-    (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
-    (lambda xt, i, p: pypto.concat([xt, pypto.cast(xt, BF16)], -1), "pypto.concat of DT_FP32 and DT_BF16"),
-    (lambda xt, i, p: pypto.concat([xt], -1), "pypto.concat takes a list of at least 2 tensors"),
-    (lambda xt, i, p: xt[:, 0:K:2], "slicing a tensor"),
-    (lambda xt, i, p: pypto.sum(xt, 0, keepdim=True), "only the last axis"),
-    (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "a token-tile view of a computed value is not supported"),
-    (lambda xt, i, p: pypto.view(xt, [p, 32], [0, 40]), "views here take whole tensors"),
-    (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "views here take whole tensors"),
-    (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
-    (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
-    (lambda xt, i, p: pypto.add(xt, pypto.cast(xt, BF16)), "cast one first"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (lambda xt, i, p: pypto.transpose(xt, 0, 1), "a pypto.transpose is supported only as an operand of a matmul"),
+        (lambda xt, i, p: pypto.sin(xt), "pypto.sin is outside SK-03 as modelled here"),
+        (lambda xt, i, p: xt[0:1], "slicing a tensor"),
+        (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
+        (lambda xt, i, p: pypto.concat([xt, pypto.cast(xt, BF16)], -1), "pypto.concat of DT_FP32 and DT_BF16"),
+        (lambda xt, i, p: pypto.concat([xt], -1), "pypto.concat takes a list of at least 2 tensors"),
+        (lambda xt, i, p: xt[:, 0:K:2], "slicing a tensor"),
+        (lambda xt, i, p: pypto.sum(xt, 0, keepdim=True), "only the last axis"),
+        (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "a token-tile view of a computed value is not supported"),
+        (lambda xt, i, p: pypto.view(xt, [p, 32], [0, 40]), "views here take whole tensors"),
+        (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "views here take whole tensors"),
+        (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
+        (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
+        (lambda xt, i, p: pypto.add(xt, pypto.cast(xt, BF16)), "cast one first"),
+    ],
+)
 def test_unsupported_pypto_is_refused_at_the_users_line(body, message) -> None:
     k = _kernel(body)
     x = np.ones((3, K), np.float32)
@@ -296,8 +356,11 @@ def test_arguments_are_checked_against_the_annotations() -> None:
 
 def test_options_not_modelled_are_reported_once() -> None:
     @pypto.frontend.jit(runtime_options={"device_sched_mode": 1}, pass_options={"sg_set_scope": 1})
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([K, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
             pypto.experimental.set_operation_options(combine_axis=True)
             y = pypto.matmul(pypto.sqrt(pypto.view(x, [p, K], [idx, 0])), w, FP32)
@@ -310,9 +373,11 @@ def test_options_not_modelled_are_reported_once() -> None:
         k(x, w, out)
         k(x, w, out)
     msgs = sorted(str(w.message) for w in seen if issubclass(w.category, pypto.NotModelledWarning))
-    assert msgs == ["pto.pypto: operation option combine_axis is accepted but not modelled",
-                    "pto.pypto: pass option sg_set_scope is accepted but not modelled",
-                    "pto.pypto: runtime option device_sched_mode is accepted but not modelled"], msgs
+    assert msgs == [
+        "pto.pypto: operation option combine_axis is accepted but not modelled",
+        "pto.pypto: pass option sg_set_scope is accepted but not modelled",
+        "pto.pypto: runtime option device_sched_mode is accepted but not modelled",
+    ], msgs
     assert np.allclose(out, 1.0)
 
 
@@ -358,8 +423,11 @@ def test_token_tiles_of_a_reshaped_parameter() -> None:
     # hc_pre style: the whole x reshaped in place before the loop (the token count as
     # its dim 0), token tiles viewed from the reshape, read by two stages.
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, 4, 16], BF16), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 4, 16], BF16),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         t = x.shape[0]
         flat = pypto.reshape(x, [t, K], inplace=True)
         for idx, p in pypto.loop_unroll(0, t, 1, unroll_list=[4]):
@@ -383,8 +451,11 @@ def test_token_tiles_of_a_reshaped_parameter() -> None:
 def test_scaled_reciprocals_fold_into_the_multiply(scale_first: bool) -> None:
     # AT-11 kernels write `127.0 / amax` or `reciprocal(amax) * 127.0`.
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
             xt = pypto.view(x, [p, K], [idx, 0])
             amax = pypto.amax(pypto.abs(xt), -1, keepdim=True)
@@ -419,8 +490,11 @@ def test_held_out_pypto_kernels(path) -> None:
 def test_a_loop_over_part_of_the_tokens_is_refused() -> None:
     # PyPTO would leave the other rows alone; the loop here always covers every token.
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0] // 2, 1, unroll_list=[2]):
             pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True), [idx, 0], out)
 
@@ -430,8 +504,11 @@ def test_a_loop_over_part_of_the_tokens_is_refused() -> None:
 
 def test_exp_runs_on_the_vector_unit() -> None:
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
             y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
             pypto.assemble(pypto.exp(y * 0.1), [idx, 0], out)
@@ -446,8 +523,12 @@ def test_exp_runs_on_the_vector_unit() -> None:
 
 def test_sigmoid_and_a_reciprocal_of_its_own() -> None:
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32), inv: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+        inv: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
             y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
             pypto.assemble(pypto.sigmoid(y), [idx, 0], out)
@@ -466,17 +547,23 @@ def test_sigmoid_and_a_reciprocal_of_its_own() -> None:
     assert "npu.vexp" in npu and "npu.vdup 1.000000e+00" in npu and "npu.vdiv" in npu
 
 
-@pytest.mark.parametrize("body, message", [
-    (lambda h, w: pypto.matmul(h, w, FP32), "pypto.matmul of a per-head view"),
-    (lambda h, w: h, "pypto.assemble of a per-head view"),
-    (lambda h, w: pypto.reshape(h, [4, 16]), "reshapes back to [2, 64], got [4, 16]"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (lambda h, w: pypto.matmul(h, w, FP32), "pypto.matmul of a per-head view"),
+        (lambda h, w: h, "pypto.assemble of a per-head view"),
+        (lambda h, w: pypto.reshape(h, [4, 16]), "reshapes back to [2, 64], got [4, 16]"),
+    ],
+)
 def test_per_head_views_outside_row_wise_work_are_refused(body, message) -> None:
     # A [rows, H * D] tile reshaped to [rows * H, D] runs row-wise ops per head; other
     # uses would need the rows to be tokens.
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([16, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([16, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
             h = pypto.reshape(pypto.view(x, [p, K], [idx, 0]), [p * 4, 16])
             pypto.assemble(body(pypto.rms_norm(h), w), [idx, 0], out)
@@ -488,8 +575,11 @@ def test_per_head_views_outside_row_wise_work_are_refused(body, message) -> None
 
 def test_a_scratch_tile_assembled_from_column_blocks() -> None:
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N + K], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N + K], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
             xt = pypto.view(x, [p, K], [idx, 0])
             buf = pypto.tensor([p, N + K], FP32)
@@ -504,11 +594,14 @@ def test_a_scratch_tile_assembled_from_column_blocks() -> None:
     assert check(out, 2 * np.concatenate([x @ w.T, np.abs(x)], axis=-1)).ok
 
 
-@pytest.mark.parametrize("fill, message", [
-    (lambda buf, a: pypto.assemble(a, [0, 0], buf), f"columns [{K}, {K + N}) not assembled"),
-    (lambda buf, a: pypto.assemble(a, [1, 0], buf), "whole rows at [0, column] only"),
-    (lambda buf, a: pypto.assemble(a, [0, N + 1], buf), "it does not fit"),
-])
+@pytest.mark.parametrize(
+    "fill, message",
+    [
+        (lambda buf, a: pypto.assemble(a, [0, 0], buf), f"columns [{K}, {K + N}) not assembled"),
+        (lambda buf, a: pypto.assemble(a, [1, 0], buf), "whole rows at [0, column] only"),
+        (lambda buf, a: pypto.assemble(a, [0, N + 1], buf), "it does not fit"),
+    ],
+)
 def test_a_scratch_tile_read_before_it_is_whole_is_refused(fill, message) -> None:
     @pypto.frontend.jit
     def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K + N], FP32)):
@@ -524,8 +617,11 @@ def test_a_scratch_tile_read_before_it_is_whole_is_refused(fill, message) -> Non
 
 def test_a_transposed_weight_is_the_matmuls_b_trans() -> None:
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([N, K], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
             y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), pypto.transpose(w, 0, 1), FP32)
             pypto.assemble(y, [idx, 0], out)

@@ -39,7 +39,7 @@ def numpy_golden(x, w, gamma, cos, sin) -> np.ndarray:
     f32 = np.float32
     kv = (x.astype(f32) @ w.astype(f32).T).astype(ml_dtypes.bfloat16).astype(f32)
     c, pe = kv[:, :KV], kv[:, KV:]
-    n = (c / np.sqrt(np.mean(c * c, axis=-1, keepdims=True) + f32(EPS)) * gamma.astype(f32))
+    n = c / np.sqrt(np.mean(c * c, axis=-1, keepdims=True) + f32(EPS)) * gamma.astype(f32)
     rot = np.concatenate([-pe[:, HALF:], pe[:, :HALF]], axis=-1)
     r = pe * cos.astype(f32) + rot * sin.astype(f32)
     return np.concatenate([n.astype(ml_dtypes.bfloat16), r.astype(ml_dtypes.bfloat16)], axis=-1)
@@ -95,7 +95,7 @@ def test_rope_tail_lowers_to_vcopy() -> None:
     # Per tile copy: slices kv_c, k_pe, x1, x2 and two vcopies for each concat (rot and
     # the result); the group of the loop of 8 (the first) holds one tile copy per merged tile.
     start = npu_text.index('npu.tasks "kv-rmsnorm.8"')
-    group = npu_text[start:npu_text.index("npu.tasks", start + 1)]
+    group = npu_text[start : npu_text.index("npu.tasks", start + 1)]
     assert group.count("npu.vcopy") % 8 == 0 and group.count("npu.vcopy") > 0, group
 
 
@@ -106,16 +106,19 @@ def test_a_narrow_vector_tile_falls_back_to_whole_rows() -> None:
     assert pto.run(c, tokens=9, golden=True).ok
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda t: pto.slice(t, 500, 64), "slice columns [500, 564) are outside the input's 512 columns"),
-    (lambda t: pto.slice(t, -1, 64), "slice offset must be an integer in [0, 2^63)"),
-    (lambda t: pto.slice(t, 0, 0), "slice width must be an integer in [1, 2^63)"),
-    (lambda t: pto.slice("t", 0, 1), "slice input must be a Tensor"),
-    (lambda t: pto.concat([t]), "concat takes a list of at least 2 tensors"),
-    (lambda t: pto.concat(t), "concat takes a list of at least 2 tensors"),
-    (lambda t: pto.concat([t, pto.cast(t, "f32")]), "concat input 1 is f32, input 0 is bf16"),
-    (lambda t: pto.concat([t, 3]), "concat input 1 must be a Tensor"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda t: pto.slice(t, 500, 64), "slice columns [500, 564) are outside the input's 512 columns"),
+        (lambda t: pto.slice(t, -1, 64), "slice offset must be an integer in [0, 2^63)"),
+        (lambda t: pto.slice(t, 0, 0), "slice width must be an integer in [1, 2^63)"),
+        (lambda t: pto.slice("t", 0, 1), "slice input must be a Tensor"),
+        (lambda t: pto.concat([t]), "concat takes a list of at least 2 tensors"),
+        (lambda t: pto.concat(t), "concat takes a list of at least 2 tensors"),
+        (lambda t: pto.concat([t, pto.cast(t, "f32")]), "concat input 1 is f32, input 0 is bf16"),
+        (lambda t: pto.concat([t, 3]), "concat input 1 must be a Tensor"),
+    ],
+)
 def test_builder_checks_slice_and_concat_arguments(call, message) -> None:
     k = pto.Kernel("k")
     t = k.arg("x", [None, KV], "bf16")

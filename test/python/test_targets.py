@@ -42,8 +42,10 @@ def _good_text() -> str:
         (lambda s: s.replace("ways = 16", "ways = 16\nassociativity = 16"), "t.toml.l2: unknown key 'associativity'"),
         (lambda s: s.replace("fractal = 16\n", ""), "t.toml.cube: missing key 'fractal'"),
         (lambda s: s.replace("hub_pairs = 16", 'hub_pairs = "16"'), "t.toml.model.hub_pairs: expected int, got '16'"),
-        (lambda s: s.replace("dma_fixed_costs = true", "dma_fixed_costs = 1"),
-         "t.toml.model.dma_fixed_costs: expected bool, got 1"),
+        (
+            lambda s: s.replace("dma_fixed_costs = true", "dma_fixed_costs = 1"),
+            "t.toml.model.dma_fixed_costs: expected bool, got 1",
+        ),
         (lambda s: s.replace('"gm->ub" = 32', '"gm->ub" = "fast"'), "t.toml.paths.gm->ub: expected float"),
         (lambda s: s + "\n[extra]\nx = 1\n", "t.toml: unknown key 'extra'"),
     ],

@@ -17,18 +17,18 @@ from pto.targets import load_target
 def test_first_fit_reuse_merge_and_copies() -> None:
     with ImplicitBuilder(Block()):
         ub = UB(load_target())
-        a = ub.alloc([8, 64], f32, None)      # 2048 bytes at 0
-        b = ub.alloc([8, 64], f32, None)      # at 2048
-        c = ub.alloc([1, 8], f32, None)       # 32 bytes at 4096
+        a = ub.alloc([8, 64], f32, None)  # 2048 bytes at 0
+        b = ub.alloc([8, 64], f32, None)  # at 2048
+        c = ub.alloc([1, 8], f32, None)  # 32 bytes at 4096
         assert ub.offset == 4128
         ub.free(a)
-        ub.free(b)                             # merged into one 4096-byte hole at 0
-        d = ub.alloc([16, 64], f32, None)      # fits the merged hole
+        ub.free(b)  # merged into one 4096-byte hole at 0
+        d = ub.alloc([16, 64], f32, None)  # fits the merged hole
         assert d.owner.offset.value.data == 0 and ub.offset == 4128
         ub.free(c)
-        e = ub.alloc([1, 4], f32, None)        # 16 bytes round up to one 32-byte block
+        e = ub.alloc([1, 4], f32, None)  # 16 bytes round up to one 32-byte block
         assert e.owner.offset.value.data == 4096
-        ub.new_copy()                          # the next copy does not reuse this one's holes
+        ub.new_copy()  # the next copy does not reuse this one's holes
         f = ub.alloc([1, 8], f32, None)
         assert f.owner.offset.value.data == 4128 and ub.offset == 4160
 
@@ -40,8 +40,8 @@ def test_int8_phase_reuses_dead_buffers() -> None:
     from kernels import example, lowered
 
     text = str(lowered(example("indexer_query_linear_int8.mlir")))
-    body = text[text.index('npu.tasks "q-rmsnorm.128" vector'):]
-    body = body[:body.index("npu.tasks", 10)]  # the first vector group's task
+    body = text[text.index('npu.tasks "q-rmsnorm.128" vector') :]
+    body = body[: body.index("npu.tasks", 10)]  # the first vector group's task
     lines = body.splitlines()
     bufs = []  # (name, first line, last line that names it, [start, end) bytes)
     for i, line in enumerate(lines):

@@ -43,8 +43,12 @@ def unrolled(factors):
 def tiles_from_ir(module, tokens):
     """Evaluate the bound arithmetic the pass emitted, for a run with `tokens` tokens."""
     env = {}
-    ops = {arith.SubiOp: lambda a, b: a - b, arith.DivUIOp: lambda a, b: a // b,
-           arith.MuliOp: lambda a, b: a * b, arith.AddiOp: lambda a, b: a + b}
+    ops = {
+        arith.SubiOp: lambda a, b: a - b,
+        arith.DivUIOp: lambda a, b: a // b,
+        arith.MuliOp: lambda a, b: a * b,
+        arith.AddiOp: lambda a, b: a + b,
+    }
     tiles = []
     for op in module.walk():
         if isinstance(op, arith.ConstantOp):

@@ -41,8 +41,11 @@ def numpy_golden(x, gammas, w):
 
 def inputs(t: int) -> list[np.ndarray]:
     rng = np.random.default_rng(t)
-    return [rng.standard_normal((t, K), dtype=np.float32), rng.standard_normal(2 * K, dtype=np.float32),
-            (rng.standard_normal((2 * N, K), dtype=np.float32) / 16).astype(BF)]
+    return [
+        rng.standard_normal((t, K), dtype=np.float32),
+        rng.standard_normal(2 * K, dtype=np.float32),
+        (rng.standard_normal((2 * N, K), dtype=np.float32) / 16).astype(BF),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +111,13 @@ def test_the_loop_form_views_windows_of_a_weight() -> None:
             y = pto.matmul(pto.cast(n, "bf16"), pto.view(w, [N, K], [N, 0]), b_trans=True)
             pto.assemble(pto.cast(y, "bf16"), [idx, 0], out)
 
-    m = pto.trace(kern, x=pto.arg([None, K], "f32"), g=pto.arg([2 * K], "f32"), w=pto.arg([2 * N, K], "bf16"),
-                  out=pto.arg([None, N], "bf16"))
+    m = pto.trace(
+        kern,
+        x=pto.arg([None, K], "f32"),
+        g=pto.arg([2 * K], "f32"),
+        w=pto.arg([2 * N, K], "bf16"),
+        out=pto.arg([None, N], "bf16"),
+    )
     text = str(m)
     assert "pto.view %g at [256]" in text and "pto.view %w at [64, 0]" in text, text
     x, g, w = inputs(5)
@@ -120,10 +128,12 @@ def test_the_loop_form_views_windows_of_a_weight() -> None:
 
 def test_pypto_views_of_weights_at_offsets() -> None:
     @pypto.frontend.jit
-    def second_head(x: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_FP32),
-                    gammas: pypto.Tensor([2 * K], pypto.DT_FP32),
-                    ws: pypto.Tensor([2 * N, K], pypto.DT_BF16),
-                    out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_BF16)):
+    def second_head(
+        x: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_FP32),
+        gammas: pypto.Tensor([2 * K], pypto.DT_FP32),
+        ws: pypto.Tensor([2 * N, K], pypto.DT_BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_BF16),
+    ):
         gamma = pypto.view(gammas, [K], [K])
         w = pypto.view(ws, [N, K], [N, 0])
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
@@ -142,11 +152,14 @@ def test_pypto_views_of_weights_at_offsets() -> None:
 
 def test_pypto_column_view_of_a_k_n_weight() -> None:
     @pypto.frontend.jit
-    def right_half(x: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_BF16), w: pypto.Tensor([K, 2 * N], pypto.DT_BF16),
-                   out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_FP32)):
+    def right_half(
+        x: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_BF16),
+        w: pypto.Tensor([K, 2 * N], pypto.DT_BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_FP32),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2, 1]):
             xt = pypto.view(x, [p, K], [idx, 0])
-            pypto.assemble(pypto.matmul(xt, w[:, N:2 * N], pypto.DT_FP32), [idx, 0], out)
+            pypto.assemble(pypto.matmul(xt, w[:, N : 2 * N], pypto.DT_FP32), [idx, 0], out)
 
     rng = np.random.default_rng(1)
     x = rng.standard_normal((5, K), dtype=np.float32).astype(BF)
@@ -157,14 +170,17 @@ def test_pypto_column_view_of_a_k_n_weight() -> None:
     assert f"pto.view %w at [0, {N}]" in str(right_half.trace(x, w, out))
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda x, w: pto.view(w, [64, K], [100, 0]), "view [100, 164) of dim 0 is outside the input's 128"),
-    (lambda x, w: pto.view(w, [4, K], [-1, 0]), "view offsets[0] must be an integer in [0, 2^63)"),
-    (lambda x, w: pto.view(w, [0, K], [0, 0]), "view shape[0] must be an integer in [1, 2^63)"),
-    (lambda x, w: pto.view(w, [4], [0]), "view of a rank-2 weight takes 2 sizes and 2 offsets"),
-    (lambda x, w: pto.view(x, [4, K], [0, 0]), "view is part of the loop form"),
-    (lambda x, w: pto.view("w", [4, K], [0, 0]), "view input must be a Tensor"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x, w: pto.view(w, [64, K], [100, 0]), "view [100, 164) of dim 0 is outside the input's 128"),
+        (lambda x, w: pto.view(w, [4, K], [-1, 0]), "view offsets[0] must be an integer in [0, 2^63)"),
+        (lambda x, w: pto.view(w, [0, K], [0, 0]), "view shape[0] must be an integer in [1, 2^63)"),
+        (lambda x, w: pto.view(w, [4], [0]), "view of a rank-2 weight takes 2 sizes and 2 offsets"),
+        (lambda x, w: pto.view(x, [4, K], [0, 0]), "view is part of the loop form"),
+        (lambda x, w: pto.view("w", [4, K], [0, 0]), "view input must be a Tensor"),
+    ],
+)
 def test_builder_checks_view_arguments(call, message) -> None:
     k = pto.Kernel("k")
     x, w = k.arg("x", [None, K], "f32"), k.arg("w", [2 * N, K], "bf16")

@@ -3,6 +3,7 @@
 bf16 x [T, K] (dynamic T), bf16 weight [N, K] (used with b_trans=True), bf16 gamma [K],
 bf16 out [T, N]. Weight marked NONE_CACHEABLE (read once per iteration).
 """
+
 import os
 import sys
 
@@ -54,6 +55,7 @@ def linear_projection_kernel(
 
 def golden(x, w, gamma):
     import numpy as np
+
     xf = x.astype(np.float32)
     rms = np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + EPS)
     normed = (xf / rms * gamma.astype(np.float32)).astype(x.dtype).astype(np.float32)
@@ -63,9 +65,11 @@ def golden(x, w, gamma):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([40, 7, 96] if os.environ.get("PTO") == "1" else [40])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(1)
         w = (rng.standard_normal((N, K)) * 0.05).astype(ml_dtypes.bfloat16)
         gamma = (1.0 + 0.1 * rng.standard_normal(K)).astype(ml_dtypes.bfloat16)
@@ -81,6 +85,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(1)
         w = (torch.randn(N, K) * 0.05).to(torch.bfloat16)
         gamma = (1.0 + 0.1 * torch.randn(K)).to(torch.bfloat16)

@@ -2,6 +2,7 @@
 sum(x*x)/K -> + eps -> rsqrt -> x * inv * gamma (gamma reshaped in place to [1, K]).
 matmul bf16 x bf16 -> fp32 accumulate (DT_FP32 out), then cast to bf16.
 """
+
 import os
 import sys
 
@@ -33,8 +34,7 @@ def rms_linear_unroll(
     pypto.set_vec_tile_shapes(1, K)
     gamma_2d_fp32 = pypto.cast(gamma_2d, pypto.DT_FP32)
 
-    for t_idx, unroll_len in pypto.loop_unroll(0, t, 1, name="RMS_LINEAR_LOOP", idx_name="t_idx",
-                                               unroll_list=UNROLL):
+    for t_idx, unroll_len in pypto.loop_unroll(0, t, 1, name="RMS_LINEAR_LOOP", idx_name="t_idx", unroll_list=UNROLL):
         x_tile = pypto.view(x, [unroll_len, K], [t_idx, 0])
 
         pypto.set_semantic_label("pre-rmsnorm")
@@ -58,6 +58,7 @@ def rms_linear_unroll(
 
 def golden(x, w, gamma):
     import numpy as np
+
     xf = x.astype(np.float32)
     rms = np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + EPS)
     normed = (xf / rms * gamma.astype(np.float32)).astype(x.dtype).astype(np.float32)
@@ -67,9 +68,11 @@ def golden(x, w, gamma):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([45, 3, 64] if os.environ.get("PTO") == "1" else [45])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(2)
         w = (rng.standard_normal((N, K)) * 0.03).astype(ml_dtypes.bfloat16)
         gamma = rng.uniform(0.5, 1.5, K).astype(ml_dtypes.bfloat16)
@@ -84,6 +87,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(2)
         w = (torch.randn(N, K) * 0.03).to(torch.bfloat16)
         gamma = (torch.rand(K) + 0.5).to(torch.bfloat16)

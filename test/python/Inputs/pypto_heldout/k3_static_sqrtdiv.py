@@ -3,6 +3,7 @@ kernels are), pypto.loop over ceil(T/TILE) tiles with valid_shape tails, a hand-
 using operator overloads: x / sqrt(sum(x*x)/K + eps) * gamma (gamma already fp32),
 weight stored [K, N] (no b_trans), output fp32.
 """
+
 import os
 import sys
 
@@ -52,6 +53,7 @@ def build_kernel(t_static):
 
 def golden(x, w_kn, gamma):
     import numpy as np
+
     xf = x.astype(np.float32)
     rms = np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + EPS)
     normed = (xf / rms * gamma).astype(x.dtype).astype(np.float32)
@@ -61,9 +63,11 @@ def golden(x, w_kn, gamma):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([37, 16, 5] if os.environ.get("PTO") == "1" else [37])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(3)
         w = (rng.standard_normal((K, N)) * 0.04).astype(ml_dtypes.bfloat16)
         gamma = rng.uniform(0.8, 1.2, K).astype(np.float32)
@@ -81,6 +85,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(3)
         w = (torch.randn(K, N) * 0.04).to(torch.bfloat16)
         gamma = torch.rand(K) * 0.4 + 0.8

@@ -2,6 +2,7 @@
 q = matmul(x_tile, wq_a) -> bf16; qr = rms_norm(q) (no gamma) * gamma_cq (fp32, [1, N]) -> bf16.
 Token loop_unroll with unroll_list=[128, 64, 32, 16, 1]; dynamic T.
 """
+
 import os
 import sys
 
@@ -10,8 +11,8 @@ if os.environ.get("PTO") == "1":
 else:
     import pypto
 
-H = 1024          # hidden (reduction)
-Q_LORA = 512      # q_lora_rank (output width)
+H = 1024  # hidden (reduction)
+Q_LORA = 512  # q_lora_rank (output width)
 EPS = 1e-6
 T = pypto.DYNAMIC
 
@@ -32,8 +33,9 @@ def wqa_linear_q_rmsnorm(
     pypto.set_vec_tile_shapes(1, Q_LORA)
     gamma_cq_2d_fp32 = pypto.cast(gamma_cq_2d, pypto.DT_FP32)
 
-    for t_idx, t_tile in pypto.loop_unroll(0, t, 1, name="MLA_BS_LOOP", idx_name="tIdx",
-                                           unroll_list=[128, 64, 32, 16, 1]):
+    for t_idx, t_tile in pypto.loop_unroll(
+        0, t, 1, name="MLA_BS_LOOP", idx_name="tIdx", unroll_list=[128, 64, 32, 16, 1]
+    ):
         x_tile = pypto.view(x, [t_tile, H], [t_idx, 0], valid_shape=[t_tile, H])
 
         pypto.set_semantic_label("wqa-linear")
@@ -51,6 +53,7 @@ def wqa_linear_q_rmsnorm(
 
 def golden(x, wq_a, gamma):
     import numpy as np
+
     q = (x.astype(np.float32) @ wq_a.astype(np.float32)).astype(x.dtype).astype(np.float32)
     rms = np.sqrt(np.mean(q * q, axis=-1, keepdims=True) + EPS)
     return q / rms * gamma.astype(np.float32)
@@ -59,9 +62,11 @@ def golden(x, wq_a, gamma):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([50, 131, 16] if os.environ.get("PTO") == "1" else [50])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(4)
         wq_a = (rng.standard_normal((H, Q_LORA)) * 0.03).astype(ml_dtypes.bfloat16)
         gamma = rng.uniform(0.5, 1.5, Q_LORA).astype(ml_dtypes.bfloat16)
@@ -76,6 +81,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(4)
         wq_a = (torch.randn(H, Q_LORA) * 0.03).to(torch.bfloat16)
         gamma = (torch.rand(Q_LORA) + 0.5).to(torch.bfloat16)

@@ -3,6 +3,7 @@ int8 x int8 matmul to DT_INT32 (C) -> dequant cast * x_scale * w_scale (V) -> bf
 Quant: amax(|x|) per token, q = x * (127 / amax) cast RINT(int32) -> ROUND(fp16) -> TRUNC(int8, sat ON),
 dequant scale = amax / 127 (also written out). loop_unroll [128, 64, 32, 16, 8, 1].
 """
+
 import os
 import sys
 
@@ -33,8 +34,9 @@ def norm_quant_linear(
     w_q.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
     w_scale_row = pypto.reshape(w_scale, [1, N], inplace=True)
 
-    for t_idx, t_tile in pypto.loop_unroll(0, t, 1, name="IndexerPrologLoop", idx_name="tIdx",
-                                           unroll_list=[128, 64, 32, 16, 8, 1]):
+    for t_idx, t_tile in pypto.loop_unroll(
+        0, t, 1, name="IndexerPrologLoop", idx_name="tIdx", unroll_list=[128, 64, 32, 16, 8, 1]
+    ):
         x_tile = pypto.view(x, [t_tile, K], [t_idx, 0])
 
         pypto.set_semantic_label("Query-RmsNorm")
@@ -67,6 +69,7 @@ def norm_quant_linear(
 
 def golden(x, gamma, w_q, w_scale):
     import numpy as np
+
     xf = x.astype(np.float32)
     rms = np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + EPS)
     normed = xf / rms * gamma.astype(np.float32)
@@ -81,9 +84,11 @@ def golden(x, gamma, w_q, w_scale):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([27, 133, 8] if os.environ.get("PTO") == "1" else [27])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(5)
         gamma = rng.uniform(0.5, 1.5, K).astype(ml_dtypes.bfloat16)
         w_q = rng.integers(-127, 128, (N, K)).astype(np.int8)
@@ -102,6 +107,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(5)
         gamma = (torch.rand(K) + 0.5).to(torch.bfloat16)
         w_q = torch.randint(-127, 128, (N, K), dtype=torch.int8)

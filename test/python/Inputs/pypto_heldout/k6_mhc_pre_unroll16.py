@@ -4,6 +4,7 @@ hc_fn [24, 16384] fp32 used with b_trans=True (NOT NONE_CACHEABLE: reused by eve
 iteration); out [T, 24] fp32 = (x @ hc_fn^T) / sqrt(mean(x^2) + 1e-6).
 loop_unroll(0, T, 1, unroll_list=[16]); cube M = 16; cube tiles chosen from the unroll length.
 """
+
 import os
 import sys
 
@@ -14,7 +15,7 @@ else:
 
 HC = 4
 D = 4096
-HD = HC * D        # 16384
+HD = HC * D  # 16384
 MIX = 24
 EPS = 1e-6
 T = pypto.DYNAMIC
@@ -31,8 +32,7 @@ def hc_pre_mix(
 ):
     t = x.shape[0]
     x_2d_all = pypto.reshape(x, [t, HD], inplace=True)
-    for t_idx, unroll_length in pypto.loop_unroll(0, t, 1, name="t_loop", idx_name="t_idx",
-                                                  unroll_list=[16]):
+    for t_idx, unroll_length in pypto.loop_unroll(0, t, 1, name="t_loop", idx_name="t_idx", unroll_list=[16]):
         tile_t = unroll_length
         x_2d = pypto.view(x_2d_all, [tile_t, HD], [t_idx, 0])
 
@@ -61,6 +61,7 @@ def hc_pre_mix(
 
 def golden(x, hc_fn):
     import numpy as np
+
     xf = x.astype(np.float64).reshape(x.shape[0], -1)
     rms = np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + EPS)
     return (xf @ hc_fn.astype(np.float64).T) / rms
@@ -69,9 +70,11 @@ def golden(x, hc_fn):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([21, 5, 32] if os.environ.get("PTO") == "1" else [21])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(6)
         hc_fn = (rng.standard_normal((MIX, HD)) * 0.01).astype(np.float32)
         ok_all = True
@@ -85,6 +88,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(6)
         hc_fn = torch.randn(MIX, HD) * 0.01
         for t in counts:

@@ -3,6 +3,7 @@
 (-> 64, 16, 1) with the cube tile / split-K choice depending on the unroll length;
 out [T, 32] fp32 = (x @ phi_t) * rsqrt(mean(x^2) + eps).
 """
+
 import os
 import sys
 
@@ -50,6 +51,7 @@ def mhc_pre_pretrans(
 
 def golden(x, phi_t):
     import numpy as np
+
     xf = x.astype(np.float64)
     rms = np.sqrt(np.mean(xf * xf, axis=-1, keepdims=True) + EPS)
     return (xf @ phi_t.astype(np.float64)) / rms
@@ -59,7 +61,9 @@ def main():
     counts = [int(a) for a in sys.argv[1:]] or ([85, 20, 7] if os.environ.get("PTO") == "1" else [20])
     if os.environ.get("PTO") == "1":
         import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(7)
         phi = (rng.standard_normal((NOUT, KD)) * 0.01).astype(np.float32)
         phi_t = np.ascontiguousarray(phi.T)
@@ -74,6 +78,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(7)
         phi = torch.randn(NOUT, KD) * 0.01
         phi_t = phi.T.contiguous()

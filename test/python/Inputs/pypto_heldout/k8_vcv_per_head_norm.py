@@ -3,6 +3,7 @@ bf16 gamma passed directly) -> matmul (b_trans) -> reshape to [tile * H, D] (in 
 per-head RMSNorm over D with gamma_head -> reshape back -> bf16 -> assemble.
 Loop written as pypto.loop(0, T, TILE) over row offsets with valid_shape tails.
 """
+
 import os
 import sys
 
@@ -56,6 +57,7 @@ def proj_head_norm(
 
 def golden(x, gamma, w, gamma_head):
     import numpy as np
+
     xf = x.astype(np.float32)
     xn = xf / np.sqrt(np.mean(xf * xf, -1, keepdims=True) + EPS) * gamma.astype(np.float32)
     xn = xn.astype(x.dtype).astype(np.float32)
@@ -67,9 +69,11 @@ def golden(x, gamma, w, gamma_head):
 def main():
     counts = [int(a) for a in sys.argv[1:]] or ([35, 16, 2] if os.environ.get("PTO") == "1" else [35])
     if os.environ.get("PTO") == "1":
-        import numpy as np
         import ml_dtypes
+        import numpy as np
+
         from pto.interp.golden import check
+
         rng = np.random.default_rng(8)
         gamma = rng.uniform(0.5, 1.5, K).astype(ml_dtypes.bfloat16)
         w = (rng.standard_normal((N, K)) * 0.05).astype(ml_dtypes.bfloat16)
@@ -85,6 +89,7 @@ def main():
         print("PASS" if ok_all else "FAIL")
     else:
         import torch
+
         torch.manual_seed(8)
         gamma = (torch.rand(K) + 0.5).to(torch.bfloat16)
         w = (torch.randn(N, K) * 0.05).to(torch.bfloat16)
