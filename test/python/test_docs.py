@@ -27,3 +27,10 @@ def test_readme_python_snippet_runs(capsys) -> None:
     (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     exec(compile(block, "README.md", "exec"), {})  # noqa: S102
     assert "total:" in capsys.readouterr().out
+
+
+def test_driver_doc_snippet_runs(monkeypatch, capsys) -> None:
+    (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "driver.md").read_text(), re.S)
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "driver.md", "exec"), {})  # noqa: S102
+    assert "['pto', 'tile']" in capsys.readouterr().out
