@@ -16,12 +16,13 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Region
+
 from pto.interp.codegen import YIELD, Block, Program, compile_region
 from pto.interp.graph import KINDS, Group, TaskGraph
 from pto.interp.machine import Core, Machine
 from pto.interp.scheduler import Worker, behind, deadlock, first_ready
-from xdsl.interpreter import Interpreter
-from xdsl.ir import Region, SSAValue
 
 
 @dataclass
@@ -87,20 +88,11 @@ class Programs:
         return self.cache[region]
 
     def fallback(self, op, args: tuple) -> tuple:
-        return self.interpreter._impls.run(self.interpreter, op, args).values
+        return self.interpreter.run_op(op, args)
 
     def free_values(self, program: Program) -> tuple:
         """The values the program uses from outside its region, as they are now."""
-        return tuple(_lookup(self.interpreter, v) for v in program.free)
-
-
-def _lookup(interpreter: Interpreter, v: SSAValue):
-    scope = interpreter._ctx
-    while scope is not None:
-        if v in scope.local_scope:
-            return scope.local_scope[v]
-        scope = scope.parent
-    raise KeyError(v)
+        return self.interpreter.get_values(program.free)
 
 
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:

@@ -11,7 +11,17 @@ interleaved by `pto.interp.scheduler`; `npu.graph` dispatches tasks to cores
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import partial
+
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation, Region, SSAValue
 
 from pto.dialects import npu
 from pto.dialects.npu import BufferType, Space
@@ -20,18 +30,7 @@ from pto.interp import npu_ops as ops
 from pto.interp.graph import Group, TaskGraph
 from pto.interp.machine import Core, Machine, MachineError
 from pto.interp.npu_ops import Buf, CopySpec
-
 from pto.interp.scheduler import Scheduler
-from xdsl.interpreter import (
-    Interpreter,
-    InterpreterFunctions,
-    PythonValues,
-    ReturnedValues,
-    impl,
-    register_impls,
-)
-from xdsl.ir import Operation, Region, SSAValue
-from xdsl.utils.scoped_dict import ScopedDict
 
 __all__ = ["Buf", "CoreInterpreter", "NpuFunctions"]
 
@@ -39,61 +38,63 @@ __all__ = ["Buf", "CoreInterpreter", "NpuFunctions"]
 # rather than left to exhaust memory (a loop bound far beyond its tensor, say).
 MAX_TASKS = 1 << 24
 
+# The interpreter functions of a kernel's interpreter, each with its `override` flag: a
+# core's interpreter registers the same ones.
+Functions = Sequence[tuple[InterpreterFunctions, bool]]
+FreeValues = Callable[[Region], tuple[SSAValue, ...]]
+
+
+class _ScalarIssue(Interpreter.Listener):
+    """Charges each scalar op (index arithmetic, loop control) its issue cycles on the
+    core, before it runs."""
+
+    def __init__(self, core: Core):
+        self.core, self.cost = core, core.machine.cost.issue
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        if op.name.startswith(ops.SCALAR_OPS):
+            self.core.scalar(self.cost)
+
+
+def free_values(region: Region) -> tuple[SSAValue, ...]:
+    """The values `region` uses that are defined outside it, in order of first use."""
+    body = list(region.walk())
+    inner: set[SSAValue] = {a for b in region.blocks for a in b.args}
+    for op in body:
+        inner.update(op.results)
+        inner.update(a for r in op.regions for b in r.blocks for a in b.args)
+    return tuple(dict.fromkeys(v for op in body for v in op.operands if v not in inner))
+
 
 class CoreInterpreter(Interpreter):
-    """The interpreter of one core's program. Its region loop is xDSL's, minus the
-    per-op listener and checks (a core program runs tens of thousands of ops), and it
-    charges scalar ops (index arithmetic, loop control) issue cycles on its core. Values
-    live in one dict per core: the programs are structured (scf), so a value's latest
-    definition is the one in scope."""
+    """The interpreter of one core's program: xDSL's, with the functions of the kernel's
+    interpreter, a listener that charges scalar ops, and the values a program takes from
+    the kernel's scope (the launch's or the graph's block) copied in as it starts."""
 
-    def __init__(self, module, impls, outer: ScopedDict, core: Core):
-        super().__init__(module, _impls=impls)  # type: ignore[call-arg]
-        env: dict = {}
-        scope: ScopedDict | None = outer
-        chain = []
-        while scope is not None:
-            chain.append(scope.local_scope)
-            scope = scope.parent
-        for local in reversed(chain):
-            env.update(local)
-        self.env = env
-        self.core = core
+    def __init__(self, outer: Interpreter, functions: Functions, core: Core, free: FreeValues):
+        super().__init__(outer.module, listeners=(_ScalarIssue(core),))
+        for fns, override in functions:
+            self.register_implementations(fns, override=override)
+        self.outer, self.core, self.free = outer, core, free
+        self.depth = 0
         self.set_data(NpuFunctions, "core", core)
 
-    def get_values(self, values) -> tuple:
-        env = self.env
-        return tuple(env[v] for v in values)
-
-    def set_values(self, pairs) -> None:
-        self.env.update(pairs)
-
     def run_ssacfg_region(self, region: Region, args: PythonValues, name: str = "unknown") -> PythonValues:
-        if not region.blocks:
-            return ()
-        env, run, core, cost = self.env, self._impls.run, self.core, self.core.machine.cost.issue
-        block = region.blocks.first
-        while block is not None:
-            env.update(zip(block.args, args))
-            op, block = block.first_op, None
-            while op is not None:
-                if op.name.startswith(ops.SCALAR_OPS):
-                    core.scalar(cost)
-                result = run(self, op, tuple(env[v] for v in op.operands))
-                env.update(zip(op.results, result.values))
-                tv = result.terminator_value
-                if tv is not None:
-                    if isinstance(tv, ReturnedValues):
-                        return tv.values
-                    block, args = tv  # a Successor
-                    break
-                op = op.next_op
-        return ()
+        if self.depth == 0:  # a program (not a loop body in one): it starts from the kernel's values
+            free = self.free(region)
+            self.set_values(zip(free, self.outer.get_values(free), strict=True))
+        self.depth += 1
+        try:
+            return super().run_ssacfg_region(region, args, name)
+        finally:
+            self.depth -= 1
 
 
 class NpuFunctions(InterpreterFunctions):
-    def __init__(self, machine: Machine, engine: str = "interp"):
+    def __init__(self, machine: Machine, engine: str = "interp", functions: Functions = ()):
         self.machine = machine
+        self.functions: Functions = [*functions, (self, False)]
+        self._free: dict[Region, tuple[SSAValue, ...]] = {}
         self.engine = engine  # "interp": a CoreInterpreter per core; "compiled": `pto.interp.compiled`
         self._programs: compiled.Programs | None = None
         self._ends: dict[Operation, CopySpec] = {}
@@ -156,7 +157,7 @@ class NpuFunctions(InterpreterFunctions):
             for i in range(count):
                 core = m.new_core(kind, i)
                 cores.append(core)
-                child = CoreInterpreter(interpreter.module, interpreter._impls, interpreter._ctx, core)
+                child = self._core_interpreter(interpreter, core)
                 sched.add(core.name, partial(child.run_ssacfg_region, region, (i,), core.name),
                           lambda c=core: c.clock)
         m.scheduler = sched
@@ -164,6 +165,14 @@ class NpuFunctions(InterpreterFunctions):
         m.scheduler = None
         m.finish_launch(cores)
         return ()
+
+    def _core_interpreter(self, interpreter: Interpreter, core: Core) -> CoreInterpreter:
+        return CoreInterpreter(interpreter, self.functions, core, self.free_values)
+
+    def free_values(self, region: Region) -> tuple[SSAValue, ...]:
+        if region not in self._free:  # once per program and run
+            self._free[region] = free_values(region)
+        return self._free[region]
 
     def _compiled(self, interpreter: Interpreter) -> compiled.Programs:
         if self._programs is None:  # compiled once per run, on first use
@@ -180,8 +189,8 @@ class NpuFunctions(InterpreterFunctions):
         interpreter.push_scope("npu.graph")
         try:
             for o in op.body.block.ops:
-                result = interpreter._run_op(o, interpreter.get_values(o.operands))
-                interpreter.set_values(zip(o.results, result.values))
+                results = interpreter.run_op(o, interpreter.get_values(o.operands))
+                interpreter.set_values(zip(o.results, results, strict=True))
             groups, self._groups = self._groups, None
             stitch = op.stitch.value.data if op.stitch is not None else None
             graph = TaskGraph(self.machine, groups, stitch)
@@ -189,8 +198,7 @@ class NpuFunctions(InterpreterFunctions):
             if self.engine == "compiled":
                 compiled.run_graph(self.machine, self._compiled(interpreter), graph, cube, vector)
             else:
-                graph.run(cube, vector, lambda core: CoreInterpreter(interpreter.module, interpreter._impls,
-                                                                     interpreter._ctx, core))
+                graph.run(cube, vector, partial(self._core_interpreter, interpreter))
         finally:
             self._groups = None
             interpreter.pop_scope()

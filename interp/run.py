@@ -9,17 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from pto.dialects import tile
-from pto.dialects.npu import BufferType
-from pto.dialects.common import elem_name
-from pto.interp import numerics as nx
-from pto.interp.arith import FastIndexArithFunctions, IndexArithFunctions
-from pto.interp.machine import Machine, MachineError
-from pto.interp.npu import NpuFunctions
-from pto.interp.pto import PtoFunctions
-from pto.interp.report import Report, make_report
-from pto.interp.tile import TileFunctions
-from pto.targets import Target, load_target, target_of
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
@@ -28,6 +17,17 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.utils.exceptions import InterpretationError
 
+from pto.dialects import tile
+from pto.dialects.common import elem_name
+from pto.dialects.npu import BufferType
+from pto.interp import numerics as nx
+from pto.interp.arith import FastIndexArithFunctions, IndexArithFunctions
+from pto.interp.machine import Machine, MachineError
+from pto.interp.npu import NpuFunctions
+from pto.interp.pto import PtoFunctions
+from pto.interp.report import Report, make_report
+from pto.interp.tile import TileFunctions
+from pto.targets import Target, load_target, target_of
 
 # How the npu level runs: "interp" is xDSL's interpreter, a CoreInterpreter per core on
 # an OS thread (the reference); "compiled" is each core program compiled to Python
@@ -148,12 +148,13 @@ def random_inputs(sig: Signature, tokens: int, seed: int = 0) -> list[np.ndarray
 
 def _interpreter(module: ModuleOp, machine: Machine | None, engine: str = "interp") -> Interpreter:
     it = Interpreter(module)
-    for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), IndexArithFunctions(), PtoFunctions(),
-                TileFunctions()):
-        it.register_implementations(fns)
-    it.register_implementations(FastIndexArithFunctions(), override=True)
+    functions = [(fns, False) for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), IndexArithFunctions(),
+                                          PtoFunctions(), TileFunctions())]
+    functions.append((FastIndexArithFunctions(), True))
     if machine is not None:
-        it.register_implementations(NpuFunctions(machine, engine))
+        functions.append((NpuFunctions(machine, engine, functions), False))
+    for fns, override in functions:
+        it.register_implementations(fns, override=override)
     return it
 
 
