@@ -283,3 +283,19 @@ def test_a_core_program_of_several_blocks_is_refused() -> None:
     with pytest.raises(MachineError, match="core programs of one block") as e:
         compile_region(region, "t", lambda op, args: ())
     assert e.value.op is holder
+
+
+def test_blas_runs_one_thread_inside_a_run_and_is_restored_after() -> None:
+    from pto.interp import blas
+
+    api = blas._openblas()
+    if api is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
+    get, _ = api
+    before = get()
+    with blas.one_thread():
+        assert get() == 1
+        with blas.one_thread():
+            assert get() == 1
+        assert get() == 1
+    assert get() == before
