@@ -54,58 +54,79 @@ class L2Cache:
             self.stats[name] = TensorStats()
         return self.names.index(name)
 
-    def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True) -> tuple[int, int]:
-        """Touch `lines` (line addresses, unique) on behalf of `tensor`; return (hits, misses)."""
+    def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True,
+               ascending: bool = False) -> tuple[int, int]:
+        """Touch `lines` (line addresses, unique; `ascending` if the caller knows they are
+        sorted) on behalf of `tensor`; return (hits, misses)."""
         tid = self.tensor_id(tensor)
         st = self.stats[tensor]
         hits = misses = 0
         todo = lines
         while todo.size:
             sets = todo % self.sets
-            if todo[-1] - todo[0] < self.sets and (todo.size < 2 or (np.diff(todo) > 0).all()):
+            if todo[-1] - todo[0] < self.sets and (ascending or todo.size < 2 or (np.diff(todo) > 0).all()):
                 batch, s, todo = todo, sets, todo[:0]  # ascending within one sweep of the sets: no conflicts
             else:
                 _, first = np.unique(sets, return_index=True)
                 first.sort()
                 batch, s = todo[first], sets[first]
                 todo = np.delete(todo, first)
-            stamps = self.clock + 1 + np.arange(batch.size)
-            self.clock += batch.size
-            match = self.tags[s] == batch[:, None]
-            hit = match.any(axis=1)
-            hs, hw = s[hit], match[hit].argmax(axis=1)
-            self.stamp[hs, hw] = stamps[hit]
-            if write:
-                self.dirty[hs, hw] = True
-            nh = int(hit.sum())
+            nh, nm = self._round(batch, s, write, cacheable, tid, st)
             hits += nh
-            miss = ~hit
-            nm = batch.size - nh
             misses += nm
-            if not nm:
-                continue
-            if not cacheable:
-                if write:
-                    st.hbm_written += nm * self.line
-                else:
-                    st.hbm_read += nm * self.line
-                continue
-            ms = s[miss]
-            victim = self.stamp[ms].argmin(axis=1)
-            evict = self.dirty[ms, victim] & (self.tags[ms, victim] >= 0)
-            if evict.any():
-                self.written_back += int(evict.sum())
-                for owner, n in zip(*np.unique(self.owner[ms, victim][evict], return_counts=True)):
-                    self.stats[self.names[owner]].hbm_written += int(n) * self.line
-            self.tags[ms, victim] = batch[miss]
-            self.stamp[ms, victim] = stamps[miss]
-            self.dirty[ms, victim] = write
-            self.owner[ms, victim] = tid
-            if not write:  # a write miss allocates without reading: the DMA writes whole lines
-                st.hbm_read += nm * self.line
         st.hits += hits
         st.misses += misses
         return hits, misses
+
+    def _round(self, batch: np.ndarray, s: np.ndarray, write: bool, cacheable: bool, tid: int,
+               st: TensorStats) -> tuple[int, int]:
+        """Lines `batch` of distinct sets `s`, stamped in order: (hits, misses). The
+        common rounds, all hits or all misses, skip the selections of the mixed one."""
+        n = batch.size
+        base = self.clock + 1
+        self.clock += n
+        match = self.tags[s] == batch[:, None]
+        hit = match.any(axis=1)
+        nh = int(np.count_nonzero(hit))
+        if nh == n:
+            self._touch(s, match.argmax(axis=1), np.arange(base, base + n), write)
+            return nh, 0
+        if nh:
+            at = hit.nonzero()[0]
+            self._touch(s[at], match[at].argmax(axis=1), base + at, write)
+            at = (~hit).nonzero()[0]
+            batch, s, stamps = batch[at], s[at], base + at
+        else:
+            stamps = np.arange(base, base + n)
+        nm = n - nh
+        if not cacheable:
+            if write:
+                st.hbm_written += nm * self.line
+            else:
+                st.hbm_read += nm * self.line
+            return nh, nm
+        self._fill(batch, s, stamps, write, tid)
+        if not write:  # a write miss allocates without reading: the DMA writes whole lines
+            st.hbm_read += nm * self.line
+        return nh, nm
+
+    def _touch(self, s: np.ndarray, w: np.ndarray, stamps: np.ndarray, write: bool) -> None:
+        self.stamp[s, w] = stamps
+        if write:
+            self.dirty[s, w] = True
+
+    def _fill(self, batch: np.ndarray, s: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
+        """Missed lines replace the least recently used way of their sets."""
+        victim = self.stamp[s].argmin(axis=1)
+        evict = self.dirty[s, victim] & (self.tags[s, victim] >= 0)
+        if evict.any():
+            self.written_back += int(np.count_nonzero(evict))
+            for owner, k in zip(*np.unique(self.owner[s, victim][evict], return_counts=True)):
+                self.stats[self.names[owner]].hbm_written += int(k) * self.line
+        self.tags[s, victim] = batch
+        self.stamp[s, victim] = stamps
+        self.dirty[s, victim] = write
+        self.owner[s, victim] = tid
 
     def flush(self) -> None:
         """Write every dirty line back (the end of the kernel: outputs reach HBM)."""

@@ -236,7 +236,7 @@ class Machine:
         DMA's start."""
         lines = region_lines(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
         before = self.l2.written_back
-        hits, misses = self.l2.access(lines, t.name, write, cacheable)
+        hits, misses = self.l2.access(lines, t.name, write, cacheable, ascending=True)
         return hits, misses, self.l2.written_back - before
 
     # -- launches ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 from dataclasses import dataclass
 from functools import partial
 
@@ -53,13 +54,27 @@ def space(v: Buf | GmTensor) -> Space:
 
 
 def tile(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> np.ndarray:
+    check(op, v, offs, ext, what)
+    return v.array[tuple(slice(o, o + e) for o, e in zip(offs, ext))]
+
+
+def check(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> None:
+    """A tile `[offs, +ext)` lies inside `v`: else a MachineError naming both."""
     a = v.array
     for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape)):
         if e and (o < 0 or o + e > d):  # moving nothing (a tail's missing tile) is no access
             name = v.name if isinstance(v, GmTensor) else f"{space(v).value} buffer at offset {v.offset}"
             raise MachineError(op, f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
                                f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)")
-    return a[tuple(slice(o, o + e) for o, e in zip(offs, ext))]
+
+
+def tile_bytes(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> int:
+    """`tile(...).nbytes` without making the view (a timing-only run moves no data)."""
+    check(op, v, offs, ext, what)
+    a = v.array
+    if len(ext) != a.ndim:
+        return tile(op, v, offs, ext, what).nbytes
+    return math.prod(ext) * a.itemsize
 
 
 def merge(static: tuple[int, ...], dyn) -> tuple[int, ...]:
@@ -147,11 +162,18 @@ class CopySpec:
     n_dst: int
     has_rows: bool
     ext: tuple[int, ...]
+    # A DMA's attributes, read once (an xDSL attribute read costs a DMA's own bookkeeping)
+    pipe: Pipe = Pipe.FIXPIPE
+    transpose: bool = False
+    cacheable: bool = True
 
     @staticmethod
     def of(op: npu.DmaOp | npu.FixpipeOp) -> CopySpec:
+        dma = dict(pipe=op.pipe.data, transpose=op.transpose is not None,
+                   cacheable=op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE) \
+            if isinstance(op, npu.DmaOp) else {}
         return CopySpec(op.static_src.get_values(), len(op.src_offsets), op.static_dst.get_values(),
-                        len(op.dst_offsets), op.rows is not None, op.extent())
+                        len(op.dst_offsets), op.rows is not None, op.extent(), **dma)
 
     def split(self, args) -> tuple:
         """(src, dst, src offsets, dst offsets, rows) from the op's operand values."""
@@ -181,33 +203,34 @@ class GmCopy:
 
 def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
     """The numerics of a DMA; an on-chip one is booked here, a GM one is returned."""
-    transpose = op.transpose is not None
+    transpose = s.transpose
     ext = s.ext
     valid = ext[0] if rows is None else max(0, min(rows, ext[0]))
     vext = (valid, *ext[1:])
     sext = tuple(reversed(vext)) if transpose else vext
-    data = tile(op, src, so, sext, "source")
-    out = tile(op, dst, do, vext, "destination")
     if m.numerics:
-        out[...] = data.T if transpose else data
+        data = tile(op, src, so, sext, "source")
+        tile(op, dst, do, vext, "destination")[...] = data.T if transpose else data
+        nbytes = data.nbytes
+    else:
+        nbytes = tile_bytes(op, src, so, sext, "source")
+        check(op, dst, do, vext, "destination")
     if valid < ext[0] and isinstance(dst, Buf):
         zeros = tile(op, dst, do, ext, "destination")
         if m.numerics:
             zeros[valid:] = 0
-    nbytes = data.nbytes
     gm = src if isinstance(src, GmTensor) else dst if isinstance(dst, GmTensor) else None
     cost = m.cost
     adjust = cost.transposed if transpose else None
     reads, writes = [key(src)], [key(dst)]
     if gm is None:
         cycles = cost.onchip_dma(nbytes, space(src).value, space(dst).value)
-        core.run(op, op.pipe.data, adjust(cycles) if adjust else cycles, reads=reads, writes=writes, nbytes=nbytes)
+        core.run(op, s.pipe, adjust(cycles) if adjust else cycles, reads=reads, writes=writes, nbytes=nbytes)
         return None
-    cacheable = op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE
     offs, gext = (so, sext) if gm is src else (do, vext)
     if gm is dst:
         m.count_writes(gm, do, vext)
-    return GmCopy(op, op.pipe.data, gm, offs, gext, gm is dst, cacheable, adjust, reads, writes, nbytes)
+    return GmCopy(op, s.pipe, gm, offs, gext, gm is dst, s.cacheable, adjust, reads, writes, nbytes)
 
 
 def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
