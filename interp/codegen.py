@@ -211,9 +211,7 @@ class _Emitter:
         o = self.const(op)
         if t.mem == Space.GM:
             return self.call(f"ops.gm_alloc(m, {o}, ({''.join(f'{self.use(v)}, ' for v in op.operands)}))", op)
-        s = self.const(ops.AllocSpec.of(op))
-        self.call(f"ops.check_capacity(m, core, {o}, {s})")
-        self.call(f"ops.alloc(core, {s})", op)
+        self.call(f"ops.alloc_once(m, core, {o}, {self.const(ops.AllocSpec.of(op))})", op)
 
     def value_op(self, op: npu.DimOp | npu.ReshapeOp | npu.ViewOp) -> None:
         fn = {npu.DimOp: "dim", npu.ReshapeOp: "reshape", npu.ViewOp: "view"}[type(op)]

@@ -19,6 +19,12 @@ from functools import lru_cache
 import numpy as np
 
 
+# Lines of one access below which a Python loop beats the fixed cost of a vector round
+# (a few microseconds of numpy calls; an access of one or two lines is common: one
+# token's row of a tile).
+SMALL = 8
+
+
 @dataclass
 class TensorStats:
     hits: int = 0
@@ -46,13 +52,15 @@ class L2Cache:
         self.clock = 0
         self.written_back = 0  # dirty lines evicted by misses, all tensors: HBM writes
         self.names: list[str] = []
+        self.ids: dict[str, int] = {}
         self.stats: dict[str, TensorStats] = {}
 
     def tensor_id(self, name: str) -> int:
         if name not in self.stats:
+            self.ids[name] = len(self.names)
             self.names.append(name)
             self.stats[name] = TensorStats()
-        return self.names.index(name)
+        return self.ids[name]
 
     def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True,
                ascending: bool = False) -> tuple[int, int]:
@@ -60,6 +68,11 @@ class L2Cache:
         sorted) on behalf of `tensor`; return (hits, misses)."""
         tid = self.tensor_id(tensor)
         st = self.stats[tensor]
+        if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
+            hits, misses = self._round_small(lines.tolist(), write, cacheable, tid, st)
+            st.hits += hits
+            st.misses += misses
+            return hits, misses
         hits = misses = 0
         todo = lines
         while todo.size:
@@ -109,6 +122,47 @@ class L2Cache:
         if not write:  # a write miss allocates without reading: the DMA writes whole lines
             st.hbm_read += nm * self.line
         return nh, nm
+
+    def _round_small(self, lines: list[int], write: bool, cacheable: bool, tid: int,
+                     st: TensorStats) -> tuple[int, int]:
+        """`_round` line by line, for a few lines of distinct sets."""
+        tags, stamp, sets = self.tags, self.stamp, self.sets
+        nh, missed = 0, []
+        for line in lines:
+            self.clock += 1
+            s = line % sets
+            row = tags[s].tolist()
+            if line in row:
+                w = row.index(line)
+                stamp[s, w] = self.clock
+                if write:
+                    self.dirty[s, w] = True
+                nh += 1
+            else:
+                missed.append((line, s, self.clock))
+        nm = len(missed)
+        if nm and not cacheable:
+            if write:
+                st.hbm_written += nm * self.line
+            else:
+                st.hbm_read += nm * self.line
+        elif nm:
+            for line, s, when in missed:
+                self._fill_one(line, s, when, write, tid)
+            if not write:
+                st.hbm_read += nm * self.line
+        return nh, nm
+
+    def _fill_one(self, line: int, s: int, when: int, write: bool, tid: int) -> None:
+        """`_fill` of one line."""
+        w = int(self.stamp[s].argmin())
+        if self.dirty[s, w] and self.tags[s, w] >= 0:
+            self.written_back += 1
+            self.stats[self.names[self.owner[s, w]]].hbm_written += self.line
+        self.tags[s, w] = line
+        self.stamp[s, w] = when
+        self.dirty[s, w] = write
+        self.owner[s, w] = tid
 
     def _touch(self, s: np.ndarray, w: np.ndarray, stamps: np.ndarray, write: bool) -> None:
         self.stamp[s, w] = stamps

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -39,14 +39,14 @@ class Buf:
     array: np.ndarray
     space: Space
     offset: int
+    key: tuple[Space, int] = field(init=False)  # what the pipe timing's data dependences track
 
-    @property
-    def key(self) -> tuple[Space, int]:
-        return (self.space, self.offset)
+    def __post_init__(self) -> None:
+        self.key = (self.space, self.offset)
 
 
 def key(v: Buf | GmTensor) -> object:
-    return v.key if isinstance(v, Buf) else ("gm", v.name)
+    return v.key
 
 
 def space(v: Buf | GmTensor) -> Space:
@@ -60,12 +60,17 @@ def tile(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int
 
 def check(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> None:
     """A tile `[offs, +ext)` lies inside `v`: else a MachineError naming both."""
-    a = v.array
-    for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape)):
+    for o, e, d in zip(offs, ext, v.array.shape):
         if e and (o < 0 or o + e > d):  # moving nothing (a tail's missing tile) is no access
-            name = v.name if isinstance(v, GmTensor) else f"{space(v).value} buffer at offset {v.offset}"
-            raise MachineError(op, f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
-                               f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)")
+            raise _outside(op, v, offs, ext, what)
+
+
+def _outside(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str):
+    a = v.array
+    ax, o, e = next((ax, o, e) for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape)) if e and (o < 0 or o + e > d))
+    name = v.name if isinstance(v, GmTensor) else f"{space(v).value} buffer at offset {v.offset}"
+    return MachineError(op, f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
+                        f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)")
 
 
 def tile_bytes(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> int:
@@ -85,7 +90,7 @@ def merge(static: tuple[int, ...], dyn) -> tuple[int, ...]:
 # -- allocation --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per op: hashed by identity, a key of `Core.bufs`
 class AllocSpec:
     """An on-chip `npu.alloc`, decoded once."""
 
@@ -116,6 +121,16 @@ def alloc(core: Core, s: AllocSpec) -> Buf:
     core.peak[s.space] = max(core.peak.get(s.space, 0), s.need)
     view = core.space(s.space)[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
     return Buf(view, s.space, s.offset)
+
+
+def alloc_once(m: Machine, core: Core, op: Operation, s: AllocSpec) -> Buf:
+    """`check_capacity` and `alloc` the first time the op runs on the core, its buffer
+    after: the same view of the same bytes, and the peak is already counted."""
+    buf = core.bufs.get(s)
+    if buf is None:
+        check_capacity(m, core, op, s)
+        buf = core.bufs[s] = alloc(core, s)
+    return buf
 
 
 def gm_alloc(m: Machine, op: npu.AllocOp, args) -> GmTensor:
@@ -222,9 +237,9 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
     gm = src if isinstance(src, GmTensor) else dst if isinstance(dst, GmTensor) else None
     cost = m.cost
     adjust = cost.transposed if transpose else None
-    reads, writes = [key(src)], [key(dst)]
+    reads, writes = [src.key], [dst.key]
     if gm is None:
-        cycles = cost.onchip_dma(nbytes, space(src).value, space(dst).value)
+        cycles = nbytes / cost.path_rate(src.space, dst.space)
         core.run(op, s.pipe, adjust(cycles) if adjust else cycles, reads=reads, writes=writes, nbytes=nbytes)
         return None
     offs, gext = (so, sext) if gm is src else (do, vext)
