@@ -86,7 +86,7 @@ class EventScheduler:
         key = (self._turns, self.version())
         if self._kept[0] != key:
             clocks = self.clocks()  # type: ignore[misc]
-            self._kept = (key, sorted(zip(clocks, self.workers), key=lambda cw: (cw[0], cw[1].index)))
+            self._kept = (key, [(clocks[i], self.workers[i]) for i in _order(clocks)])
         mine = w.clock()
         for c, o in self._kept[1]:
             if not c + QUANTUM < mine:
@@ -98,14 +98,20 @@ class EventScheduler:
     def _next(self) -> Worker | None:
         """`first_ready` on the clocks now."""
         self._turns += 1
-        clocks = self.clocks()  # type: ignore[misc]
-        live = [w for w in self.workers if not w.done]
-        for w in sorted(live, key=lambda w: (clocks[w.index], w.index)):
-            if w.waiting is None or w.waiting():
+        workers = self.workers
+        for i in _order(self.clocks()):  # type: ignore[misc]
+            w = workers[i]
+            if not w.done and (w.waiting is None or w.waiting()):
                 return w
+        live = [w for w in workers if not w.done]
         if live:
             raise deadlock(live)
         return None
+
+
+def _order(clocks: list[float]) -> list[int]:
+    """Worker indices by (clock, index): a stable sort of the indices by clock."""
+    return sorted(range(len(clocks)), key=clocks.__getitem__)
 
 
 class Programs:
