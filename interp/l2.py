@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import operator
 from functools import lru_cache
 
 import numpy as np
@@ -99,18 +100,16 @@ class L2Cache:
         base = self.clock + 1
         self.clock += n
         match = self.tags[s] == batch[:, None]
-        hit = match.any(axis=1)
-        nh = int(np.count_nonzero(hit))
+        nh = int(np.count_nonzero(match))  # a line is in at most one way of its set
         if nh == n:
             self._touch(s, match.argmax(axis=1), np.arange(base, base + n), write)
             return nh, 0
         if nh:
+            hit = match.any(axis=1)
             at = hit.nonzero()[0]
             self._touch(s[at], match[at].argmax(axis=1), base + at, write)
             at = (~hit).nonzero()[0]
             batch, s, stamps = batch[at], s[at], base + at
-        else:
-            stamps = np.arange(base, base + n)
         nm = n - nh
         if not cacheable:
             if write:
@@ -118,7 +117,7 @@ class L2Cache:
             else:
                 st.hbm_read += nm * self.line
             return nh, nm
-        self._fill(batch, s, stamps, write, tid)
+        self._fill(batch, s, stamps if nh else np.arange(base, base + n), write, tid)
         if not write:  # a write miss allocates without reading: the DMA writes whole lines
             st.hbm_read += nm * self.line
         return nh, nm
@@ -194,13 +193,19 @@ def region_lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], ex
                  elem_bytes: int, line: int) -> np.ndarray:
     """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
     in address order."""
-    strides = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * shape[i + 1]
-    start = base + sum(o * s for o, s in zip(offsets, strides)) * elem_bytes
+    start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
     # The pattern depends only on where in its line the tile starts: computed once.
     rel = _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
     return rel + start // line
+
+
+@lru_cache(maxsize=1024)
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return tuple(strides)
 
 
 @lru_cache(maxsize=4096)

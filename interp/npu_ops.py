@@ -220,8 +220,11 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
     """The numerics of a DMA; an on-chip one is booked here, a GM one is returned."""
     transpose = s.transpose
     ext = s.ext
-    valid = ext[0] if rows is None else max(0, min(rows, ext[0]))
-    vext = (valid, *ext[1:])
+    if rows is None:
+        valid, vext = ext[0], ext
+    else:
+        valid = max(0, min(rows, ext[0]))
+        vext = (valid, *ext[1:])
     sext = tuple(reversed(vext)) if transpose else vext
     if m.numerics:
         data = tile(op, src, so, sext, "source")
