@@ -82,6 +82,20 @@ def tile_bytes(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tup
     return math.prod(ext) * a.itemsize
 
 
+# Unsigned integers of each element size: a copy between equal dtypes moves raw bits.
+_RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def move(out: np.ndarray, data: np.ndarray) -> None:
+    """`out[...] = data`; between equal dtypes as raw bits, the same bytes at up to twice
+    the speed (a bf16 copy goes through ml_dtypes' element loop otherwise)."""
+    raw = _RAW.get(out.itemsize) if out.dtype == data.dtype else None
+    if raw is None:
+        out[...] = data
+    else:
+        out.view(raw)[...] = data.view(raw)
+
+
 def merge(static: tuple[int, ...], dyn) -> tuple[int, ...]:
     it = iter(dyn)
     return tuple(int(next(it)) if s == DYN else s for s in static)
@@ -228,7 +242,7 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
     sext = tuple(reversed(vext)) if transpose else vext
     if m.numerics:
         data = tile(op, src, so, sext, "source")
-        tile(op, dst, do, vext, "destination")[...] = data.T if transpose else data
+        move(tile(op, dst, do, vext, "destination"), data.T if transpose else data)
         nbytes = data.nbytes
     else:
         nbytes = tile_bytes(op, src, so, sext, "source")

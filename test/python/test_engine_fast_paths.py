@@ -58,3 +58,22 @@ def test_bf16_widens_to_f32_as_ml_dtypes_does_for_every_pattern() -> None:
         got = nx.f32(x)
         assert got.dtype == np.float32 and got.shape == np.shape(y)
         assert np.array_equal(np.asarray(got).view(np.uint32), np.asarray(y).view(np.uint32))
+
+
+@pytest.mark.parametrize("elem", ["bf16", "f16", "f32", "i8", "i32"])
+def test_a_copy_moves_the_same_bits_as_an_assignment(elem: str) -> None:
+    from pto.interp.npu_ops import move
+
+    rng = np.random.default_rng(0)
+    dt = nx.DTYPES[elem]
+    src = rng.integers(0, 256, (16, 24 * dt.itemsize), np.uint8).view(dt)  # every pattern, NaNs too
+    for data in (src[2:10, 4:12], src[2:10, 4:12].T):
+        want = np.zeros(data.shape, dt)
+        got = np.zeros_like(want)
+        want[...] = data
+        move(got, data)
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    narrow = rng.standard_normal((8, 8)).astype(np.float16)
+    widened = np.zeros((8, 8), np.float32)
+    move(widened, narrow)  # unequal dtypes: a converting assignment
+    assert np.array_equal(widened, narrow.astype(np.float32))
