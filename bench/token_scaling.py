@@ -17,6 +17,7 @@ i.e. the per-token columns stay flat (within 1.5x) across the table.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def main() -> None:
 def flatness(mode: str, rows: list[tuple[int, dict]]) -> None:
     """How far time per token and marginal memory per token spread across the rows."""
     us = [r["secs"] / t for t, r in rows]
-    kb = [(b["peak_kb"] - a["peak_kb"]) / (tb - ta) for (ta, a), (tb, b) in zip(rows, rows[1:])]
+    kb = [(b["peak_kb"] - a["peak_kb"]) / (tb - ta) for (ta, a), (tb, b) in itertools.pairwise(rows)]
     spread = lambda xs: max(xs) / min(xs) if xs and min(xs) > 0 else float("inf")
     ok = spread(us) <= FLAT and spread(kb) <= FLAT
     print(f"{mode}: time/token spread {spread(us):.2f}x, marginal memory/token spread {spread(kb):.2f}x: "

@@ -34,12 +34,12 @@ from xdsl.context import Context
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fidelity import RESULTS, kernel  # noqa: E402
+from fidelity import RESULTS, kernel
 
-from pto.interp.run import random_inputs, run, signature  # noqa: E402
-from pto.tools import pto_run  # noqa: E402
-from pto.tools.pto_opt import LocatingParser  # noqa: E402
-from pto.tools.registry import load_dialects  # noqa: E402
+from pto.interp.run import random_inputs, run, signature
+from pto.tools import pto_run
+from pto.tools.pto_opt import LocatingParser
+from pto.tools.registry import load_dialects
 
 GOAL = 20
 PYPTO_PYTHON = "/work/pypto-venv/bin/python"

@@ -12,9 +12,8 @@ goes to HBM, a write miss is written through to HBM. Counters are kept per tenso
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import operator
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np

@@ -198,8 +198,8 @@ class CopySpec:
 
     @staticmethod
     def of(op: npu.DmaOp | npu.FixpipeOp) -> CopySpec:
-        dma = dict(pipe=op.pipe.data, transpose=op.transpose is not None,
-                   cacheable=op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE) \
+        dma = {"pipe": op.pipe.data, "transpose": op.transpose is not None,
+               "cacheable": op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE} \
             if isinstance(op, npu.DmaOp) else {}
         return CopySpec(op.static_src.get_values(), len(op.src_offsets), op.static_dst.get_values(),
                         len(op.dst_offsets), op.rows is not None, op.extent(), **dma)
