@@ -2,18 +2,22 @@
 N=1024, its unroll list) run at the npu level for growing token counts, each in a fresh
 process so its peak RSS is its own.
 
-    python bench/token_scaling.py [--tokens 1000,10000,100000] [--engine E] [--no-numerics]
+    python bench/token_scaling.py [--tokens 1000,10000,100000] [--engine E] [--modes full,timing]
 
-Prints per token count: the run's wall time (lowering excluded), its time per token,
-the process's peak RSS, the kernel's inputs and outputs, the peak RSS per token above the
-process's size before the inputs existed, and the marginal RSS per token against the
-previous row (what each further token costs, free of the fixed part). Goal (issues 10 and 14): time and memory
-grow linearly with t, i.e. the per-token columns stay flat (within 1.5x) across the table.
+Prints per token count the kernel's inputs and outputs and, side by side for the full
+run and the timing-only one (`numerics=False`): the run's wall time (lowering
+excluded), its time per token, the process's peak RSS and the peak RSS per token above
+the process's size before the inputs existed, and the marginal RSS per token against the
+previous row (what each further token costs, free of the fixed part: the cores' buffers,
+the L2 tables); then how far time per token and marginal memory per token spread across
+the rows. Goal (issues 10 and 14): time and memory grow linearly with t,
+i.e. the per-token columns stay flat (within 1.5x) across the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import subprocess
 import sys
@@ -58,25 +62,46 @@ def measure(t: int, kernel: str, engine: str, numerics: bool) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+MODES = {"full": True, "timing": False}  # column group -> numerics
+FLAT = 1.5  # the goal: each per-token column within this factor across the rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", default="1000,10000,100000")
     ap.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE)
-    ap.add_argument("--no-numerics", dest="numerics", action="store_false", help="time only")
+    ap.add_argument("--modes", default="full,timing", help="full (numerics), timing (numerics=False), or both")
     a = ap.parse_args()
-    print(f"engine {a.engine}{'' if a.numerics else ', timing only'}")
+    modes = a.modes.split(",")
     kernel = str(Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir")
-    print(f"{'tokens':>8} {'run s':>8} {'us/token':>9} {'peak RSS MB':>12} {'in+out MB':>10} {'RSS KB/token':>13} "
-          f"{'marginal KB/token':>18}")
-    prev = None
+    print(f"engine {a.engine}; per mode: run s, us/token, peak RSS MB, RSS KB/token above the process before "
+          f"its inputs, marginal RSS KB/token against the previous row")
+    print(f"{'tokens':>8} {'in+out MB':>10}" + "".join(f" | {m + ' s':>9} {'us/token':>9} {'peak MB':>8} {'KB/token':>9} "
+                                                        f"{'marginal':>9}" for m in modes))
+    per: dict[str, list[tuple[int, dict]]] = {m: [] for m in modes}
     for t in (int(x) for x in a.tokens.split(",")):
-        m = measure(t, kernel, a.engine, a.numerics)
-        per_kb = (m["peak_kb"] - m["base_kb"]) / t
-        marginal = f"{(m['peak_kb'] - prev[1]) / (t - prev[0]):>18.1f}" if prev and t > prev[0] else f"{'':>18}"
-        print(f"{t:>8} {m['secs']:>8.1f} {1e6 * m['secs'] / t:>9.0f} {m['peak_kb'] / 1024:>12.0f} "
-              f"{m['io_bytes'] / 2**20:>10.0f} {per_kb:>13.1f} {marginal}")
-        prev = (t, m["peak_kb"])
+        cells, io = "", 0
+        for mode in modes:
+            r = measure(t, kernel, a.engine, MODES[mode])
+            prev = per[mode][-1] if per[mode] else None
+            per[mode].append((t, r))
+            io = r["io_bytes"]
+            marginal = f"{(r['peak_kb'] - prev[1]['peak_kb']) / (t - prev[0]):>9.1f}" if prev else f"{'':>9}"
+            cells += (f" | {r['secs']:>9.1f} {1e6 * r['secs'] / t:>9.0f} {r['peak_kb'] / 1024:>8.0f} "
+                      f"{(r['peak_kb'] - r['base_kb']) / t:>9.1f} {marginal}")
+        print(f"{t:>8} {io / 2**20:>10.0f}{cells}", flush=True)
+    for mode, rows in per.items():
+        flatness(mode, rows)
 
+
+def flatness(mode: str, rows: list[tuple[int, dict]]) -> None:
+    """How far time per token and marginal memory per token spread across the rows."""
+    us = [r["secs"] / t for t, r in rows]
+    kb = [(b["peak_kb"] - a["peak_kb"]) / (tb - ta) for (ta, a), (tb, b) in itertools.pairwise(rows)]
+    spread = lambda xs: max(xs) / min(xs) if xs and min(xs) > 0 else float("inf")
+    ok = spread(us) <= FLAT and spread(kb) <= FLAT
+    print(f"{mode}: time/token spread {spread(us):.2f}x, marginal memory/token spread {spread(kb):.2f}x: "
+          f"{'flat' if ok else 'NOT flat'} within {FLAT}x")
 
 if __name__ == "__main__":
     main()

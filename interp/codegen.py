@@ -82,7 +82,8 @@ class _Emitter:
         block = _only_block(region)
         args = [self.define(a) for a in block.args]
         self.block(block)
-        head = ["def program(m, core, fv, *args):", "    busy = core.busy", "    ci = m.cost.issue"]
+        head = ["def program(m, core, fv, *args):", "    busy = core.busy", "    ci = m.cost.issue",
+                "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait"]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -211,9 +212,7 @@ class _Emitter:
         o = self.const(op)
         if t.mem == Space.GM:
             return self.call(f"ops.gm_alloc(m, {o}, ({''.join(f'{self.use(v)}, ' for v in op.operands)}))", op)
-        s = self.const(ops.AllocSpec.of(op))
-        self.call(f"ops.check_capacity(m, core, {o}, {s})")
-        self.call(f"ops.alloc(core, {s})", op)
+        self.call(f"ops.alloc_once(m, core, {o}, {self.const(ops.AllocSpec.of(op))})", op)
 
     def value_op(self, op: npu.DimOp | npu.ReshapeOp | npu.ViewOp) -> None:
         fn = {npu.DimOp: "dim", npu.ReshapeOp: "reshape", npu.ViewOp: "view"}[type(op)]
@@ -249,13 +248,26 @@ class _Emitter:
     def vcopy(self, op: npu.VCopyOp) -> None:
         self.call(f"ops.vcopy(m, core, {self.const(op)}, {self.use(op.src)}, {self.use(op.dst)})")
 
+    # Flags are inlined `Core.set_flag` / `Core.wait_flag` (a core program is mostly
+    # flags: a call each cost as much as the rest of its bookkeeping).
+
     def set_flag(self, op: npu.SetFlagOp) -> None:
-        self.call(f"core.set_flag({self.const(op.src_pipe.data)}, {self.const(op.dst_pipe.data)}, "
-                  f"{op.event.value.data})")
+        src, dst, event = op.src_pipe.data, op.dst_pipe.data, op.event.value.data
+        self.call(f"flags.setdefault({self.const((src, dst, event))}, []).append(last_done[{self.const(src)}])")
 
     def wait_flag(self, op: npu.WaitFlagOp) -> None:
-        self.call(f"core.wait_flag({self.const(op)}, {self.const(op.src_pipe.data)}, "
-                  f"{self.const(op.dst_pipe.data)}, {op.event.value.data})")
+        src, dst, event = op.src_pipe.data, op.dst_pipe.data, op.event.value.data
+        self.call(f"pending = flags.get({self.const((src, dst, event))})")
+        self.emit("if not pending:  # never set: the interpreter's error")
+        self.emit(f"    core.wait_flag({self.const(op)}, {self.const(src)}, {self.const(dst)}, {event})")
+        self.emit("t = pending.pop(0)")
+        if dst == Pipe.SCALAR:
+            self.emit("if t > core.issue:")
+            self.emit("    core.issue = t")
+        else:
+            d = self.const(dst)
+            self.emit(f"if t > pipe_wait.get({d}, 0.0):")
+            self.emit(f"    pipe_wait[{d}] = t")
 
     def barrier(self, op: npu.BarrierOp) -> None:
         self.call(f"core.barrier({self.const(op.pipe.data)})")

@@ -22,7 +22,7 @@ from xdsl.ir import Region
 from pto.interp.codegen import YIELD, Block, Program, compile_region
 from pto.interp.graph import KINDS, Group, TaskGraph
 from pto.interp.machine import Core, Machine
-from pto.interp.scheduler import Worker, behind, deadlock, first_ready
+from pto.interp.scheduler import QUANTUM, Worker, deadlock
 
 
 @dataclass
@@ -36,9 +36,21 @@ class _Wait:
 @dataclass
 class EventScheduler:
     """Cores as generators, one running at a time until it yields (`YIELD`, `Block` or
-    `_Wait`); the next is chosen by the thread scheduler's rules."""
+    `_Wait`); the next is chosen by the thread scheduler's rules (`behind`,
+    `first_ready`), evaluated on `clocks()`, every worker's clock in one pass (a graph's
+    `TaskGraph.clocks`), not a call per worker.
+
+    At a `YIELD` only the running core's clock is read anew: the others' cannot change
+    while it runs unless the shared state they depend on does, which `version()` counts
+    (a graph's takes and ends), so their clocks are kept, in order, from the first
+    `YIELD` after the last change. A `YIELD` then costs a comparison with the smallest
+    of them, where a per-worker test was the bulk of a timing-only run."""
 
     workers: list[Worker] = field(default_factory=list)
+    clocks: Callable[[], list[float]] | None = None
+    version: Callable[[], int] = lambda: 0
+    _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
+    _kept: tuple = (None, [])  # ((turn, version), [(clock, worker)] in clock order)
 
     def add(self, name: str, run: Generator, clock: Callable[[], float]) -> None:
         self.workers.append(Worker(len(self.workers), name, run, clock))  # type: ignore[arg-type]
@@ -47,6 +59,8 @@ class EventScheduler:
         return self.workers[index].waiting is not None
 
     def run_all(self) -> None:
+        if self.clocks is None:
+            self.clocks = lambda: [w.clock() for w in self.workers]
         w = self._next()
         while w is not None:
             w.waiting = None
@@ -61,18 +75,44 @@ class EventScheduler:
     def _after(self, w: Worker, request) -> Worker | None:
         """Who runs after `w` asked for `request`."""
         if request is YIELD:
-            return self._next() if behind(self.workers, w) else w
+            return self._next() if self._behind(w) else w
         if isinstance(request, Block) and request.ready():
             return w
         w.waiting, w.what = request.ready, request.what
         return self._next()
 
+    def _behind(self, w: Worker) -> bool:
+        """`pto.interp.scheduler.behind`: whether another core that may go on is more
+        than `QUANTUM` cycles behind `w`."""
+        key = (self._turns, self.version())
+        if self._kept[0] != key:
+            clocks = self.clocks()  # type: ignore[misc]
+            self._kept = (key, [(clocks[i], self.workers[i]) for i in _order(clocks)])
+        mine = w.clock()
+        for c, o in self._kept[1]:
+            if not c + QUANTUM < mine:
+                return False
+            if o is not w and not o.done and (o.waiting is None or o.waiting()):
+                return True
+        return False
+
     def _next(self) -> Worker | None:
-        live = [w for w in self.workers if not w.done]
-        nxt = first_ready(live)
-        if nxt is None and live:
+        """`first_ready` on the clocks now."""
+        self._turns += 1
+        workers = self.workers
+        for i in _order(self.clocks()):  # type: ignore[misc]
+            w = workers[i]
+            if not w.done and (w.waiting is None or w.waiting()):
+                return w
+        live = [w for w in workers if not w.done]
+        if live:
             raise deadlock(live)
-        return nxt
+        return None
+
+
+def _order(clocks: list[float]) -> list[int]:
+    """Worker indices by (clock, index): a stable sort of the indices by clock."""
+    return sorted(range(len(clocks)), key=clocks.__getitem__)
 
 
 class Programs:
@@ -101,7 +141,7 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
 
     def work(core: Core, worker: int) -> Generator:
         return _tasks(machine, graph, core, worker, compiled, free)
-    graph.run_on(EventScheduler(), cube, vector, work)
+    graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
 
 
 def _tasks(m: Machine, graph: TaskGraph, core: Core, worker: int, compiled: list[Program],
@@ -119,8 +159,8 @@ def _tasks(m: Machine, graph: TaskGraph, core: Core, worker: int, compiled: list
 
 def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str, int, Region]]) -> None:
     """`npu.launch`: each core runs its kind's program with its index."""
-    sched = EventScheduler()
     cores: list[Core] = []
+    sched = EventScheduler(clocks=lambda: [c.issue for c in cores])
     for kind, count, region in regions:
         assert kind in KINDS
         if not count:

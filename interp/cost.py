@@ -52,6 +52,7 @@ class CostModel:
         self.cycles_per_repeat = target.vector.cycles_per_repeat
         self.vector_fixed = target.vector.fixed_cycles
         self._paths = target.paths
+        self._rates: dict[tuple, float] = {}
 
     # -- data movement ---------------------------------------------------------------
 
@@ -82,6 +83,13 @@ class CostModel:
 
     def onchip_dma(self, nbytes: int, src: str, dst: str) -> float:
         return nbytes / self._paths[f"{src}->{dst}"]
+
+    def path_rate(self, src, dst) -> float:
+        """`onchip_dma`'s rate between two `Space`s, its key formatted once per pair."""
+        rate = self._rates.get((src, dst))
+        if rate is None:
+            rate = self._rates[(src, dst)] = self._paths[f"{src.value}->{dst.value}"]
+        return rate
 
     def transposed(self, cycles: float) -> float:
         return cycles / self.transpose_factor

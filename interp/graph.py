@@ -36,6 +36,7 @@ from pto.interp.scheduler import Scheduler
 from xdsl.ir import Region
 
 KINDS = ("cube", "vector")
+INF = float("inf")
 
 
 @dataclass
@@ -66,6 +67,8 @@ class TaskGraph:
         # id of a core running a task: core, scheduler worker, when it took the task
         self.active: dict[int, tuple[Core, int, float]] = {}
         self.turned: dict[int, float] = {}  # id of a core that ran a task: when it may take the next
+        self.changes = 0  # takes, ends and releases so far: what idle cores' clocks depend on
+        self._slots: list[tuple[Core, int, str]] = []  # (core, id, kind) in scheduler worker order
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
@@ -86,6 +89,7 @@ class TaskGraph:
         what the scheduler runs for a core (its loop over tasks)."""
         m = self.machine
         cores = [m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores)) for i in range(n)]
+        self._slots = [(c, id(c), c.kind) for c in cores]
         for core in cores:
             sched.add(core.name, work(core, len(sched.workers)), partial(self._clock, core))
         m.scheduler = sched
@@ -117,6 +121,7 @@ class TaskGraph:
         heap = self.ready[core.kind]
         if not heap:
             return None
+        self.changes += 1
         ready, gi, b, i = heapq.heappop(heap)
         self.untaken[core.kind] -= 1
         taken = max(self._free(core), ready)
@@ -127,6 +132,7 @@ class TaskGraph:
     def finish(self, core: Core, task: tuple[Group, int, int]) -> None:
         """The core's task has run: it ends once all its pipes are done."""
         g, b, i = task
+        self.changes += 1
         taken = self.active.pop(id(core))[2]
         core.issue = core.end()
         self.machine.task_done(core, g.label, (b, i), taken, core.issue)
@@ -144,6 +150,16 @@ class TaskGraph:
             return core.issue
         heap = self.ready[core.kind]
         return max(self._free(core), heap[0][0]) if heap else float("inf")
+
+    def version(self) -> int:
+        return self.changes
+
+    def clocks(self) -> list[float]:
+        """`_clock` of every core, in worker order, in one pass."""
+        tops = {k: h[0][0] if h else INF for k, h in self.ready.items()}
+        active, turned = self.active, self.turned
+        return [c.issue if key in active else max(turned.get(key, c.issue), tops[kind])
+                for c, key, kind in self._slots]
 
     def may_take(self, core: Core) -> bool:
         heap = self.ready[core.kind]
@@ -163,6 +179,7 @@ class TaskGraph:
         self._push(g, body, at)
 
     def _push(self, g: Group, body: int, at: float) -> None:
+        self.changes += 1
         for i in range(g.per_body):
             heapq.heappush(self.ready[g.kind], (at, g.index, body, i))
 

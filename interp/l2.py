@@ -12,11 +12,17 @@ goes to HBM, a write miss is written through to HBM. Counters are kept per tenso
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-
 from functools import lru_cache
 
 import numpy as np
+
+
+# Lines of one access below which a Python loop beats the fixed cost of a vector round
+# (a few microseconds of numpy calls; an access of one or two lines is common: one
+# token's row of a tile).
+SMALL = 8
 
 
 @dataclass
@@ -46,66 +52,133 @@ class L2Cache:
         self.clock = 0
         self.written_back = 0  # dirty lines evicted by misses, all tensors: HBM writes
         self.names: list[str] = []
+        self.ids: dict[str, int] = {}
         self.stats: dict[str, TensorStats] = {}
 
     def tensor_id(self, name: str) -> int:
         if name not in self.stats:
+            self.ids[name] = len(self.names)
             self.names.append(name)
             self.stats[name] = TensorStats()
-        return self.names.index(name)
+        return self.ids[name]
 
-    def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True) -> tuple[int, int]:
-        """Touch `lines` (line addresses, unique) on behalf of `tensor`; return (hits, misses)."""
+    def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True,
+               ascending: bool = False) -> tuple[int, int]:
+        """Touch `lines` (line addresses, unique; `ascending` if the caller knows they are
+        sorted) on behalf of `tensor`; return (hits, misses)."""
         tid = self.tensor_id(tensor)
         st = self.stats[tensor]
+        if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
+            hits, misses = self._round_small(lines.tolist(), write, cacheable, tid, st)
+            st.hits += hits
+            st.misses += misses
+            return hits, misses
         hits = misses = 0
         todo = lines
         while todo.size:
             sets = todo % self.sets
-            if todo[-1] - todo[0] < self.sets and (todo.size < 2 or (np.diff(todo) > 0).all()):
+            if todo[-1] - todo[0] < self.sets and (ascending or todo.size < 2 or (np.diff(todo) > 0).all()):
                 batch, s, todo = todo, sets, todo[:0]  # ascending within one sweep of the sets: no conflicts
             else:
                 _, first = np.unique(sets, return_index=True)
                 first.sort()
                 batch, s = todo[first], sets[first]
                 todo = np.delete(todo, first)
-            stamps = self.clock + 1 + np.arange(batch.size)
-            self.clock += batch.size
-            match = self.tags[s] == batch[:, None]
-            hit = match.any(axis=1)
-            hs, hw = s[hit], match[hit].argmax(axis=1)
-            self.stamp[hs, hw] = stamps[hit]
-            if write:
-                self.dirty[hs, hw] = True
-            nh = int(hit.sum())
+            nh, nm = self._round(batch, s, write, cacheable, tid, st)
             hits += nh
-            miss = ~hit
-            nm = batch.size - nh
             misses += nm
-            if not nm:
-                continue
-            if not cacheable:
-                if write:
-                    st.hbm_written += nm * self.line
-                else:
-                    st.hbm_read += nm * self.line
-                continue
-            ms = s[miss]
-            victim = self.stamp[ms].argmin(axis=1)
-            evict = self.dirty[ms, victim] & (self.tags[ms, victim] >= 0)
-            if evict.any():
-                self.written_back += int(evict.sum())
-                for owner, n in zip(*np.unique(self.owner[ms, victim][evict], return_counts=True)):
-                    self.stats[self.names[owner]].hbm_written += int(n) * self.line
-            self.tags[ms, victim] = batch[miss]
-            self.stamp[ms, victim] = stamps[miss]
-            self.dirty[ms, victim] = write
-            self.owner[ms, victim] = tid
-            if not write:  # a write miss allocates without reading: the DMA writes whole lines
-                st.hbm_read += nm * self.line
         st.hits += hits
         st.misses += misses
         return hits, misses
+
+    def _round(self, batch: np.ndarray, s: np.ndarray, write: bool, cacheable: bool, tid: int,
+               st: TensorStats) -> tuple[int, int]:
+        """Lines `batch` of distinct sets `s`, stamped in order: (hits, misses). The
+        common rounds, all hits or all misses, skip the selections of the mixed one."""
+        n = batch.size
+        base = self.clock + 1
+        self.clock += n
+        match = self.tags[s] == batch[:, None]
+        nh = int(np.count_nonzero(match))  # a line is in at most one way of its set
+        if nh == n:
+            self._touch(s, match.argmax(axis=1), np.arange(base, base + n), write)
+            return nh, 0
+        if nh:
+            hit = match.any(axis=1)
+            at = hit.nonzero()[0]
+            self._touch(s[at], match[at].argmax(axis=1), base + at, write)
+            at = (~hit).nonzero()[0]
+            batch, s, stamps = batch[at], s[at], base + at
+        nm = n - nh
+        if not cacheable:
+            if write:
+                st.hbm_written += nm * self.line
+            else:
+                st.hbm_read += nm * self.line
+            return nh, nm
+        self._fill(batch, s, stamps if nh else np.arange(base, base + n), write, tid)
+        if not write:  # a write miss allocates without reading: the DMA writes whole lines
+            st.hbm_read += nm * self.line
+        return nh, nm
+
+    def _round_small(self, lines: list[int], write: bool, cacheable: bool, tid: int,
+                     st: TensorStats) -> tuple[int, int]:
+        """`_round` line by line, for a few lines of distinct sets."""
+        tags, stamp, sets = self.tags, self.stamp, self.sets
+        nh, missed = 0, []
+        for line in lines:
+            self.clock += 1
+            s = line % sets
+            row = tags[s].tolist()
+            if line in row:
+                w = row.index(line)
+                stamp[s, w] = self.clock
+                if write:
+                    self.dirty[s, w] = True
+                nh += 1
+            else:
+                missed.append((line, s, self.clock))
+        nm = len(missed)
+        if nm and not cacheable:
+            if write:
+                st.hbm_written += nm * self.line
+            else:
+                st.hbm_read += nm * self.line
+        elif nm:
+            for line, s, when in missed:
+                self._fill_one(line, s, when, write, tid)
+            if not write:
+                st.hbm_read += nm * self.line
+        return nh, nm
+
+    def _fill_one(self, line: int, s: int, when: int, write: bool, tid: int) -> None:
+        """`_fill` of one line."""
+        w = int(self.stamp[s].argmin())
+        if self.dirty[s, w] and self.tags[s, w] >= 0:
+            self.written_back += 1
+            self.stats[self.names[self.owner[s, w]]].hbm_written += self.line
+        self.tags[s, w] = line
+        self.stamp[s, w] = when
+        self.dirty[s, w] = write
+        self.owner[s, w] = tid
+
+    def _touch(self, s: np.ndarray, w: np.ndarray, stamps: np.ndarray, write: bool) -> None:
+        self.stamp[s, w] = stamps
+        if write:
+            self.dirty[s, w] = True
+
+    def _fill(self, batch: np.ndarray, s: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
+        """Missed lines replace the least recently used way of their sets."""
+        victim = self.stamp[s].argmin(axis=1)
+        evict = self.dirty[s, victim] & (self.tags[s, victim] >= 0)
+        if evict.any():
+            self.written_back += int(np.count_nonzero(evict))
+            for owner, k in zip(*np.unique(self.owner[s, victim][evict], return_counts=True)):
+                self.stats[self.names[owner]].hbm_written += int(k) * self.line
+        self.tags[s, victim] = batch
+        self.stamp[s, victim] = stamps
+        self.dirty[s, victim] = write
+        self.owner[s, victim] = tid
 
     def flush(self) -> None:
         """Write every dirty line back (the end of the kernel: outputs reach HBM)."""
@@ -119,13 +192,19 @@ def region_lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], ex
                  elem_bytes: int, line: int) -> np.ndarray:
     """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
     in address order."""
-    strides = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * shape[i + 1]
-    start = base + sum(o * s for o, s in zip(offsets, strides)) * elem_bytes
+    start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
     # The pattern depends only on where in its line the tile starts: computed once.
     rel = _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
     return rel + start // line
+
+
+@lru_cache(maxsize=1024)
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return tuple(strides)
 
 
 @lru_cache(maxsize=4096)

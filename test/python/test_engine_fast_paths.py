@@ -1,0 +1,79 @@
+"""The fast paths taken for the compiled engine's speed give what the plain ones give:
+the L2's three ways through one access (the line-by-line round for a few ascending
+lines, the vector round, the rounds of a set-conflicting access) leave the same cache,
+counter for counter and way for way; bf16 widens to f32 as ml_dtypes' cast does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pto.interp import numerics as nx
+from pto.interp.l2 import SMALL, L2Cache
+
+LINE, SETS, WAYS = 64, 8, 2
+
+
+def state(c: L2Cache) -> tuple:
+    stats = {n: vars(s) for n, s in c.stats.items()}
+    return (c.tags.tolist(), c.stamp.tolist(), c.dirty.tolist(), c.owner.tolist(), c.clock, c.written_back, stats)
+
+
+def accesses(seed: int, n: int, most: int):
+    """Random unique ascending line runs, some spanning more than one sweep of the sets."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        size = int(rng.integers(1, most + 1))
+        start = int(rng.integers(0, 6 * SETS))
+        span = int(rng.choice([size, SETS, 3 * SETS]))
+        picked = np.sort(rng.choice(np.arange(start, start + max(span, size)), size, replace=False))
+        yield picked.astype(np.int64), f"t{rng.integers(3)}", bool(rng.integers(2)), bool(rng.integers(4))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_small_vector_and_conflict_rounds_agree(seed: int) -> None:
+    fast, ref = L2Cache(SETS * WAYS * LINE, LINE, WAYS), L2Cache(SETS * WAYS * LINE, LINE, WAYS)
+    smalls = 0
+    for lines, tensor, write, cacheable in accesses(seed, 400, SMALL + 4):
+        got = fast.access(lines, tensor, write, cacheable, ascending=True)
+        want = ref.access(lines, tensor, write, cacheable)
+        assert got == want
+        smalls += lines.size <= SMALL and lines[-1] - lines[0] < SETS
+    fast.flush()
+    ref.flush()
+    assert state(fast) == state(ref)
+    assert smalls > 50 and fast.written_back > 0  # both paths taken, evictions seen
+
+
+def test_the_reference_cache_takes_the_vector_round(monkeypatch) -> None:
+    c = L2Cache(SETS * WAYS * LINE, LINE, WAYS)
+    monkeypatch.setattr(L2Cache, "_round_small", lambda *a: pytest.fail("small round without `ascending`"))
+    assert c.access(np.array([1, 2], np.int64), "a", False) == (0, 2)
+
+
+def test_bf16_widens_to_f32_as_ml_dtypes_does_for_every_pattern() -> None:
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(nx.DTYPES["bf16"])
+    want = every.astype(np.float32)
+    for x, y in ((every, want), (every.reshape(256, 256).T, want.reshape(256, 256).T), (every[7], want[7])):
+        got = nx.f32(x)
+        assert got.dtype == np.float32 and got.shape == np.shape(y)
+        assert np.array_equal(np.asarray(got).view(np.uint32), np.asarray(y).view(np.uint32))
+
+
+@pytest.mark.parametrize("elem", ["bf16", "f16", "f32", "i8", "i32"])
+def test_a_copy_moves_the_same_bits_as_an_assignment(elem: str) -> None:
+    from pto.interp.npu_ops import move
+
+    rng = np.random.default_rng(0)
+    dt = nx.DTYPES[elem]
+    src = rng.integers(0, 256, (16, 24 * dt.itemsize), np.uint8).view(dt)  # every pattern, NaNs too
+    for data in (src[2:10, 4:12], src[2:10, 4:12].T):
+        want = np.zeros(data.shape, dt)
+        got = np.zeros_like(want)
+        want[...] = data
+        move(got, data)
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    narrow = rng.standard_normal((8, 8)).astype(np.float16)
+    widened = np.zeros((8, 8), np.float32)
+    move(widened, narrow)  # unequal dtypes: a converting assignment
+    assert np.array_equal(widened, narrow.astype(np.float32))
