@@ -36,10 +36,10 @@ sys.path.insert(0, str(HERE))
 
 from fidelity import RESULTS, kernel
 
+from pto.driver.lower import lower
+from pto.driver.parse import LocatingParser
+from pto.driver.registry import load_dialects
 from pto.interp.run import random_inputs, run, signature
-from pto.tools import pto_run
-from pto.tools.pto_opt import LocatingParser
-from pto.tools.registry import load_dialects
 
 GOAL = 20
 PYPTO_PYTHON = "/work/pypto-venv/bin/python"
@@ -72,7 +72,7 @@ def ours_time(c: dict) -> dict:
     load_dialects(ctx)
     m = LocatingParser(ctx, kernel(c), c["id"]).parse_module()
     inputs = random_inputs(signature(m), c["t"], 0)
-    pto_run.lower(ctx, m, "pto-sk03-pipeline{factors=" + ",".join(map(str, c["unroll"])) + "}")
+    lower(ctx, m, "pto-sk03-pipeline{factors=" + ",".join(map(str, c["unroll"])) + "}")
     ran = time.perf_counter()
     rep = run(m, inputs, numerics=False).report
     end, cpu = time.perf_counter(), time.process_time() - cpu
