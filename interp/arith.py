@@ -38,8 +38,18 @@ class IndexArithFunctions(InterpreterFunctions):
 
 # arith.cmpi by predicate number (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge); index
 # values are non-negative, so the unsigned ones compare as the signed ones.
-CMP = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
-       operator.lt, operator.le, operator.gt, operator.ge)
+CMP = (
+    operator.eq,
+    operator.ne,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+)
 
 
 @register_impls

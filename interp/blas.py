@@ -24,9 +24,11 @@ from pathlib import Path
 
 MAPS = Path("/proc/self/maps")
 # (get, set) entry points of OpenBLAS builds: numpy's scipy-openblas (64-bit ints), plain.
-_API = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-        ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-        ("openblas_get_num_threads", "openblas_set_num_threads"))
+_API = (
+    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+    ("openblas_get_num_threads", "openblas_set_num_threads"),
+)
 _lock = threading.Lock()
 _depth = 0
 _saved = 0

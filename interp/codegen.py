@@ -17,27 +17,42 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from pto.dialects import npu
-from pto.dialects.npu import BufferType, Pipe, Space
-from pto.interp import npu_ops as ops
-from pto.interp.arith import CMP
-from pto.interp.machine import MachineError
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Block as IrBlock
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
+from pto.dialects import npu
+from pto.dialects.npu import BufferType, Pipe, Space
+from pto.interp import npu_ops as ops
+from pto.interp.arith import CMP
+from pto.interp.machine import MachineError
+
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
 
 # The index arithmetic of `pto.interp.arith`, as Python source over its operands.
-_INLINE = {arith.AddiOp: "{0} + {1}", arith.SubiOp: "{0} - {1}", arith.MuliOp: "{0} * {1}",
-           arith.DivUIOp: "{0} // {1}", arith.RemUIOp: "{0} % {1}", arith.CeilDivUIOp: "-(-{0} // {1})",
-           arith.MinUIOp: "min({0}, {1})", arith.MaxUIOp: "max({0}, {1})"}
-_INFIX = {operator.eq: "==", operator.ne: "!=", operator.lt: "<", operator.le: "<=", operator.gt: ">",
-          operator.ge: ">="}
+_INLINE: dict[type[Operation], str] = {
+    arith.AddiOp: "{0} + {1}",
+    arith.SubiOp: "{0} - {1}",
+    arith.MuliOp: "{0} * {1}",
+    arith.DivUIOp: "{0} // {1}",
+    arith.RemUIOp: "{0} % {1}",
+    arith.CeilDivUIOp: "-(-{0} // {1})",
+    arith.MinUIOp: "min({0}, {1})",
+    arith.MaxUIOp: "max({0}, {1})",
+}
+_INFIX = {
+    operator.eq: "==",
+    operator.ne: "!=",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+}
 
 
 @dataclass(frozen=True)
@@ -69,8 +84,14 @@ def compile_region(region: Region, label: str, fallback: Callable) -> Program:
 
 class _Emitter:
     def __init__(self, fallback: Callable):
-        self.ns: dict[str, object] = {"ops": ops, "YIELD": YIELD, "Block": Block, "enough": enough,
-                                      "SCALAR": Pipe.SCALAR, "fallback": fallback}
+        self.ns: dict[str, object] = {
+            "ops": ops,
+            "YIELD": YIELD,
+            "Block": Block,
+            "enough": enough,
+            "SCALAR": Pipe.SCALAR,
+            "fallback": fallback,
+        }
         self.names: dict[SSAValue, str] = {}
         self.free: list[SSAValue] = []
         self.lines: list[str] = []
@@ -82,8 +103,12 @@ class _Emitter:
         block = _only_block(region)
         args = [self.define(a) for a in block.args]
         self.block(block)
-        head = ["def program(m, core, fv, *args):", "    busy = core.busy", "    ci = m.cost.issue",
-                "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait"]
+        head = [
+            "def program(m, core, fv, *args):",
+            "    busy = core.busy",
+            "    ci = m.cost.issue",
+            "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait",
+        ]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -140,8 +165,9 @@ class _Emitter:
         if handler is not None:
             handler(self, op)
         elif any(r.blocks for r in op.regions) or (op.has_trait(IsTerminator) and not isinstance(op, scf.YieldOp)):
-            raise MachineError(op, f"the compiled engine cannot run '{op.name}' in a core program "
-                                   "(the interp engine can)")
+            raise MachineError(
+                op, f"the compiled engine cannot run '{op.name}' in a core program (the interp engine can)"
+            )
         elif isinstance(op, scf.YieldOp):
             self.scf_yield(op)
         else:
@@ -242,8 +268,10 @@ class _Emitter:
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
         *srcs, dst = (self.use(v) for v in op.operands)
-        self.call(f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
-                  f"({''.join(f'{s}, ' for s in srcs)}), {dst})")
+        self.call(
+            f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
+            f"({''.join(f'{s}, ' for s in srcs)}), {dst})"
+        )
 
     def vcopy(self, op: npu.VCopyOp) -> None:
         self.call(f"ops.vcopy(m, core, {self.const(op)}, {self.use(op.src)}, {self.use(op.dst)})")
@@ -280,16 +308,18 @@ class _Emitter:
         flag = op.flag.value.data
         self.call(f"n = int({self.use(op.count)})")
         self.emit("if n > 0:")
-        self.emit("    sets = m.cross.setdefault(%d, [])" % flag)
+        self.emit(f"    sets = m.cross.setdefault({flag}, [])")
         self.emit("    if len(sets) < n:")
-        self.emit(f"        yield Block(lambda sets=sets, n=n: enough(sets, n), f'cross-core flag {flag} ({{n}} sets)')")
+        waiting = f"f'cross-core flag {flag} ({{n}} sets)'"
+        self.emit(f"        yield Block(lambda sets=sets, n=n: enough(sets, n), {waiting})")
         self.emit(f"    ops.cross_wait_time(m, core, {flag}, n)")
 
 
 def _only_block(region: Region) -> IrBlock:
     if len(region.blocks) != 1:
-        raise MachineError(region.parent_op(), "the compiled engine runs core programs of one block "
-                                               "(the interp engine can)")
+        raise MachineError(
+            region.parent_op(), "the compiled engine runs core programs of one block (the interp engine can)"
+        )
     return region.blocks.first  # type: ignore[return-value]
 
 
@@ -299,12 +329,25 @@ def _mem(v: SSAValue) -> Space:
     return t.mem
 
 
-_HANDLERS: dict[type, Callable[[_Emitter, Operation], None]] = {
-    scf.ForOp: _Emitter.scf_for, scf.IfOp: _Emitter.scf_if, arith.ConstantOp: _Emitter.constant,
-    arith.CmpiOp: _Emitter.cmpi, npu.AllocOp: _Emitter.alloc, npu.DimOp: _Emitter.value_op,
-    npu.ReshapeOp: _Emitter.value_op, npu.ViewOp: _Emitter.value_op, npu.DmaOp: _Emitter.copy,
-    npu.FixpipeOp: _Emitter.copy, npu.MmadOp: _Emitter.mmad, npu.VCopyOp: _Emitter.vcopy,
-    npu.SetFlagOp: _Emitter.set_flag, npu.WaitFlagOp: _Emitter.wait_flag, npu.BarrierOp: _Emitter.barrier,
-    npu.CrossCoreSetOp: _Emitter.cross_set, npu.CrossCoreWaitOp: _Emitter.cross_wait,
-    **dict.fromkeys(_INLINE, _Emitter.inline), **dict.fromkeys(ops.VECTOR_OPS, _Emitter.vector),
+# Each handler takes the op type it is registered for.
+_HANDLERS: dict[type[Operation], Callable[[_Emitter, Any], None]] = {
+    scf.ForOp: _Emitter.scf_for,
+    scf.IfOp: _Emitter.scf_if,
+    arith.ConstantOp: _Emitter.constant,
+    arith.CmpiOp: _Emitter.cmpi,
+    npu.AllocOp: _Emitter.alloc,
+    npu.DimOp: _Emitter.value_op,
+    npu.ReshapeOp: _Emitter.value_op,
+    npu.ViewOp: _Emitter.value_op,
+    npu.DmaOp: _Emitter.copy,
+    npu.FixpipeOp: _Emitter.copy,
+    npu.MmadOp: _Emitter.mmad,
+    npu.VCopyOp: _Emitter.vcopy,
+    npu.SetFlagOp: _Emitter.set_flag,
+    npu.WaitFlagOp: _Emitter.wait_flag,
+    npu.BarrierOp: _Emitter.barrier,
+    npu.CrossCoreSetOp: _Emitter.cross_set,
+    npu.CrossCoreWaitOp: _Emitter.cross_wait,
+    **dict.fromkeys(_INLINE, _Emitter.inline),
+    **dict.fromkeys(ops.VECTOR_OPS, _Emitter.vector),
 }

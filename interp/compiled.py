@@ -141,11 +141,13 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
 
     def work(core: Core, worker: int) -> Generator:
         return _tasks(machine, graph, core, worker, compiled, free)
+
     graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
 
 
-def _tasks(m: Machine, graph: TaskGraph, core: Core, worker: int, compiled: list[Program],
-           free: list[tuple]) -> Generator:
+def _tasks(
+    m: Machine, graph: TaskGraph, core: Core, worker: int, compiled: list[Program], free: list[tuple]
+) -> Generator:
     """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
     while True:
         yield _Wait(partial(graph.may_take, core), graph.waits_for(core))
@@ -170,8 +172,12 @@ def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str
         for i in range(count):
             core = machine.new_core(kind, i)
             cores.append(core)
-            sched.add(core.name, program.fn(machine, core, free, i), lambda c=core: c.clock)
+            sched.add(core.name, program.fn(machine, core, free, i), partial(_clock, core))
     machine.scheduler = sched
     sched.run_all()
     machine.scheduler = None
     machine.finish_launch(cores)
+
+
+def _clock(core: Core) -> float:
+    return core.clock

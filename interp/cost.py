@@ -62,8 +62,9 @@ class CostModel:
             return 0.0
         return float(self.copy_out if to_gm else self.copy_in)
 
-    def gm_transfer(self, start: float, hits: int, misses: int, write: bool, cacheable: bool,
-                    book: HbmBooking, evicted: int = 0) -> float:
+    def gm_transfer(
+        self, start: float, hits: int, misses: int, write: bool, cacheable: bool, book: HbmBooking, evicted: int = 0
+    ) -> float:
         """Pipe cycles of a GM transfer that starts moving data at `start`: hit lines at
         the core's GM rate, missed lines at that rate within the shared HBM bandwidth (a
         cacheable write miss allocates in L2 and pays HBM only on eviction). A miss that
@@ -104,7 +105,10 @@ class CostModel:
         """Cube cycles of an (m x k) @ (k x n) product: whole fractals on every axis.
         `rows` (valid rows of a partial M tile) prices only the fractals they touch."""
         f = self.fractal
-        pad = lambda x: math.ceil(x / f) * f
+
+        def pad(x: int) -> int:
+            return math.ceil(x / f) * f
+
         mm = m if rows is None else max(0, min(rows, m))
         return pad(mm) * pad(k) * pad(n) / self.macs[elem]
 

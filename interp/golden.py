@@ -34,8 +34,12 @@ def golden_elem(out_elem: str, module) -> str:
     squares) may flip a bf16 rounding, which no f32 tolerance allows."""
     if out_elem not in FLOATS_BY_PRECISION:
         return out_elem
-    elems = {elem_name(v.type.element_type) for op in module.walk() for v in (*op.results, *op.operands)
-             if isinstance(v.type, TensorType)}
+    elems = {
+        elem_name(v.type.element_type)
+        for op in module.walk()
+        for v in (*op.results, *op.operands)
+        if isinstance(v.type, TensorType)
+    }
     return max((e for e in elems if e in FLOATS_BY_PRECISION), key=FLOATS_BY_PRECISION.index, default=out_elem)
 
 
@@ -48,8 +52,10 @@ class Verdict:
     worst: list[tuple[tuple[int, ...], float, float]] = field(default_factory=list)  # (index, got, want)
 
     def describe(self, name: str) -> str:
-        head = (f"{name}: {'ok' if self.ok else 'MISMATCH'}: {self.bad} of {self.total} elements beyond tolerance "
-                f"({self.bad / max(self.total, 1):.2%}, limit {MAX_BAD_FRACTION:.1%}), {self.nonfinite} NaN/Inf")
+        head = (
+            f"{name}: {'ok' if self.ok else 'MISMATCH'}: {self.bad} of {self.total} elements beyond tolerance "
+            f"({self.bad / max(self.total, 1):.2%}, limit {MAX_BAD_FRACTION:.1%}), {self.nonfinite} NaN/Inf"
+        )
         rows = [f"  at {list(i)}: got {g:.6g}, want {w:.6g}" for i, g, w in self.worst]
         return "\n".join([head, *rows])
 
@@ -91,6 +97,9 @@ def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int
     bad = int(bad_mask.sum())
     ok = nonfinite == 0 and bad <= MAX_BAD_FRACTION * got.size
     order = np.argsort(np.where(np.isnan(err), np.inf, err), axis=None)[::-1][:worst]
-    rows = [(tuple(int(i) for i in np.unravel_index(k, got.shape)), float(g.flat[k]), float(w.flat[k]))
-            for k in order if bad_mask.flat[k]]
+    rows = [
+        (tuple(int(i) for i in np.unravel_index(k, got.shape)), float(g.flat[k]), float(w.flat[k]))
+        for k in order
+        if bad_mask.flat[k]
+    ]
     return Verdict(ok, got.size, bad, nonfinite, rows)

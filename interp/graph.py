@@ -31,9 +31,10 @@ import heapq
 from dataclasses import dataclass
 from functools import partial
 
+from xdsl.ir import Region
+
 from pto.interp.machine import Core, Machine
 from pto.interp.scheduler import Scheduler
-from xdsl.ir import Region
 
 KINDS = ("cube", "vector")
 INF = float("inf")
@@ -80,15 +81,19 @@ class TaskGraph:
 
     def run(self, cube_cores: int, vector_cores: int, child) -> None:
         """Run every task on new cores; `child(core)` makes a core's interpreter."""
+
         def work(core: Core, worker: int):
             return partial(self._work, core, child(core), worker)
+
         self.run_on(Scheduler(), cube_cores, vector_cores, work)
 
     def run_on(self, sched, cube_cores: int, vector_cores: int, work) -> None:
         """Run every task on new cores interleaved by `sched`; `work(core, worker)` is
         what the scheduler runs for a core (its loop over tasks)."""
         m = self.machine
-        cores = [m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores)) for i in range(n)]
+        cores = [
+            m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores), strict=True) for i in range(n)
+        ]
         self._slots = [(c, id(c), c.kind) for c in cores]
         for core in cores:
             sched.add(core.name, work(core, len(sched.workers)), partial(self._clock, core))
@@ -158,8 +163,7 @@ class TaskGraph:
         """`_clock` of every core, in worker order, in one pass."""
         tops = {k: h[0][0] if h else INF for k, h in self.ready.items()}
         active, turned = self.active, self.turned
-        return [c.issue if key in active else max(turned.get(key, c.issue), tops[kind])
-                for c, key, kind in self._slots]
+        return [c.issue if key in active else max(turned.get(key, c.issue), tops[kind]) for c, key, kind in self._slots]
 
     def may_take(self, core: Core) -> bool:
         heap = self.ready[core.kind]

@@ -18,7 +18,6 @@ from functools import lru_cache
 
 import numpy as np
 
-
 # Lines of one access below which a Python loop beats the fixed cost of a vector round
 # (a few microseconds of numpy calls; an access of one or two lines is common: one
 # token's row of a tile).
@@ -62,8 +61,9 @@ class L2Cache:
             self.stats[name] = TensorStats()
         return self.ids[name]
 
-    def access(self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True,
-               ascending: bool = False) -> tuple[int, int]:
+    def access(
+        self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True, ascending: bool = False
+    ) -> tuple[int, int]:
         """Touch `lines` (line addresses, unique; `ascending` if the caller knows they are
         sorted) on behalf of `tensor`; return (hits, misses)."""
         tid = self.tensor_id(tensor)
@@ -91,8 +91,9 @@ class L2Cache:
         st.misses += misses
         return hits, misses
 
-    def _round(self, batch: np.ndarray, s: np.ndarray, write: bool, cacheable: bool, tid: int,
-               st: TensorStats) -> tuple[int, int]:
+    def _round(
+        self, batch: np.ndarray, s: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats
+    ) -> tuple[int, int]:
         """Lines `batch` of distinct sets `s`, stamped in order: (hits, misses). The
         common rounds, all hits or all misses, skip the selections of the mixed one."""
         n = batch.size
@@ -121,8 +122,9 @@ class L2Cache:
             st.hbm_read += nm * self.line
         return nh, nm
 
-    def _round_small(self, lines: list[int], write: bool, cacheable: bool, tid: int,
-                     st: TensorStats) -> tuple[int, int]:
+    def _round_small(
+        self, lines: list[int], write: bool, cacheable: bool, tid: int, st: TensorStats
+    ) -> tuple[int, int]:
         """`_round` line by line, for a few lines of distinct sets."""
         tags, stamp, sets = self.tags, self.stamp, self.sets
         nh, missed = 0, []
@@ -173,7 +175,7 @@ class L2Cache:
         evict = self.dirty[s, victim] & (self.tags[s, victim] >= 0)
         if evict.any():
             self.written_back += int(np.count_nonzero(evict))
-            for owner, k in zip(*np.unique(self.owner[s, victim][evict], return_counts=True)):
+            for owner, k in zip(*np.unique(self.owner[s, victim][evict], return_counts=True), strict=True):
                 self.stats[self.names[owner]].hbm_written += int(k) * self.line
         self.tags[s, victim] = batch
         self.stamp[s, victim] = stamps
@@ -183,13 +185,14 @@ class L2Cache:
     def flush(self) -> None:
         """Write every dirty line back (the end of the kernel: outputs reach HBM)."""
         d = self.dirty & (self.tags >= 0)
-        for owner, n in zip(*np.unique(self.owner[d], return_counts=True)):
+        for owner, n in zip(*np.unique(self.owner[d], return_counts=True), strict=True):
             self.stats[self.names[owner]].hbm_written += int(n) * self.line
         self.dirty[:] = False
 
 
-def region_lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...],
-                 elem_bytes: int, line: int) -> np.ndarray:
+def region_lines(
+    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
+) -> np.ndarray:
     """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
     in address order."""
     start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
@@ -214,8 +217,9 @@ def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, l
     return lines
 
 
-def _lines(base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...],
-           elem_bytes: int, line: int) -> np.ndarray:
+def _lines(
+    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
+) -> np.ndarray:
     strides = np.ones(len(shape), np.int64)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]

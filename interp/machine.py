@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
 from pto.interp.l2 import L2Cache, region_lines
@@ -61,9 +63,9 @@ class GmTensor:
         """`shape` at `offsets`, in place: its elements keep their addresses."""
         layout = self.strides_shape
         flat = 0
-        for o, d in zip(offsets, layout):
+        for o, d in zip(offsets, layout, strict=True):
             flat = flat * d + o
-        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape))
+        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
         return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout)
 
 
@@ -145,8 +147,9 @@ class Core:
                 t = x
         return t
 
-    def commit(self, op, pipe: Pipe, t: float, cycles: float, latency: float = 0.0, reads=(), writes=(),
-               nbytes: int = 0) -> float:
+    def commit(
+        self, op, pipe: Pipe, t: float, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0
+    ) -> float:
         """Book an op that `begin` started at `t`: it occupies `pipe` for `cycles`, its
         results are ready `latency` cycles after that. Returns `t`."""
         done = t + cycles + latency
@@ -179,8 +182,9 @@ class Core:
     def wait_flag(self, op, src: Pipe, dst: Pipe, event: int) -> None:
         pending = self.flags.get((src, dst, event))
         if not pending:
-            raise MachineError(op, f"{self.name}: wait_flag {src.value} -> {dst.value}, {event} was never set: "
-                               "this core would hang")
+            raise MachineError(
+                op, f"{self.name}: wait_flag {src.value} -> {dst.value}, {event} was never set: this core would hang"
+            )
         t = pending.pop(0)
         if dst == Pipe.SCALAR:
             self.issue = max(self.issue, t)
@@ -210,7 +214,9 @@ class Machine:
         self.cores: list[Core] = []
         self.events: list[Event] | None = [] if trace else None
         self.cross: dict[int, list[float]] = {}
-        self.scheduler = None  # the interleaving of the running launch or graph's cores
+        # The interleaving of the running launch or graph's cores: a `Scheduler` (threads)
+        # or a `compiled.EventScheduler` (generators), which answer the same calls.
+        self.scheduler: Any = None
         self.launches = 0
         # Tasks run by task graphs, per core kind and per group label.
         self.tasks: dict = {"cube": 0, "vector": 0, "groups": {}}
@@ -220,7 +226,7 @@ class Machine:
 
     def count_writes(self, t: GmTensor, offsets, extent) -> None:
         if (c := self.write_counts.get(t.name)) is not None:
-            c.reshape(t.array.shape)[tuple(slice(o, o + e) for o, e in zip(offsets, extent))] += 1
+            c.reshape(t.array.shape)[tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))] += 1
 
     # -- global memory ---------------------------------------------------------------
 

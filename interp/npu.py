@@ -79,6 +79,10 @@ class CoreInterpreter(Interpreter):
         self.depth = 0
         self.set_data(NpuFunctions, "core", core)
 
+    def run_core(self, region: Region, index: int) -> None:
+        """A launch's program on core `index` of its kind."""
+        self.run_ssacfg_region(region, (index,), self.core.name)
+
     def run_ssacfg_region(self, region: Region, args: PythonValues, name: str = "unknown") -> PythonValues:
         if self.depth == 0:  # a program (not a loop body in one): it starts from the kernel's values
             free = self.free(region)
@@ -158,8 +162,7 @@ class NpuFunctions(InterpreterFunctions):
                 core = m.new_core(kind, i)
                 cores.append(core)
                 child = self._core_interpreter(interpreter, core)
-                sched.add(core.name, partial(child.run_ssacfg_region, region, (i,), core.name),
-                          lambda c=core: c.clock)
+                sched.add(core.name, partial(child.run_core, region, i), partial(_clock, core))
         m.scheduler = sched
         sched.run_all()
         m.scheduler = None
@@ -210,14 +213,31 @@ class NpuFunctions(InterpreterFunctions):
             raise MachineError(op, "'npu.tasks' runs inside 'npu.graph'")
         bodies = int(args[0])
         if bodies < 0:
-            raise MachineError(op, f"'npu.tasks' \"{op.label.data}\" has {bodies} loop bodies: its token loop's "
-                                   "lower bound is above its upper bound")
+            raise MachineError(
+                op,
+                f"'npu.tasks' \"{op.label.data}\" has {bodies} loop bodies: its token loop's "
+                "lower bound is above its upper bound",
+            )
         if bodies * op.per_body.value.data > MAX_TASKS:
-            raise MachineError(op, f"'npu.tasks' \"{op.label.data}\" would run {bodies} x {op.per_body.value.data} "
-                                   f"tasks, over the model's limit of {MAX_TASKS}")
+            raise MachineError(
+                op,
+                f"'npu.tasks' \"{op.label.data}\" would run {bodies} x {op.per_body.value.data} "
+                f"tasks, over the model's limit of {MAX_TASKS}",
+            )
         loop = self._loops.setdefault(op.bodies, len(self._loops))  # groups of one loop share its bodies value
-        self._groups.append(Group(len(self._groups), op.label.data, op.kind.data, bodies,
-                                  op.per_body.value.data, op.deps(), op.body, loop, op.hub is not None))
+        self._groups.append(
+            Group(
+                len(self._groups),
+                op.label.data,
+                op.kind.data,
+                bodies,
+                op.per_body.value.data,
+                op.deps(),
+                op.body,
+                loop,
+                op.hub is not None,
+            )
+        )
         return ()
 
     # -- data movement -------------------------------------------------------------------
@@ -313,6 +333,10 @@ class NpuFunctions(InterpreterFunctions):
             raise MachineError(op, f"cross-core flag {flag} has {len(sets)} of {count} sets")
         ops.cross_wait_time(self.machine, core, flag, count)
         return ()
+
+
+def _clock(core: Core) -> float:
+    return core.clock
 
 
 for _t in ops.VECTOR_OPS:  # one implementation serves every vector op

@@ -13,20 +13,20 @@ unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
-from pto.dialects import npu
-from pto.dialects.npu import DYN, BufferType, Pipe, Space
-from pto.dialects.common import CachePolicy, RoundMode
-from pto.interp import numerics as nx
-from pto.interp.machine import Core, GmTensor, Machine, MachineError
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Operation
 
+from pto.dialects import npu
+from pto.dialects.common import CachePolicy, RoundMode
+from pto.dialects.npu import DYN, BufferType, Pipe, Space
+from pto.interp import numerics as nx
+from pto.interp.machine import Core, GmTensor, Machine, MachineError
 
 # Ops charged `latency.issue` of SCALAR each (index arithmetic, loop control).
 SCALAR_OPS = ("arith.", "scf.")
@@ -55,22 +55,27 @@ def space(v: Buf | GmTensor) -> Space:
 
 def tile(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> np.ndarray:
     check(op, v, offs, ext, what)
-    return v.array[tuple(slice(o, o + e) for o, e in zip(offs, ext))]
+    return v.array[tuple(slice(o, o + e) for o, e in zip(offs, ext, strict=True))]
 
 
 def check(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> None:
     """A tile `[offs, +ext)` lies inside `v`: else a MachineError naming both."""
-    for o, e, d in zip(offs, ext, v.array.shape):
+    for o, e, d in zip(offs, ext, v.array.shape, strict=True):
         if e and (o < 0 or o + e > d):  # moving nothing (a tail's missing tile) is no access
             raise _outside(op, v, offs, ext, what)
 
 
 def _outside(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str):
     a = v.array
-    ax, o, e = next((ax, o, e) for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape)) if e and (o < 0 or o + e > d))
+    ax, o, e = next(
+        (ax, o, e) for ax, (o, e, d) in enumerate(zip(offs, ext, a.shape, strict=True)) if e and (o < 0 or o + e > d)
+    )
     name = v.name if isinstance(v, GmTensor) else f"{space(v).value} buffer at offset {v.offset}"
-    return MachineError(op, f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
-                        f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)")
+    return MachineError(
+        op,
+        f"'{op.name}' {what} [{o}, +{e}) of axis {ax} is outside {name} "
+        f"({'x'.join(map(str, a.shape))}, {a.nbytes} bytes)",
+    )
 
 
 def tile_bytes(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tuple[int, ...], what: str) -> int:
@@ -83,7 +88,12 @@ def tile_bytes(op: Operation, v: Buf | GmTensor, offs: tuple[int, ...], ext: tup
 
 
 # Unsigned integers of each element size: a copy between equal dtypes moves raw bits.
-_RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_RAW: dict[int, np.dtype] = {
+    1: np.dtype(np.uint8),
+    2: np.dtype(np.uint16),
+    4: np.dtype(np.uint32),
+    8: np.dtype(np.uint64),
+}
 
 
 def move(out: np.ndarray, data: np.ndarray) -> None:
@@ -127,13 +137,16 @@ class AllocSpec:
 def check_capacity(m: Machine, core: Core, op: Operation, s: AllocSpec) -> None:
     cap = m.target.capacity(s.space.value)
     if s.need > cap:
-        raise MachineError(op, f"{core.name}: buffer {s.type} at offset {s.offset} needs {s.need} bytes of "
-                           f"{s.space.value}, which has {cap}")
+        raise MachineError(
+            op,
+            f"{core.name}: buffer {s.type} at offset {s.offset} needs {s.need} bytes of "
+            f"{s.space.value}, which has {cap}",
+        )
 
 
 def alloc(core: Core, s: AllocSpec) -> Buf:
     core.peak[s.space] = max(core.peak.get(s.space, 0), s.need)
-    view = core.space(s.space)[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
+    view = core.space(s.space)[s.offset : s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
     return Buf(view, s.space, s.offset)
 
 
@@ -198,17 +211,24 @@ class CopySpec:
 
     @staticmethod
     def of(op: npu.DmaOp | npu.FixpipeOp) -> CopySpec:
-        dma = {"pipe": op.pipe.data, "transpose": op.transpose is not None,
-               "cacheable": op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE} \
-            if isinstance(op, npu.DmaOp) else {}
-        return CopySpec(op.static_src.get_values(), len(op.src_offsets), op.static_dst.get_values(),
-                        len(op.dst_offsets), op.rows is not None, op.extent(), **dma)
+        ends = (
+            op.static_src.get_values(),
+            len(op.src_offsets),
+            op.static_dst.get_values(),
+            len(op.dst_offsets),
+            op.rows is not None,
+            op.extent(),
+        )
+        if not isinstance(op, npu.DmaOp):
+            return CopySpec(*ends)
+        cacheable = op.cache is None or op.cache.data != CachePolicy.NONE_CACHEABLE
+        return CopySpec(*ends, op.pipe.data, op.transpose is not None, cacheable)
 
     def split(self, args) -> tuple:
         """(src, dst, src offsets, dst offsets, rows) from the op's operand values."""
         ns, nd = self.n_src, self.n_dst
-        so = merge(self.src_static, args[2:2 + ns])
-        do = merge(self.dst_static, args[2 + ns:2 + ns + nd])
+        so = merge(self.src_static, args[2 : 2 + ns])
+        do = merge(self.dst_static, args[2 + ns : 2 + ns + nd])
         rows = int(args[-1]) if self.has_rows else None
         return args[0], args[1], so, do, rows
 
@@ -285,13 +305,15 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     out = tile(op, dst, do, vext, "destination")
     if m.numerics:
         _fixpipe_value(op, acc, out)
-    rw = dict(reads=[key(src)], writes=[key(dst)], nbytes=out.nbytes)
+    reads, writes = [key(src)], [key(dst)]
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
         if not atomic:  # atomic adds accumulate: not counted as writes
             m.count_writes(dst, do, vext)
-        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, m.cost.atomic_add if atomic else None, **rw)
-    core.run(op, Pipe.FIXPIPE, m.cost.onchip_dma(out.nbytes, "l0c", space(dst).value), **rw)
+        adjust = m.cost.atomic_add if atomic else None
+        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, adjust, reads, writes, out.nbytes)
+    cycles = m.cost.onchip_dma(out.nbytes, "l0c", space(dst).value)
+    core.run(op, Pipe.FIXPIPE, cycles, reads=reads, writes=writes, nbytes=out.nbytes)
     return None
 
 
@@ -316,8 +338,9 @@ def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: i
     if m.numerics:
         prod = nx.matmul(a.array, b.array)
         if accumulate:
-            c.array[...] = (c.array.astype(np.int64) + prod).astype(np.int32) if prod.dtype == np.int32 \
-                else c.array + prod
+            c.array[...] = (
+                (c.array.astype(np.int64) + prod).astype(np.int32) if prod.dtype == np.int32 else c.array + prod
+            )
         else:
             c.array[...] = prod
     mm, k = a.array.shape
@@ -331,8 +354,7 @@ def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: i
 Compute = Callable[..., object]
 
 
-def vector(m: Machine, core: Core, op: Operation, name: str, compute: Compute, srcs: tuple[Buf, ...],
-           dst: Buf) -> None:
+def vector(m: Machine, core: Core, op: Operation, name: str, compute: Compute, srcs: tuple[Buf, ...], dst: Buf) -> None:
     """A vector op over whole buffers: `name` prices it (`CostModel.vector`)."""
     if m.numerics:
         dst.array[...] = compute(dst.array, *(b.array for b in srcs))
@@ -343,9 +365,9 @@ def vector(m: Machine, core: Core, op: Operation, name: str, compute: Compute, s
 
 def vcopy(m: Machine, core: Core, op: npu.VCopyOp, src: Buf, dst: Buf) -> None:
     sc, dc, w = op.src_col.value.data, op.dst_col.value.data, op.width.value.data
-    part = src.array[..., sc:sc + w]
+    part = src.array[..., sc : sc + w]
     if m.numerics:
-        dst.array[..., dc:dc + w] = part
+        dst.array[..., dc : dc + w] = part
     nbytes = part.nbytes
     cycles = m.cost.vector("vcopy", nbytes)
     core.run(op, Pipe.VECTOR, cycles, reads=[src.key], writes=[dst.key], nbytes=nbytes)
@@ -379,11 +401,17 @@ def _cast(mode, sat, dst, src):
     return nx.cast(src, nx.NAMES[src.dtype], nx.NAMES[dst.dtype], mode, sat)
 
 
-_BINARY = {npu.VAddOp: np.add, npu.VSubOp: np.subtract, npu.VMulOp: np.multiply, npu.VDivOp: np.divide,
-           npu.VMaxOp: np.maximum, npu.VMinOp: np.minimum}
+_BINARY = {
+    npu.VAddOp: np.add,
+    npu.VSubOp: np.subtract,
+    npu.VMulOp: np.multiply,
+    npu.VDivOp: np.divide,
+    npu.VMaxOp: np.maximum,
+    npu.VMinOp: np.minimum,
+}
 _UNARY = {npu.VSqrtOp: "sqrt", npu.VRsqrtOp: "rsqrt", npu.VAbsOp: "abs", npu.VExpOp: "exp"}
 _SCALAR = {npu.VMulsOp: np.multiply, npu.VAddsOp: np.add, npu.VMaxsOp: np.maximum, npu.VMinsOp: np.minimum}
-VECTOR_OPS = (*_BINARY, *_UNARY, *_SCALAR, npu.VDupOp, npu.VReduceOp, npu.VCastOp)
+VECTOR_OPS: tuple[type[Operation], ...] = (*_BINARY, *_UNARY, *_SCALAR, npu.VDupOp, npu.VReduceOp, npu.VCastOp)
 
 
 def vector_kernel(op: Operation) -> tuple[str, Compute]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+
 from pto.dialects.common import ReduceKind, RoundMode
 
 DTYPES: dict[str, np.dtype] = {

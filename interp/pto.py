@@ -5,9 +5,6 @@ op. Run on a `pto`-level kernel they are the golden the lower levels are judged 
 from __future__ import annotations
 
 import numpy as np
-from pto.dialects import pto
-from pto.dialects.common import RoundMode, elem_name
-from pto.interp import numerics as nx
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -16,6 +13,10 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import Operation
+
+from pto.dialects import pto
+from pto.dialects.common import RoundMode, elem_name
+from pto.interp import numerics as nx
 
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 _SCALAR = {"muls": np.multiply, "adds": np.add}
@@ -59,12 +60,12 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
         shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]  # type: ignore[attr-defined]
         return (args[0].reshape(shape),)
     if isinstance(op, pto.SliceBase):
-        return (np.ascontiguousarray(args[0][..., op.start:op.start + op.width]),)
+        return (np.ascontiguousarray(args[0][..., op.start : op.start + op.width]),)
     if isinstance(op, pto.ConcatBase):
         return (np.concatenate(list(args), axis=-1),)
     if isinstance(op, pto.ViewBase):
-        shape = op.result.type.get_shape()  # type: ignore[attr-defined]
-        return (args[0][tuple(slice(o, o + n) for o, n in zip(op.starts, shape))],)
+        window = op.result.type.get_shape()  # type: ignore[attr-defined]
+        return (args[0][tuple(slice(o, o + n) for o, n in zip(op.starts, window, strict=True))],)
     raise NotImplementedError(op.name)
 
 
@@ -84,8 +85,28 @@ def compute_ops(*classes: type[Operation]):
 
 
 @register_impls
-@compute_ops(pto.RmsNormOp, pto.MatmulOp, pto.CastOp, pto.AddOp, pto.SubOp, pto.MulOp, pto.DivOp, pto.SqrtOp,
-             pto.RsqrtOp, pto.AbsOp, pto.ExpOp, pto.ReciprocalOp, pto.MulsOp, pto.AddsOp, pto.ReduceOp, pto.QuantOp, pto.DequantOp,
-             pto.ReshapeOp, pto.SliceOp, pto.ConcatOp, pto.ViewOp)
+@compute_ops(
+    pto.RmsNormOp,
+    pto.MatmulOp,
+    pto.CastOp,
+    pto.AddOp,
+    pto.SubOp,
+    pto.MulOp,
+    pto.DivOp,
+    pto.SqrtOp,
+    pto.RsqrtOp,
+    pto.AbsOp,
+    pto.ExpOp,
+    pto.ReciprocalOp,
+    pto.MulsOp,
+    pto.AddsOp,
+    pto.ReduceOp,
+    pto.QuantOp,
+    pto.DequantOp,
+    pto.ReshapeOp,
+    pto.SliceOp,
+    pto.ConcatOp,
+    pto.ViewOp,
+)
 class PtoFunctions(InterpreterFunctions):
     pass

@@ -48,8 +48,13 @@ class Report:
         d = asdict(self)
         d.pop("events")
         n = self.l2_hits + self.l2_misses
-        d.update(time_us=self.time_us, l2_hits=self.l2_hits, l2_misses=self.l2_misses,
-                 l2_hit_rate=self.l2_hits / n if n else 0.0, hbm_bytes=self.hbm_bytes)
+        d.update(
+            time_us=self.time_us,
+            l2_hits=self.l2_hits,
+            l2_misses=self.l2_misses,
+            l2_hit_rate=self.l2_hits / n if n else 0.0,
+            hbm_bytes=self.hbm_bytes,
+        )
         return d
 
     def table(self) -> str:
@@ -71,19 +76,22 @@ class Report:
                 if not any(busy):
                     continue
                 utils = [self.utilisation(c, p.value) for c in names]
-                out.append(f"{p.value:<8} {kind:<7} {sum(busy):>14.0f} {sum(utils) / len(utils):>10.1%} "
-                           f"{max(utils):>9.1%}")
+                out.append(
+                    f"{p.value:<8} {kind:<7} {sum(busy):>14.0f} {sum(utils) / len(utils):>10.1%} {max(utils):>9.1%}"
+                )
         if self.tasks["cube"] or self.tasks["vector"]:
             groups = ", ".join(f"{g} {n}" for g, n in self.tasks["groups"].items())
             out += ["", f"tasks: {self.tasks['cube']} cube, {self.tasks['vector']} vector ({groups})"]
         out += ["", f"{'tensor':<16} {'hits':>9} {'misses':>9} {'hit rate':>9} {'HBM read':>12} {'HBM written':>12}"]
         for name, t in self.tensors.items():
             if t["hits"] + t["misses"] or t["hbm_written"]:
-                out.append(f"{name:<16} {t['hits']:>9.0f} {t['misses']:>9.0f} {t['hit_rate']:>9.1%} "
-                           f"{t['hbm_read']:>12.0f} {t['hbm_written']:>12.0f}")
+                out.append(
+                    f"{name:<16} {t['hits']:>9.0f} {t['misses']:>9.0f} {t['hit_rate']:>9.1%} "
+                    f"{t['hbm_read']:>12.0f} {t['hbm_written']:>12.0f}"
+                )
         out += ["", f"{'buffer':<8} {'peak bytes':>11} {'capacity':>10}"]
-        for space, p in self.peak.items():
-            out.append(f"{space:<8} {p['bytes']:>11} {p['capacity']:>10}")
+        for mem, peak in self.peak.items():
+            out.append(f"{mem:<8} {peak['bytes']:>11} {peak['capacity']:>10}")
         out += [f"note: {n}" for n in self.notes]
         return "\n".join(out)
 
@@ -99,8 +107,17 @@ class Report:
                 ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": p}})
         us = 1.0 / self.clock_mhz
         for e in self.events:
-            ev.append({"ph": "X", "name": e.name, "pid": pids[e.core], "tid": tids[e.pipe], "ts": e.start * us,
-                       "dur": max(e.dur, 1e-3) * us, "args": {"bytes": e.nbytes, "cycles": round(e.cycles, 2)}})
+            ev.append(
+                {
+                    "ph": "X",
+                    "name": e.name,
+                    "pid": pids[e.core],
+                    "tid": tids[e.pipe],
+                    "ts": e.start * us,
+                    "dur": max(e.dur, 1e-3) * us,
+                    "args": {"bytes": e.nbytes, "cycles": round(e.cycles, 2)},
+                }
+            )
         return {"traceEvents": ev, "displayTimeUnit": "ns"}
 
     def write_trace(self, path: str) -> None:
@@ -114,13 +131,31 @@ def make_report(m: Machine) -> Report:
         acc = cores.setdefault(c.name, {p.value: 0.0 for p in PIPES})
         for p in PIPES:
             acc[p.value] += c.busy[p]
-    tensors = {n: {"hits": s.hits, "misses": s.misses, "hit_rate": s.hit_rate, "hbm_read": s.hbm_read,
-                   "hbm_written": s.hbm_written} for n, s in m.l2.stats.items()}
+    tensors = {
+        n: {
+            "hits": s.hits,
+            "misses": s.misses,
+            "hit_rate": s.hit_rate,
+            "hbm_read": s.hbm_read,
+            "hbm_written": s.hbm_written,
+        }
+        for n, s in m.l2.stats.items()
+    }
     peak: dict[str, dict[str, int]] = {}
     for c in m.cores:
         for space, b in c.peak.items():
             cur = peak.setdefault(space.value, {"bytes": 0, "capacity": m.target.capacity(space.value)})
             cur["bytes"] = max(cur["bytes"], b)
     tasks = {"cube": m.tasks["cube"], "vector": m.tasks["vector"], "groups": dict(m.tasks["groups"])}
-    return Report(m.target.name, m.target.clock_mhz, m.now, m.launches, m.l2_size, cores, tensors, peak,
-                  tasks=tasks, events=m.events or [])
+    return Report(
+        m.target.name,
+        m.target.clock_mhz,
+        m.now,
+        m.launches,
+        m.l2_size,
+        cores,
+        tensors,
+        peak,
+        tasks=tasks,
+        events=m.events or [],
+    )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, ModuleOp, TensorType
-from xdsl.interpreter import Interpreter
+from xdsl.interpreter import Interpreter, InterpreterFunctions
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
@@ -93,8 +93,9 @@ def signature(module: ModuleOp) -> Signature:
     elif any(isinstance(op, tile.TokenLoopOp) for op in f.walk()):
         level = "tile"
     attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(f.args)
-    ins, outs = [], []
-    for n, (a, d) in enumerate(zip(f.args, attrs)):
+    ins: list[Arg] = []
+    outs: list[Arg] = []
+    for n, (a, d) in enumerate(zip(f.args, attrs, strict=True)):
         shape, elem = _shape_elem(a.type)
         assert isinstance(d, DictionaryAttr)
         ht = "npu.host_transpose" in d.data
@@ -117,13 +118,13 @@ def check_inputs(sig: Signature, inputs: list[np.ndarray]) -> int | None:
         names = ", ".join(a.name for a in sig.inputs)
         raise InputError(f"the kernel takes {len(sig.inputs)} inputs ({names}), got {len(inputs)}")
     tokens: int | None = None
-    for a, x in zip(sig.inputs, inputs):
+    for a, x in zip(sig.inputs, inputs, strict=True):
         want = nx.DTYPES[a.elem]
         if x.dtype != want:
             raise InputError(f"input {a.name} must be {a.show()}, got dtype {x.dtype}")
-        if x.ndim != len(a.shape) or any(d != DYNAMIC_INDEX and d != s for d, s in zip(a.shape, x.shape)):
+        if x.ndim != len(a.shape) or any(d != DYNAMIC_INDEX and d != s for d, s in zip(a.shape, x.shape, strict=True)):
             raise InputError(f"input {a.name} must be {a.show()}, got shape {'x'.join(map(str, x.shape))}")
-        for d, s in zip(a.shape, x.shape):
+        for d, s in zip(a.shape, x.shape, strict=True):
             if d == DYNAMIC_INDEX:
                 if tokens is not None and s != tokens:
                     raise InputError(f"input {a.name} has {s} tokens but an earlier input has {tokens}")
@@ -149,8 +150,17 @@ def random_inputs(sig: Signature, tokens: int, seed: int = 0) -> list[np.ndarray
 
 def _interpreter(module: ModuleOp, machine: Machine | None, engine: str = "interp") -> Interpreter:
     it = Interpreter(module)
-    functions = [(fns, False) for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), IndexArithFunctions(),
-                                          PtoFunctions(), TileFunctions())]
+    functions: list[tuple[InterpreterFunctions, bool]] = [
+        (fns, False)
+        for fns in (
+            FuncFunctions(),
+            ArithFunctions(),
+            ScfFunctions(),
+            IndexArithFunctions(),
+            PtoFunctions(),
+            TileFunctions(),
+        )
+    ]
     functions.append((FastIndexArithFunctions(), True))
     if machine is not None:
         functions.append((NpuFunctions(machine, engine, functions), False))
@@ -160,9 +170,15 @@ def _interpreter(module: ModuleOp, machine: Machine | None, engine: str = "inter
 
 
 @np.errstate(all="ignore")  # inf/NaN from overflowing inputs are results, not warnings
-def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None = None,
-        l2_size: int | None = None, trace: bool = False, engine: str | None = None,
-        numerics: bool = True) -> RunResult:
+def run(
+    module: ModuleOp,
+    inputs: list[np.ndarray],
+    target: str | Target | None = None,
+    l2_size: int | None = None,
+    trace: bool = False,
+    engine: str | None = None,
+    numerics: bool = True,
+) -> RunResult:
     """Run the module's kernel on `inputs` (never modified) with `engine` (one of
     `ENGINES`; default `DEFAULT_ENGINE`). `numerics=False` runs the npu level for its
     report only: the outputs are left as they start (NaN). Raises InputError for inputs
@@ -172,7 +188,10 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
         raise ValueError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
     sig = signature(module)
     tokens = check_inputs(sig, inputs)
-    shape_of = lambda a: tuple((tokens or 0) if d == DYNAMIC_INDEX else d for d in a.shape)
+
+    def shape_of(a: Arg) -> tuple[int, ...]:
+        return tuple((tokens or 0) if d == DYNAMIC_INDEX else d for d in a.shape)
+
     if sig.level == "pto":
         res = _call(_interpreter(module, None), sig, [x.copy() for x in inputs])
         return RunResult([np.asarray(r) for r in res], "pto")
@@ -183,13 +202,15 @@ def run(module: ModuleOp, inputs: list[np.ndarray], target: str | Target | None 
     tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)
     m = Machine(tgt, l2_size, trace, numerics)
     args, notes = [], []
-    for a, x in zip(sig.inputs, inputs):
+    for a, x in zip(sig.inputs, inputs, strict=True):
         if a.host_transpose:
             x = x.T
-            notes.append(f"host transposed {a.name} once before the kernel: {'x'.join(map(str, x.shape[::-1]))} "
-                         f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)")
+            notes.append(
+                f"host transposed {a.name} once before the kernel: {'x'.join(map(str, x.shape[::-1]))} "
+                f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)"
+            )
         args.append(m.gm(a.name.lstrip("%"), np.ascontiguousarray(x).copy()))
-    gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs)]
+    gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs, strict=True)]
     for g in gm_outs:
         m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)
     with blas.one_thread():  # tile-sized products: threads only cost (`pto.interp.blas`)
@@ -203,4 +224,3 @@ def _call(it: Interpreter, sig: Signature, args: list):
         return it.call_op(sig.func, tuple(args))
     except InterpretationError as e:
         raise MachineError(None, f"cannot interpret the kernel: {e}") from None
-

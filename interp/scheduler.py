@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 # Model cycles a core may run ahead of the slowest ready core before it yields.
 QUANTUM = 2000
 
@@ -143,8 +142,9 @@ def behind(workers: list[Worker], w: Worker) -> bool:
     yields. A blocked core whose wait is over counts too: it should not lag until `w`
     blocks. The clock test comes first, as it is the cheap one."""
     mine = w.clock()
-    return any(o is not w and not o.done and o.clock() + QUANTUM < mine and (o.waiting is None or o.waiting())
-               for o in workers)
+    return any(
+        o is not w and not o.done and o.clock() + QUANTUM < mine and (o.waiting is None or o.waiting()) for o in workers
+    )
 
 
 def first_ready(live: list[Worker]) -> Worker | None:

@@ -7,9 +7,6 @@ Compute ops share `pto.interp.pto.evaluate`. No timing: the machine model lives 
 from __future__ import annotations
 
 import numpy as np
-from pto.dialects import tile
-from pto.interp.machine import MachineError
-from pto.interp.pto import compute_ops
 from xdsl.dialects import tensor
 from xdsl.interpreter import (
     Interpreter,
@@ -22,6 +19,10 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Operation
 
+from pto.dialects import tile
+from pto.interp.machine import MachineError
+from pto.interp.pto import compute_ops
+
 
 def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
     if i < 0 or i + n > total:
@@ -29,10 +30,29 @@ def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
 
 
 @register_impls
-@compute_ops(tile.RmsNormOp, tile.MatmulOp, tile.CastOp, tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp,
-             tile.SqrtOp, tile.RsqrtOp, tile.AbsOp, tile.ExpOp,
-             tile.ReciprocalOp, tile.MulsOp, tile.AddsOp, tile.ReduceOp, tile.QuantOp,
-             tile.DequantOp, tile.ReshapeOp, tile.SliceOp, tile.ConcatOp, tile.ViewOp)
+@compute_ops(
+    tile.RmsNormOp,
+    tile.MatmulOp,
+    tile.CastOp,
+    tile.AddOp,
+    tile.SubOp,
+    tile.MulOp,
+    tile.DivOp,
+    tile.SqrtOp,
+    tile.RsqrtOp,
+    tile.AbsOp,
+    tile.ExpOp,
+    tile.ReciprocalOp,
+    tile.MulsOp,
+    tile.AddsOp,
+    tile.ReduceOp,
+    tile.QuantOp,
+    tile.DequantOp,
+    tile.ReshapeOp,
+    tile.SliceOp,
+    tile.ConcatOp,
+    tile.ViewOp,
+)
 class TileFunctions(InterpreterFunctions):
     @impl(tile.TokenLoopOp)
     def run_token_loop(self, interpreter: Interpreter, op: tile.TokenLoopOp, args: PythonValues):
@@ -65,7 +85,7 @@ class TileFunctions(InterpreterFunctions):
         valid = int(args[2]) if op.valid is not None else n
         _rows(op, "load", i, valid, src.shape[0])
         out = np.zeros((n, *src.shape[1:]), src.dtype)
-        out[:valid] = src[i:i + valid]
+        out[:valid] = src[i : i + valid]
         return (out,)
 
     @impl(tile.StoreOp)
@@ -74,7 +94,7 @@ class TileFunctions(InterpreterFunctions):
         i = int(args[2]) if op.row is not None else 0
         valid = int(args[3]) if op.valid is not None else value.shape[0]
         _rows(op, "store", i, valid, dest.shape[0])
-        dest[i:i + valid] = value[:valid]
+        dest[i : i + valid] = value[:valid]
         return ()
 
     # The tile level's token count comes from tensor.dim of a global tensor.
