@@ -80,9 +80,11 @@ def main() -> None:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 assert pto_run.main(argv) == 0
 
-        rows = {"golden": lambda: run(pto_m, inputs), "golden 1 thread": partial(golden_one_thread, pto_m, inputs),
-                **{f"npu {e}": partial(run, npu_m, inputs, engine=e)
-                                                         for e in ENGINES}}
+        rows = {
+            "golden": lambda: run(pto_m, inputs),
+            "golden 1 thread": partial(golden_one_thread, pto_m, inputs),
+            **{f"npu {e}": partial(run, npu_m, inputs, engine=e) for e in ENGINES},
+        }
         rows.update({f"npu {e} timing": partial(run, npu_m, inputs, engine=e, numerics=False) for e in ENGINES})
         rows["pto-run"] = cli
         reports = {name: fn().report for name, fn in rows.items() if name.startswith("npu")}  # and warm up
@@ -100,8 +102,10 @@ def table(args, med: dict[str, float]) -> None:
     """The engines side by side, each as seconds and as a multiple of the golden."""
     ref = CLOCKS[args.clock][1]
     gold = med[ref]
-    print(f"SK-03 standard, t={args.tokens}, K=4096, N=1024; median of {args.repeat}, {args.clock} clock; "
-          f"x golden = over '{ref}', {gold:.3f} s")
+    print(
+        f"SK-03 standard, t={args.tokens}, K=4096, N=1024; median of {args.repeat}, {args.clock} clock; "
+        f"x golden = over '{ref}', {gold:.3f} s"
+    )
     head = "".join(f" {e + ' s':>12} {'x golden':>9}" for e in ENGINES)
     print(f"{'npu run':<14}{head} {'interp/compiled':>16}")
     for mode, suffix in (("full", ""), ("timing-only", " timing")):
@@ -111,6 +115,7 @@ def table(args, med: dict[str, float]) -> None:
     print(f"pto-run (whole command, default engine): {med['pto-run']:.3f} s, {med['pto-run'] / gold:.2f}x golden")
     for row, goal in (("npu compiled", 2), ("npu compiled timing", 0.5)):
         print(f"goal: {row} <= {goal}x golden: {'met' if med[row] <= goal * gold else 'NOT met'}")
+
 
 if __name__ == "__main__":
     main()

@@ -74,10 +74,14 @@ def main() -> None:
     a = ap.parse_args()
     modes = a.modes.split(",")
     kernel = str(Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir")
-    print(f"engine {a.engine}; per mode: run s, us/token, peak RSS MB, RSS KB/token above the process before "
-          f"its inputs, marginal RSS KB/token against the previous row")
-    print(f"{'tokens':>8} {'in+out MB':>10}" + "".join(f" | {m + ' s':>9} {'us/token':>9} {'peak MB':>8} {'KB/token':>9} "
-                                                        f"{'marginal':>9}" for m in modes))
+    print(
+        f"engine {a.engine}; per mode: run s, us/token, peak RSS MB, RSS KB/token above the process before "
+        f"its inputs, marginal RSS KB/token against the previous row"
+    )
+    print(
+        f"{'tokens':>8} {'in+out MB':>10}"
+        + "".join(f" | {m + ' s':>9} {'us/token':>9} {'peak MB':>8} {'KB/token':>9} {'marginal':>9}" for m in modes)
+    )
     per: dict[str, list[tuple[int, dict]]] = {m: [] for m in modes}
     for t in (int(x) for x in a.tokens.split(",")):
         cells, io = "", 0
@@ -87,8 +91,10 @@ def main() -> None:
             per[mode].append((t, r))
             io = r["io_bytes"]
             marginal = f"{(r['peak_kb'] - prev[1]['peak_kb']) / (t - prev[0]):>9.1f}" if prev else f"{'':>9}"
-            cells += (f" | {r['secs']:>9.1f} {1e6 * r['secs'] / t:>9.0f} {r['peak_kb'] / 1024:>8.0f} "
-                      f"{(r['peak_kb'] - r['base_kb']) / t:>9.1f} {marginal}")
+            cells += (
+                f" | {r['secs']:>9.1f} {1e6 * r['secs'] / t:>9.0f} {r['peak_kb'] / 1024:>8.0f} "
+                f"{(r['peak_kb'] - r['base_kb']) / t:>9.1f} {marginal}"
+            )
         print(f"{t:>8} {io / 2**20:>10.0f}{cells}", flush=True)
     for mode, rows in per.items():
         flatness(mode, rows)
@@ -98,10 +104,16 @@ def flatness(mode: str, rows: list[tuple[int, dict]]) -> None:
     """How far time per token and marginal memory per token spread across the rows."""
     us = [r["secs"] / t for t, r in rows]
     kb = [(b["peak_kb"] - a["peak_kb"]) / (tb - ta) for (ta, a), (tb, b) in itertools.pairwise(rows)]
-    spread = lambda xs: max(xs) / min(xs) if xs and min(xs) > 0 else float("inf")
+
+    def spread(xs):
+        return max(xs) / min(xs) if xs and min(xs) > 0 else float("inf")
+
     ok = spread(us) <= FLAT and spread(kb) <= FLAT
-    print(f"{mode}: time/token spread {spread(us):.2f}x, marginal memory/token spread {spread(kb):.2f}x: "
-          f"{'flat' if ok else 'NOT flat'} within {FLAT}x")
+    print(
+        f"{mode}: time/token spread {spread(us):.2f}x, marginal memory/token spread {spread(kb):.2f}x: "
+        f"{'flat' if ok else 'NOT flat'} within {FLAT}x"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -61,8 +61,14 @@ def pypto_time(python: str, c: dict, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="vs_pypto_") as cwd:
         spec = Path(cwd) / "cfg.json"
         spec.write_text(json.dumps(c))
-        out = subprocess.run([python, "-c", DRIVER, str(HERE / "fidelity"), str(spec)], cwd=cwd,
-                             capture_output=True, text=True, timeout=timeout, check=True)
+        out = subprocess.run(
+            [python, "-c", DRIVER, str(HERE / "fidelity"), str(spec)],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -91,10 +97,20 @@ def measure(c: dict, python: str, repeat: int, timeout: float) -> dict:
     for _ in range(repeat):  # interleaved: machine noise hits both sides alike
         theirs.append(pypto_time(python, c, timeout))
         ours.append(ours_time(c))
-    med = lambda rs, k: statistics.median(r[k] for r in rs)
-    return {"id": c["id"], "pypto": med(theirs, "secs"), "ours": med(ours, "secs"), "run": med(ours, "run"),
-            "pypto_cpu": med(theirs, "cpu"), "ours_cpu": med(ours, "cpu"),
-            "pypto_cycles": theirs[0]["cycles"], "our_cycles": ours[0]["cycles"]}
+
+    def med(rs, k):
+        return statistics.median(r[k] for r in rs)
+
+    return {
+        "id": c["id"],
+        "pypto": med(theirs, "secs"),
+        "ours": med(ours, "secs"),
+        "run": med(ours, "run"),
+        "pypto_cpu": med(theirs, "cpu"),
+        "ours_cpu": med(ours, "cpu"),
+        "pypto_cycles": theirs[0]["cycles"],
+        "our_cycles": ours[0]["cycles"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,15 +123,20 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     configs = choose(json.loads(RESULTS.read_text())["configs"], a.every, a.only)
     print(f"{len(configs)} configuration(s), median of {a.repeat}; seconds per configuration")
-    print(f"{'configuration':44} {'PyPTO s':>8} {'ours s':>7} {'x faster':>8} {'run s':>6} {'x faster':>8} "
-          f"{'PyPTO cpu':>9} {'ours cpu':>8} {'x faster':>8} {'PyPTO cyc':>10} {'our cyc':>10}")
+    print(
+        f"{'configuration':44} {'PyPTO s':>8} {'ours s':>7} {'x faster':>8} {'run s':>6} {'x faster':>8} "
+        f"{'PyPTO cpu':>9} {'ours cpu':>8} {'x faster':>8} {'PyPTO cyc':>10} {'our cyc':>10}"
+    )
     rows = []
     for c in configs:
         r = measure(c, a.pypto, a.repeat, a.timeout)
         rows.append(r)
-        print(f"{r['id']:44} {r['pypto']:>8.2f} {r['ours']:>7.2f} {r['pypto'] / r['ours']:>8.1f} {r['run']:>6.2f} "
-              f"{r['pypto'] / r['run']:>8.1f} {r['pypto_cpu']:>9.2f} {r['ours_cpu']:>8.2f} "
-              f"{r['pypto_cpu'] / r['ours_cpu']:>8.1f} {r['pypto_cycles']:>10} {r['our_cycles']:>10.0f}", flush=True)
+        print(
+            f"{r['id']:44} {r['pypto']:>8.2f} {r['ours']:>7.2f} {r['pypto'] / r['ours']:>8.1f} {r['run']:>6.2f} "
+            f"{r['pypto'] / r['run']:>8.1f} {r['pypto_cpu']:>9.2f} {r['ours_cpu']:>8.2f} "
+            f"{r['pypto_cpu'] / r['ours_cpu']:>8.1f} {r['pypto_cycles']:>10} {r['our_cycles']:>10.0f}",
+            flush=True,
+        )
     summarise(rows)
     return 0
 
@@ -124,11 +145,15 @@ def summarise(rows: list[dict]) -> None:
     whole = [r["pypto"] / r["ours"] for r in rows]
     alone = [r["pypto"] / r["run"] for r in rows]
     cpu = [r["pypto_cpu"] / r["ours_cpu"] for r in rows]
-    print(f"\nx faster, lower+run: median {statistics.median(whole):.1f} (min {min(whole):.1f}, max {max(whole):.1f}); "
-          f"run alone: median {statistics.median(alone):.1f} (min {min(alone):.1f}); "
-          f"CPU time: median {statistics.median(cpu):.1f} (min {min(cpu):.1f})")
-    print(f"goal: >= {GOAL}x per configuration (lower+run): met in {sum(x >= GOAL for x in whole)} of {len(rows)} "
-          f"(wall), {sum(x >= GOAL for x in cpu)} of {len(rows)} (CPU)")
+    print(
+        f"\nx faster, lower+run: median {statistics.median(whole):.1f} (min {min(whole):.1f}, max {max(whole):.1f}); "
+        f"run alone: median {statistics.median(alone):.1f} (min {min(alone):.1f}); "
+        f"CPU time: median {statistics.median(cpu):.1f} (min {min(cpu):.1f})"
+    )
+    print(
+        f"goal: >= {GOAL}x per configuration (lower+run): met in {sum(x >= GOAL for x in whole)} of {len(rows)} "
+        f"(wall), {sum(x >= GOAL for x in cpu)} of {len(rows)} (CPU)"
+    )
 
 
 if __name__ == "__main__":

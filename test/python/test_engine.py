@@ -14,8 +14,13 @@ from pto.interp.run import random_inputs, run, signature
 from pto.interp.scheduler import DeadlockError
 from pto.tools import pto_run
 
-NAMES = ["sk03_standard.mlir", "mla_wqa_qrmsnorm.mlir", "mla_wkv_rmsnorm.mlir",
-         "indexer_query_linear_int8.mlir", "hc_pre.mlir"]
+NAMES = [
+    "sk03_standard.mlir",
+    "mla_wqa_qrmsnorm.mlir",
+    "mla_wkv_rmsnorm.mlir",
+    "indexer_query_linear_int8.mlir",
+    "hc_pre.mlir",
+]
 _lowered: dict[tuple[str, str], tuple] = {}
 
 
@@ -51,8 +56,10 @@ def test_engines_agree_on_every_example(name: str, tokens: int) -> None:
     assert ref.report.events and ref.report.cycles > 0
 
 
-@pytest.mark.parametrize(("name", "factors"), [("sk03_standard.mlir", "4,3,1"), ("hc_pre.mlir", "5,2"),
-                                               ("indexer_query_linear_int8.mlir", "4,3,1")])
+@pytest.mark.parametrize(
+    ("name", "factors"),
+    [("sk03_standard.mlir", "4,3,1"), ("hc_pre.mlir", "5,2"), ("indexer_query_linear_int8.mlir", "4,3,1")],
+)
 def test_engines_agree_on_factor_lists(name: str, factors: str) -> None:
     pto_m, npu_m = kernel(name, factors)
     same(*both(npu_m, random_inputs(signature(pto_m), 17, 1)))
@@ -77,7 +84,9 @@ def test_timing_only_reports_what_the_full_run_does(engine: str) -> None:
     assert fast.report.events == full.report.events
     assert all(np.array_equal(x, y) for x, y in zip(fast.write_counts, full.write_counts, strict=True))
     # nothing computed: the outputs are as they start (the minimum of i8 / NaN)
-    assert not any(np.array_equal(x.view(np.uint8), y.view(np.uint8)) for x, y in zip(fast.outputs, full.outputs))
+    assert not any(
+        np.array_equal(x.view(np.uint8), y.view(np.uint8)) for x, y in zip(fast.outputs, full.outputs, strict=True)
+    )
 
 
 # ------------------------------------------------------------------------- hand-written programs
@@ -92,13 +101,16 @@ def launch(body: str, vector: int = 1) -> str:
 
 
 def graph(body: str, vector: int = 2) -> str:
-    return (f"func.func @k({ARGS}) {{\n  %c1 = arith.constant 1 : index\n  npu.graph cube 1 vector {vector} {{\n"
-            f"{body}\n  }}\n  func.return\n}}")
+    return (
+        f"func.func @k({ARGS}) {{\n  %c1 = arith.constant 1 : index\n  npu.graph cube 1 vector {vector} {{\n"
+        f"{body}\n  }}\n  func.return\n}}"
+    )
 
 
 # scf.for carrying values, scf.if with results, arith ops the compiler leaves to xDSL
 # (select, andi, index_cast), cross-core flags between two cores, a barrier.
-LOOPS = launch(f"""
+LOOPS = launch(
+    f"""
     %a = npu.alloc ub [0] : {UB}
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -125,7 +137,9 @@ LOOPS = launch(f"""
       npu.dma mte2 %out[0, 0] -> %a[0, 0] : {GM} -> {UB}
       scf.yield %c0 : index
     }}
-    %w = arith.index_cast %r : index to i64""", vector=2)
+    %w = arith.index_cast %r : index to i64""",
+    vector=2,
+)
 
 
 def test_engines_agree_on_loops_branches_fallback_ops_and_cross_core_flags() -> None:
@@ -165,7 +179,8 @@ def test_engines_agree_on_views_workspaces_and_column_copies() -> None:
 # flags waited for by the scalar unit and by a pipe (a store of a buffer the vector
 # pipe never wrote: only the flag holds it), two sets of one flag queued and consumed in
 # order (the compiled engine inlines them)
-FLAGS = launch(f"""
+FLAGS = launch(
+    f"""
     %a = npu.alloc ub [0] : {UB}
     %b = npu.alloc ub [4096] : {UB}
     npu.dma mte2 %x[0, 0] -> %a[0, 0] : {GM} -> {UB}
@@ -181,7 +196,9 @@ FLAGS = launch(f"""
     npu.wait_flag vector -> mte3, 1
     npu.dma mte3 %b[0, 0] -> %out[0, 0] : {UB} -> {GM}
     npu.wait_flag vector -> mte3, 1
-    npu.dma mte3 %a[0, 0] -> %out[0, 0] : {UB} -> {GM}""", vector=3)
+    npu.dma mte3 %a[0, 0] -> %out[0, 0] : {UB} -> {GM}""",
+    vector=3,
+)
 
 
 def test_engines_agree_on_scalar_and_pipe_flags_queued_twice() -> None:
@@ -202,26 +219,48 @@ def test_engines_agree_on_cube_ops() -> None:
 
 
 ERRORS = {
-    "out of bounds": (graph("""    %n = arith.constant 3 : index
+    "out of bounds": (
+        graph("""    %n = arith.constant 3 : index
     npu.tasks "a" vector (%b, %i) in (%n, 1) {
       %a = npu.alloc ub [0] : !npu.buf<8x64xf32, ub>
       %c4 = arith.constant 4 : index
       %r = arith.muli %b, %c4 : index
       npu.dma mte2 %x[%r, 0] -> %a[0, 0] : !npu.buf<8x64xf32, gm> -> !npu.buf<8x64xf32, ub>
-    }"""), MachineError, r"source \[4, \+8\) of axis 0 is outside x"),
-    "flag never set": (graph("""    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
+    }"""),
+        MachineError,
+        r"source \[4, \+8\) of axis 0 is outside x",
+    ),
+    "flag never set": (
+        graph("""    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
       npu.wait_flag mte2 -> vector, 3
-    }"""), MachineError, "aiv0: wait_flag mte2 -> vector, 3 was never set"),
-    "deadlock in a graph": (graph("""    %n = arith.constant 3 : index
+    }"""),
+        MachineError,
+        "aiv0: wait_flag mte2 -> vector, 3 was never set",
+    ),
+    "deadlock in a graph": (
+        graph("""    %n = arith.constant 3 : index
     npu.tasks "a" vector (%b, %i) in (%n, 1) {
       npu.cross_core_wait 9, %c1
-    }"""), DeadlockError, "aiv0 waits for cross-core flag 9"),
-    "deadlock in a launch": (launch("""    %n = arith.constant 3 : index
-    npu.cross_core_wait 9, %n""", vector=2), DeadlockError, "aiv0 waits for cross-core flag 9"),
-    "outside a ub buffer": (launch(f"""    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    }"""),
+        DeadlockError,
+        "aiv0 waits for cross-core flag 9",
+    ),
+    "deadlock in a launch": (
+        launch(
+            """    %n = arith.constant 3 : index
+    npu.cross_core_wait 9, %n""",
+            vector=2,
+        ),
+        DeadlockError,
+        "aiv0 waits for cross-core flag 9",
+    ),
+    "outside a ub buffer": (
+        launch(f"""    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
     %c2 = arith.constant 2 : index
-    npu.dma mte2 %x[0, 0] -> %a[%c2, 0] rows %c2 : {GM} -> !npu.buf<4x64xf32, ub>"""), MachineError,
-                            r"destination \[2, \+4\) of axis 0 is outside ub buffer at offset 0"),
+    npu.dma mte2 %x[0, 0] -> %a[%c2, 0] rows %c2 : {GM} -> !npu.buf<4x64xf32, ub>"""),
+        MachineError,
+        r"destination \[2, \+4\) of axis 0 is outside ub buffer at offset 0",
+    ),
 }
 
 
@@ -269,9 +308,12 @@ def test_bad_engine_and_numerics_arguments() -> None:
     pto_m, npu_m = kernel("sk03_standard.mlir")
     with pytest.raises(ValueError, match="unknown engine 'bogus' .known: interp, compiled."):
         run(npu_m, random_inputs(signature(pto_m), 1), engine="bogus")
-    for kw, message in ((dict(engine="bogus"), "unknown engine 'bogus'"), (dict(numerics=1), "numerics must be"),
-                        (dict(numerics=False, golden=True), "cannot be combined with golden"),
-                        (dict(numerics=False, level="pto"), "numerics=False needs the npu level")):
+    for kw, message in (
+        (dict(engine="bogus"), "unknown engine 'bogus'"),
+        (dict(numerics=1), "numerics must be"),
+        (dict(numerics=False, golden=True), "cannot be combined with golden"),
+        (dict(numerics=False, level="pto"), "numerics=False needs the npu level"),
+    ):
         with pytest.raises(api.RunError, match=message):
             api.run(pto_m, tokens=1, **kw)
 
@@ -298,8 +340,10 @@ def test_pto_run_engine_flags(capsys) -> None:
     assert e.value.code == 2
     assert pto_run.main([*args, "--no-numerics", "--golden"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err == ["pto-run: error: argument --engine: invalid choice: 'bogus' (choose from 'interp', 'compiled')",
-                   "pto-run: error: --no-numerics computes no outputs: it cannot be combined with --golden"]
+    assert err == [
+        "pto-run: error: argument --engine: invalid choice: 'bogus' (choose from 'interp', 'compiled')",
+        "pto-run: error: --no-numerics computes no outputs: it cannot be combined with --golden",
+    ]
 
 
 def test_a_core_program_of_several_blocks_is_refused() -> None:
