@@ -46,6 +46,7 @@ import contextlib  # noqa: E402
 import gc  # noqa: E402
 import hashlib  # noqa: E402
 import io  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import multiprocessing as mp  # noqa: E402
@@ -409,7 +410,7 @@ def emit_op(op: dict, types: dict) -> str:
 def emit_mlir(k: dict) -> str:
     types = {n: (tuple(s), d) for n, s, d, _ in k["args"]}
     for op in k["ops"]:
-        types.update({r: (tuple(t[0]), t[1]) for r, t in zip(op["res"], op["types"])})
+        types.update({r: (tuple(t[0]), t[1]) for r, t in zip(op["res"], op["types"], strict=True)})
     args = []
     for name, shape, dtype, cache in k["args"]:
         extra = " {pto.cache = #pto.cache<none_cacheable>}" if cache else ""
@@ -437,7 +438,7 @@ def to_dtype(x: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def eval_numpy(k: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    env = {name: np.asarray(x).astype(np.float64) for (name, *_), x in zip(k["args"], inputs)}
+    env = {name: np.asarray(x).astype(np.float64) for (name, *_), x in zip(k["args"], inputs, strict=True)}
     with np.errstate(all="ignore"):
         for op in k["ops"]:
             a = [env[x] for x in op["args"]]
@@ -475,7 +476,7 @@ def eval_numpy(k: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
                 vals = [a[0].reshape([a[0].shape[0]] + list(out_t[0][1:]))]
             else:
                 raise ValueError(kind)
-            for r, t, v in zip(op["res"], op["types"], vals):
+            for r, t, v in zip(op["res"], op["types"], vals, strict=True):
                 env[r] = to_dtype(v, t[1])
     return [env[r] for r in k["rets"]]
 
@@ -1291,7 +1292,7 @@ def run_cli_case(p: dict, res: Result, d: str) -> None:
     inputs = {os.path.relpath(os.path.realpath(x), os.path.realpath(d)) for x in input_paths(argv)}
     if p["tool"] == "opt":  # `pto-opt k.mlir -o k.mlir` rewrites in place on request, as mlir-opt
         inputs -= {os.path.relpath(os.path.realpath(b), os.path.realpath(d))
-                   for a, b in zip(argv, argv[1:]) if a == "-o" and b}
+                   for a, b in itertools.pairwise(argv) if a == "-o" and b}
     touched = sorted(f for f, h in before.items() if after.get(f) != h and f in inputs)
     if touched and res.outcome not in ("traceback", "internal"):
         res.outcome, res.sig = "wrong", f"wrong: pto-{p['tool']} modified its input ({', '.join(touched)})"

@@ -303,5 +303,5 @@ def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str,
     verdicts = []
     if golden:
         want = run_module(have["pto"], xs).outputs
-        verdicts = [check(g, w, golden_elem(o.elem, have["pto"])) for o, g, w in zip(sig.outputs, r.outputs, want)]
+        verdicts = [check(g, w, golden_elem(o.elem, have["pto"])) for o, g, w in zip(sig.outputs, r.outputs, want, strict=True)]
     return Result(r.outputs, r.report, level, verdicts)

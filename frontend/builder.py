@@ -612,7 +612,7 @@ def window(x: Tensor, shape: Sequence[int], offsets: Sequence[int]) -> Tensor:
             or not len(shape) == len(offsets) == len(x.shape):
         _fail(f"view of a rank-{len(x.shape)} weight takes {len(x.shape)} sizes and {len(x.shape)} offsets, "
               f"got {shape!r} and {offsets!r}")
-    for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape)):
+    for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape, strict=True)):
         n, o = _check_size(f"view shape[{ax}]", n), _check_size(f"view offsets[{ax}]", o, low=0)
         if o + n > d:
             _fail(f"view [{o}, {o + n}) of dim {ax} is outside the input's {d}")

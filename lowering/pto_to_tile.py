@@ -176,8 +176,8 @@ class PtoToTilePass(ModulePass):
 
         out_types = [r for r in f.function_type.outputs.data]
         new_block = Block(arg_types=[*(a.type for a in body.args), *out_types])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, new_block.args))
-        outs = new_block.args[len(body.args):]
+        ins, outs = new_block.args[: len(body.args)], new_block.args[len(body.args) :]
+        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, ins, strict=True))
         for old, new in mapping.items():
             new.name_hint = old.name_hint
         for n, out in enumerate(outs):
@@ -195,7 +195,7 @@ class PtoToTilePass(ModulePass):
         new_block.add_ops([zero, dim, loop, func.ReturnOp()])
 
         arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(body.args)
-        for a, attrs in zip(body.args, arg_attrs):
+        for a, attrs in zip(body.args, arg_attrs, strict=True):
             if not a.uses:
                 continue
             assert isinstance(attrs, DictionaryAttr)
@@ -216,7 +216,7 @@ class PtoToTilePass(ModulePass):
         kernel_ops = [o for o in body.ops if o is not ret and not _arg_view(o)]
         for st in _stages(kernel_ops, form.data):
             self.emit_stage(st, loop_body, mapping, views)
-        for v, out in zip(ret.arguments, outs):
+        for v, out in zip(ret.arguments, outs, strict=True):
             store = tile.StoreOp(mapping[v], out, i)
             store.location = ret.location
             loop_body.add_op(store)
@@ -270,7 +270,7 @@ class PtoToTilePass(ModulePass):
             )
             new.location = o.location
             inner.add_op(new)
-            for r, nr in zip(o.results, new.results):
+            for r, nr in zip(o.results, new.results, strict=True):
                 nr.name_hint = r.name_hint
                 mapping[r] = nr
                 if any(u.operation not in stage_ops for u in r.uses):
@@ -292,6 +292,6 @@ class PtoToTilePass(ModulePass):
         if by_unroll:  # tile-unroll picks each factor's tile shapes
             stage.attributes["pto.by_unroll"] = DictionaryAttr(by_unroll)
         parent.add_op(stage)
-        for r, sr in zip(escaping, stage.results):
+        for r, sr in zip(escaping, stage.results, strict=True):
             mapping[r] = sr
 

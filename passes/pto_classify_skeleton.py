@@ -90,7 +90,9 @@ def classify(func: FuncOp) -> tuple[Form, str]:
     norm_after = any(isinstance(op, pto.RmsNormOp) for op in after)
     if ein == "i8":
         if not any(isinstance(op, pto.DequantOp) for op in after):
-            raise DiagnosticError(mm, "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result")
+            raise DiagnosticError(
+                mm, "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result"
+            )
         return Form.QUANT, "int8 matmul followed by dequant"
     if n != -1 and n <= MHC_MAX_N and k >= MHC_MIN_K and ein == "f32":
         return Form.MHC_PRE, f"one f32 matmul with N = {n} <= {MHC_MAX_N} and K = {k} >= {MHC_MIN_K}"

@@ -134,8 +134,9 @@ class TileAssignShapesPass(ModulePass):
     k=[512,1024] n=[128,128] for t <= 32, split-K from t > 32, k=[512,2048] for t > 64,
     and a weight transposed once on the host instead of `b_trans`. Pinned shapes are
     kept. Every choice is checked against the target: L0A/L0B/L0C/L1/UB capacities with
-    their n-buffered copies (a tile larger than its data counts as the 16-padded data), 32-byte alignment, L0 <= L1 and L1 % L0 == 0; a violation
-    names the buffer, its level and the bytes needed and available.
+    their n-buffered copies (a tile larger than its data counts as the 16-padded data),
+    32-byte alignment, L0 <= L1 and L1 % L0 == 0; a violation names the buffer, its level
+    and the bytes needed and available.
     """
 
     name = "tile-assign-shapes"

@@ -96,14 +96,14 @@ def specialise(src: Block, dst: Block, vmap: dict[SSAValue, SSAValue], tainted: 
             hot = [row_load or any(v in tainted for v in op.operands)] * len(op.results)
         new_op = op.__class__.create(
             operands=[vmap.get(v, v) for v in op.operands],
-            result_types=[_retype(r.type, old, new) if h else r.type for r, h in zip(op.results, hot)],
+            result_types=[_retype(r.type, old, new) if h else r.type for r, h in zip(op.results, hot, strict=True)],
             properties=dict(op.properties),
             attributes=dict(op.attributes),
             regions=regions,
         )
         new_op.location = op.location
         dst.add_op(new_op)
-        for r, nr, h in zip(op.results, new_op.results, hot):
+        for r, nr, h in zip(op.results, new_op.results, hot, strict=True):
             nr.name_hint = r.name_hint
             vmap[r] = nr
             if h:

@@ -58,7 +58,9 @@ from pto.pypto.ops import (
     transpose,
     zeros,
 )
-from pto.pypto.sym import ceil_div, sym_max as max, sym_min as min  # noqa: A004
+from pto.pypto.sym import ceil_div  # noqa: A004
+from pto.pypto.sym import sym_max as max
+from pto.pypto.sym import sym_min as min
 from pto.pypto.tensor import Tensor
 from pto.pypto.types import CachePolicy, CastMode, DataType, RunMode, SaturationMode, StatusType, TileOpFormat
 

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FileLineColLoc,
+    IntAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
 
 from pto.frontend import api
 from pto.frontend import builder as b
@@ -56,7 +65,7 @@ def _signature(fn: Callable) -> inspect.Signature:
     """The signature with evaluated annotations (strings under `from __future__ import
     annotations`, which see the module's names and the closure's)."""
     code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None) or ()
-    scope = {n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells)}
+    scope = {n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells, strict=True)}
     try:
         return inspect.signature(fn, eval_str=True, locals=scope)
     except Exception as e:  # noqa: BLE001 - any error of the user's annotation expressions
@@ -100,7 +109,7 @@ class JitKernel:
             if a.dtype != want:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann._dtype.name} ({np.dtype(want)})")
             shape: list = []
-            for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape):
+            for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape, strict=True):
                 if status_dim(d):
                     if t is not None and n != t:
                         refuse(f"argument '{p.name}' has {n} rows on its DYNAMIC axis, another argument {t}")
@@ -131,7 +140,7 @@ class JitKernel:
 
     def _params(self, shapes: list[list], token: set[int], kernel: b.Kernel | None, outputs: set[int]):
         out = []
-        for i, (p, shape) in enumerate(zip(self.params, shapes)):
+        for i, (p, shape) in enumerate(zip(self.params, shapes, strict=True)):
             t = Tensor.traced(shape, p.ann._dtype, None, i in token)
             t._param, t.name = i, p.name
             if kernel is not None and i in outputs:
@@ -205,7 +214,7 @@ class JitKernel:
         values, arrays = self._bind(args, kwargs)
         shapes, t = self._shapes(arrays)
         self._options_notes()
-        key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params))
+        key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params, strict=True))
         if key not in self.compiled:
             module = self._trace(values, shapes)
             try:
@@ -221,7 +230,7 @@ class JitKernel:
         ins = [arrays[p.index] for i, p in enumerate(self.params) if i not in outs]
         self.result = api.run(self.compiled[key], ins)
         self.report = self.result.report
-        for i, got in zip(outs, self.result.outputs):
+        for i, got in zip(outs, self.result.outputs, strict=True):
             arrays[self.params[i].index][...] = got
 
 

@@ -92,7 +92,7 @@ def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
         if [s[1] for s in sig] != [s[1] for s in first]:
             not_modelled("labels that differ by unroll factor (the first factor's are used)", tr.notes)
         if tr.emit:
-            for op, mine, base in zip(tr.emitted, sig, first):
+            for op, mine, base in zip(tr.emitted, sig, first, strict=True):
                 if mine[2] != base[2] and mine[2] is not None:
                     _pin_for_factor(op, factors[i], mine[0], mine[2])
 
@@ -146,7 +146,7 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
         its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
         offs = [evaluate(offset, _env(tr, t, i)) for i in its]
         counts = [evaluate(valid, _env(tr, t, i)) if valid is not None else min(rows, t - o)
-                  for i, o in zip(its, offs)] if what != "pypto.view" or valid is not None else [rows] * len(offs)
+                  for i, o in zip(its, offs, strict=True)] if what != "pypto.view" or valid is not None else [rows] * len(offs)
         want = list(range(0, t, rows))
         if rows != lp.tile or offs != want or counts != [min(rows, t - o) for o in want]:
             refuse(f"{what} of {rows} rows at {offset} (valid {valid}) does not tile the token axis: at T = {t} "
@@ -158,7 +158,7 @@ def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> b
     """A static window of a weight parameter, read in place (`pto.view`)."""
     return (x._param is not None and x._param not in tr.token and x._lazy is None
             and all(_is_int(d) for d in [*x.shape, *shape, *offsets]) and valid in (None, shape)
-            and all(0 <= o and 1 <= n and o + n <= d for o, n, d in zip(offsets, shape, x.shape)))
+            and all(0 <= o and 1 <= n and o + n <= d for o, n, d in zip(offsets, shape, x.shape, strict=True)))
 
 
 def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:

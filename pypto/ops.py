@@ -89,7 +89,7 @@ def _broadcast(a: list, c: list) -> list:
     if len(a) != len(c):
         refuse(f"operands of ranks {len(a)} and {len(c)} do not broadcast (write the same rank)")
     out = []
-    for x, y in zip(a, c):
+    for x, y in zip(a, c, strict=True):
         if x != y and 1 not in (x, y):
             refuse(f"shapes {a} and {c} do not broadcast")
         out.append(y if x == 1 else x)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pto.frontend.builder import _is_int
 from pto.pypto.errors import refuse
 
+
 class Sym:
     """An integer expression over named symbols (`T`, a loop index)."""
 

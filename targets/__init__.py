@@ -6,8 +6,8 @@ all read them through `load_target`, typed and checked by `pto.targets.schema`.
 
 from __future__ import annotations
 
-import tomllib
 import dataclasses
+import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path

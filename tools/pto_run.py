@@ -161,7 +161,7 @@ class Runner:
         if len(self.a.input) != len(names):
             raise UserError(f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
                             f"got {len(self.a.input)} --input files")
-        xs = [load_npy(p, a.elem) for p, a in zip(self.a.input, names)]
+        xs = [load_npy(p, a.elem) for p, a in zip(self.a.input, names, strict=True)]
         return xs
 
     def check_memory(self, sig, tokens: int, what: str, error: type[Exception] = UserError) -> None:
@@ -256,7 +256,7 @@ class Runner:
         verdicts = []
         if golden is not None:
             verdicts = [(o.name, check(g, w, golden_elem(o.elem, golden_module)))
-                        for o, g, w in zip(sig.outputs, result.outputs, golden.outputs)]
+                        for o, g, w in zip(sig.outputs, result.outputs, golden.outputs, strict=True)]
         if a.json:
             d = rep.to_json()
             d["golden"] = {n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite}

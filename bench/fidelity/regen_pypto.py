@@ -176,6 +176,7 @@ def build_configs():
 def run_one(c):
     """Build and simulate one config in the current process (cwd = fresh temp dir)."""
     import torch
+
     import pypto
 
     t, K, N = c["t"], c["K"], c["N"]
@@ -380,8 +381,9 @@ def main():
     if a.worker:
         run_one(json.load(open(a.worker)))
         return
-    import pypto  # noqa: F401  (version only)
     from importlib.metadata import version
+
+    import pypto  # noqa: F401  (version only)
     ver = version("pypto")
     cs = build_configs()
     if a.list:

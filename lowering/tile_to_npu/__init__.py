@@ -12,8 +12,9 @@ groups go through GM workspaces.
 A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
 in-place reshape of a loaded tensor a GM view (`npu.reshape`). Not supported (rejected):
 split-K with an i32 accumulator, N or K not a multiple of its tile (nL0, kL1), kL1 not
-a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles narrower than a row are column-tiled when the phase allows
-it, else processed as whole rows (with a warning).
+a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
+narrower than a row are column-tiled when the phase allows it, else processed as whole
+rows (with a warning).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> N
                 raise unsupported(o, f"'{o.name}' of tensors without a token axis")
         yielded = st.body.block.last_op
         assert yielded is not None
-        varying.update(r for r, v in zip(st.results, yielded.operands) if v in varying)
+        varying.update(r for r, v in zip(st.results, yielded.operands, strict=True) if v in varying)
 
 
 @dataclass(frozen=True)
