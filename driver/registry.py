@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.passes import ModulePass
@@ -39,7 +40,7 @@ _SUMMARIES = {
 }
 
 
-def _lazy(module: str, name: str) -> Callable[[], type]:
+def _lazy(module: str, name: str) -> Callable[[], Any]:
     return lambda: getattr(importlib.import_module(module), name)
 
 

@@ -281,7 +281,7 @@ def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str,
         sig = signature(source)
     except InputError as e:
         raise RunError(str(e)) from None
-    xs = _inputs(sig, inputs, tokens, seed)  # type: ignore[arg-type]
+    xs = _inputs(sig, inputs, tokens, seed)
     have = compiled.levels if compiled else {sig.level: source}
     if golden and "pto" not in have:
         raise RunError("golden=True needs the pto level")

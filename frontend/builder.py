@@ -19,8 +19,9 @@ from __future__ import annotations
 import numbers
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import NoReturn
 
 import numpy as np
@@ -59,7 +60,7 @@ from pto.dialects.common import (
 from pto.dialects.pto import verify_hints
 
 DYN = None  # a dimension written None (or DYN) is the dynamic token axis
-_ELEM = {"bf16": BFloat16Type, "f16": Float16Type, "f32": Float32Type}
+_ELEM: dict[str, Callable[[], Attribute]] = {"bf16": BFloat16Type, "f16": Float16Type, "f32": Float32Type}
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -85,7 +86,7 @@ _API_PACKAGES = ("pto.frontend", "pto.pypto")
 
 def caller() -> tuple[str, int] | None:
     """The first stack frame outside the Python API: where the user built the op."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None and (os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
                              or f.f_globals.get("__name__", "").startswith(_API_PACKAGES)
                              or _generated_here(f)):
@@ -127,12 +128,13 @@ def _check_label(what: str, v: object) -> None:
         _fail(f"{what} must be a string, got {v!r}")
 
 
-def _check_name(what: str, name: object) -> str:
+def _check_name(what: str, name: object) -> str | None:
     """An argument's name becomes its SSA name `%name`: xDSL's rule for those."""
     _check_str(what, name)
+    assert name is None or isinstance(name, str)  # what _check_str lets through
     if not BlockArgument.is_valid_name(name):
         _fail(f"{what} '{name}' is not a valid SSA name: letters, digits, _ $ . -, not starting with a digit")
-    return name  # type: ignore[return-value]
+    return name
 
 
 def _check_bool(what: str, v: object) -> bool:
@@ -145,7 +147,8 @@ def _check_number(what: str, v: object) -> float:
     """A finite real that fits an f32 attribute (nan and inf print as hex that no parser reads)."""
     if not isinstance(v, numbers.Real) or isinstance(v, bool):
         _fail(f"{what} must be a number, got {type(v).__name__} {v!r}")
-    if not -_F32_MAX <= v <= _F32_MAX:  # False for nan too; no float(): float(2**2000) overflows
+    # False for nan too; no float(): float(2**2000) overflows. (numbers.Real declares no comparisons.)
+    if not -_F32_MAX <= v <= _F32_MAX:  # type: ignore[operator]
         _fail(f"{what} must be a finite f32 number, got {v!r}")
     return float(v)
 
@@ -185,7 +188,7 @@ def _check_options(options: object) -> dict[str, dict[int | str, int]]:
             if not _is_int(g) and not isinstance(g, str):
                 _fail(f"option '{name}': group {g!r} must be an integer")
             _check_size(f"option '{name}' group {g}", n)
-    return options  # type: ignore[return-value]
+    return options
 
 
 def element_type(dtype: str) -> Attribute:
@@ -276,7 +279,7 @@ class Kernel:
         if self._module is not None:
             _fail(f"kernel '{self.name}' is already built")
 
-    def arg(self, name: str, shape: Sequence[int | None], dtype: str, cache: str | None = None) -> Tensor:
+    def arg(self, name: str, shape: Sequence[int | Symbol | None], dtype: str, cache: str | None = None) -> Tensor:
         self._not_built()
         _check_name("an argument's name", name)
         if any(a.name_hint == BlockArgument.extract_valid_name(name) for a in self.block.args):
@@ -377,7 +380,7 @@ _pinned: list[Pinned] = []
 
 def cube_tile(m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False) -> CubeTileAttr:
     """`#pto.cube_tile<m = [L0, L1], k = [...], n = [...]>` for `matmul(cube_tile=...)`."""
-    axes = {"m": _check_sizes("cube_tile m", m, (2,)), "k": _check_sizes("cube_tile k", k, (2, 3)),
+    axes: dict[str, Sequence[int]] = {"m": _check_sizes("cube_tile m", m, (2,)), "k": _check_sizes("cube_tile k", k, (2, 3)),
             "n": _check_sizes("cube_tile n", n, (2,))}
     if (msg := CubeTileAttr.check(axes)) is not None:  # the attribute's own rule, as a BuildError
         _fail(msg)
@@ -601,7 +604,7 @@ def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # no
     return Tensor(x.kernel, _emit(pto.SliceOp(x.value, offset, width), x, label, vec_tile).results[0])
 
 
-def window(x: Tensor, shape: Sequence[int], offsets: Sequence[int]) -> Tensor:
+def window(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
     """`shape` at `offsets` of a weight (a tensor without a token axis), read in place
     (`pto.view`): part of a weight the host passes whole. `pto.view` calls it."""
     _tensor(x, "view input")
@@ -614,6 +617,7 @@ def window(x: Tensor, shape: Sequence[int], offsets: Sequence[int]) -> Tensor:
               f"got {shape!r} and {offsets!r}")
     for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape, strict=True)):
         n, o = _check_size(f"view shape[{ax}]", n), _check_size(f"view offsets[{ax}]", o, low=0)
+        assert isinstance(d, int)  # a static shape, checked above
         if o + n > d:
             _fail(f"view [{o}, {o + n}) of dim {ax} is outside the input's {d}")
     return Tensor(x.kernel, _emit(pto.ViewOp(x.value, list(offsets), list(shape)), x).results[0])

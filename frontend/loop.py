@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument
 
 from pto.frontend.builder import (
     BuildError,
@@ -53,7 +54,7 @@ from pto.frontend.builder import (
 
 @dataclass(frozen=True)
 class ArgSpec:
-    shape: tuple[int | None, ...]
+    shape: tuple[int | Symbol | None, ...]
     dtype: str
     cache: str | None = None
 
@@ -109,6 +110,7 @@ def trace(fn: Callable[..., None], *, name: str | None = None, target: str | Non
         raise BuildError(f"{fn.__name__} assembles no result into an output argument", caller())
     for i in sorted(tr.outputs, reverse=True):  # outputs are results at the pto level
         v = tensors[i].value
+        assert isinstance(v, BlockArgument)  # outputs are the kernel's arguments
         if v.uses:
             raise BuildError(f"output argument '{names[i]}' is also read: outputs are written only", caller())
         k.block.erase_arg(v)

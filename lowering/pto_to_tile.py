@@ -242,7 +242,7 @@ class PtoToTilePass(ModulePass):
             view = views[v]
             src = self.operand(view.operands[0], mapping, views, local, inner)
             if isinstance(view, pto.ViewOp):
-                new: Operation = tile.ViewOp(src, view.starts, view.result.type.get_shape())  # type: ignore[attr-defined]
+                new: Operation = tile.ViewOp(src, view.starts, pto.tensor_type(view.result).get_shape())
             else:
                 new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
             new.location = view.location
@@ -287,11 +287,11 @@ class PtoToTilePass(ModulePass):
         if st.kind == "cube":
             stage: Operation = tile.CubeStageOp(st.label, Region(inner), types, cube_tile)
         else:
-            stage = tile.VecStageOp(st.label, Region(inner), types, vec_tile)  # type: ignore[arg-type]
+            stage = tile.VecStageOp(st.label, Region(inner), types, vec_tile)
         stage.location = st.ops[0].location
         if by_unroll:  # tile-unroll picks each factor's tile shapes
             stage.attributes["pto.by_unroll"] = DictionaryAttr(by_unroll)
         parent.add_op(stage)
-        for r, sr in zip(escaping, stage.results, strict=True):
-            mapping[r] = sr
+        for value, staged in zip(escaping, stage.results, strict=True):
+            mapping[value] = staged
 

@@ -83,7 +83,7 @@ def classify(func: FuncOp) -> tuple[Form, str]:
         raise DiagnosticError(mm, f"'{func.sym_name.data}' is not SK-03: no result of the kernel depends on "
                                   "its matmul (an unused matmul)")
     m, k, _, n = mm.mkn()
-    ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
+    ein = elem_name(pto.tensor_type(mm.lhs).element_type)
     before = _backward(mm.lhs) | _backward(mm.rhs)
     after = _forward(mm)
     norm_before = any(isinstance(op, pto.RmsNormOp) for op in before)
@@ -104,7 +104,7 @@ def classify(func: FuncOp) -> tuple[Form, str]:
 def _fits(form: Form, func: FuncOp) -> str | None:
     """Why a pinned form cannot apply to this kernel, or None."""
     mm = next(op for op in func.walk() if isinstance(op, pto.MatmulOp))
-    ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
+    ein = elem_name(pto.tensor_type(mm.lhs).element_type)
     if form == Form.QUANT and ein != "i8":
         return f"the quant form needs an int8 matmul, this one takes {ein}"
     if form != Form.QUANT and ein == "i8":

@@ -28,6 +28,7 @@ from pto.dialects.common import (
     FormAttr,
     elem_name,
 )
+from pto.dialects.pto import tensor_type
 from pto.targets import Target, UnknownTargetError, load_target, target_of
 
 VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
@@ -103,7 +104,7 @@ def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:
     (false), or the pass's choice (absent: the mhc_pre variant's own tiles transpose it)."""
     src = mm.rhs.owner
     view = isinstance(src, tile.ViewOp)
-    if view:
+    if isinstance(src, tile.ViewOp):
         src = src.input.owner
     if isinstance(src, tile.LoadOp) and src.host_transpose is not None:
         return True  # done already
@@ -111,7 +112,7 @@ def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:
     if not isinstance(arg, BlockArgument) or not isinstance(f := arg.block.parent_op(), func.FuncOp) \
             or f.arg_attrs is None:
         return None
-    hint = f.arg_attrs.data[arg.index].data.get("pto.host_transpose")  # type: ignore[attr-defined]
+    hint = f.arg_attrs.data[arg.index].data.get("pto.host_transpose")
     if not isinstance(hint, IntegerAttr):
         return None
     if hint.value.data and (view or mm.b_trans is None):
@@ -201,8 +202,8 @@ class TileAssignShapesPass(ModulePass):
     def cube(self, st: tile.CubeStageOp, rows: int, target: Target, mhc: bool) -> None:
         mm = st.matmul
         m, k, _, n = mm.mkn()
-        sa = ELEM_BYTES[elem_name(mm.lhs.type.element_type)]  # type: ignore[union-attr]
-        sacc = ELEM_BYTES[MATMUL_OUT[elem_name(mm.lhs.type.element_type)][0]]  # type: ignore[union-attr]
+        in_elem = elem_name(tensor_type(mm.lhs).element_type)
+        in_bytes, acc_bytes = ELEM_BYTES[in_elem], ELEM_BYTES[MATMUL_OUT[in_elem][0]]
         wanted = host_transpose_hint(mm)
         if st.tiles is None:
             if mhc:
@@ -210,11 +211,11 @@ class TileAssignShapesPass(ModulePass):
                 if wanted is not False:
                     self.host_transpose(mm)
             else:
-                st.tiles = self.choose(m, k, n, sa, sacc, 1, BUFFERS, BUFFERS, target)
+                st.tiles = self.choose(m, k, n, in_bytes, acc_bytes, 1, BUFFERS, BUFFERS, target)
         if wanted and mm.b_trans is not None:
             self.host_transpose(mm)
         st.tiles = self.clip_to_body(st.tiles, rows)
-        self.check(st, sa, sacc, target)
+        self.check(st, in_bytes, acc_bytes, target)
 
     @staticmethod
     def clip_to_body(t: CubeTileAttr, rows: int) -> CubeTileAttr:
@@ -251,31 +252,33 @@ class TileAssignShapesPass(ModulePass):
         mm.b_trans = None
 
     @staticmethod
-    def choose(m: int, k: int, n: int, sa: int, sacc: int, nbuf: int, a_cp: int, w_cp: int, target: Target) -> CubeTileAttr:
+    def choose(
+        m: int, k: int, n: int, in_bytes: int, acc_bytes: int, nbuf: int, a_cp: int, w_cp: int, target: Target
+    ) -> CubeTileAttr:
         m0 = min(128, ceil16(m))
         n0 = min(256, ceil16(n))
         tasks = lambda n0: -(-m // m0) * -(-n // n0)  # noqa: E731
         while n0 > 64 and tasks(n0) < 0.8 * target.cube_cores:
             n0 //= 2
-        while ceil16(m0) * ceil16(n0) * sacc * nbuf > target.capacity("l0c") and n0 > 16:
+        while ceil16(m0) * ceil16(n0) * acc_bytes * nbuf > target.capacity("l0c") and n0 > 16:
             n0 //= 2
         k0 = next(
             (c for c in K_L0 if c <= max(16, ceil16(k))
-             and ceil16(m0) * c * sa * nbuf <= target.capacity("l0a")
-             and ceil16(n0) * c * sa * nbuf <= target.capacity("l0b")
-             and c * sa % target.block_bytes == 0),
+             and ceil16(m0) * c * in_bytes * nbuf <= target.capacity("l0a")
+             and ceil16(n0) * c * in_bytes * nbuf <= target.capacity("l0b")
+             and c * in_bytes % target.block_bytes == 0),
             K_L0[-1],
         )
         k1 = k0
         for mult in (4, 2):
             cand = k0 * mult
-            if cand <= ceil16(k) and (a_cp * ceil16(m0) + w_cp * ceil16(n0)) * cand * sa <= target.capacity("l1"):
+            if cand <= ceil16(k) and (a_cp * ceil16(m0) + w_cp * ceil16(n0)) * cand * in_bytes <= target.capacity("l1"):
                 k1 = cand
                 break
         return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
 
     @staticmethod
-    def check(st: tile.CubeStageOp, sa: int, sacc: int, target: Target) -> None:
+    def check(st: tile.CubeStageOp, in_bytes: int, acc_bytes: int, target: Target) -> None:
         """One copy of each tile must fit (tile-to-npu adds copies only where they fit)."""
         assert st.tiles is not None
         # A tile larger than the data only occupies the (16-padded) data.
@@ -284,14 +287,14 @@ class TileAssignShapesPass(ModulePass):
         m0, m1 = ax["m"]
         n0, n1 = ax["n"]
         k0, k_a1, k_b1 = ax["k"][0], ax["k"][1], ax["k"][-1]
-        el = elem_name(st.matmul.lhs.type.element_type)  # type: ignore[union-attr]
+        el = elem_name(tensor_type(st.matmul.lhs).element_type)
         label = st.label.data
         needs = [
-            ("l0a", f"L0A tile m={m0} x k={k0} {el}", ceil16(m0) * ceil16(k0) * sa),
-            ("l0b", f"L0B tile k={k0} x n={n0} {el}", ceil16(n0) * ceil16(k0) * sa),
-            ("l0c", f"L0C tile m={m0} x n={n0} accumulator", ceil16(m0) * ceil16(n0) * sacc),
+            ("l0a", f"L0A tile m={m0} x k={k0} {el}", ceil16(m0) * ceil16(k0) * in_bytes),
+            ("l0b", f"L0B tile k={k0} x n={n0} {el}", ceil16(n0) * ceil16(k0) * in_bytes),
+            ("l0c", f"L0C tile m={m0} x n={n0} accumulator", ceil16(m0) * ceil16(n0) * acc_bytes),
             ("l1", f"L1 tiles m={m1} x k={k_a1} + n={n1} x k={k_b1} of {el}",
-             ceil16(m1) * ceil16(k_a1) * sa + ceil16(n1) * ceil16(k_b1) * sa),
+             (ceil16(m1) * ceil16(k_a1) + ceil16(n1) * ceil16(k_b1)) * in_bytes),
         ]
         for space, what, need in needs:
             if need > target.capacity(space):

@@ -54,8 +54,8 @@ def _pick_tiles(body: Block, factor: int) -> None:
     """A stage's tile shapes pinned for this factor (`pto.by_unroll`) replace its own."""
     for st in body.ops:
         per = st.attributes.pop("pto.by_unroll", None)
-        hints = per.data.get(str(factor)) if isinstance(per, DictionaryAttr) else None
-        hints = hints.data if isinstance(hints, DictionaryAttr) else {}
+        mine = per.data.get(str(factor)) if isinstance(per, DictionaryAttr) else None
+        hints = mine.data if isinstance(mine, DictionaryAttr) else {}
         if isinstance(st, tile.CubeStageOp) and isinstance(ct := hints.get("pto.cube_tile"), CubeTileAttr):
             st.properties["tiles"] = ct
         elif isinstance(st, tile.VecStageOp) and isinstance(vt := hints.get("pto.vec_tile"), DenseArrayBase):
@@ -141,7 +141,7 @@ class TileUnrollPass(ModulePass):
     def factors_for(self, f: func.FuncOp, loop: Operation) -> list[int]:
         pinned = f.attributes.get("pto.unroll")
         if isinstance(pinned, DenseArrayBase):
-            chosen: Sequence[int] = pinned.get_values()  # type: ignore[assignment]
+            chosen: Sequence[int] = pinned.get_values()
         elif self.factors:
             chosen = self.factors
         else:

@@ -109,7 +109,7 @@ def build(cls: type, raw: dict[str, Any], where: str) -> Any:
 
 
 def _value(kind: Any, v: Any, where: str) -> Any:
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         if not isinstance(v, dict):
             raise TargetFileError(f"{where}: expected a table, got {v!r}")
         return build(kind, v, where)

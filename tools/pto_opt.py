@@ -37,6 +37,7 @@ from pto.driver.verify import verify_each
 
 
 class PtoOptMain(xDSLOptMain):
+    _input_text: str | None = None  # read once: --run-reproducer reads its configuration line first
     version_format = "pto-opt " + __version__ + " (xDSL {xdsl_version})"
 
     def register_all_dialects(self) -> None:
@@ -102,7 +103,7 @@ class PtoOptMain(xDSLOptMain):
     # ---------------------------------------------------------------- running
 
     def _read_input(self) -> str:
-        if getattr(self, "_input_text", None) is not None:
+        if self._input_text is not None:
             return self._input_text
         path = self.args.input_file
         text = sys.stdin.read() if path is None or path == "-" else read_source(path)
@@ -130,7 +131,7 @@ class PtoOptMain(xDSLOptMain):
         out.append("\n" * offset + "".join(pending))
         return out
 
-    def run(self) -> int:  # type: ignore[override]
+    def run(self) -> int:
         if self.args.list_passes:
             self.list_passes()
             return 0

@@ -37,12 +37,13 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Space
+from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import c, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
@@ -52,6 +53,10 @@ from pto.targets import Target, target_of
 def gm_type(t: Attribute) -> BufferType:
     assert isinstance(t, TensorType)
     return BufferType(list(t.get_shape()), t.element_type, Space.GM)
+
+
+def _transposed(t: TensorType) -> TensorType:
+    return TensorType(t.element_type, list(reversed(t.get_shape())))
 
 
 def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
@@ -145,7 +150,8 @@ class Lowering:
         self.labels: set[str] = set()
         self.tokens: SSAValue | None = None
         self.workspaces: dict[tuple, SSAValue] = {}
-        self.cascade, self.last_upper = 0, None
+        self.cascade = 0
+        self.last_upper: SSAValue | None = None
         self.graph: npu.GraphOp | None = None
 
     def run(self) -> None:
@@ -181,15 +187,15 @@ class Lowering:
         f = self.f
         host_t = {o.source for o in f.walk() if isinstance(o, tile.LoadOp) and o.host_transpose is not None}
         for v in host_t:
-            if not isinstance(v, BlockArgument):
-                raise unsupported(v.owner, "host-transposing a computed value")  # type: ignore[arg-type]
+            if isinstance(v, OpResult):
+                raise unsupported(v.owner, "host-transposing a computed value")
         if host_t:
             attrs = list(f.arg_attrs.data) if f.arg_attrs is not None else [DictionaryAttr({})] * len(old.args)
-            for a in host_t:
-                attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})  # type: ignore[union-attr]
+            for a in old.args:
+                if a in host_t:
+                    attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})
             f.arg_attrs = ArrayAttr(attrs)
-        return [gm_type(TensorType(a.type.element_type, list(reversed(a.type.get_shape())))) if a in host_t  # type: ignore[union-attr]
-                else gm_type(a.type) for a in old.args]
+        return [gm_type(_transposed(tensor_type(a))) if a in host_t else gm_type(a.type) for a in old.args]
 
     def new_graph(self, block: Block, first: tile.TokenLoopOp) -> npu.GraphOp:
         runtime = self.f.attributes.get("pto.runtime")
@@ -332,7 +338,7 @@ class Lowering:
                 t = o.result.type
                 assert isinstance(t, TensorType)
                 src = self.gm[o.input]
-                dyn = DYNAMIC_INDEX in src.type.get_shape()  # type: ignore[union-attr]
+                dyn = DYNAMIC_INDEX in npu.buf(src).get_shape()
                 shape = [DYNAMIC_INDEX, *t.get_shape()[1:]] if dyn else list(t.get_shape())
                 view = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.GM))
                 view.location = o.location
@@ -345,8 +351,8 @@ class Lowering:
         workspace if a stage of another phase (another group of tasks) reads it; within
         a phase a result stays in UB."""
         stores: dict[SSAValue, list[SSAValue]] = {}
-        for st in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
-            stores.setdefault(st.value, []).append(self.gm[st.dest])
+        for store in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
+            stores.setdefault(store.value, []).append(self.gm[store.dest])
         phase = {st: i for i, ph in enumerate(phases) for st in ph}
         dests: dict[SSAValue, list[SSAValue]] = {}
         n = 0

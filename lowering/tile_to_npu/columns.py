@@ -15,6 +15,7 @@ that has values of another width is not column-tiled (the caller says so).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import ImplicitBuilder
@@ -25,6 +26,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pto.dialects import npu, tile
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.dialects.npu import BufferType, Pipe
+from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import c, divide, sync, unsupported
 from pto.lowering.tile_to_npu import events
 
@@ -49,14 +51,14 @@ class Plan:
     outer: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)  # the reverse
 
     def wide(self, v: SSAValue) -> bool:
-        s = v.type.get_shape()  # type: ignore[attr-defined]
+        s = tensor_type(v).get_shape()
         return s[-1] == self.k and len(s) in (1, 2)
 
     def value(self, v: SSAValue) -> SSAValue:
         return self.alias.get(v, v)
 
 
-def plan(stages: list[tile.StageBase], views: set[Operation], k: int, cw: int) -> Plan | str:
+def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: int) -> Plan | str:
     """A column-tiling plan for the phase (rows `k` wide, chunks `cw`), or why it
     cannot have one. Values of other widths (`[rows, 1]`, a matmul result) are narrow."""
     ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
@@ -113,15 +115,15 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
     for o in p.ops:
         for v in o.operands:
             if p.value(v) not in inside and v not in ub.bufs and not p.wide(v):
-                t = v.type
-                buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)  # type: ignore[attr-defined]
+                t = tensor_type(v)
+                buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)
                 npu.DmaOp(Pipe.MTE2, lw.gm[v], [row, 0], buf, [0, 0], rows=valid)
                 ub.bufs[v] = buf
                 loaded = True
     if loaded:
         sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
     # Accumulators of the reductions (an rms_norm accumulates its sum of squares).
-    accs: dict[Operation, SSAValue] = {}
+    accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue] = {}
     for o in p.ops:
         if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
             accs[o] = ub.alloc([r, 1], f32, o.location)
@@ -154,8 +156,8 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
         for v in narrow_out:
             buf = ub.bufs[v]
             for dst in outs[v]:
-                npu.DmaOp(Pipe.MTE3, buf, [0] * len(buf.type.get_shape()), dst,  # type: ignore[attr-defined]
-                          [row] + [0] * (len(buf.type.get_shape()) - 1), rows=valid)  # type: ignore[attr-defined]
+                rank = len(npu.buf(buf).get_shape())
+                npu.DmaOp(Pipe.MTE3, buf, [0] * rank, dst, [row] + [0] * (rank - 1), rows=valid)
     sync(Pipe.MTE3 if narrow_out else Pipe.VECTOR, Pipe.MTE2, event + events.VEC_STORED)
 
 
@@ -166,10 +168,10 @@ def _alias(p: Plan, bufs: dict[SSAValue, SSAValue], v: SSAValue) -> None:
 
 
 def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: list[SSAValue],
-                stores: list[SSAValue], accs: dict[Operation, SSAValue], accumulate: bool) -> None:
+                stores: list[SSAValue], accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue], accumulate: bool) -> None:
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
     need), fold the reductions of loop 1 into `accs`, store `stores`."""
-    producer = {res: o for o in p.ops for res in o.results}
+    producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
     need: set[SSAValue] = set()
     stack = list(targets)
     while stack:
@@ -198,7 +200,7 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
                 else:
                     lw.vector_op(o, r, ub, (p.k, p.cw))
                 _alias(p, ub.bufs, res)
-            if accumulate and o in accs:
+            if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in accs:
                 _accumulate(o, r, ub, accs[o])
         if stores:
             sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
@@ -218,26 +220,26 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
 
 
 def _load(lw, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:
-    t = v.type
+    t = tensor_type(v)
     src = lw.gm[v]
     token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
-    if len(t.get_shape()) == 1:  # type: ignore[attr-defined]
-        buf = ub.alloc([p.cw], t.element_type, user.location)  # type: ignore[attr-defined]
+    if len(t.get_shape()) == 1:
+        buf = ub.alloc([p.cw], t.element_type, user.location)
         npu.DmaOp(Pipe.MTE2, src, [col], buf, [0])
     elif token:
-        buf = ub.alloc([r, p.cw], t.element_type, user.location)  # type: ignore[attr-defined]
+        buf = ub.alloc([r, p.cw], t.element_type, user.location)
         npu.DmaOp(Pipe.MTE2, src, [row, col], buf, [0, 0], rows=valid)
     else:
         raise unsupported(user, "column tiles of a tensor without a token axis")
     return buf
 
 
-def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
+def _accumulate(o: tile.ReduceOp | tile.RmsNormOp, r: int, ub, acc: SSAValue) -> None:
     x = ub.bufs[o.operands[0]]
     part = ub.alloc([r, 1], f32, o.location)
     if isinstance(o, tile.RmsNormOp):
         xf = _as_f32(x, r, ub, o)
-        sq = ub.alloc(list(xf.type.get_shape()), f32, o.location)  # type: ignore[attr-defined]
+        sq = ub.alloc(list(npu.buf(xf).get_shape()), f32, o.location)
         npu.VMulOp(xf, xf, sq)
         npu.VReduceOp(ReduceKind.SUM, sq, part)
         npu.VAddOp(acc, part, acc)
@@ -248,9 +250,9 @@ def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
 
 
 def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
-    if x.type.elem == "f32":  # type: ignore[attr-defined]
+    if npu.buf(x).elem == "f32":
         return x
-    xf = ub.alloc(list(x.type.get_shape()), f32, o.location)  # type: ignore[attr-defined]
+    xf = ub.alloc(list(npu.buf(x).get_shape()), f32, o.location)
     npu.VCastOp(x, xf, RoundMode.NONE)
     return xf
 
@@ -259,7 +261,7 @@ def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
     """One chunk of rms_norm: x / sqrt(mean(x^2) + eps) [* gamma], in f32 (`scale` holds
     the root)."""
     xf = _as_f32(ub.bufs[o.input], r, ub, o)
-    res_f32 = elem_name(o.result.type.element_type) == "f32"  # type: ignore[attr-defined]
+    res_f32 = elem_name(tensor_type(o.result).element_type) == "f32"
     y = ub.alloc([r, cw], f32, o.location)
     npu.VDivOp(xf, scale, y)
     if o.gamma is not None:
@@ -267,6 +269,6 @@ def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
     if res_f32:
         ub.bufs[o.result] = y
     else:
-        out = ub.alloc([r, cw], o.result.type.element_type, o.location)  # type: ignore[attr-defined]
+        out = ub.alloc([r, cw], tensor_type(o.result).element_type, o.location)
         npu.VCastOp(y, out, RoundMode.RINT)
         ub.bufs[o.result] = out

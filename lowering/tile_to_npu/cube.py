@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypedDict
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
@@ -26,6 +27,7 @@ from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.common import ELEM_BYTES, RoundMode, elem_name
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
+from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 
@@ -70,7 +72,7 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     if n % n1 or k % k1 or k1 % k0:
         raise unsupported(st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), "
                               f"or kL1 not of kL0 = {k0}")
-    return Tiles(m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, mm.lhs.type.element_type) if st.tiles.is_split_k else 1)  # type: ignore[union-attr]
+    return Tiles(m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, tensor_type(mm.lhs).element_type) if st.tiles.is_split_k else 1)
 
 
 def split_runs(k: int, k1: int, elem) -> int:
@@ -87,6 +89,18 @@ def merge_counts(st: tile.CubeStageOp) -> tuple[int, int]:
     return max(1, reuse), max(1, nbuf)
 
 
+class CubeBuffers(TypedDict):
+    """A cube task's buffers: the copies of each L1 and L0 tile, the K slices kept in L1
+    across the task's tiles, and the one L0C accumulator."""
+
+    a1: list[SSAValue]
+    b1: list[SSAValue]
+    kept: list[SSAValue]
+    a0: list[SSAValue]
+    b0: list[SSAValue]
+    acc: SSAValue
+
+
 class CubeStage:
     """A task is `per_task` units of a body; a unit is `g` output tiles of one column of
     tiles (consecutive row tiles of one column) that share the kept K slices of the
@@ -98,7 +112,7 @@ class CubeStage:
         self.mt = -(-body.rows // self.t.m1)
         self.nt = self.t.n // self.t.n1
         mm = st.matmul
-        self.a_el, self.b_el = mm.lhs.type.element_type, mm.rhs.type.element_type  # type: ignore[union-attr]
+        self.a_el, self.b_el = tensor_type(mm.lhs).element_type, tensor_type(mm.rhs).element_type
         self.acc_name = MMAD_OUT[elem_name(self.a_el)]
         self.cast = next((o for o in st.body.block.ops if isinstance(o, tile.CastOp)), None)
         self.bt = mm.b_trans is not None
@@ -157,7 +171,7 @@ class CubeStage:
 
     # -- buffers ---------------------------------------------------------------------
 
-    def buffers(self) -> dict[str, list]:
+    def buffers(self) -> CubeBuffers:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
         t, cap, l1, l0 = self.t, self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
         block = self.lw.target.block_bytes
@@ -170,14 +184,14 @@ class CubeStage:
         b1_at = ca * size(a1_t)
         kept_at = b1_at + cb * size(part_t)
         kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t), MAX_KEPT_SLICES)
-        return {
+        return CubeBuffers({
             "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
             "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
             "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
             "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
             "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
             "acc": npu.AllocOp(acc_t, 0).result,
-        }
+        })
 
     @staticmethod
     def l1_copies(a: int, b: int, copies: int, cap: int, halves: bool) -> tuple[int, int, int]:
@@ -306,7 +320,7 @@ class CubeStage:
     def out(self, acc, row, col, valid) -> None:
         sync(Pipe.CUBE, Pipe.FIXPIPE, ev.ACC_READY)
         for dst in self.outs:
-            d_el = elem_name(dst.type.element_type)  # type: ignore[union-attr]
+            d_el = elem_name(npu.buf(dst).element_type)
             rnd = self.round_mode() if d_el != self.acc_name else None
             npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd)
         sync(Pipe.FIXPIPE, Pipe.CUBE, ev.ACC_FREE)

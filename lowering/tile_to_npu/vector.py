@@ -17,6 +17,7 @@ from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import npu, tile
 from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType, Pipe, Space
+from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UB
@@ -27,7 +28,9 @@ idx = IndexType()
 
 class VectorPhase:
     def __init__(self, lw, stages: list[tile.StageBase], body):
-        self.lw, self.stages, self.body = lw, stages, body  # body: the loop's Body
+        vec = [st for st in stages if isinstance(st, tile.VecStageOp)]
+        assert len(vec) == len(stages), "a vector phase is vector stages only (the cube stage is its own phase)"
+        self.lw, self.stages, self.body = lw, vec, body  # body: the loop's Body
         self.target = lw.target
         self.plan: columns.Plan | None = None
         self.gm = lw.gm
@@ -45,9 +48,8 @@ class VectorPhase:
     def chosen_rows(self) -> int:
         rows = self.body.rows
         for st in self.stages:
-            assert isinstance(st, tile.VecStageOp)
             if st.vec_tile is not None:
-                rows = min(rows, st.vec_tile.get_values()[0])  # type: ignore[type-var]
+                rows = min(rows, int(st.vec_tile.get_values()[0]))
         return rows
 
     def emit(self, label: str, after: list[str], dests) -> int:
@@ -111,20 +113,19 @@ class VectorPhase:
         """Column tiling when a stage's vector tile is narrower than its rows."""
         narrow = []
         for st in self.stages:
-            assert isinstance(st, tile.VecStageOp)
             if st.vec_tile is not None:
-                vt = st.vec_tile.get_values()
+                vt = [int(v) for v in st.vec_tile.get_values()]
                 data = next(o for o in st.body.block.ops if o not in self.lw.views)
-                cols = data.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
+                cols = tensor_type(data.operands[0]).get_shape()[-1]
                 if vt[-1] < cols:
-                    narrow.append((st, list(vt), cols))
+                    narrow.append((st, vt, cols))
         if not narrow:
             return None
-        st, vt, cols = narrow[0]
-        p = columns.plan(self.stages, self.lw.views, cols, min(int(v[1][-1]) for v in narrow))
+        first, first_vt, first_cols = narrow[0]
+        p = columns.plan(self.stages, self.lw.views, first_cols, min(v[1][-1] for v in narrow))
         if isinstance(p, str):
-            warn(st, f"vector tile {vt} is narrower than the {cols}-column row but the phase is not "
-                     f"column-tiled ({p}): tile-to-npu processes whole rows")
+            warn(first, f"vector tile {first_vt} is narrower than the {first_cols}-column row but the phase is not "
+                        f"column-tiled ({p}): tile-to-npu processes whole rows")
             return None
         return p
 
@@ -134,7 +135,7 @@ class VectorPhase:
         widths (when the phase allows it); then halving rows."""
         yield rows, pinned
         if pinned is None:
-            widths = [v.type.get_shape()[-1] for st in self.stages for o in st.body.block.ops  # type: ignore[union-attr]
+            widths = [tensor_type(v).get_shape()[-1] for st in self.stages for o in st.body.block.ops
                       if o not in self.lw.views and not isinstance(o, tile.YieldOp) for v in o.results]
             k = max(widths, default=1)
             cw = k // 2
@@ -157,7 +158,7 @@ class VectorPhase:
         for res in (res for st in self.stages for res in st.results):
             for dst in dests.get(res, []):
                 buf = ub.bufs[res]
-                shape = buf.type.get_shape()  # type: ignore[union-attr]
+                shape = npu.buf(buf).get_shape()
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
         sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
 
@@ -220,7 +221,7 @@ def emit_sum_group(lw, cs, label: str, after: list[str], dsts: list[SSAValue], r
     cube (fewer rows if the tile does not fit UB twice), copying in the runs' partials
     one after another."""
     t, body, runs = cs.t, cs.body, cs.t.splits
-    per_row = 2 * t.n1 * 4 + sum(BufferType([1, t.n1], d.type.element_type, Space.UB).nbytes() for d in dsts)  # type: ignore[union-attr]
+    per_row = 2 * t.n1 * 4 + sum(BufferType([1, t.n1], npu.buf(d).element_type, Space.UB).nbytes() for d in dsts)
     r = min(t.m1, lw.target.capacity("ub") // per_row)
     if r < 1:
         raise DiagnosticError(lw.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")
@@ -247,8 +248,8 @@ def emit_sum_group(lw, cs, label: str, after: list[str], dsts: list[SSAValue], r
             sync(Pipe.VECTOR, Pipe.MTE2, events.VEC_STORED)  # the next partial may overwrite `part`
         outs = []
         for d in dsts:
-            out = ub.alloc([r, t.n1], d.type.element_type, UnknownLoc())  # type: ignore[union-attr]
-            if elem_name(d.type.element_type) == "f32":  # type: ignore[union-attr]
+            out = ub.alloc([r, t.n1], npu.buf(d).element_type, UnknownLoc())
+            if elem_name(npu.buf(d).element_type) == "f32":
                 npu.VMulsOp(acc, 1.0, out)
             else:
                 npu.VCastOp(acc, out, rnd)
