@@ -20,13 +20,8 @@ from pto.dialects.common import (
     FormAttr,
     elem_name,
 )
+from pto.dialects.pto import SETTINGS
 from pto.targets import target_of
-
-DEFAULTS = {
-    "cube_l1_reuse_setting": "-1:2,1:1",
-    "vec_nbuffer_setting": "0:2",
-    "cube_nbuffer_setting": "-1:1",
-}
 
 
 def parse_setting(name: str, text: str) -> dict[int, int]:
@@ -76,18 +71,19 @@ class TileAnnotateCachePass(ModulePass):
 
     name = "tile-annotate-cache"
 
-    cube_l1_reuse_setting: str = DEFAULTS["cube_l1_reuse_setting"]
-    vec_nbuffer_setting: str = DEFAULTS["vec_nbuffer_setting"]
-    cube_nbuffer_setting: str = DEFAULTS["cube_nbuffer_setting"]
+    # One option per name in the dialect's SETTINGS (the names `pto.options` may carry).
+    cube_l1_reuse_setting: str = "-1:2,1:1"
+    vec_nbuffer_setting: str = "0:2"
+    cube_nbuffer_setting: str = "-1:1"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
-            given = {n: parse_setting(n, getattr(self, n)) for n in DEFAULTS}
+            given = {n: parse_setting(n, getattr(self, n)) for n in SETTINGS}
         except ValueError as e:
             raise DiagnosticError(op, f"tile-annotate-cache: {e}") from None
         for f in op.walk():
             if isinstance(f, func.FuncOp):
-                settings = {n: _pinned(f, n) or given[n] for n in DEFAULTS}
+                settings = {n: _pinned(f, n) or given[n] for n in SETTINGS}
                 for loop in (o for o in f.walk() if isinstance(o, tile.TokenLoopOp)):
                     self.annotate(f, loop, settings)
 

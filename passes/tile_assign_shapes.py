@@ -33,14 +33,38 @@ from pto.targets import Target, UnknownTargetError, load_target, target_of
 
 VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
 MHC_VEC_COLS = 2048  # the variant's long scans along the reduction axis
+# Cube tile policy (the seed's SK03.md settings, not hardware limits): L0 tiles at most
+# 128 rows (M) and 256 columns (N), as its standard `m = [128, 128]`, `n = [256, 256]`;
+# N is halved, not below 64, while the tasks would leave over a fifth of the cube cores idle.
+M_L0_MAX = 128
+N_L0_MAX = 256
+N_L0_MIN_SPLIT = 64
+CORE_SHARE = 0.8
+# kL0 candidates, largest first: SK03.md's largest K tile (512) halved down to one fractal.
 K_L0 = (512, 256, 128, 64, 32, 16)
+# kL1 = kL0 times the first of these whose L1 tiles fit (SK03.md's k = [256, 1024] is 4x).
+K_L1_TIMES = (4, 2)
 # L1 copies of each operand to leave room for when choosing kL1, in case tile-to-npu is
 # asked for two (l1-buffers=2). The check asks only for one.
 BUFFERS = 2
+# The mhc_pre variant's tiles by the body's token rows (the seed's hc_pre settings):
+# (rows up to, m, k, n, split-K); bodies taller than the last entry use the last.
+MHC_TILES = (
+    (32, [16, 16], [512, 1024], [128, 128], False),
+    (64, [16, 16], [512, 1024], [128, 128], True),
+    (None, [16, 16], [512, 2048], [128, 128], True),
+)
+
+
+def pad(x: int, fractal: int) -> int:
+    """`x` rounded up to whole cube fractals (the target's `cube.fractal`)."""
+    return -(-x // fractal) * fractal
 
 
 def ceil16(x: int) -> int:
-    return (x + 15) // 16 * 16
+    """`pad` to a 16-element fractal, both targets' figure: kept for pto-tune's estimates,
+    which do not carry a target there yet."""
+    return pad(x, 16)
 
 
 def _bytes(t: TensorType, rows: int | None = None, cols: int | None = None) -> int:
@@ -129,7 +153,7 @@ class TileAssignShapesPass(ModulePass):
     Vector stages: `[r, C]` (whole rows, r the largest of 8, 4, 2, 1 within the tile
     height whose UB working set, n-buffered token tiles included, fits); the mhc_pre
     variant scans `[min(8, R), 2048]` along its long reduction axis. Cube stages:
-    m = [ceil16(M) up to 128]*2, n = [up to 256, halved while too few tasks for the
+    m = [M fractal-padded, up to 128]*2, n = [up to 256, halved while too few tasks for the
     cores]*2, k = [the largest kL0 whose L0A/L0B tiles fit, 4*kL0 if L1 allows]; the
     mhc_pre variant takes its settings as a whole by tile height t: m=[16,16]
     k=[512,1024] n=[128,128] for t <= 32, split-K from t > 32, k=[512,2048] for t > 64,
@@ -214,14 +238,14 @@ class TileAssignShapesPass(ModulePass):
                 st.tiles = self.choose(m, k, n, in_bytes, acc_bytes, 1, BUFFERS, BUFFERS, target)
         if wanted and mm.b_trans is not None:
             self.host_transpose(mm)
-        st.tiles = self.clip_to_body(st.tiles, rows)
+        st.tiles = self.clip_to_body(st.tiles, rows, target.cube.fractal)
         self.check(st, in_bytes, acc_bytes, target)
 
     @staticmethod
-    def clip_to_body(t: CubeTileAttr, rows: int) -> CubeTileAttr:
+    def clip_to_body(t: CubeTileAttr, rows: int, fractal: int) -> CubeTileAttr:
         """A body of `rows` tokens is one tile along M at most (PyPTO specialises each
-        body for its factor): an M tile larger than the body shrinks to it, 16-padded."""
-        m = ceil16(rows)
+        body for its factor): an M tile larger than the body shrinks to it, fractal-padded."""
+        m = pad(rows, fractal)
         (m0, m1), ax = t.axes["m"], t.axes
         if m1 <= m:
             return t
@@ -230,11 +254,8 @@ class TileAssignShapesPass(ModulePass):
 
     @staticmethod
     def mhc_tiles(rows: int) -> CubeTileAttr:
-        if rows <= 32:
-            return CubeTileAttr([16, 16], [512, 1024], [128, 128], split_k=False)
-        if rows <= 64:
-            return CubeTileAttr([16, 16], [512, 1024], [128, 128], split_k=True)
-        return CubeTileAttr([16, 16], [512, 2048], [128, 128], split_k=True)
+        _, m, k, n, split_k = next(e for e in MHC_TILES if e[0] is None or rows <= e[0])
+        return CubeTileAttr(m, k, n, split_k=split_k)
 
     @staticmethod
     def host_transpose(mm: tile.MatmulOp) -> None:
@@ -255,24 +276,26 @@ class TileAssignShapesPass(ModulePass):
     def choose(
         m: int, k: int, n: int, in_bytes: int, acc_bytes: int, nbuf: int, a_cp: int, w_cp: int, target: Target
     ) -> CubeTileAttr:
-        m0 = min(128, ceil16(m))
-        n0 = min(256, ceil16(n))
+        fr = target.cube.fractal
+        m0 = min(M_L0_MAX, pad(m, fr))
+        n0 = min(N_L0_MAX, pad(n, fr))
         tasks = lambda n0: -(-m // m0) * -(-n // n0)  # noqa: E731
-        while n0 > 64 and tasks(n0) < 0.8 * target.cube_cores:
+        while n0 > N_L0_MIN_SPLIT and tasks(n0) < CORE_SHARE * target.cube_cores:
             n0 //= 2
-        while ceil16(m0) * ceil16(n0) * acc_bytes * nbuf > target.capacity("l0c") and n0 > 16:
+        while pad(m0, fr) * pad(n0, fr) * acc_bytes * nbuf > target.capacity("l0c") and n0 > fr:
             n0 //= 2
         k0 = next(
-            (c for c in K_L0 if c <= max(16, ceil16(k))
-             and ceil16(m0) * c * in_bytes * nbuf <= target.capacity("l0a")
-             and ceil16(n0) * c * in_bytes * nbuf <= target.capacity("l0b")
+            (c for c in K_L0 if c <= max(fr, pad(k, fr))
+             and pad(m0, fr) * c * in_bytes * nbuf <= target.capacity("l0a")
+             and pad(n0, fr) * c * in_bytes * nbuf <= target.capacity("l0b")
              and c * in_bytes % target.block_bytes == 0),
             K_L0[-1],
         )
         k1 = k0
-        for mult in (4, 2):
+        for mult in K_L1_TIMES:
             cand = k0 * mult
-            if cand <= ceil16(k) and (a_cp * ceil16(m0) + w_cp * ceil16(n0)) * cand * in_bytes <= target.capacity("l1"):
+            l1_rows = a_cp * pad(m0, fr) + w_cp * pad(n0, fr)
+            if cand <= pad(k, fr) and l1_rows * cand * in_bytes <= target.capacity("l1"):
                 k1 = cand
                 break
         return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
@@ -281,20 +304,22 @@ class TileAssignShapesPass(ModulePass):
     def check(st: tile.CubeStageOp, in_bytes: int, acc_bytes: int, target: Target) -> None:
         """One copy of each tile must fit (tile-to-npu adds copies only where they fit)."""
         assert st.tiles is not None
-        # A tile larger than the data only occupies the (16-padded) data.
+        # A tile larger than the data only occupies the (fractal-padded) data.
         m, k, _, n = st.matmul.mkn()
-        ax = {a: [min(v, ceil16(d)) for v in vals] for (a, vals), d in zip(st.tiles.axes.items(), (m, k, n), strict=False)}
+        fr = target.cube.fractal
+        dims = zip(st.tiles.axes.items(), (m, k, n), strict=False)
+        ax = {a: [min(v, pad(d, fr)) for v in vals] for (a, vals), d in dims}
         m0, m1 = ax["m"]
         n0, n1 = ax["n"]
         k0, k_a1, k_b1 = ax["k"][0], ax["k"][1], ax["k"][-1]
         el = elem_name(tensor_type(st.matmul.lhs).element_type)
         label = st.label.data
         needs = [
-            ("l0a", f"L0A tile m={m0} x k={k0} {el}", ceil16(m0) * ceil16(k0) * in_bytes),
-            ("l0b", f"L0B tile k={k0} x n={n0} {el}", ceil16(n0) * ceil16(k0) * in_bytes),
-            ("l0c", f"L0C tile m={m0} x n={n0} accumulator", ceil16(m0) * ceil16(n0) * acc_bytes),
+            ("l0a", f"L0A tile m={m0} x k={k0} {el}", pad(m0, fr) * pad(k0, fr) * in_bytes),
+            ("l0b", f"L0B tile k={k0} x n={n0} {el}", pad(n0, fr) * pad(k0, fr) * in_bytes),
+            ("l0c", f"L0C tile m={m0} x n={n0} accumulator", pad(m0, fr) * pad(n0, fr) * acc_bytes),
             ("l1", f"L1 tiles m={m1} x k={k_a1} + n={n1} x k={k_b1} of {el}",
-             (ceil16(m1) * ceil16(k_a1) + ceil16(n1) * ceil16(k_b1)) * in_bytes),
+             (pad(m1, fr) * pad(k_a1, fr) + pad(n1, fr) * pad(k_b1, fr)) * in_bytes),
         ]
         for space, what, need in needs:
             if need > target.capacity(space):

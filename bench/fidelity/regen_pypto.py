@@ -346,12 +346,12 @@ def run_sub(c, timeout, keep_dir=None):
             raise
         rec["wall_s"] = round(time.time() - t0, 2)
         if p.returncode != 0:
-            tail = [l for l in outp.splitlines()
-                    if "rror" in l or "failed" in l or "[SIMULATION]" in l or "exceeds" in l][-4:]
+            tail = [line for line in outp.splitlines()
+                    if "rror" in line or "failed" in line or "[SIMULATION]" in line or "exceeds" in line][-4:]
             plog = glob.glob(os.path.expanduser(f"~/ascend/log/debug/plog/pypto-log-{p.pid}_*.log"))
             for f in plog:
-                tail += [l[:300] for l in open(f, errors="replace") if "[ERROR]" in l][:3]
-            rec["error"] = "\n".join(tail)[-1500:] or "rc=%d" % p.returncode
+                tail += [line[:300] for line in open(f, errors="replace") if "[ERROR]" in line][:3]
+            rec["error"] = "\n".join(tail)[-1500:] or f"rc={p.returncode}"
         else:
             rec.update(parse_output(cwd))
     except subprocess.TimeoutExpired:

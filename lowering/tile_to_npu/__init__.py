@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError

@@ -24,6 +24,10 @@ from pto.lowering.tile_to_npu.ub import UB
 from pto.lowering.tile_to_npu.vector_ops import check_rank, emit_op
 
 idx = IndexType()
+# Lowering policy, not a hardware figure: when no column tiling is pinned, chunk widths
+# are tried halving from half a row down to this one (the narrowest pinned vector tile
+# of the seed's kernels, `(4, 64)`, is column-tiled at 64).
+MIN_CHUNK_COLS = 64
 
 
 class VectorPhase:
@@ -41,8 +45,9 @@ class VectorPhase:
 
     def merge(self) -> int:
         n = max((st.nbuffer.value.data for st in self.stages if st.nbuffer is not None), default=1)
-        if n > events.MAX_COPIES:
-            raise unsupported(self.stages[0], f"nbuffer {n} (at most {events.MAX_COPIES}: two event ids per copy)")
+        most = events.max_copies(self.target.sync.event_ids)
+        if n > most:
+            raise unsupported(self.stages[0], f"nbuffer {n} (at most {most}: two event ids per copy)")
         return n
 
     def chosen_rows(self) -> int:
@@ -139,7 +144,7 @@ class VectorPhase:
                       if o not in self.lw.views and not isinstance(o, tile.YieldOp) for v in o.results]
             k = max(widths, default=1)
             cw = k // 2
-            while cw >= 64 and k % cw == 0:
+            while cw >= MIN_CHUNK_COLS and k % cw == 0:
                 p = columns.plan(self.stages, self.lw.views, k, cw)
                 if isinstance(p, columns.Plan):
                     yield rows, p
