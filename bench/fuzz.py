@@ -462,8 +462,8 @@ def eval_numpy(k: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
                 y = a[0].astype(np.float32) * np.float32(127) / amax  # in f32, as SK03.md's formula
                 vals = [np.clip(np.rint(y), -128, 127), amax / np.float32(127)]
             elif kind == "dequant":  # in f32, as SK03.md's cast * scale * scale: a product may overflow
-                y = a[0].astype(np.float32) * a[1].astype(np.float32)
-                vals = [(y * a[2].reshape(1, -1).astype(np.float32) if len(a) > 2 else y).astype(np.float64)]
+                prod = a[0].astype(np.float32) * a[1].astype(np.float32)
+                vals = [(prod * a[2].reshape(1, -1).astype(np.float32) if len(a) > 2 else prod).astype(np.float64)]
             elif kind in ("muls", "adds"):
                 vals = [a[0] * op["scalar"] if kind == "muls" else a[0] + op["scalar"]]
             elif kind in ("add", "sub", "mul", "div"):
@@ -647,7 +647,7 @@ def apply_hints(kern: dict) -> dict:
 
 def semantic_payload(kern: dict, tokens: int, seed: int, via: str) -> dict:
     text = emit_mlir(apply_hints(kern))
-    files = {"kernel.mlir": {"text": text}}
+    files: dict[str, dict[str, object]] = {"kernel.mlir": {"text": text}}
     argv = ["{d}/kernel.mlir"]
     for i, (name, *_rest) in enumerate(kern["args"]):
         files[f"{name}.npy"] = {"array": {"kernel": kern, "tokens": tokens, "seed": seed, "index": i}}
@@ -982,7 +982,9 @@ def gen_api(rng: random.Random, corpus) -> tuple[str, dict]:
         call = rng.choice(EXTRA_CALLS)
         stmt = call.format(bad=rng.choice(HOSTILE))
         at = rng.randrange(4, 10) if program is BUILDER_PROGRAM else rng.randrange(4, 10)
-        indent = re.match(r"\s*", lines[at]).group(0) if program is TRACE_PROGRAM and at < 10 else ""
+        indent = ""
+        if program is TRACE_PROGRAM and at < 10:
+            indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
         lines.insert(at, indent + stmt)
         changed.append(stmt)
     if rng.random() < 0.5 and program is BUILDER_PROGRAM:  # half the programs stop after building
@@ -1073,7 +1075,7 @@ def install_print_hooks() -> None:
     import pto.frontend.api as api
 
     for mod in (pto_opt, pto_run, api):
-        mod.print = _recording_print  # module globals shadow the builtin
+        vars(mod)["print"] = _recording_print  # module globals shadow the builtin
 
 
 def digest_dir(d: str) -> dict[str, str]:
@@ -1261,15 +1263,15 @@ def run_cli_case(p: dict, res: Result, d: str) -> None:
         except BaseException as e:  # noqa: BLE001 - an exception escaping main is the finding
             escaped = e
     res.code = code
-    o, e = out.getvalue(), err.getvalue()
-    res.detail = "\n".join(e.strip().splitlines()[:3])[:600]
+    out_text, err_text = out.getvalue(), err.getvalue()
+    res.detail = "\n".join(err_text.strip().splitlines()[:3])[:600]
     if escaped is not None:
         res.outcome = "traceback"
         res.frame = innermost_project_frame(escaped.__traceback__)
         res.sig = f"traceback {type(escaped).__name__} at {res.frame or '?'}"
         res.detail = f"{type(escaped).__name__}: {escaped}"[:600]
     else:
-        res.outcome = classify_cli(code, e)
+        res.outcome = classify_cli(code, err_text)
         if res.outcome in ("internal", "traceback"):
             exc = _handled[0]
             if exc is not None:
@@ -1277,14 +1279,14 @@ def run_cli_case(p: dict, res: Result, d: str) -> None:
                 res.frame = innermost_project_frame(cause.__traceback__)
                 res.sig = f"{res.outcome} {type(cause).__name__} at {res.frame}"
             if not res.frame:
-                msg = re.sub(r"\d+", "N", next((ln for ln in e.splitlines() if "error" in ln), e[:120]))
+                msg = re.sub(r"\d+", "N", next((ln for ln in err_text.splitlines() if "error" in ln), err_text[:120]))
                 res.sig = f"{res.outcome}: {msg[:160]}"
-    if res.outcome == "clean" and (bad_ir := lowered_ir_rejected(p, e)):
+    if res.outcome == "clean" and (bad_ir := lowered_ir_rejected(p, err_text)):
         res.outcome, res.sig = "internal", f"internal: the lowering emitted IR its verifier rejects: {bad_ir}"
-    for path, line, kind in sorted(set(re.findall(r"(\S+\.py):(\d+): (\w+Warning)", e))):
+    for path, line, kind in sorted(set(re.findall(r"(\S+\.py):(\d+): (\w+Warning)", err_text))):
         where = frame_key(path, int(line), "") if is_project(path) else f"{path}:{line}"
         res.notes.append(f"{kind} reached stderr ({where.strip()})")
-    if res.outcome == "clean" and not e.strip():
+    if res.outcome == "clean" and not err_text.strip():
         res.notes.append("failed with nothing on stderr")
     _handled[0] = None  # a live exception keeps the failed IR alive (see needs_fresh_worker)
     # Inputs (the kernel and the --input files) must be byte-identical afterwards.
@@ -1298,13 +1300,13 @@ def run_cli_case(p: dict, res: Result, d: str) -> None:
         res.outcome, res.sig = "wrong", f"wrong: pto-{p['tool']} modified its input ({', '.join(touched)})"
         res.detail = f"files changed: {touched}\n" + res.detail
         return
-    if "semantic" in p and res.outcome in ("accepted", "clean") and o.lstrip().startswith("{"):
-        golden_verdict(p, d, res, o)  # --json printed a report: the run went through
-    elif res.outcome == "clean" and "--golden" in argv and "MISMATCH" in o:
+    if "semantic" in p and res.outcome in ("accepted", "clean") and out_text.lstrip().startswith("{"):
+        golden_verdict(p, d, res, out_text)  # --json printed a report: the run went through
+    elif res.outcome == "clean" and "--golden" in argv and "MISMATCH" in out_text:
         # A mutated kernel that runs but whose npu result disagrees with its pto level.
         if reference_nonfinite(p, d) is False:
             res.outcome, res.sig = "wrong", "wrong: npu vs pto-level golden (mutated kernel)"
-            res.detail = "\n".join(ln for ln in o.splitlines() if "golden" in ln or "at [" in ln)[:600]
+            res.detail = "\n".join(ln for ln in out_text.splitlines() if "golden" in ln or "at [" in ln)[:600]
 
 
 def run_api_case(p: dict, res: Result, d: str) -> None:
@@ -1671,7 +1673,7 @@ def known_label(text: str) -> str:
 def summary_table(results: list[Result], kinds: list[str], wall: float) -> str:
     head = f"{'kind':10}{'cases':>7}" + "".join(f"{o:>10}" for o in OUTCOMES) + f"{'distinct':>9}{'cases/s':>9}"
     rows = [head, "-" * len(head)]
-    total = Counter()
+    total: Counter[str] = Counter()
     for kind in [*kinds, "all"]:
         rs = [r for r in results if kind in ("all", r.kind)]
         c = Counter(r.outcome for r in rs)

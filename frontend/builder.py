@@ -260,7 +260,7 @@ class Kernel:
     name: str
     target: str | None = None
     unroll: Sequence[int] | None = None
-    options: dict[str, dict[int, int]] | None = None
+    options: dict[str, dict[int | str, int]] | None = None
     block: Block = field(default_factory=Block)
     arg_attrs: list[dict[str, Attribute]] = field(default_factory=list)
     results: list[Tensor] = field(default_factory=list)

@@ -83,7 +83,7 @@ def _current(what: str) -> _Trace:
 
 
 def trace(fn: Callable[..., None], *, name: str | None = None, target: str | None = None,
-          options: dict[str, dict[int, int]] | None = None, **params: ArgSpec) -> ModuleOp:
+          options: dict[str, dict[int | str, int]] | None = None, **params: ArgSpec) -> ModuleOp:
     """Trace a loop-form kernel `fn` whose parameters are typed by `params`."""
     if not callable(fn):
         _fail(f"trace: the kernel must be a function, got {type(fn).__name__}")
@@ -221,7 +221,7 @@ def set_cache_policy(x: Tensor, policy: str) -> None:
     tr.kernel.set_cache(_tensor(x, "set_cache_policy's tensor").value, policy)
 
 
-def set_pass_options(**options: dict[int, int]) -> None:
+def set_pass_options(**options: dict[int | str, int]) -> None:
     tr = _current("set_pass_options")
     _check_options(options)
     tr.kernel.options = {**(tr.kernel.options or {}), **options}

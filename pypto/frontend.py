@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FileLineColLoc,
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
 )
 
 from pto.frontend import api
+from pto.interp.report import Report
 from pto.frontend import builder as b
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.loops import pass_options, status_dim
@@ -84,8 +86,10 @@ class JitKernel:
                        if isinstance(p.annotation, Tensor)]
         self.compiled: dict[tuple, api.Compiled] = {}
         self.notes: set[str] = set()
-        self.report = None
+        self.report: Report | None = None
         self.result: api.Result | None = None
+        self.outputs: list[int] = []  # the output parameters of the last kernel traced
+        self._outputs: list[int] = []  # those of the last kernel compiled
 
     # -- arguments ----------------------------------------------------------------
 
@@ -107,7 +111,7 @@ class JitKernel:
                 refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape)}")
             want = _NUMPY[elem(ann._dtype, f"parameter '{p.name}''s dtype")]
             if a.dtype != want:
-                refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann._dtype.name} ({np.dtype(want)})")
+                refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
             for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape, strict=True):
                 if status_dim(d):
@@ -141,7 +145,7 @@ class JitKernel:
     def _params(self, shapes: list[list], token: set[int], kernel: b.Kernel | None, outputs: set[int]):
         out = []
         for i, (p, shape) in enumerate(zip(self.params, shapes, strict=True)):
-            t = Tensor.traced(shape, p.ann._dtype, None, i in token)
+            t = Tensor.traced(shape, p.ann.known_dtype, None, i in token)
             t._param, t.name = i, p.name
             if kernel is not None and i in outputs:
                 t._lazy = ("output", i)
@@ -184,10 +188,11 @@ class JitKernel:
         k.unroll = lp.factors if lp.kind == "unroll" else [lp.tile or 1]
         k.options = tr.options or None
         for i, policy in tr.cache.items():
-            k.set_cache(tr.params[i]._val, policy.value)  # type: ignore[arg-type]
-        k.ret(*(tr.outputs[i]._val for i in sorted(tr.outputs)))
+            k.set_cache(tr.params[i].built, policy.value)
+        k.ret(*(tr.outputs[i].built for i in sorted(tr.outputs)))
         module = k.module()
         f = module.body.block.first_op
+        assert isinstance(f, func.FuncOp)
         code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
         f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
         runtime = {key: v for key, v in self.runtime_options.items() if key in RUNTIME_MODELLED}
@@ -217,6 +222,7 @@ class JitKernel:
         key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params, strict=True))
         if key not in self.compiled:
             module = self._trace(values, shapes)
+            failed: str | None
             try:
                 self.compiled[key] = api.compile(module)
             except api.CompileError as e:

@@ -35,7 +35,7 @@ def split(x: Tensor, shape: list, column_view: Callable[[Tensor, int, int], Tens
     if not (isinstance(d, int) and 0 < d < cols and cols % d == 0 and shape[0] == rows * (cols // d)):
         return None
     blocks = [materialize(column_view(x, h * d, (h + 1) * d)) for h in range(cols // d)]
-    return Tensor.traced(list(shape), x._dtype, None, True, ("heads", blocks))
+    return Tensor.traced(list(shape), x.known_dtype, None, True, ("heads", blocks))
 
 
 def join(x: Tensor, shape: list, concat: Callable[[list[Tensor], int], Tensor]) -> Tensor:

@@ -55,7 +55,7 @@ def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
         refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
     norm = sorted(set(factors), reverse=True) + ([] if 1 in factors else [1])
     tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"))
-    yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))  # type: ignore[union-attr]
+    yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))
 
 
 def loop(*args, **kwargs) -> Iterator[Sym]:
@@ -66,7 +66,7 @@ def loop(*args, **kwargs) -> Iterator[Sym]:
         refuse("pypto.loop with an unroll_list: write pypto.loop_unroll")
     start, stop, step = _range(args)
     tr.loop = Loop("loop", stop, start=start, step=step, index=Sym(kwargs.get("idx_name") or "idx"))
-    yield from _iterations(tr, [1], lambda p: tr.loop.index)  # type: ignore[union-attr]
+    yield from _iterations(tr, [1], lambda p: tr.loop.index)
 
 
 def _one_loop(what: str) -> Trace:
@@ -176,7 +176,7 @@ def _token_param(tr: Trace, x: Tensor, what: str) -> int:
     return p
 
 
-def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, valid_shape=None,  # noqa: A002
+def view(input: Tensor, shape: Sequence | None = None, offsets: Sequence | None = None, *, valid_shape=None,  # noqa: A002
          dtype=None) -> Tensor:
     tr = current("pypto.view")
     if not isinstance(input, Tensor) or input._shape is None:
@@ -212,7 +212,7 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
-    return Tensor.traced([shape[0], *shape[1:]], input._dtype, input._val, True)
+    return Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
 
 
 def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
@@ -246,7 +246,7 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
     if src._dtype is not dst._dtype:
-        refuse(f"pypto.assemble of a {src._dtype.name} tile into a {dst._dtype.name} output: cast it first")
+        refuse(f"pypto.assemble of a {src.known_dtype.name} tile into a {dst.known_dtype.name} output: cast it first")
     _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
     if dst._param in tr.outputs and tr.iteration == 0:
         refuse("each output parameter is assembled once per loop body")

@@ -61,20 +61,20 @@ def evaluate(v: object, env: Mapping[str, int]) -> int:
     return v.eval(env) if isinstance(v, Sym) else v  # type: ignore[return-value]
 
 
-def sym_min(a: object, b: object) -> Sym | int:
+def sym_min(a: int | Sym, b: int | Sym) -> Sym | int:
     """`pypto.min` of two integers or symbolic integers."""
     if not isinstance(a, Sym) and not isinstance(b, Sym):
-        return min(a, b)  # type: ignore[type-var]
+        return min(a, b)
     return Sym(f"min({a}, {b})", lambda env: min(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
 
-def sym_max(a: object, b: object) -> Sym | int:
+def sym_max(a: int | Sym, b: int | Sym) -> Sym | int:
     if not isinstance(a, Sym) and not isinstance(b, Sym):
-        return max(a, b)  # type: ignore[type-var]
+        return max(a, b)
     return Sym(f"max({a}, {b})", lambda env: max(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
 
-def ceil_div(a: object, b: object) -> Sym | int:
+def ceil_div(a: int | Sym, b: int | Sym) -> Sym | int:
     if not isinstance(a, Sym) and not isinstance(b, Sym):
-        return -(-a // b)  # type: ignore[operator]
+        return -(-a // b)
     return Sym(f"ceildiv({a}, {b})", lambda env: -(-evaluate(a, env) // evaluate(b, env)), names_of(a, b))

@@ -107,6 +107,18 @@ class Tensor:
         return self._dtype
 
     @property
+    def known_dtype(self) -> DataType:
+        """The dtype of a tensor the kernel computes or takes (only a bare annotation has none)."""
+        assert self._dtype is not None
+        return self._dtype
+
+    @property
+    def built(self) -> b.Tensor:
+        """The builder's value (set for every tensor of the emitting run)."""
+        assert self._val is not None
+        return self._val
+
+    @property
     def dim(self) -> int:
         return len(self.shape)
 
