@@ -335,8 +335,9 @@ TEXT_WEIGHTS = {"int": 4, "float": 2, "elem_type": 3, "dim": 3, "ssa": 3, "opnam
 
 LEVEL_PIPELINES = {
     "pto": ["builtin.module(pto-sk03-pipeline)", "pto-classify-skeleton,pto-to-tile",
-            "pto-sk03-pipeline{factors=3,1}", "pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache"],
-    "tile": ["tile-assign-shapes,tile-to-npu", "tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu",
+            "pto-sk03-pipeline{factors=3,1}",
+            "pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings"],
+    "tile": ["tile-assign-shapes,tile-to-npu", "tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu",
              "tile-to-npu", "tile-assign-shapes"],
     "npu": ["cse", "canonicalize", "dce"],
     "other": ["cse", "canonicalize"],
