@@ -119,14 +119,14 @@ def load_npy(path: str, elem: str) -> np.ndarray:
 
 class Runner:
     def __init__(self, args: argparse.Namespace):
-        self.a = args
+        self.args = args
         self.ctx = Context()
         load_dialects(self.ctx)
         self.sources: dict[str, str] = {}
         self.sink = DiagnosticLog(lambda d: print(render_all(d, self.sources), file=sys.stderr))
 
     def parse(self) -> ModuleOp:
-        path = self.a.kernel
+        path = self.args.kernel
         try:
             text = read_source(path)
         except UsageError as e:  # for pto-run, a kernel file is input, not a flag
@@ -141,38 +141,38 @@ class Runner:
         return module
 
     def lower(self, module: ModuleOp, level: str) -> None:
-        spec = pipeline_spec(self.a.pass_pipeline) if self.a.pass_pipeline else to_npu(level, self.a.target)
+        spec = pipeline_spec(self.args.pass_pipeline) if self.args.pass_pipeline else to_npu(level, self.args.target)
         lower(self.ctx, module, parse_pipeline(spec).passes)
 
     def inputs(self, module: ModuleOp) -> list[np.ndarray]:
         sig = signature(module)
-        if self.a.random_inputs:
-            if self.a.input:
+        if self.args.random_inputs:
+            if self.args.input:
                 raise UsageError("give either --input files or --random-inputs, not both")
-            if self.a.tokens is None:
+            if self.args.tokens is None:
                 raise UsageError("--random-inputs needs --tokens N")
-            if self.a.tokens < 0:
-                raise UsageError(f"--tokens must be non-negative, got {self.a.tokens}")
-            self.check_memory(sig, self.a.tokens, f"--tokens {self.a.tokens}", UsageError)
-            return random_inputs(sig, self.a.tokens, self.a.seed)
-        if not self.a.input:
+            if self.args.tokens < 0:
+                raise UsageError(f"--tokens must be non-negative, got {self.args.tokens}")
+            self.check_memory(sig, self.args.tokens, f"--tokens {self.args.tokens}", UsageError)
+            return random_inputs(sig, self.args.tokens, self.args.seed)
+        if not self.args.input:
             raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
         names = sig.inputs
-        if len(self.a.input) != len(names):
+        if len(self.args.input) != len(names):
             raise UserError(f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
-                            f"got {len(self.a.input)} --input files")
-        xs = [load_npy(p, a.elem) for p, a in zip(self.a.input, names, strict=True)]
+                            f"got {len(self.args.input)} --input files")
+        xs = [load_npy(p, a.elem) for p, a in zip(self.args.input, names, strict=True)]
         return xs
 
     def check_memory(self, sig, tokens: int, what: str, error: type[Exception] = UserError) -> None:
-        budget = self.a.max_memory if self.a.max_memory is not None else default_memory_budget()
+        budget = self.args.max_memory if self.args.max_memory is not None else default_memory_budget()
         need = array_bytes(sig, tokens)
         if need > budget:
             raise error(f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
                         f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
 
     def check_flags(self) -> None:
-        a = self.a
+        a = self.args
         if a.seed < 0:
             raise UsageError(f"--seed must be non-negative, got {a.seed}")
         if a.max_memory is not None and a.max_memory <= 0:
@@ -189,7 +189,7 @@ class Runner:
 
     def check_paths(self, n_outputs: int) -> None:
         """No output file may be an input file or the kernel (by path, symlink or hard link)."""
-        a = self.a
+        a = self.args
         ins = [a.kernel, *a.input]
         outs: list[tuple[str, str]] = []
         if a.trace:
@@ -203,7 +203,7 @@ class Runner:
                     raise UsageError(f"{flag} would overwrite the input '{src}' (writing '{path}')")
 
     def main(self) -> int:
-        a = self.a
+        a = self.args
         self.check_flags()
         if a.target:
             load_target(a.target)

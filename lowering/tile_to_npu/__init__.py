@@ -44,7 +44,7 @@ from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Space
 from pto.dialects.pto import tensor_type
-from pto.lowering.npu_build import c, unsupported
+from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
 from pto.targets import Target, target_of
@@ -110,9 +110,9 @@ class Body:
     count: SSAValue
 
     def bounds(self, b: SSAValue) -> tuple[SSAValue, SSAValue]:
-        start = arith.AddiOp(self.lb, arith.MuliOp(b, c(self.rows))).result
+        start = arith.AddiOp(self.lb, arith.MuliOp(b, index_const(self.rows))).result
         start.name_hint = "start"
-        end = arith.MinUIOp(arith.AddiOp(start, c(self.rows)), self.ub).result
+        end = arith.MinUIOp(arith.AddiOp(start, index_const(self.rows)), self.ub).result
         end.name_hint = "end"
         return start, end
 
@@ -260,7 +260,7 @@ class Lowering:
             self.cascade += 1
         self.last_upper = loop.upper
         lb, ub = self.gm[loop.lower], self.gm[loop.upper]
-        count = arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(loop.rows)).result
+        count = arith.CeilDivUIOp(arith.SubiOp(ub, lb), index_const(loop.rows)).result
         count.name_hint = f"bodies{loop.rows}"
         body = Body(loop.rows, lb, ub, count)
         stages = [o for o in loop.body.block.ops if isinstance(o, tile.StageBase)]

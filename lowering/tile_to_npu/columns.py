@@ -27,7 +27,7 @@ from pto.dialects import npu, tile
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
-from pto.lowering.npu_build import c, divide, sync, unsupported
+from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
 
 F32_MAX = 3.4028234663852886e38
@@ -103,7 +103,7 @@ def elementwise(p: Plan) -> bool:
     return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
 
 
-def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int,
+def task(lowering, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int,
          chunk: SSAValue | None = None) -> None:
     """One task of the phase (rows [row, row + valid)) as column-chunk loops; with
     `chunk` (an elementwise phase), only that chunk."""
@@ -117,7 +117,7 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
             if p.value(v) not in inside and v not in ub.bufs and not p.wide(v):
                 t = tensor_type(v)
                 buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)
-                npu.DmaOp(Pipe.MTE2, lw.gm[v], [row, 0], buf, [0, 0], rows=valid)
+                npu.DmaOp(Pipe.MTE2, lowering.gm[v], [row, 0], buf, [0, 0], rows=valid)
                 ub.bufs[v] = buf
                 loaded = True
     if loaded:
@@ -132,7 +132,7 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
     stored = lambda vs: [v for v in vs if outs.get(v)]  # noqa: E731
     need1 = [o.input for o in accs] + stored(early)
     if need1:
-        _chunk_loop(lw, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
+        _chunk_loop(lowering, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
     # The narrow work, once per task, in program order.
     for o in p.ops:
         if isinstance(o, tile.ReduceOp):
@@ -145,11 +145,11 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
             npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
             npu.VSqrtOp(accs[o], accs[o])
         elif not p.wide(o.results[0]):
-            lw.vector_op(o, r, ub)
+            lowering.vector_op(o, r, ub)
             _alias(p, ub.bufs, o.results[0])
     late_out = stored([v for o in p.ops for v in o.results if v in p.late])
     if late_out:
-        _chunk_loop(lw, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
+        _chunk_loop(lowering, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
     narrow_out = [v for v in stored([res for o in p.ops for res in o.results]) if not p.wide(v)]
     if narrow_out:
         sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
@@ -167,7 +167,7 @@ def _alias(p: Plan, bufs: dict[SSAValue, SSAValue], v: SSAValue) -> None:
         bufs[u] = bufs[v]
 
 
-def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: list[SSAValue],
+def _chunk_loop(lowering, p: Plan, r: int, row, valid, ub, outs, event: int, targets: list[SSAValue],
                 stores: list[SSAValue], accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue], accumulate: bool) -> None:
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
     need), fold the reductions of loop 1 into `accs`, store `stores`."""
@@ -188,7 +188,7 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
         for o in p.ops:  # loads first, in program order
             for v in o.operands:
                 if p.value(v) in need and p.value(v) not in producer and v not in chunk:
-                    chunk[v] = _load(lw, p, v, r, row, valid, col, o, ub)
+                    chunk[v] = _load(lowering, p, v, r, row, valid, col, o, ub)
         sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
         saved = ub.bufs
         ub.bufs = {**saved, **chunk}
@@ -198,7 +198,7 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
                 if isinstance(o, tile.RmsNormOp):
                     _normalise(o, r, p.cw, ub, accs[o])
                 else:
-                    lw.vector_op(o, r, ub, (p.k, p.cw))
+                    lowering.vector_op(o, r, ub, (p.k, p.cw))
                 _alias(p, ub.bufs, res)
             if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in accs:
                 _accumulate(o, r, ub, accs[o])
@@ -213,15 +213,15 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
         ub.bufs = saved
         scf.YieldOp()
     if p.chunk is None:
-        scf.ForOp(c(0), c(p.k), c(p.cw), [], Region(body))
+        scf.ForOp(index_const(0), index_const(p.k), index_const(p.cw), [], Region(body))
         return
-    lo = arith.MuliOp(p.chunk, c(p.cw)).result
-    scf.ForOp(lo, arith.AddiOp(lo, c(p.cw)).result, c(p.cw), [], Region(body))
+    lo = arith.MuliOp(p.chunk, index_const(p.cw)).result
+    scf.ForOp(lo, arith.AddiOp(lo, index_const(p.cw)).result, index_const(p.cw), [], Region(body))
 
 
-def _load(lw, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:
+def _load(lowering, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:
     t = tensor_type(v)
-    src = lw.gm[v]
+    src = lowering.gm[v]
     token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
     if len(t.get_shape()) == 1:
         buf = ub.alloc([p.cw], t.element_type, user.location)

@@ -28,7 +28,7 @@ from pto.dialects import npu, tile
 from pto.dialects.common import ELEM_BYTES, RoundMode, elem_name
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import tensor_type
-from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
+from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 
 idx = IndexType()
@@ -106,8 +106,8 @@ class CubeStage:
     tiles (consecutive row tiles of one column) that share the kept K slices of the
     weight tile (`cube_l1_reuse_setting`)."""
 
-    def __init__(self, lw, st: tile.CubeStageOp, body, dests):
-        self.lw, self.st, self.body, self.dests = lw, st, body, dests
+    def __init__(self, lowering, st: tile.CubeStageOp, body, dests):
+        self.lowering, self.st, self.body, self.dests = lowering, st, body, dests
         self.t = tiles(st)
         self.mt = -(-body.rows // self.t.m1)
         self.nt = self.t.n // self.t.n1
@@ -131,10 +131,10 @@ class CubeStage:
             return
         if self.acc_name != "f32":
             raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added as f32)")
-        self.tokens = self.lw.token_count(self.st)
+        self.tokens = self.lowering.token_count(self.st)
         bt = BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM)
-        rows = lambda: arith.MuliOp(self.tokens, c(self.t.splits)).result  # noqa: E731
-        self.psum = self.lw.workspace(("psum", self.t.splits, bt), bt, rows, "psum")
+        rows = lambda: arith.MuliOp(self.tokens, index_const(self.t.splits)).result  # noqa: E731
+        self.psum = self.lowering.workspace(("psum", self.t.splits, bt), bt, rows, "psum")
         self.outs = [self.psum]
 
     def round_mode(self):
@@ -166,15 +166,15 @@ class CubeStage:
         bufs = self.buffers()
         start, end = self.body.bounds(b)
         n = self.per_task
-        unrolled(n, lambda q: arith.AddiOp(arith.MuliOp(i, c(n)).result, c(q)).result if n > 1 else i,
-                 c(count) if count % n else None, lambda u, _: self.unit(u, start, end, bufs))
+        unrolled(n, lambda q: arith.AddiOp(arith.MuliOp(i, index_const(n)).result, index_const(q)).result if n > 1 else i,
+                 index_const(count) if count % n else None, lambda u, _: self.unit(u, start, end, bufs))
 
     # -- buffers ---------------------------------------------------------------------
 
     def buffers(self) -> CubeBuffers:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
-        t, cap, l1, l0 = self.t, self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
-        block = self.lw.target.block_bytes
+        t, cap, l1, l0 = self.t, self.lowering.target.capacity, self.lowering.l1_buffers, self.lowering.l0_buffers
+        block = self.lowering.target.block_bytes
         size = lambda bt: -(-bt.nbytes() // block) * block  # noqa: E731  buffers start on a block
         halves = t.k1 // 2 % t.k0 == 0
         ca, cb, self.parts = self.l1_copies(size(a1_t), size(b1_t), l1, cap("l1"), halves)
@@ -215,17 +215,17 @@ class CubeStage:
         """Unit u (mod units) of the body: column ni, row tiles mg*g .. mg*g+g-1, one after
         the other, as PyPTO runs them; its split run is u div units."""
         t, per_col, split = self.t, self.mt // self.g, self.t.splits > 1
-        si = arith.DivUIOp(u, c(self.units)).result if split else c(0)
-        rest = arith.RemUIOp(u, c(self.units)).result if split else u
-        ni, mg = arith.DivUIOp(rest, c(per_col)).result, arith.RemUIOp(rest, c(per_col)).result
-        col = arith.MuliOp(ni, c(t.n1)).result
+        si = arith.DivUIOp(u, index_const(self.units)).result if split else index_const(0)
+        rest = arith.RemUIOp(u, index_const(self.units)).result if split else u
+        ni, mg = arith.DivUIOp(rest, index_const(per_col)).result, arith.RemUIOp(rest, index_const(per_col)).result
+        col = arith.MuliOp(ni, index_const(t.n1)).result
         col.name_hint = "col"
-        first = arith.AddiOp(start, arith.MuliOp(mg, c(self.g * t.m1))).result
-        kstart = arith.MuliOp(si, c(t.k // t.splits)).result
+        first = arith.AddiOp(start, arith.MuliOp(mg, index_const(self.g * t.m1))).result
+        kstart = arith.MuliOp(si, index_const(t.k // t.splits)).result
         # A split-K run writes its partial sums into its block of the workspace.
         base = arith.MuliOp(si, self.tokens).result if split else None
         for r in range(self.g):
-            row = arith.AddiOp(first, c(r * t.m1)).result if r else first
+            row = arith.AddiOp(first, index_const(r * t.m1)).result if r else first
             row.name_hint = "row"
             valid = valid_rows(row, end, t.m1)
             self.k_loop(bufs, (row, valid), col, kstart, load_kept=r == 0)
@@ -247,16 +247,16 @@ class CubeStage:
         for j in range(nb):
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         for s_ in range(kept):
-            self.k_slice(bufs, member, col, kstart, c(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
-        kend = arith.AddiOp(kstart, c(t.k // t.splits)).result
+            self.k_slice(bufs, member, col, kstart, index_const(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
+        kend = arith.AddiOp(kstart, index_const(t.k // t.splits)).result
         kbody = Block(arg_types=[idx])
         with ImplicitBuilder(kbody):
             k = kbody.args[0]
-            unrolled(slices, lambda j: arith.AddiOp(k, c(j * t.k1)).result if j else k, kend,
+            unrolled(slices, lambda j: arith.AddiOp(k, index_const(j * t.k1)).result if j else k, kend,
                      lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j))
             scf.YieldOp()
-        lb = arith.AddiOp(kstart, c(kept * t.k1)).result if kept else kstart
-        scf.ForOp(lb, kend, c(slices * t.k1), [], Region(kbody))
+        lb = arith.AddiOp(kstart, index_const(kept * t.k1)).result if kept else kstart
+        scf.ForOp(lb, kend, index_const(slices * t.k1), [], Region(kbody))
         for j in range(ca):
             npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j)
         for j in range(cb):
@@ -272,18 +272,18 @@ class CubeStage:
         (row, valid), ja = member, j % len(bufs["a1"])
         a1 = bufs["a1"][ja]
         npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
-        npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
+        npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
         parts = 1 if kept is not None else self.parts
         kb = t.k1 // parts
         for h in range(parts):
-            at = arith.AddiOp(kk, c(h * kb)).result if h else kk
+            at = arith.AddiOp(kk, index_const(h * kb)).result if h else kk
             jb = (j * parts + h) % len(bufs["b1"])
             b1 = kept if kept is not None else bufs["b1"][jb]
             if kept is None:
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
             if kept is None or load:
-                npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.rhs], [col, at] if self.bt else [at, col], b1, [0, 0],
-                          cache=self.lw.cache_of(mm.rhs))
+                npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.rhs], [col, at] if self.bt else [at, col], b1, [0, 0],
+                          cache=self.lowering.cache_of(mm.rhs))
             sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
             self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
             if kept is None:
@@ -297,16 +297,16 @@ class CubeStage:
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
             k = inner.args[0]
-            unrolled(nb, lambda q: arith.AddiOp(k, c(q * t.k0)).result if q else k, c(width),
+            unrolled(nb, lambda q: arith.AddiOp(k, index_const(q * t.k0)).result if q else k, index_const(width),
                      lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q))
             scf.YieldOp()
-        scf.ForOp(c(0), c(width), c(nb * t.k0), [], Region(inner))
+        scf.ForOp(index_const(0), index_const(width), index_const(nb * t.k0), [], Region(inner))
 
     def l0_step(self, bufs, a1, b1, valid, kk, kstart, k_b: SSAValue, lo: int, j: int) -> None:
         """One kL0 step into L0 copy j: column k_b of `b1`, lo + k_b of the slice."""
-        k_in = arith.AddiOp(k_b, c(lo)).result if lo else k_b
+        k_in = arith.AddiOp(k_b, index_const(lo)).result if lo else k_b
         first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
-        later = arith.CmpiOp(first, c(0), "ne").result
+        later = arith.CmpiOp(first, index_const(0), "ne").result
         a0, b0 = bufs["a0"][j], bufs["b0"][j]
         npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         npu.DmaOp(Pipe.MTE1, b1, [0, k_b] if self.bt else [k_b, 0], b0, [0, 0], transpose=self.bt)

@@ -10,7 +10,7 @@ from pto.dialects import npu, pto, tile
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, unsupported
-from pto.lowering.tile_to_npu.ub import UB
+from pto.lowering.tile_to_npu.ub import UbAllocator
 
 _BINARY = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
 _UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp, tile.ExpOp: npu.VExpOp}
@@ -25,7 +25,7 @@ def check_rank(op: Operation, shape: list[int]) -> None:
 class _Emit:
     """The buffers of one op: its result buffers and temporaries that die with it."""
 
-    def __init__(self, op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None):
+    def __init__(self, op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None):
         self.op, self.r, self.ub, self.chunk = op, r, ub, chunk
         self.tmps: list[SSAValue] = []
 
@@ -45,7 +45,7 @@ class _Emit:
         return self.tmps[-1]
 
 
-def emit_op(op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None = None) -> None:
+def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None = None) -> None:
     """Emit one tile op; with `chunk` (K, cw), a value K wide is a chunk cw wide."""
     e, bufs = _Emit(op, r, ub, chunk), ub.bufs
     if isinstance(op, pto.BinaryBase) and type(op) in _BINARY:
