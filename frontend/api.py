@@ -29,7 +29,7 @@ from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
 from pto.driver.lower import KeepLevels, Verify, lower
 from pto.driver.pipelines import expand, parse_pipeline, pipeline_spec
 from pto.driver.registry import load_dialects
-from pto.frontend.builder import BuildError, _is_int
+from pto.frontend.checks import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
 from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature

@@ -29,12 +29,10 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument
 
-from pto.frontend.builder import (
+from pto.frontend.builder import Kernel, Pinned, Tensor, _pinned, _tensor, cube_tile, window
+from pto.frontend.checks import (
     BuildError,
-    Kernel,
-    Pinned,
     Symbol,
-    Tensor,
     _check_bool,
     _check_label,
     _check_opt_str,
@@ -43,12 +41,8 @@ from pto.frontend.builder import (
     _check_sizes,
     _fail,
     _is_int,
-    _pinned,
-    _tensor,
     caller,
-    cube_tile,
     element_type,
-    window,
 )
 
 

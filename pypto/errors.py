@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import NoReturn
 
-from pto.frontend.builder import BuildError, caller
+from pto.frontend.checks import BuildError, caller
 
 
 class NotModelledWarning(UserWarning):

@@ -29,8 +29,8 @@ from xdsl.dialects.builtin import (
 )
 
 from pto.frontend import api
-from pto.interp.report import Report
 from pto.frontend import builder as b
+from pto.interp.report import Report
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.sym import Sym

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
 from xdsl.ir import Attribute
 
 from pto.frontend import builder as b
-from pto.frontend.builder import _is_int
+from pto.frontend.checks import _is_int
 from pto.pypto import ops, scratch, split_k
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.sym import Sym, evaluate

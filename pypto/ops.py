@@ -12,8 +12,8 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
-from typing import Any, TypeGuard
 from collections.abc import Callable, Sequence
+from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
 from pto.pypto import heads, scratch, split_k

@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 
-from pto.frontend.builder import _is_int
+from pto.frontend.checks import _is_int
 from pto.pypto.errors import refuse
 
 

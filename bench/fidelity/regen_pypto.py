@@ -173,109 +173,141 @@ def build_configs():
 
 
 # ----------------------------------------------------------------------------- worker
+class _Figures:
+    """One configuration's figures, and the RMSNorm pieces its kernels share."""
+
+    def __init__(self, c, pypto):
+        self.pypto = pypto
+        self.t, self.K, self.N = c["t"], c["K"], c["N"]
+        self.unroll, self.cube_tile, self.split_k = c["unroll"], c["cube_tile"], c["split_k"]
+        self.vec_tile, self.post_vec_tile = c["vec_tile"], c["post_vec_tile"]
+        self.eps = c["eps"]
+        self.none_cacheable = c["cache"] == "none_cacheable"
+        self.runtime_options = {"run_mode": pypto.RunMode.SIM, **c["runtime_options"]}
+        # JSON turns the int group keys of the *_setting maps into strings; restore them
+        self.pass_options = {k: ({int(kk): vv for kk, vv in v.items()} if isinstance(v, dict) else v)
+                             for k, v in c["pass_options"].items()}
+
+    def rms(self, xf):
+        pypto = self.pypto
+        ms = pypto.sum(pypto.mul(xf, xf), -1, keepdim=True)
+        return pypto.add(pypto.mul(ms, 1.0 / self.K), self.eps)
+
+    def gamma_f32(self, gamma):
+        pypto = self.pypto
+        pypto.set_vec_tile_shapes(1, self.K)
+        return pypto.cast(pypto.reshape(gamma, [1, self.K], inplace=True), pypto.DT_FP32)
+
+    def rmsnorm(self, x, idx, p, g, label):
+        """Rows idx..idx+p of x normalised and scaled by g, in f32, on the vector tile."""
+        pypto = self.pypto
+        xt = pypto.view(x, [p, self.K], [idx, 0])
+        pypto.set_semantic_label(label)
+        pypto.set_vec_tile_shapes(self.vec_tile[0], self.vec_tile[1])
+        xf = pypto.cast(xt, pypto.DT_FP32)
+        return pypto.mul(pypto.mul(xf, pypto.rsqrt(self.rms(xf))), g)
+
+
+# The kernel factories are left unannotated: their kernels' parameter annotations are
+# PyPTO's DSL (`pypto.Tensor([t, K], ...)`), calls that a type checker cannot read.
+def _std_kernel(f, pypto, torch):
+    t, K, N, un, ct, sk, pvt = f.t, f.K, f.N, f.unroll, f.cube_tile, f.split_k, f.post_vec_tile
+    BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
+
+    @pypto.frontend.jit(runtime_options=f.runtime_options, pass_options=f.pass_options)
+    def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), gamma: pypto.Tensor([K], pypto.DT_BF16),
+             w: pypto.Tensor([N, K], pypto.DT_BF16), out: pypto.Tensor([t, N], pypto.DT_BF16)):
+        g = f.gamma_f32(gamma)
+        if f.none_cacheable:
+            w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+        for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
+            y = pypto.cast(f.rmsnorm(x, idx, p, g, "rmsnorm"), BF16)
+            pypto.set_semantic_label("linear")
+            pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
+            acc = pypto.matmul(y, w, FP32, b_trans=True)
+            pypto.set_semantic_label("out-cast")
+            pypto.set_vec_tile_shapes(pvt[0], pvt[1])
+            pypto.assemble(pypto.cast(acc, BF16), [idx, 0], out)
+
+    args = [torch.randn(t, K, dtype=torch.bfloat16), torch.randn(K, dtype=torch.bfloat16),
+            torch.randn(N, K, dtype=torch.bfloat16), torch.zeros(t, N, dtype=torch.bfloat16)]
+    return kern, args
+
+
+def _quant_kernel(f, pypto, torch):
+    t, K, N, un, ct, sk, pvt = f.t, f.K, f.N, f.unroll, f.cube_tile, f.split_k, f.post_vec_tile
+    BF16, FP32, I8, I32 = pypto.DT_BF16, pypto.DT_FP32, pypto.DT_INT8, pypto.DT_INT32
+
+    @pypto.frontend.jit(runtime_options=f.runtime_options, pass_options=f.pass_options)
+    def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), gamma: pypto.Tensor([K], pypto.DT_BF16),
+             w: pypto.Tensor([N, K], pypto.DT_INT8), w_scale: pypto.Tensor([N, 1], pypto.DT_FP32),
+             out: pypto.Tensor([t, N], pypto.DT_BF16)):
+        g = f.gamma_f32(gamma)
+        ws = pypto.reshape(w_scale, [1, N], inplace=True)
+        if f.none_cacheable:
+            w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+        for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
+            y = f.rmsnorm(x, idx, p, g, "q-rmsnorm")
+            pypto.set_semantic_label("Query-Quant")
+            amax = pypto.amax(pypto.abs(y), -1, keepdim=True)
+            s = pypto.mul(amax, 1.0 / 127.0)
+            yq = pypto.mul(pypto.mul(y, pypto.reciprocal(amax)), 127.0)
+            q32 = pypto.cast(yq, I32, pypto.CastMode.CAST_RINT)
+            q16 = pypto.cast(q32, pypto.DT_FP16, pypto.CastMode.CAST_ROUND)
+            q = pypto.cast(q16, I8, pypto.CastMode.CAST_TRUNC, pypto.SaturationMode.ON)
+            pypto.set_semantic_label("Query-Linear")
+            pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
+            acc = pypto.matmul(q, w, I32, b_trans=True)
+            pypto.set_semantic_label("Query-Dequant")
+            pypto.set_vec_tile_shapes(pvt[0], pvt[1])
+            d = pypto.mul(pypto.mul(pypto.cast(acc, FP32), s), ws)
+            pypto.assemble(pypto.cast(d, BF16), [idx, 0], out)
+
+    args = [torch.randn(t, K, dtype=torch.bfloat16), torch.randn(K, dtype=torch.bfloat16),
+            torch.randint(-127, 127, (N, K), dtype=torch.int8), torch.rand(N, 1, dtype=torch.float32),
+            torch.zeros(t, N, dtype=torch.bfloat16)]
+    return kern, args
+
+
+def _mhc_kernel(f, pypto, torch):
+    t, K, N, un, ct, sk = f.t, f.K, f.N, f.unroll, f.cube_tile, f.split_k
+    vt, pvt, FP32 = f.vec_tile, f.post_vec_tile, pypto.DT_FP32
+
+    @pypto.frontend.jit(runtime_options=f.runtime_options, pass_options=f.pass_options)
+    def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), w: pypto.Tensor([N, K], pypto.DT_FP32),
+             out: pypto.Tensor([t, N], pypto.DT_FP32)):
+        if f.none_cacheable:
+            w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+        for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            pypto.set_vec_tile_shapes(vt[0], vt[1])
+            xf = pypto.cast(xt, FP32)
+            pypto.set_semantic_label("hc-linear")
+            pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
+            acc = pypto.matmul(xf, w, FP32, b_trans=True)
+            pypto.set_semantic_label("hc-norm")
+            pypto.set_vec_tile_shapes(vt[0], vt[1])
+            r = pypto.sqrt(f.rms(xf))
+            pypto.set_vec_tile_shapes(pvt[0], pvt[1])
+            pypto.assemble(pypto.div(acc, r), [idx, 0], out)
+
+    args = [torch.randn(t, K, dtype=torch.bfloat16), torch.randn(N, K, dtype=torch.float32),
+            torch.zeros(t, N, dtype=torch.float32)]
+    return kern, args
+
+
+_KERNELS = {"std": _std_kernel, "quant": _quant_kernel, "mhc": _mhc_kernel}
+
+
 def run_one(c):
     """Build and simulate one config in the current process (cwd = fresh temp dir)."""
     import torch
 
     import pypto
 
-    t, K, N = c["t"], c["K"], c["N"]
-    un = c["unroll"]
-    vt, pvt = c["vec_tile"], c["post_vec_tile"]
-    ct = c["cube_tile"]
-    sk = c["split_k"]
-    eps = c["eps"]
-    nc = c["cache"] == "none_cacheable"
-    ro = {"run_mode": pypto.RunMode.SIM}
-    ro.update(c["runtime_options"])
-    # JSON turns the int group keys of the *_setting maps into strings; restore them
-    po = {k: ({int(kk): vv for kk, vv in v.items()} if isinstance(v, dict) else v)
-          for k, v in c["pass_options"].items()}
-    BF16, FP32, I8, I32 = pypto.DT_BF16, pypto.DT_FP32, pypto.DT_INT8, pypto.DT_INT32
-
-    def rms(xf):
-        ms = pypto.sum(pypto.mul(xf, xf), -1, keepdim=True)
-        return pypto.add(pypto.mul(ms, 1.0 / K), eps)
-
-    def gamma_f32(gamma):
-        pypto.set_vec_tile_shapes(1, K)
-        return pypto.cast(pypto.reshape(gamma, [1, K], inplace=True), FP32)
-
-    def rmsnorm(x, idx, p, g, label):
-        """Rows idx..idx+p of x normalised and scaled by g, in f32, on the vector tile."""
-        xt = pypto.view(x, [p, K], [idx, 0])
-        pypto.set_semantic_label(label)
-        pypto.set_vec_tile_shapes(vt[0], vt[1])
-        xf = pypto.cast(xt, FP32)
-        return pypto.mul(pypto.mul(xf, pypto.rsqrt(rms(xf))), g)
-
-    if c["form"] == "std":
-        @pypto.frontend.jit(runtime_options=ro, pass_options=po)
-        def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), gamma: pypto.Tensor([K], pypto.DT_BF16),
-                 w: pypto.Tensor([N, K], pypto.DT_BF16), out: pypto.Tensor([t, N], pypto.DT_BF16)):
-            g = gamma_f32(gamma)
-            if nc:
-                w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
-            for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
-                y = pypto.cast(rmsnorm(x, idx, p, g, "rmsnorm"), BF16)
-                pypto.set_semantic_label("linear")
-                pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
-                acc = pypto.matmul(y, w, FP32, b_trans=True)
-                pypto.set_semantic_label("out-cast")
-                pypto.set_vec_tile_shapes(pvt[0], pvt[1])
-                pypto.assemble(pypto.cast(acc, BF16), [idx, 0], out)
-        args = [torch.randn(t, K, dtype=torch.bfloat16), torch.randn(K, dtype=torch.bfloat16),
-                torch.randn(N, K, dtype=torch.bfloat16), torch.zeros(t, N, dtype=torch.bfloat16)]
-    elif c["form"] == "quant":
-        @pypto.frontend.jit(runtime_options=ro, pass_options=po)
-        def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), gamma: pypto.Tensor([K], pypto.DT_BF16),
-                 w: pypto.Tensor([N, K], pypto.DT_INT8), w_scale: pypto.Tensor([N, 1], pypto.DT_FP32),
-                 out: pypto.Tensor([t, N], pypto.DT_BF16)):
-            g = gamma_f32(gamma)
-            ws = pypto.reshape(w_scale, [1, N], inplace=True)
-            if nc:
-                w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
-            for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
-                y = rmsnorm(x, idx, p, g, "q-rmsnorm")
-                pypto.set_semantic_label("Query-Quant")
-                amax = pypto.amax(pypto.abs(y), -1, keepdim=True)
-                s = pypto.mul(amax, 1.0 / 127.0)
-                yq = pypto.mul(pypto.mul(y, pypto.reciprocal(amax)), 127.0)
-                q32 = pypto.cast(yq, I32, pypto.CastMode.CAST_RINT)
-                q16 = pypto.cast(q32, pypto.DT_FP16, pypto.CastMode.CAST_ROUND)
-                q = pypto.cast(q16, I8, pypto.CastMode.CAST_TRUNC, pypto.SaturationMode.ON)
-                pypto.set_semantic_label("Query-Linear")
-                pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
-                acc = pypto.matmul(q, w, I32, b_trans=True)
-                pypto.set_semantic_label("Query-Dequant")
-                pypto.set_vec_tile_shapes(pvt[0], pvt[1])
-                d = pypto.mul(pypto.mul(pypto.cast(acc, FP32), s), ws)
-                pypto.assemble(pypto.cast(d, BF16), [idx, 0], out)
-        args = [torch.randn(t, K, dtype=torch.bfloat16), torch.randn(K, dtype=torch.bfloat16),
-                torch.randint(-127, 127, (N, K), dtype=torch.int8), torch.rand(N, 1, dtype=torch.float32),
-                torch.zeros(t, N, dtype=torch.bfloat16)]
-    elif c["form"] == "mhc":
-        @pypto.frontend.jit(runtime_options=ro, pass_options=po)
-        def kern(x: pypto.Tensor([t, K], pypto.DT_BF16), w: pypto.Tensor([N, K], pypto.DT_FP32),
-                 out: pypto.Tensor([t, N], pypto.DT_FP32)):
-            if nc:
-                w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
-            for idx, p in pypto.loop_unroll(0, t, 1, name="tok", idx_name="ti", unroll_list=un):
-                xt = pypto.view(x, [p, K], [idx, 0])
-                pypto.set_vec_tile_shapes(vt[0], vt[1])
-                xf = pypto.cast(xt, FP32)
-                pypto.set_semantic_label("hc-linear")
-                pypto.set_cube_tile_shapes(ct["m"], ct["k"], ct["n"], sk)
-                acc = pypto.matmul(xf, w, FP32, b_trans=True)
-                pypto.set_semantic_label("hc-norm")
-                pypto.set_vec_tile_shapes(vt[0], vt[1])
-                r = pypto.sqrt(rms(xf))
-                pypto.set_vec_tile_shapes(pvt[0], pvt[1])
-                pypto.assemble(pypto.div(acc, r), [idx, 0], out)
-        args = [torch.randn(t, K, dtype=torch.bfloat16), torch.randn(N, K, dtype=torch.float32),
-                torch.zeros(t, N, dtype=torch.float32)]
-    else:
+    if c["form"] not in _KERNELS:
         raise ValueError(c["form"])
+    kern, args = _KERNELS[c["form"]](_Figures(c, pypto), pypto, torch)
     kern(*args)
 
 
