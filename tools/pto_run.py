@@ -271,9 +271,9 @@ class Runner:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    r = Runner(args)
+    runner = Runner(args)
     try:
-        return r.main()
+        return runner.main()
     except UsageError as e:
         print(f"pto-run: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -285,10 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pto-run: error: {e}", file=sys.stderr)
         return EXIT_USER
     except DiagnosticError as e:
-        r.sink(Diagnostic("error", e.location, e.message, e.notes))
+        runner.sink(Diagnostic("error", e.location, e.message, e.notes))
         return EXIT_USER
     except MachineError as e:
-        r.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
+        runner.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
         return EXIT_USER
     except InternalError as e:
         print(f"pto-run: internal error: {e} (a bug in pto-ir)", file=sys.stderr)
