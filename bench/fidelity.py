@@ -36,7 +36,7 @@ RESULTS = HERE / "fidelity" / "pypto_results.json"
 def _tile(c: dict) -> str:
     t = c["cube_tile"]
     sk = ", split_k" if c["split_k"] else ""
-    return f'#pto.cube_tile<m = {t["m"]}, k = {t["k"]}, n = {t["n"]}{sk}>'
+    return f"#pto.cube_tile<m = {t['m']}, k = {t['k']}, n = {t['n']}{sk}>"
 
 
 def _vec(v: list[int]) -> str:
@@ -49,8 +49,9 @@ SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_settin
 def _attrs(c: dict) -> str:
     # A setting PyPTO ran without merges nothing ({-1: 1}); pto-ir's defaults would.
     given = {name: c["pass_options"].get(name, {"-1": 1}) for name in SETTINGS}
-    opts = ", ".join(f'{name} = {{{", ".join(f"{chr(34)}{k}{chr(34)} = {v}" for k, v in m.items())}}}'
-                     for name, m in given.items())
+    opts = ", ".join(
+        f"{name} = {{{', '.join(f'{chr(34)}{k}{chr(34)} = {v}' for k, v in m.items())}}}" for name, m in given.items()
+    )
     unroll = f"pto.unroll = {_vec(c['unroll'])}"
     # PyPTO without stitch_function_max_num (0 in its configuration) runs the bodies one
     # after another (measured): one body per stitch.
@@ -189,9 +190,11 @@ def summarise(rows: list[dict]) -> None:
         print(f"{g:32} {len(rs):>3} {rho:>8.2f} {'yes' if best else 'no':>9}")
     ratios = [r["pto_ir"] / r["pypto"] for r in rows]
     mean_rho = statistics.fmean(rhos) if rhos else float("nan")
-    print(f"\nmean per-group Spearman {mean_rho:.2f}; same best configuration in {same} of "
-          f"{len(groups)} groups; median pto-ir/PyPTO cycle ratio {statistics.median(ratios):.2f} "
-          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(
+        f"\nmean per-group Spearman {mean_rho:.2f}; same best configuration in {same} of "
+        f"{len(groups)} groups; median pto-ir/PyPTO cycle ratio {statistics.median(ratios):.2f} "
+        f"(min {min(ratios):.2f}, max {max(ratios):.2f})"
+    )
 
 
 if __name__ == "__main__":

@@ -117,22 +117,36 @@ def fuzz(a: argparse.Namespace) -> dict:
                 if res.sig != sig:  # flaky (e.g. a hang near the limit): keep the original
                     case, res = by_id[first.id], first
             path = write_reproducer(out, n, case, res, len(rs), rs[0], tests)
-            findings.append({"sig": sig, "outcome": first.outcome, "count": len(rs), "frame": res.frame,
-                             "known": known_label(sig + " " + first.detail), "dir": str(path),
-                             "text": primary_text(case), "detail": res.detail, "label": first.label})
+            findings.append(
+                {
+                    "sig": sig,
+                    "outcome": first.outcome,
+                    "count": len(rs),
+                    "frame": res.frame,
+                    "known": known_label(sig + " " + first.detail),
+                    "dir": str(path),
+                    "text": primary_text(case),
+                    "detail": res.detail,
+                    "label": first.label,
+                }
+            )
             log(f"  finding {n}: {sig} ({len(rs)} cases) -> {path}")
     finally:
         pool.close()
         shutil.rmtree(tmp_root, ignore_errors=True)
     inputs_ok = tree_digest(corpus_files) == before
     table = summary_table(results, a.kinds, wall)
-    text = (f"pto-fuzz: {a.cases} cases, seed {a.seed}, kinds {','.join(a.kinds)}, jobs {a.jobs}, "
-            f"timeout {a.timeout} s: {wall:.0f} s\n\n{table}\n\nrepository corpus byte-identical afterwards: "
-            f"{'yes' if inputs_ok else 'NO'}\n")
+    text = (
+        f"pto-fuzz: {a.cases} cases, seed {a.seed}, kinds {','.join(a.kinds)}, jobs {a.jobs}, "
+        f"timeout {a.timeout} s: {wall:.0f} s\n\n{table}\n\nrepository corpus byte-identical afterwards: "
+        f"{'yes' if inputs_ok else 'NO'}\n"
+    )
     if findings:
         text += f"\n{len(findings)} distinct findings (reproducers in {out / 'findings'}):\n"
-        text += "\n".join(f"  {f['count']:5} x {f['sig']}" + (f"  [{f['known']}]" if f["known"] else "")
-                          for f in findings) + "\n"
+        text += (
+            "\n".join(f"  {f['count']:5} x {f['sig']}" + (f"  [{f['known']}]" if f["known"] else "") for f in findings)
+            + "\n"
+        )
     (out / "summary.txt").write_text(text)
     (out / "findings.json").write_text(json.dumps(findings, indent=1))
     return {"results": results, "findings": findings, "summary": text, "inputs_ok": inputs_ok}

@@ -78,8 +78,10 @@ DYN = None  # a dimension written None (or DYN) is the dynamic token axis
 
 
 def tensor_type(shape: Sequence[int | Symbol | None], dtype: str, what: str = "a shape") -> TensorType:
-    return TensorType(element_type(dtype), [DYNAMIC_INDEX if d is None or isinstance(d, Symbol) else d
-                                            for d in _check_shape(what, shape)])
+    return TensorType(
+        element_type(dtype),
+        [DYNAMIC_INDEX if d is None or isinstance(d, Symbol) else d for d in _check_shape(what, shape)],
+    )
 
 
 @dataclass(eq=False)
@@ -200,9 +202,12 @@ class Kernel:
         if self.unroll is not None:
             attrs["pto.unroll"] = DenseArrayBase.from_list(i64, list(self.unroll))
         if self.options is not None:
-            attrs["pto.options"] = DictionaryAttr({
-                k: DictionaryAttr({str(kk): IntegerAttr(vv, i64) for kk, vv in v.items()})
-                for k, v in self.options.items()})
+            attrs["pto.options"] = DictionaryAttr(
+                {
+                    k: DictionaryAttr({str(kk): IntegerAttr(vv, i64) for kk, vv in v.items()})
+                    for k, v in self.options.items()
+                }
+            )
         return attrs
 
     def module(self) -> ModuleOp:
@@ -213,8 +218,9 @@ class Kernel:
             raise BuildError(f"kernel '{self.name}' has no results: call ret(...)", caller())
         ret = func.ReturnOp(*(r.value for r in self.results))
         self.block.add_op(ret)
-        f = func.FuncOp(self.name, ([a.type for a in self.block.args], [r.value.type for r in self.results]),
-                        Region(self.block))
+        f = func.FuncOp(
+            self.name, ([a.type for a in self.block.args], [r.value.type for r in self.results]), Region(self.block)
+        )
         if any(self.arg_attrs):
             f.arg_attrs = ArrayAttr([DictionaryAttr(a) for a in self.arg_attrs])
         f.attributes.update(self.func_attrs())
@@ -232,6 +238,7 @@ class Kernel:
 
 # ------------------------------------------------------------------ hints of an op
 
+
 # The loop form (pto.frontend.loop) sets these for the ops that follow, as PyPTO does.
 @dataclass
 class Pinned:
@@ -245,15 +252,19 @@ _pinned: list[Pinned] = []
 
 def cube_tile(m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False) -> CubeTileAttr:
     """`#pto.cube_tile<m = [L0, L1], k = [...], n = [...]>` for `matmul(cube_tile=...)`."""
-    axes: dict[str, Sequence[int]] = {"m": _check_sizes("cube_tile m", m, (2,)), "k": _check_sizes("cube_tile k", k, (2, 3)),
-            "n": _check_sizes("cube_tile n", n, (2,))}
+    axes: dict[str, Sequence[int]] = {
+        "m": _check_sizes("cube_tile m", m, (2,)),
+        "k": _check_sizes("cube_tile k", k, (2, 3)),
+        "n": _check_sizes("cube_tile n", n, (2,)),
+    }
     if (msg := CubeTileAttr.check(axes)) is not None:  # the attribute's own rule, as a BuildError
         _fail(msg)
     return CubeTileAttr(axes["m"], axes["k"], axes["n"], _check_bool("split_k", split_k))
 
 
-def _hints(op: Operation, label: str | None, vec_tile: Sequence[int] | None,
-           cube: CubeTileAttr | None) -> dict[str, Attribute]:
+def _hints(
+    op: Operation, label: str | None, vec_tile: Sequence[int] | None, cube: CubeTileAttr | None
+) -> dict[str, Attribute]:
     p = _pinned[-1] if _pinned else Pinned()
     _check_label("label", label)
     if vec_tile is not None:
@@ -297,8 +308,15 @@ def _retyped(x: Tensor, dtype: str, shape: Sequence[int | None] | None = None) -
 # ---------------------------------------------------------------------------- ops
 
 
-def rms_norm(x: Tensor, gamma: Tensor | None = None, eps: float = 1e-6, out_dtype: str = "f32", *,
-             label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+def rms_norm(
+    x: Tensor,
+    gamma: Tensor | None = None,
+    eps: float = 1e-6,
+    out_dtype: str = "f32",
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     """`x / sqrt(mean(x^2) + eps) [* gamma]` over the last axis (`pto.rms_norm`)."""
     _tensor(x, "rms_norm input")
     if gamma is not None:
@@ -309,8 +327,16 @@ def rms_norm(x: Tensor, gamma: Tensor | None = None, eps: float = 1e-6, out_dtyp
     return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
 
-def matmul(a: Tensor, b: Tensor, a_trans: bool = False, b_trans: bool = False, out_dtype: str | None = None, *,
-           label: str | None = None, cube_tile: CubeTileAttr | None = None) -> Tensor:
+def matmul(
+    a: Tensor,
+    b: Tensor,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    out_dtype: str | None = None,
+    *,
+    label: str | None = None,
+    cube_tile: CubeTileAttr | None = None,
+) -> Tensor:
     """`a @ b` on the cube (`b_trans`: b is [N, K]); f32 (int32 for int8) unless `out_dtype`."""
     _tensor(a, "matmul lhs")
     _tensor(b, "matmul rhs")
@@ -328,8 +354,15 @@ def matmul(a: Tensor, b: Tensor, a_trans: bool = False, b_trans: bool = False, o
     return Tensor(a.kernel, _emit(op, a, label, None, cube_tile).results[0])
 
 
-def cast(x: Tensor, dtype: str, round: str | None = None, sat: bool = False, *,
-         label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+def cast(
+    x: Tensor,
+    dtype: str,
+    round: str | None = None,
+    sat: bool = False,
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     """Convert to `dtype` (`pto.cast`); `round` defaults to `none` for exact conversions,
     `rint` otherwise."""
     _tensor(x, "cast input")
@@ -340,8 +373,9 @@ def cast(x: Tensor, dtype: str, round: str | None = None, sat: bool = False, *,
     try:
         mode = RoundMode(round)
     except ValueError:
-        raise BuildError(f"unknown round mode '{round}' (known: {', '.join(m.value for m in RoundMode)})",
-                         caller()) from None
+        raise BuildError(
+            f"unknown round mode '{round}' (known: {', '.join(m.value for m in RoundMode)})", caller()
+        ) from None
     op = pto.CastOp(x.value, _retyped(x, dtype), mode, sat)
     return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
@@ -419,15 +453,15 @@ def adds(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequen
     return Tensor(x.kernel, _emit(pto.AddsOp(x.value, scalar), x, label, vec_tile).results[0])
 
 
-def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None,
-           vec_tile: Sequence[int] | None = None) -> Tensor:
+def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     """Row reduction over the last axis, kept as size 1: sum, max, min, mean, absmax."""
     _tensor(x, "reduce input")
     try:
         k = ReduceKind(kind)
     except ValueError:
-        raise BuildError(f"unknown reduction '{kind}' (known: {', '.join(r.value for r in ReduceKind)})",
-                         caller()) from None
+        raise BuildError(
+            f"unknown reduction '{kind}' (known: {', '.join(r.value for r in ReduceKind)})", caller()
+        ) from None
     return Tensor(x.kernel, _emit(pto.ReduceOp(x.value, k), x, label, vec_tile).results[0])
 
 
@@ -438,8 +472,14 @@ def quant(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None
     return Tensor(x.kernel, op.results[0]), Tensor(x.kernel, op.results[1])
 
 
-def dequant(acc: Tensor, act_scale: Tensor, w_scale: Tensor | None = None, *, label: str | None = None,
-            vec_tile: Sequence[int] | None = None) -> Tensor:
+def dequant(
+    acc: Tensor,
+    act_scale: Tensor,
+    w_scale: Tensor | None = None,
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     _tensor(acc, "dequant input")
     _tensor(act_scale, "dequant act_scale")
     if w_scale is not None:
@@ -455,8 +495,14 @@ def reshape(x: Tensor, shape: Sequence[int | None], inplace: bool = False, *, la
     return Tensor(x.kernel, _emit(op, x, label, None).results[0])
 
 
-def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # noqa: A001
-          vec_tile: Sequence[int] | None = None) -> Tensor:
+def slice(
+    x: Tensor,
+    offset: int,
+    width: int,
+    *,
+    label: str | None = None,  # noqa: A001
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     """Columns `[offset, offset + width)` of the last axis (`pto.slice`)."""
     _tensor(x, "slice input")
     if not x.shape:
@@ -474,12 +520,19 @@ def window(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Sym
     (`pto.view`): part of a weight the host passes whole. `pto.view` calls it."""
     _tensor(x, "view input")
     if not x.shape or any(d is None or isinstance(d, Symbol) for d in x.shape):
-        _fail(f"a view outside a token loop takes a window of a weight (static shape, rank >= 1), "
-              f"got shape {list(x.shape)}")
-    if not isinstance(shape, list | tuple) or not isinstance(offsets, list | tuple) \
-            or not len(shape) == len(offsets) == len(x.shape):
-        _fail(f"view of a rank-{len(x.shape)} weight takes {len(x.shape)} sizes and {len(x.shape)} offsets, "
-              f"got {shape!r} and {offsets!r}")
+        _fail(
+            f"a view outside a token loop takes a window of a weight (static shape, rank >= 1), "
+            f"got shape {list(x.shape)}"
+        )
+    if (
+        not isinstance(shape, list | tuple)
+        or not isinstance(offsets, list | tuple)
+        or not len(shape) == len(offsets) == len(x.shape)
+    ):
+        _fail(
+            f"view of a rank-{len(x.shape)} weight takes {len(x.shape)} sizes and {len(x.shape)} offsets, "
+            f"got {shape!r} and {offsets!r}"
+        )
     for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape, strict=True)):
         n, o = _check_size(f"view shape[{ax}]", n), _check_size(f"view offsets[{ax}]", o, low=0)
         assert isinstance(d, int)  # a static shape, checked above
@@ -503,7 +556,9 @@ def concat(xs: Sequence[Tensor], *, label: str | None = None, vec_tile: Sequence
         if x.dtype != first.dtype:
             _fail(f"concat input {i} is {x.dtype}, input 0 is {first.dtype}: cast them to one dtype first")
         if len(x.shape) != len(first.shape) or x.shape[:-1] != first.shape[:-1]:
-            _fail(f"concat input {i} has shape {list(x.shape)}, input 0 {list(first.shape)}: "
-                  "only the last dims may differ")
+            _fail(
+                f"concat input {i} has shape {list(x.shape)}, input 0 {list(first.shape)}: "
+                "only the last dims may differ"
+            )
     op = pto.ConcatOp([x.value for x in xs])
     return Tensor(first.kernel, _emit(op, first, label, vec_tile).results[0])

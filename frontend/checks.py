@@ -47,9 +47,11 @@ _API_PACKAGES = ("pto.frontend", "pto.pypto")
 def caller() -> tuple[str, int] | None:
     """The first stack frame outside the Python API: where the user built the op."""
     f: FrameType | None = sys._getframe(1)
-    while f is not None and (os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
-                             or f.f_globals.get("__name__", "").startswith(_API_PACKAGES)
-                             or _generated_here(f)):
+    while f is not None and (
+        os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
+        or f.f_globals.get("__name__", "").startswith(_API_PACKAGES)
+        or _generated_here(f)
+    ):
         f = f.f_back
     return (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
@@ -132,8 +134,9 @@ def _check_shape(what: str, shape: object) -> list[int | Symbol | None]:
     """A list or tuple of sizes >= 0, or None / a loop Symbol for the dynamic token axis."""
     if not isinstance(shape, list | tuple):
         _fail(f"{what} must be a list of sizes (None for the token axis), got {type(shape).__name__} {shape!r}")
-    return [d if d is None or isinstance(d, Symbol) else _check_size(f"{what}[{i}]", d, low=0)
-            for i, d in enumerate(shape)]  # numpy ints become ints, which xDSL's attributes need
+    return [
+        d if d is None or isinstance(d, Symbol) else _check_size(f"{what}[{i}]", d, low=0) for i, d in enumerate(shape)
+    ]  # numpy ints become ints, which xDSL's attributes need
 
 
 def _check_options(options: object) -> dict[str, dict[int | str, int]]:

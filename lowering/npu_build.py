@@ -25,8 +25,9 @@ def sync(src: Pipe, dst: Pipe, event: int = 0) -> None:
     npu.WaitFlagOp(src, dst, event)
 
 
-def unrolled(n: int, index: Callable[[int], SSAValue], bound: SSAValue | None,
-             emit: Callable[[SSAValue, int], None]) -> None:
+def unrolled(
+    n: int, index: Callable[[int], SSAValue], bound: SSAValue | None, emit: Callable[[SSAValue, int], None]
+) -> None:
     """Copies 0..n-1 of an unrolled loop body: copy j gets its index `index(j)` and runs
     only while that is below `bound` (copy 0 always; every copy when `bound` is None)."""
     for j in range(n):

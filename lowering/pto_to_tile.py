@@ -45,7 +45,7 @@ class _Stage:
 def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
     """The stage's tile shapes per unroll factor: the first op's that gives one."""
     per = op.attributes.get("pto.by_unroll")
-    for factor, hints in (per.data.items() if isinstance(per, DictionaryAttr) else ()):
+    for factor, hints in per.data.items() if isinstance(per, DictionaryAttr) else ():
         if hint in hints.data and factor not in into:  # type: ignore[attr-defined]
             into[factor] = DictionaryAttr({hint: hints.data[hint]})  # type: ignore[attr-defined]
 
@@ -117,8 +117,9 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
     for v in (*body.args, *(r for o in body.ops for r in o.results)):
         t = v.type
         if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape()[1:]:
-            raise DiagnosticError(v.owner if isinstance(v.owner, Operation) else f,
-                                  f"only the token axis (dim 0) may be dynamic, got {t}")
+            raise DiagnosticError(
+                v.owner if isinstance(v.owner, Operation) else f, f"only the token axis (dim 0) may be dynamic, got {t}"
+            )
     token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
     if not token_args:
         raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")
@@ -126,20 +127,25 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
         if _tile_type(v.type, 1) == v.type:
             raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
         if isinstance(v.owner, Operation) and _arg_view(v.owner):
-            raise DiagnosticError(ret, "a result is a view of an argument: an SK-03 kernel computes each of "
-                                       "its results")
+            raise DiagnosticError(
+                ret, "a result is a view of an argument: an SK-03 kernel computes each of its results"
+            )
     for o in body.ops:
         if o is not ret and o.name.replace("pto.", "tile.", 1) not in TILE_OPS:
             raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
         static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
         if isinstance(o, pto.ViewOp) and not isinstance(o.input, BlockArgument):
-            raise DiagnosticError(o, "'pto.view' takes a window of a weight argument of the kernel, "
-                                     "not of a value computed in it")
+            raise DiagnosticError(
+                o, "'pto.view' takes a window of a weight argument of the kernel, not of a value computed in it"
+            )
         view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
         if o.name.startswith("pto.") and static and not view:
             # Its work would be the same for every token tile: the loop has no place for it.
-            raise DiagnosticError(o, f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
-                                     "on token tiles; do weight-only work on the host")
+            raise DiagnosticError(
+                o,
+                f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
+                "on token tiles; do weight-only work on the host",
+            )
     return token_args
 
 
@@ -201,7 +207,9 @@ class PtoToTilePass(ModulePass):
             assert isinstance(attrs, DictionaryAttr)
             cache = attrs.data.get("pto.cache")
             load = tile.LoadOp(
-                mapping[a], _tile_type(a.type, 1), i if a in token_args else None,
+                mapping[a],
+                _tile_type(a.type, 1),
+                i if a in token_args else None,
                 cache=cache.data if isinstance(cache, CachePolicyAttr) else None,
             )
             load.location = f.location
@@ -233,8 +241,14 @@ class PtoToTilePass(ModulePass):
         if f.res_attrs is not None:
             f.res_attrs = None
 
-    def operand(self, v: SSAValue, mapping: dict[SSAValue, SSAValue], views: dict[SSAValue, Operation],
-                local: dict[SSAValue, SSAValue], inner: Block) -> SSAValue:
+    def operand(
+        self,
+        v: SSAValue,
+        mapping: dict[SSAValue, SSAValue],
+        views: dict[SSAValue, Operation],
+        local: dict[SSAValue, SSAValue],
+        inner: Block,
+    ) -> SSAValue:
         """The stage's value for `v`: a weight view is re-made in the stage from its load."""
         if v not in views:
             return mapping[v]
@@ -251,8 +265,9 @@ class PtoToTilePass(ModulePass):
             local[v] = new.results[0]
         return local[v]
 
-    def emit_stage(self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue],
-                   views: dict[SSAValue, Operation]) -> None:
+    def emit_stage(
+        self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue], views: dict[SSAValue, Operation]
+    ) -> None:
         inner = Block()
         stage_ops = set(st.ops)
         escaping: list[SSAValue] = []
@@ -294,4 +309,3 @@ class PtoToTilePass(ModulePass):
         parent.add_op(stage)
         for value, staged in zip(escaping, stage.results, strict=True):
             mapping[value] = staged
-

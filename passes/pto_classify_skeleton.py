@@ -76,12 +76,16 @@ def classify(func: FuncOp) -> tuple[Form, str]:
         if isinstance(v, BlockArgument):
             # An output buffer is written by the kernel's own stores; nothing would
             # copy an argument into it.
-            raise DiagnosticError(ret, f"result #{i} is the argument %{v.name_hint or v.index} itself: "
-                                       "an SK-03 kernel computes each of its results")
+            raise DiagnosticError(
+                ret,
+                f"result #{i} is the argument %{v.name_hint or v.index} itself: "
+                "an SK-03 kernel computes each of its results",
+            )
     mm = matmuls[0]
     if not _forward(mm) & {ret}:
-        raise DiagnosticError(mm, f"'{func.sym_name.data}' is not SK-03: no result of the kernel depends on "
-                                  "its matmul (an unused matmul)")
+        raise DiagnosticError(
+            mm, f"'{func.sym_name.data}' is not SK-03: no result of the kernel depends on its matmul (an unused matmul)"
+        )
     m, k, _, n = mm.mkn()
     ein = elem_name(pto.tensor_type(mm.lhs).element_type)
     before = _backward(mm.lhs) | _backward(mm.rhs)

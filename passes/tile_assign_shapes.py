@@ -119,8 +119,11 @@ def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
     width = max(t.get_shape()[-1] for t in types)
     block = target.block_bytes // min(ELEM_BYTES[elem_name(t.element_type)] for t in types)
     if vec[-1] < min(block, width):
-        raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} is narrower than a "
-                                  f"{target.block_bytes}-byte block of its data ({min(block, width)} elements)")
+        raise DiagnosticError(
+            st,
+            f"vector stage '{st.label.data}': tile {vec} is narrower than a "
+            f"{target.block_bytes}-byte block of its data ({min(block, width)} elements)",
+        )
 
 
 def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:
@@ -133,16 +136,22 @@ def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:
     if isinstance(src, tile.LoadOp) and src.host_transpose is not None:
         return True  # done already
     arg = src.source if isinstance(src, tile.LoadOp) else None
-    if not isinstance(arg, BlockArgument) or not isinstance(f := arg.block.parent_op(), func.FuncOp) \
-            or f.arg_attrs is None:
+    if (
+        not isinstance(arg, BlockArgument)
+        or not isinstance(f := arg.block.parent_op(), func.FuncOp)
+        or f.arg_attrs is None
+    ):
         return None
     hint = f.arg_attrs.data[arg.index].data.get("pto.host_transpose")
     if not isinstance(hint, IntegerAttr):
         return None
     if hint.value.data and (view or mm.b_trans is None):
         what = "read through a view" if view else "the matmul reads as [K, N] already (no b_trans)"
-        raise DiagnosticError(mm, f"'pto.host_transpose' on a weight {what}: only a whole [N, K] weight "
-                                  "used with b_trans is passed transposed")
+        raise DiagnosticError(
+            mm,
+            f"'pto.host_transpose' on a weight {what}: only a whole [N, K] weight "
+            "used with b_trans is passed transposed",
+        )
     return bool(hint.value.data)
 
 
@@ -198,11 +207,20 @@ class TileAssignShapesPass(ModulePass):
             _check_width(st, vec, target)
             need, what = ub_need(st, vec, rows, copies=1)
             if need > cap:
-                raise DiagnosticError(st, f"vector stage '{st.label.data}': tile {vec} needs {need} bytes of ub "
-                                          f"(largest buffer {what}), but {target.name} has {cap}")
+                raise DiagnosticError(
+                    st,
+                    f"vector stage '{st.label.data}': tile {vec} needs {need} bytes of ub "
+                    f"(largest buffer {what}), but {target.name} has {cap}",
+                )
             return
-        data = next((o.operands[0].type for o in st.body.block.ops
-                     if not isinstance(o, (tile.YieldOp, tile.ReshapeOp)) and o.operands), None)
+        data = next(
+            (
+                o.operands[0].type
+                for o in st.body.block.ops
+                if not isinstance(o, (tile.YieldOp, tile.ReshapeOp)) and o.operands
+            ),
+            None,
+        )
         if not isinstance(data, TensorType):
             return
         shape = list(data.get_shape())
@@ -218,8 +236,11 @@ class TileAssignShapesPass(ModulePass):
             if need <= cap:
                 st.vec_tile = DenseArrayBase.from_list(i64, vec)
                 return
-        raise DiagnosticError(st, f"vector stage '{st.label.data}': even a one-row tile needs {need} bytes of ub "
-                                  f"(largest buffer {what}), but {target.name} has {cap}")
+        raise DiagnosticError(
+            st,
+            f"vector stage '{st.label.data}': even a one-row tile needs {need} bytes of ub "
+            f"(largest buffer {what}), but {target.name} has {cap}",
+        )
 
     # -------------------------------------------------------------------- cube
 
@@ -285,10 +306,14 @@ class TileAssignShapesPass(ModulePass):
         while pad(m0, fr) * pad(n0, fr) * acc_bytes * nbuf > target.capacity("l0c") and n0 > fr:
             n0 //= 2
         k0 = next(
-            (c for c in K_L0 if c <= max(fr, pad(k, fr))
-             and pad(m0, fr) * c * in_bytes * nbuf <= target.capacity("l0a")
-             and pad(n0, fr) * c * in_bytes * nbuf <= target.capacity("l0b")
-             and c * in_bytes % target.block_bytes == 0),
+            (
+                c
+                for c in K_L0
+                if c <= max(fr, pad(k, fr))
+                and pad(m0, fr) * c * in_bytes * nbuf <= target.capacity("l0a")
+                and pad(n0, fr) * c * in_bytes * nbuf <= target.capacity("l0b")
+                and c * in_bytes % target.block_bytes == 0
+            ),
             K_L0[-1],
         )
         k1 = k0
@@ -318,11 +343,16 @@ class TileAssignShapesPass(ModulePass):
             ("l0a", f"L0A tile m={m0} x k={k0} {el}", pad(m0, fr) * pad(k0, fr) * in_bytes),
             ("l0b", f"L0B tile k={k0} x n={n0} {el}", pad(n0, fr) * pad(k0, fr) * in_bytes),
             ("l0c", f"L0C tile m={m0} x n={n0} accumulator", pad(m0, fr) * pad(n0, fr) * acc_bytes),
-            ("l1", f"L1 tiles m={m1} x k={k_a1} + n={n1} x k={k_b1} of {el}",
-             (pad(m1, fr) * pad(k_a1, fr) + pad(n1, fr) * pad(k_b1, fr)) * in_bytes),
+            (
+                "l1",
+                f"L1 tiles m={m1} x k={k_a1} + n={n1} x k={k_b1} of {el}",
+                (pad(m1, fr) * pad(k_a1, fr) + pad(n1, fr) * pad(k_b1, fr)) * in_bytes,
+            ),
         ]
         for space, what, need in needs:
             if need > target.capacity(space):
-                raise DiagnosticError(st, f"cube stage '{label}': {what} needs {need} bytes of {space}, "
-                                          f"but {target.name} has {target.capacity(space)}")
-
+                raise DiagnosticError(
+                    st,
+                    f"cube stage '{label}': {what} needs {need} bytes of {space}, "
+                    f"but {target.name} has {target.capacity(space)}",
+                )

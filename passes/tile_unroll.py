@@ -79,7 +79,9 @@ def _retype(t: Attribute, old: int, new: int) -> Attribute:
     return t
 
 
-def specialise(src: Block, dst: Block, vmap: dict[SSAValue, SSAValue], tainted: set[SSAValue], old: int, new: int) -> None:
+def specialise(
+    src: Block, dst: Block, vmap: dict[SSAValue, SSAValue], tainted: set[SSAValue], old: int, new: int
+) -> None:
     """Clone `src` into `dst`, giving every token-dependent tile `new` rows instead of
     `old`. A value is token-dependent if it comes from a row load or from an op that
     reads a token-dependent value (stage results: if what they yield is)."""
@@ -168,7 +170,11 @@ class TileUnrollPass(ModulePass):
         lo, hi = _const(loop.lower), _const(loop.upper)
         if lo is not None and hi is not None:
             bounds = [
-                (emit(arith.ConstantOp.from_int_and_width(b, idx)), emit(arith.ConstantOp.from_int_and_width(e, idx)), k)
+                (
+                    emit(arith.ConstantOp.from_int_and_width(b, idx)),
+                    emit(arith.ConstantOp.from_int_and_width(e, idx)),
+                    k,
+                )
                 for b, e, k in schedule(lo, hi, factors, tail)
             ]
         else:

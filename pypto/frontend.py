@@ -71,8 +71,10 @@ def _signature(fn: Callable) -> inspect.Signature:
     try:
         return inspect.signature(fn, eval_str=True, locals=scope)
     except Exception as e:  # noqa: BLE001 - any error of the user's annotation expressions
-        refuse(f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e}); under "
-               "`from __future__ import annotations` they see module-level names only")
+        refuse(
+            f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e}); under "
+            "`from __future__ import annotations` they see module-level names only"
+        )
 
 
 class JitKernel:
@@ -82,8 +84,11 @@ class JitKernel:
         self.runtime_options = dict(runtime_opts or {})
         self.ignored = {k: v for k, v in ignored.items() if v is not None}
         self.sig = _signature(fn)
-        self.params = [_Param(n, i, p.annotation) for i, (n, p) in enumerate(self.sig.parameters.items())
-                       if isinstance(p.annotation, Tensor)]
+        self.params = [
+            _Param(n, i, p.annotation)
+            for i, (n, p) in enumerate(self.sig.parameters.items())
+            if isinstance(p.annotation, Tensor)
+        ]
         self.compiled: dict[tuple, api.Compiled] = {}
         self.notes: set[str] = set()
         self.report: Report | None = None
@@ -240,13 +245,27 @@ class JitKernel:
             arrays[self.params[i].index][...] = got
 
 
-def jit(func: Callable | None = None, *, host_options: dict | None = None, codegen_options: dict | None = None,
-        pass_options: dict | None = None, runtime_options: dict | None = None, verify_options: dict | None = None,
-        debug_options: dict | None = None, infer_controlflow_shape=None, use_cache: bool = True):
+def jit(
+    func: Callable | None = None,
+    *,
+    host_options: dict | None = None,
+    codegen_options: dict | None = None,
+    pass_options: dict | None = None,
+    runtime_options: dict | None = None,
+    verify_options: dict | None = None,
+    debug_options: dict | None = None,
+    infer_controlflow_shape=None,
+    use_cache: bool = True,
+):
     """PyPTO's `@pypto.frontend.jit(...)`; pass options and `stitch_function_max_num` are
     modelled, the other options accepted and reported once as not modelled."""
-    ignored = {"host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options,
-               "debug_options": debug_options, "infer_controlflow_shape": infer_controlflow_shape}
+    ignored = {
+        "host_options": host_options,
+        "codegen_options": codegen_options,
+        "verify_options": verify_options,
+        "debug_options": debug_options,
+        "infer_controlflow_shape": infer_controlflow_shape,
+    }
     if pass_options is not None and not isinstance(pass_options, dict):
         refuse(f"jit's pass_options must be a dict, got {pass_options!r}")
     if runtime_options is not None and not isinstance(runtime_options, dict):

@@ -35,8 +35,9 @@ def _tensor(x: object, what: str) -> Tensor:
         if x._lazy[0] == "cols":
             return _slice(x)
         if x._lazy[0] == "T":
-            refuse(f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), "
-                   f"not as {what}")
+            refuse(
+                f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), not as {what}"
+            )
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
         if x._lazy[0] == "recip":  # used as a tensor of its own: c * (1 / a)
@@ -65,8 +66,9 @@ def _slice(x: Tensor) -> Tensor:
     return x
 
 
-def _result(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType,
-            build: Callable[..., b.Tensor]) -> Tensor:
+def _result(
+    kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build: Callable[..., b.Tensor]
+) -> Tensor:
     """A traced result; in the emitting run, `build` makes its pto op from the inputs' values."""
     if any(heads.is_heads(i) for i in inputs):
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
@@ -237,12 +239,22 @@ def zeros(*size, dtype: DataType | None = None) -> Tensor:
 # ------------------------------------------------------------------ the others
 
 
-_ROUND = {CastMode.CAST_NONE: None, CastMode.CAST_RINT: "rint", CastMode.CAST_ROUND: "round",
-          CastMode.CAST_FLOOR: "floor", CastMode.CAST_CEIL: "ceil", CastMode.CAST_TRUNC: "trunc"}
+_ROUND = {
+    CastMode.CAST_NONE: None,
+    CastMode.CAST_RINT: "rint",
+    CastMode.CAST_ROUND: "round",
+    CastMode.CAST_FLOOR: "floor",
+    CastMode.CAST_CEIL: "ceil",
+    CastMode.CAST_TRUNC: "trunc",
+}
 
 
-def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
-         satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
+def cast(
+    input: Tensor,
+    dtype: DataType,
+    mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
+    satmode: SaturationMode = SaturationMode.OFF,
+) -> Tensor:
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
     if mode not in _ROUND:
@@ -255,8 +267,16 @@ def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  #
     return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
 
 
-def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,  # noqa: A002
-           c_matrix_nz: bool = False, extend_params=None) -> Tensor:
+def matmul(
+    input: Tensor,
+    mat2: Tensor,
+    out_dtype: DataType,
+    *,
+    a_trans: bool = False,
+    b_trans: bool = False,  # noqa: A002
+    c_matrix_nz: bool = False,
+    extend_params=None,
+) -> Tensor:
     if (ta := _lazy(input, "T")) is not None:
         input, a_trans = ta, not a_trans
     if (tb := _lazy(mat2, "T")) is not None:
@@ -272,8 +292,7 @@ def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = 
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
-    return _result("matmul", [a, w], [m, n], out_dtype,
-                   lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
+    return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
 
 
 def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:  # noqa: A002
@@ -283,8 +302,7 @@ def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) 
     if not _scalar(epsilon):
         refuse(f"pypto.rms_norm's epsilon must be a number, got {epsilon!r}")
     to = elem(x._dtype, "pypto.rms_norm's input")
-    return _result("rms_norm", ins, x.shape, x.known_dtype,
-                   lambda v, g=None: b.rms_norm(v, g, float(epsilon), to))
+    return _result("rms_norm", ins, x.shape, x.known_dtype, lambda v, g=None: b.rms_norm(v, g, float(epsilon), to))
 
 
 def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noqa: A002
@@ -317,7 +335,7 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     if isinstance(shape, list | tuple) and (h := heads.split(x, list(shape), split_k.column_view, _slice)):
         return h
     rows_kept = x._tok and len(shape or []) > 0 and shape[0] is x.shape[0]  # the token count itself
-    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0:]):
+    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0 :]):
         refuse(f"pypto.reshape's shape must be a list of integers (dim 0 may be the token count), got {shape!r}")
     if valid_shape is not None and list(valid_shape) != list(shape):
         refuse("pypto.reshape with a valid_shape smaller than its shape is not supported")
@@ -345,11 +363,15 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     xs = [_tensor(t, f"pypto.concat's tensor {i}") for i, t in enumerate(tensors)]
     rank = len(xs[0].shape)
     if not isinstance(dim, int) or isinstance(dim, bool) or dim not in (-1, rank - 1):
-        refuse(f"pypto.concat along dim {dim!r} of rank-{rank} tensors: only the last axis (-1 or {rank - 1}) "
-               "is supported")
+        refuse(
+            f"pypto.concat along dim {dim!r} of rank-{rank} tensors: only the last axis (-1 or {rank - 1}) is supported"
+        )
     for i, x in enumerate(xs[1:], 1):
         if x._dtype is not xs[0]._dtype:
-            refuse(f"pypto.concat of {xs[0].known_dtype.name} and {x.known_dtype.name} (tensor {i}): cast them to one dtype")
+            refuse(
+                f"pypto.concat of {xs[0].known_dtype.name} and {x.known_dtype.name} (tensor {i}): "
+                "cast them to one dtype"
+            )
         if len(x.shape) != rank or x.shape[:-1] != xs[0].shape[:-1]:
             refuse(f"pypto.concat of {xs[0].shape} and {x.shape} (tensor {i}): only the last dims may differ")
     if not all(isinstance(x.shape[-1], int) for x in xs):
@@ -361,28 +383,60 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     def op(*args, **kwargs):
         refuse(f"pypto.{name} is not supported yet ({why})")
+
     op.__name__ = name
     return op
-
-
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans)."""
     x = _tensor(input, "pypto.transpose's input")
     if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):
-        refuse(f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
-               "2-D operand of a matmul")
+        refuse(
+            f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
+            "2-D operand of a matmul"
+        )
     return Tensor.traced(x.shape[::-1], x.known_dtype, None, x._tok, ("T", x))
 
 
-def tensor(shape=None, dtype: DataType | None = None, name: str = "", format=None, data_ptr=None,  # noqa: A002
-           device=None, ori_shape=None) -> Tensor:
+def tensor(
+    shape=None,
+    dtype: DataType | None = None,
+    name: str = "",
+    format=None,
+    data_ptr=None,  # noqa: A002
+    device=None,
+    ori_shape=None,
+) -> Tensor:
     """A scratch tile, filled by `assemble`s of column blocks (pypto/scratch.py)."""
     if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
         refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
     return scratch.make(shape, dtype)
 
-__all__ = ["add", "sub", "mul", "div", "reciprocal", "sqrt", "rsqrt", "abs", "full", "zeros", "cast",
-           "matmul", "rms_norm", "sum", "amax", "amin", "reshape", "exp", "sigmoid", "clone", "concat",
-           "transpose", "tensor", "from_elem"]
+
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "reciprocal",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "full",
+    "zeros",
+    "cast",
+    "matmul",
+    "rms_norm",
+    "sum",
+    "amax",
+    "amin",
+    "reshape",
+    "exp",
+    "sigmoid",
+    "clone",
+    "concat",
+    "transpose",
+    "tensor",
+    "from_elem",
+]

@@ -56,13 +56,30 @@ class PtoOptMain(xDSLOptMain):
         arg_parser.error = error  # type: ignore[method-assign]
         arg_parser.prog = "pto-opt"
         add = arg_parser.add_argument
-        add("--pass-pipeline", default=None, help="MLIR-style pipeline, e.g. 'builtin.module(cse,tile-unroll{factors=4,1})'")
-        add("--mlir-print-op-generic", action="store_true", help="print ops in generic form (same as --print-op-generic)")
+        add(
+            "--pass-pipeline",
+            default=None,
+            help="MLIR-style pipeline, e.g. 'builtin.module(cse,tile-unroll{factors=4,1})'",
+        )
+        add(
+            "--mlir-print-op-generic",
+            action="store_true",
+            help="print ops in generic form (same as --print-op-generic)",
+        )
         add("--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
         add("--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass")
-        add("--mlir-print-ir-tree-dir", default=None, metavar="DIR", help="write the IR after every pass to DIR/<n>_<pass>.mlir")
-        add("--mlir-pass-pipeline-crash-reproducer", default=None, metavar="FILE",
-            help="on a pass failure, write the failing pass's input IR and pipeline to FILE")
+        add(
+            "--mlir-print-ir-tree-dir",
+            default=None,
+            metavar="DIR",
+            help="write the IR after every pass to DIR/<n>_<pass>.mlir",
+        )
+        add(
+            "--mlir-pass-pipeline-crash-reproducer",
+            default=None,
+            metavar="FILE",
+            help="on a pass failure, write the failing pass's input IR and pipeline to FILE",
+        )
         add("--run-reproducer", action="store_true", help="take the pipeline from the input's '// configuration:' line")
         add("--list-passes", action="store_true", help="list the registered passes with a one-line summary")
 
@@ -70,8 +87,12 @@ class PtoOptMain(xDSLOptMain):
         a = self.args
         # Flags inherited from xdsl-opt that this driver does not implement are refused,
         # not silently ignored.
-        for flag, on in (("--parsing-diagnostics", a.parsing_diagnostics), ("--shrink", a.shrink),
-                         ("--target", a.target != "mlir"), ("--frontend", a.frontend is not None)):
+        for flag, on in (
+            ("--parsing-diagnostics", a.parsing_diagnostics),
+            ("--shrink", a.shrink),
+            ("--target", a.target != "mlir"),
+            ("--frontend", a.frontend is not None),
+        ):
             if on:
                 raise UsageError(f"{flag} is not supported by pto-opt")
         a.mlir_print_ir_after_all |= a.print_between_passes

@@ -70,23 +70,41 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pass-pipeline", help="lowering to the npu level (default: the SK-03 pipeline)")
     p.add_argument("--target", help="machine description (default: the kernel's pto.target or ascend910b1)")
     p.add_argument("--tokens", type=int, help="token count for --random-inputs")
-    p.add_argument("--input", action="append", default=[], metavar="FILE.npy",
-                   help="an input array, in the kernel's argument order (repeat)")
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="FILE.npy",
+        help="an input array, in the kernel's argument order (repeat)",
+    )
     p.add_argument("--random-inputs", action="store_true", help="random inputs of the right dtypes")
     p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs")
     p.add_argument("--golden", action="store_true", help="check outputs against the pto-level numpy golden")
     p.add_argument("--output-dir", help="write result0.npy, result1.npy, ... here")
     p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace")
-    p.add_argument("--l2-size", type=int, metavar="BYTES",
-                   help=f"model L2 with this size (at most {L2_SIZE_CAP} bytes)")
-    p.add_argument("--max-memory", type=int, metavar="BYTES",
-                   help="refuse a run whose arrays need more (default: $PTO_RUN_MAX_MEMORY or half the RAM)")
+    p.add_argument(
+        "--l2-size", type=int, metavar="BYTES", help=f"model L2 with this size (at most {L2_SIZE_CAP} bytes)"
+    )
+    p.add_argument(
+        "--max-memory",
+        type=int,
+        metavar="BYTES",
+        help="refuse a run whose arrays need more (default: $PTO_RUN_MAX_MEMORY or half the RAM)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--engine", choices=ENGINES, default=None,
-                   help=f"how the npu level runs: xDSL's interpreter or compiled Python, with the same outputs "
-                        f"and figures (default: {DEFAULT_ENGINE})")
-    p.add_argument("--no-numerics", dest="numerics", action="store_false",
-                   help="time the kernel without computing its outputs (the same report, faster)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help=f"how the npu level runs: xDSL's interpreter or compiled Python, with the same outputs "
+        f"and figures (default: {DEFAULT_ENGINE})",
+    )
+    p.add_argument(
+        "--no-numerics",
+        dest="numerics",
+        action="store_false",
+        help="time the kernel without computing its outputs (the same report, faster)",
+    )
 
     def error(message: str) -> NoReturn:
         print(f"pto-run: error: {message}", file=sys.stderr)
@@ -103,8 +121,18 @@ def load_npy(path: str, elem: str) -> np.ndarray:
         raise UserError(f"cannot read '{path}': no such file") from None
     except IsADirectoryError:
         raise UserError(f"cannot read '{path}': is a directory") from None
-    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, TypeError, KeyError,
-            RecursionError, MemoryError, UnicodeError) as e:
+    except (
+        OSError,
+        ValueError,
+        EOFError,
+        SyntaxError,
+        tokenize.TokenError,
+        TypeError,
+        KeyError,
+        RecursionError,
+        MemoryError,
+        UnicodeError,
+    ) as e:
         # numpy's header reader parses the header as a Python literal: a corrupt one
         # raises whatever the tokenizer or ast.literal_eval raises.
         why = str(e.args[0]) if isinstance(e, tokenize.TokenError) and e.args else str(e)
@@ -159,8 +187,10 @@ class Runner:
             raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
         names = sig.inputs
         if len(self.args.input) != len(names):
-            raise UserError(f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
-                            f"got {len(self.args.input)} --input files")
+            raise UserError(
+                f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
+                f"got {len(self.args.input)} --input files"
+            )
         xs = [load_npy(p, a.elem) for p, a in zip(self.args.input, names, strict=True)]
         return xs
 
@@ -168,8 +198,10 @@ class Runner:
         budget = self.args.max_memory if self.args.max_memory is not None else default_memory_budget()
         need = array_bytes(sig, tokens)
         if need > budget:
-            raise error(f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
-                        f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
+            raise error(
+                f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
+                f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)"
+            )
 
     def check_flags(self) -> None:
         a = self.args
@@ -211,8 +243,10 @@ class Runner:
             l2 = load_target(a.target or "ascend910b1").l2
             unit = l2.line_bytes * l2.ways
             if a.l2_size <= 0 or a.l2_size % unit:
-                raise UsageError(f"--l2-size must be a positive multiple of {unit} bytes "
-                                 f"({l2.ways} ways of {l2.line_bytes}-byte lines), got {a.l2_size}")
+                raise UsageError(
+                    f"--l2-size must be a positive multiple of {unit} bytes "
+                    f"({l2.ways} ways of {l2.line_bytes}-byte lines), got {a.l2_size}"
+                )
         with collect(self.sink):
             module = self.parse()
             sig = signature(module)
@@ -233,11 +267,14 @@ class Runner:
                 self.lower(module, sig.level)
                 if (now := signature(module).level) != "npu":
                     used = f"--pass-pipeline '{a.pass_pipeline}'" if a.pass_pipeline else "the default pipeline"
-                    raise UsageError(f"{used} leaves the {sig.level}-level kernel at "
-                                     f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
-                                     f"(the default is '{TO_NPU[sig.level]}')")
-            result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None, engine=a.engine,
-                         numerics=a.numerics)
+                    raise UsageError(
+                        f"{used} leaves the {sig.level}-level kernel at "
+                        f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
+                        f"(the default is '{TO_NPU[sig.level]}')"
+                    )
+            result = run(
+                module, inputs, a.target, a.l2_size, trace=a.trace is not None, engine=a.engine, numerics=a.numerics
+            )
         rep = result.report
         assert rep is not None
         rep.notes += result.host_transposes
@@ -255,12 +292,15 @@ class Runner:
                 raise UserError(f"cannot write '{a.trace}': {e.strerror}") from None
         verdicts = []
         if golden is not None:
-            verdicts = [(o.name, check(g, w, golden_elem(o.elem, golden_module)))
-                        for o, g, w in zip(sig.outputs, result.outputs, golden.outputs, strict=True)]
+            verdicts = [
+                (o.name, check(g, w, golden_elem(o.elem, golden_module)))
+                for o, g, w in zip(sig.outputs, result.outputs, golden.outputs, strict=True)
+            ]
         if a.json:
             d = rep.to_json()
-            d["golden"] = {n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite}
-                           for n, v in verdicts}
+            d["golden"] = {
+                n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite} for n, v in verdicts
+            }
             print(json.dumps(d, indent=1))
         else:
             print(rep.table())

@@ -18,8 +18,10 @@ BAD = ("traceback", "internal", "hang", "wrong")
 # stderr, label). Still reported, only labelled.
 KNOWN = [
     (r"^api:", "known: Python API misuse raises a raw exception (being fixed)"),
-    (r"Forward declared|use before|dominance|KeyError.*pto_to_tile|pto_to_tile.*KeyError",
-     "known: use-before-def passes verify (dominance check being fixed)"),
+    (
+        r"Forward declared|use before|dominance|KeyError.*pto_to_tile|pto_to_tile.*KeyError",
+        "known: use-before-def passes verify (dominance check being fixed)",
+    ),
     (r"returns? (its|one of its) (own )?argument|is the argument", "known: kernel returning its own argument"),
 ]
 

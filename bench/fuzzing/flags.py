@@ -11,22 +11,67 @@ from pto.bench.fuzzing.npy import npy_bytes
 from pto.bench.fuzzing.semantic import apply_hints, emit_mlir, gen_semantic_kernel
 
 RUN_FLAGS = {
-    "--tokens": ["-1", "0", "1", "3", "2147483648", "9223372036854775808", "18446744073709551616", "abc", "1e3",
-                 "", " 3", "0x10"],
+    "--tokens": [
+        "-1",
+        "0",
+        "1",
+        "3",
+        "2147483648",
+        "9223372036854775808",
+        "18446744073709551616",
+        "abc",
+        "1e3",
+        "",
+        " 3",
+        "0x10",
+    ],
     "--seed": ["-1", "4294967296", "18446744073709551616", "x", "", "7"],
-    "--l2-size": ["0", "-1", "1", "512", "4096", "1073741824", "1073741825", "1099511627776",
-                  "18446744073709551616", "x", ""],
+    "--l2-size": [
+        "0",
+        "-1",
+        "1",
+        "512",
+        "4096",
+        "1073741824",
+        "1073741825",
+        "1099511627776",
+        "18446744073709551616",
+        "x",
+        "",
+    ],
     "--max-memory": ["0", "-1", "1", "1000", str(1 << 70), "x", ""],
-    "--target": ["", " ", "nope", "ascend950", "../targets/ascend910b1", "ascend910b1.toml", "/etc/passwd",
-                 "ASCEND910B1", "ascend910b1\n"],
+    "--target": [
+        "",
+        " ",
+        "nope",
+        "ascend950",
+        "../targets/ascend910b1",
+        "ascend910b1.toml",
+        "/etc/passwd",
+        "ASCEND910B1",
+        "ascend910b1\n",
+    ],
     "--trace": ["", "{d}/kernel.mlir", "{d}/x.npy", "{d}", "/nonexistent/dir/t.json", "{d}/t.json", "{d}/out"],
     "--output-dir": ["", "{d}", "{d}/kernel.mlir", "/proc/pto-fuzz", "{d}/out", "{d}/x.npy"],
-    "--pass-pipeline": ["", "cse", "pto-classify-skeleton", "tile-to-npu", "bogus", "pto-sk03-pipeline{factors=0}",
-                        "pto-sk03-pipeline{factors=-1}", "pto-sk03-pipeline{factors=1,2,3}",
-                        "pto-sk03-pipeline{target=nope}", "builtin.module(", "pto-sk03-pipeline{",
-                        "pto-sk03-pipeline{factors=99999999999999999999}", "pto-sk03-pipeline{bogus=1}",
-                        "pto-to-tile", "builtin.module(pto-sk03-pipeline,pto-sk03-pipeline)",
-                        "pto-sk03-pipeline{target=ascend950}", "pto-sk03-pipeline{factors=}"],
+    "--pass-pipeline": [
+        "",
+        "cse",
+        "pto-classify-skeleton",
+        "tile-to-npu",
+        "bogus",
+        "pto-sk03-pipeline{factors=0}",
+        "pto-sk03-pipeline{factors=-1}",
+        "pto-sk03-pipeline{factors=1,2,3}",
+        "pto-sk03-pipeline{target=nope}",
+        "builtin.module(",
+        "pto-sk03-pipeline{",
+        "pto-sk03-pipeline{factors=99999999999999999999}",
+        "pto-sk03-pipeline{bogus=1}",
+        "pto-to-tile",
+        "builtin.module(pto-sk03-pipeline,pto-sk03-pipeline)",
+        "pto-sk03-pipeline{target=ascend950}",
+        "pto-sk03-pipeline{factors=}",
+    ],
     "--input": ["{d}/x.npy", "{d}/nope.npy", "{d}", "{d}/kernel.mlir", ""],
 }
 RUN_SWITCHES = ["--random-inputs", "--golden", "--json", "--bogus", "-x", "--tokens=", "--help"]
@@ -39,12 +84,28 @@ OPT_FLAGS = {
     "--target": ["mlir", "x"],
     "--frontend": ["x"],
 }
-OPT_SWITCHES = ["--split-input-file", "--verify-diagnostics", "--mlir-print-ir-after-all",
-                "--mlir-print-ir-before-all", "--mlir-print-op-generic", "--print-op-generic", "--run-reproducer",
-                "--list-passes", "--version", "--allow-unregistered-dialect", "--bogus", "--shrink",
-                "--parsing-diagnostics", "-h"]
-FLAG_KERNELS = ["examples/sk03_standard.mlir", "examples/levels/sk03_standard.tile.mlir",
-                "examples/levels/sk03_standard.npu.mlir", "examples/hc_pre.mlir"]
+OPT_SWITCHES = [
+    "--split-input-file",
+    "--verify-diagnostics",
+    "--mlir-print-ir-after-all",
+    "--mlir-print-ir-before-all",
+    "--mlir-print-op-generic",
+    "--print-op-generic",
+    "--run-reproducer",
+    "--list-passes",
+    "--version",
+    "--allow-unregistered-dialect",
+    "--bogus",
+    "--shrink",
+    "--parsing-diagnostics",
+    "-h",
+]
+FLAG_KERNELS = [
+    "examples/sk03_standard.mlir",
+    "examples/levels/sk03_standard.tile.mlir",
+    "examples/levels/sk03_standard.npu.mlir",
+    "examples/hc_pre.mlir",
+]
 
 
 def gen_flags(rng: random.Random, corpus) -> tuple[str, dict]:
@@ -82,5 +143,9 @@ def gen_flags(rng: random.Random, corpus) -> tuple[str, dict]:
     elif r < 0.08:
         argv.insert(0, rng.choice(["--", "-", "{d}/kernel.mlir"]))
         changed.append(f"extra positional {argv[0]!r}")
-    return f"pto-{tool} [{kname}] {' '.join(changed)}", {"tool": tool, "argv": argv, "files": files,
-                                                         "primary": "kernel.mlir"}
+    return f"pto-{tool} [{kname}] {' '.join(changed)}", {
+        "tool": tool,
+        "argv": argv,
+        "files": files,
+        "primary": "kernel.mlir",
+    }

@@ -44,39 +44,54 @@ def bad_npy(rng: random.Random, good: np.ndarray) -> tuple[str, bytes]:
         "fortran": lambda: npy_bytes(np.asfortranarray(good)),
         "flattened": lambda: npy_bytes(good.reshape(-1)),
         "one more row": lambda: npy_bytes(np.concatenate([good, good[:1]]) if good.ndim and len(good) else good),
-        "NaN": lambda: npy_bytes(np.full(shp, np.nan, dtype=good.dtype) if good.dtype.kind == "f" or
-                                 good.dtype == ml_dtypes.bfloat16 else good),
-        "Inf": lambda: npy_bytes(np.full(shp, np.inf, dtype=np.float32).astype(good.dtype)
-                                 if good.dtype.kind != "i" else good),
-        "max value": lambda: npy_bytes(np.full(shp, 3.0e38, dtype=np.float32).astype(good.dtype)
-                                       if good.dtype.kind != "i" else np.full(shp, 127, good.dtype)),
+        "NaN": lambda: npy_bytes(
+            np.full(shp, np.nan, dtype=good.dtype)
+            if good.dtype.kind == "f" or good.dtype == ml_dtypes.bfloat16
+            else good
+        ),
+        "Inf": lambda: npy_bytes(
+            np.full(shp, np.inf, dtype=np.float32).astype(good.dtype) if good.dtype.kind != "i" else good
+        ),
+        "max value": lambda: npy_bytes(
+            np.full(shp, 3.0e38, dtype=np.float32).astype(good.dtype)
+            if good.dtype.kind != "i"
+            else np.full(shp, 127, good.dtype)
+        ),
         "zeros": lambda: npy_bytes(np.zeros_like(good)),
         "empty file": lambda: b"",
         "magic only": lambda: b"\x93NUMPY",
-        "truncated data": lambda: npy_bytes(good)[:-max(1, good.nbytes // 2)],
-        "truncated header": lambda: npy_bytes(good)[:rng.randrange(8, 60)],
+        "truncated data": lambda: npy_bytes(good)[: -max(1, good.nbytes // 2)],
+        "truncated header": lambda: npy_bytes(good)[: rng.randrange(8, 60)],
         "random bytes": lambda: bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))),
         "text": lambda: b"1 2 3\n4 5 6\n",
         "npz": lambda: _npz(good),
-        "pickle": lambda: npy_header("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }".ljust(118) + "\n",
-                                     b"\x80\x04N."),
-        "bad header dict": lambda: npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3 }".ljust(118)
-                                              + "\n"),
+        "pickle": lambda: npy_header(
+            "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }".ljust(118) + "\n", b"\x80\x04N."
+        ),
+        "bad header dict": lambda: npy_header(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3 }".ljust(118) + "\n"
+        ),
         "unterminated header": lambda: npy_header("{'descr': '<f4\n"),
         "header not a dict": lambda: npy_header("[1, 2, 3]".ljust(118) + "\n"),
         "huge declared shape": lambda: npy_header(
-            f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({1 << 40}, {shp[-1] if shp else 1}), }}"
-            .ljust(118) + "\n", b"\0" * 64),
-        "negative shape": lambda: npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-3, 4), }"
-                                             .ljust(118) + "\n"),
-        "version 9": lambda: npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".ljust(118)
-                                        + "\n", b"\0" * 4, b"\x09\x00"),
+            f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({1 << 40}, {shp[-1] if shp else 1}), }}".ljust(118)
+            + "\n",
+            b"\0" * 64,
+        ),
+        "negative shape": lambda: npy_header(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (-3, 4), }".ljust(118) + "\n"
+        ),
+        "version 9": lambda: npy_header(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".ljust(118) + "\n", b"\0" * 4, b"\x09\x00"
+        ),
         "header length huge": lambda: b"\x93NUMPY\x01\x00\xff\xff{'descr'",
-        "unknown descr": lambda: npy_header("{'descr': '<q9', 'fortran_order': False, 'shape': (1,), }".ljust(118)
-                                            + "\n", b"\0" * 8),
+        "unknown descr": lambda: npy_header(
+            "{'descr': '<q9', 'fortran_order': False, 'shape': (1,), }".ljust(118) + "\n", b"\0" * 8
+        ),
         "deep header": lambda: npy_header("{'descr': " + "[" * 500 + "]" * 500 + "}\n"),
-        "big-endian": lambda: npy_bytes(good.astype(np.float32).astype(">f4")) if good.dtype != np.int8
-        else npy_bytes(good.astype(">i2")),
+        "big-endian": lambda: (
+            npy_bytes(good.astype(np.float32).astype(">f4")) if good.dtype != np.int8 else npy_bytes(good.astype(">i2"))
+        ),
     }
     what = rng.choice(sorted(variants))
     return what, variants[what]()
@@ -105,8 +120,20 @@ def gen_npy(rng: random.Random, corpus) -> tuple[str, dict]:
         p["files"][f"{names[victim]}.npy"] = {"bytes": data}
         label = f"{kern['form']} {names[victim]}: {what}"
     else:  # the file itself is not a plain file
-        what = rng.choice(["missing", "directory", "the kernel", "duplicate", "one too few", "one too many",
-                           "/dev/null", "symlink to kernel", "dangling symlink", "unreadable"])
+        what = rng.choice(
+            [
+                "missing",
+                "directory",
+                "the kernel",
+                "duplicate",
+                "one too few",
+                "one too many",
+                "/dev/null",
+                "symlink to kernel",
+                "dangling symlink",
+                "unreadable",
+            ]
+        )
         label = f"{kern['form']} input: {what}"
         inputs = [i for i, a in enumerate(p["argv"]) if a == "--input"]
         i = rng.choice(inputs) + 1
@@ -119,7 +146,7 @@ def gen_npy(rng: random.Random, corpus) -> tuple[str, dict]:
         elif what == "duplicate":
             p["argv"][i] = p["argv"][inputs[0] + 1]
         elif what == "one too few":
-            del p["argv"][i - 1:i + 1]
+            del p["argv"][i - 1 : i + 1]
         elif what == "one too many":
             p["argv"][i:i] = [p["argv"][i], "--input"]
         elif what == "/dev/null":

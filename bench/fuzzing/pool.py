@@ -45,8 +45,9 @@ class Pool:
                     except (BrokenPipeError, OSError):
                         self._replace(w)
                         w["conn"].send(case)
-                    w.update(case=case, start=time.perf_counter(),
-                             deadline=time.perf_counter() + case.timeout + self.grace)
+                    w.update(
+                        case=case, start=time.perf_counter(), deadline=time.perf_counter() + case.timeout + self.grace
+                    )
             busy = [w for w in self.workers if w["case"] is not None]
             timeout = max(0.0, min(w["deadline"] for w in busy) - time.perf_counter())
             ready = mp_wait([w["conn"] for w in busy], timeout)
@@ -59,9 +60,15 @@ class Pool:
                         code = w["proc"].exitcode if not w["proc"].is_alive() else None
                         w["proc"].join(1)
                         code = w["proc"].exitcode
-                        res = Result(case.id, case.kind, case.label, "internal", secs=time.perf_counter() - w["start"],
-                                     sig=f"the process died (exit {code})",
-                                     detail=f"worker exit code {code} (a signal if negative; -9: the OOM killer)")
+                        res = Result(
+                            case.id,
+                            case.kind,
+                            case.label,
+                            "internal",
+                            secs=time.perf_counter() - w["start"],
+                            sig=f"the process died (exit {code})",
+                            detail=f"worker exit code {code} (a signal if negative; -9: the OOM killer)",
+                        )
                         self._replace(w)
                     else:
                         if needs_fresh_worker(res):
@@ -71,9 +78,15 @@ class Pool:
                 elif time.perf_counter() > w["deadline"]:
                     self._replace(w)
                     w["case"] = None
-                    yield Result(case.id, case.kind, case.label, "hang", secs=case.timeout + self.grace,
-                                 sig="hang (killed: no answer to the alarm, stuck outside Python)",
-                                 frame="<killed>")
+                    yield Result(
+                        case.id,
+                        case.kind,
+                        case.label,
+                        "hang",
+                        secs=case.timeout + self.grace,
+                        sig="hang (killed: no answer to the alarm, stuck outside Python)",
+                        frame="<killed>",
+                    )
 
     def run_one(self, case: Case) -> Result:
         return next(iter(self.run([case])))

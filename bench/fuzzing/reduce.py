@@ -53,7 +53,7 @@ def ddmin(units: list[str], still_fails) -> list[str]:
     n = 2
     while len(units) >= 2:
         size = math.ceil(len(units) / n)
-        chunks = [units[i:i + size] for i in range(0, len(units), size)]
+        chunks = [units[i : i + size] for i in range(0, len(units), size)]
         for i in range(len(chunks)):
             complement = [u for j, c in enumerate(chunks) if j != i for u in c]
             if complement and still_fails(complement):
@@ -119,15 +119,15 @@ def simplify_semantic(case: Case, same) -> Case:
         if same(Case(case.id, case.kind, case.label, semantic_payload(trial, tokens, seed, via), case.timeout)):
             kern = trial
     for t in (1, 2, 3, 5, 9, 17):
-        if t < tokens and same(Case(case.id, case.kind, case.label, semantic_payload(kern, t, seed, via),
-                                    case.timeout)):
+        if t < tokens and same(
+            Case(case.id, case.kind, case.label, semantic_payload(kern, t, seed, via), case.timeout)
+        ):
             tokens = t
             break
     return Case(case.id, case.kind, case.label, semantic_payload(kern, tokens, seed, via), case.timeout)
 
 
-def write_reproducer(out: Path, n: int, case: Case, res: Result, count: int, first: Result,
-                     tests: int) -> Path:
+def write_reproducer(out: Path, n: int, case: Case, res: Result, count: int, first: Result, tests: int) -> Path:
     d = out / "findings" / f"{n:03d}-{res.outcome}"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
@@ -144,7 +144,8 @@ def write_reproducer(out: Path, n: int, case: Case, res: Result, count: int, fir
     (d / "README.txt").write_text(
         f"signature: {res.sig}\noutcome:   {res.outcome}\nframe:     {res.frame or '-'}\n"
         f"known:     {known or '-'}\nseen:      {count} cases (first: case {first.id}, {first.label})\n"
-        f"reduced:   {tests} test runs\nrun:       {cmd}\n\nwhat the reduced case printed:\n{res.detail}\n")
+        f"reduced:   {tests} test runs\nrun:       {cmd}\n\nwhat the reduced case printed:\n{res.detail}\n"
+    )
     return d
 
 

@@ -77,8 +77,14 @@ def _on_alarm(signum, frame):
     while frame is not None:
         stack.append(frame)
         frame = frame.f_back
-    where = next((frame_key(f.f_code.co_filename, f.f_lineno, f.f_code.co_name) for f in stack
-                  if is_project(f.f_code.co_filename)), "")
+    where = next(
+        (
+            frame_key(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+            for f in stack
+            if is_project(f.f_code.co_filename)
+        ),
+        "",
+    )
     _alarm["hang"] = where or "<outside pto>"
     raise Hang()
 
@@ -232,8 +238,7 @@ def load_array(path: str) -> np.ndarray:
     return x.view(ml_dtypes.bfloat16) if x.dtype == np.dtype("V2") else x
 
 
-TOL = {"bf16": (1e-4, 0.0078125), "f16": (1e-4, 0.0009765625), "f32": (1e-4, 1e-4), "i8": (0, 0.005),
-       "i32": (0, 0)}
+TOL = {"bf16": (1e-4, 0.0078125), "f16": (1e-4, 0.0009765625), "f32": (1e-4, 1e-4), "i8": (0, 0.005), "i32": (0, 0)}
 
 
 def indep_mismatch(got: np.ndarray, want: np.ndarray, elem: str) -> tuple[float, int]:
@@ -317,8 +322,11 @@ def run_cli_case(p: dict, res: Result, d: str) -> None:
     after = digest_dir(d)
     inputs = {os.path.relpath(os.path.realpath(x), os.path.realpath(d)) for x in input_paths(argv)}
     if p["tool"] == "opt":  # `pto-opt k.mlir -o k.mlir` rewrites in place on request, as mlir-opt
-        inputs -= {os.path.relpath(os.path.realpath(b), os.path.realpath(d))
-                   for a, b in itertools.pairwise(argv) if a == "-o" and b}
+        inputs -= {
+            os.path.relpath(os.path.realpath(b), os.path.realpath(d))
+            for a, b in itertools.pairwise(argv)
+            if a == "-o" and b
+        }
     touched = sorted(f for f, h in before.items() if after.get(f) != h and f in inputs)
     if touched and res.outcome not in ("traceback", "internal"):
         res.outcome, res.sig = "wrong", f"wrong: pto-{p['tool']} modified its input ({', '.join(touched)})"

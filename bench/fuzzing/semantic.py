@@ -60,8 +60,10 @@ def emit_mlir(k: dict) -> str:
         args.append(f"%{name}: {mlir_type((shape, dtype))}{extra}")
     rets = ", ".join(mlir_type(types[r]) for r in k["rets"])
     fattrs = ", ".join(f"{n} = {v}" for n, v in k["func_attrs"].items())
-    lines = [f"func.func @kernel({', '.join(args)}) -> ({rets})",
-             f"    attributes {{{fattrs}}} {{" if fattrs else "    {"]
+    lines = [
+        f"func.func @kernel({', '.join(args)}) -> ({rets})",
+        f"    attributes {{{fattrs}}} {{" if fattrs else "    {",
+    ]
     lines += [emit_op(op, types) for op in k["ops"]]
     lines.append(f"  func.return {', '.join('%' + r for r in k['rets'])} : {rets}")
     lines.append("}")
@@ -141,8 +143,22 @@ def make_inputs(k: dict, tokens: int, seed: int) -> list[np.ndarray]:
 
 
 DIMS = [1, 3, 15, 16, 17, 32, 33, 64, 128, 256]
-UNROLLS = [[1], [3, 1], [17, 5, 1], [128, 64, 1], [7], [2, 1], [16, 3], [33, 1], [64, 32, 16, 8, 4, 2, 1],
-           [5, 5, 1], [1, 3], [256, 1], [15, 1], [4]]
+UNROLLS = [
+    [1],
+    [3, 1],
+    [17, 5, 1],
+    [128, 64, 1],
+    [7],
+    [2, 1],
+    [16, 3],
+    [33, 1],
+    [64, 32, 16, 8, 4, 2, 1],
+    [5, 5, 1],
+    [1, 3],
+    [256, 1],
+    [15, 1],
+    [4],
+]
 
 
 def _cube_tile(rng) -> str:
@@ -153,8 +169,10 @@ def _cube_tile(rng) -> str:
     if rng.random() < 0.2:
         ks.append(k0 * rng.choice([1, 2]))
     split = ", split_k" if rng.random() < 0.25 else ""
-    return (f"#pto.cube_tile<m = [{m0}, {m0 * rng.choice([1, 2])}], k = [{', '.join(map(str, ks))}], "
-            f"n = [{n0}, {n0 * rng.choice([1, 2])}]{split}>")
+    return (
+        f"#pto.cube_tile<m = [{m0}, {m0 * rng.choice([1, 2])}], k = [{', '.join(map(str, ks))}], "
+        f"n = [{n0}, {n0 * rng.choice([1, 2])}]{split}>"
+    )
 
 
 class KB:
@@ -174,16 +192,16 @@ class KB:
         for _ in types:
             self.n += 1
             res.append(f"v{self.n}")
-        self.ops.append({"op": opname, "res": res, "args": list(args), "types": [[list(s), d] for s, d in types],
-                         **params})
+        self.ops.append(
+            {"op": opname, "res": res, "args": list(args), "types": [[list(s), d] for s, d in types], **params}
+        )
         return res if len(res) > 1 else res[0]
 
 
 def gen_semantic_kernel(rng: random.Random) -> tuple[str, dict]:
     """One valid-but-unusual SK-03 kernel as data, and its form. (The random draws keep
     their order: a case's content depends only on the seed and its index.)"""
-    form = rng.choice(["standard", "standard", "c_v", "quant", "quant", "quant_scale_in", "epilogue", "plain",
-                       "mhc"])
+    form = rng.choice(["standard", "standard", "c_v", "quant", "quant", "quant_scale_in", "epilogue", "plain", "mhc"])
     kdim, ndim = rng.choice(DIMS), rng.choice(DIMS)
     if rng.random() < 0.15:
         kdim = rng.choice([512, 1024, 4096])
@@ -284,9 +302,14 @@ def _hints(rng: random.Random, form: str, kdim: int) -> dict:
     if rng.random() < 0.2:
         hints["target"] = "ascend950"
     if rng.random() < 0.2:
-        hints["options"] = rng.choice(['{cube_l1_reuse_setting = {"-1" = 2, "1" = 1}}',
-                                       '{vec_nbuffer_setting = {"0" = 2}}', '{cube_nbuffer_setting = {"-1" = 4}}',
-                                       '{cube_l1_reuse_setting = {"-1" = 3}, vec_nbuffer_setting = {"0" = 1}}'])
+        hints["options"] = rng.choice(
+            [
+                '{cube_l1_reuse_setting = {"-1" = 2, "1" = 1}}',
+                '{vec_nbuffer_setting = {"0" = 2}}',
+                '{cube_nbuffer_setting = {"-1" = 4}}',
+                '{cube_l1_reuse_setting = {"-1" = 3}, vec_nbuffer_setting = {"0" = 1}}',
+            ]
+        )
     if rng.random() < 0.1:
         hints["stitch"] = rng.choice([1, 2, 3])
     return hints
@@ -324,8 +347,15 @@ def semantic_payload(kern: dict, tokens: int, seed: int, via: str) -> dict:
     argv += ["--golden", "--json", "--output-dir", "{d}/out"]
     if via == "pipeline-flag":
         argv += ["--pass-pipeline", "pto-sk03-pipeline"]
-    return {"tool": "run", "argv": argv, "files": files, "primary": "kernel.mlir", "semantic": kern,
-            "tokens": tokens, "seed": seed}
+    return {
+        "tool": "run",
+        "argv": argv,
+        "files": files,
+        "primary": "kernel.mlir",
+        "semantic": kern,
+        "tokens": tokens,
+        "seed": seed,
+    }
 
 
 def gen_semantic(rng: random.Random, corpus) -> tuple[str, dict]:

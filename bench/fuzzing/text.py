@@ -7,18 +7,110 @@ import re
 
 from pto.bench.fuzzing.corpus import Seed
 
-INTERESTING_INTS = ["0", "1", "-1", "2", "3", "15", "17", "33", "127", "128", "4097", "65536", "2147483647",
-                    "2147483648", "4294967296", "9223372036854775807", "9223372036854775808",
-                    "18446744073709551616", "-9223372036854775809", "1e20", "99999999999999999999999999999"]
-INTERESTING_FLOATS = ["0.0", "-0.0", "1.0e+39", "1.0e-50", "-1.0", "1.0e+308", "3.4028235e+38", "0x7FC00000",
-                      "0x7F800000", "1e400", "5", "-1.0e-06"]
-ELEM_TYPES = ["bf16", "f16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index", "ui8", "si8", "i0",
-              "i128", "complex<f32>", "none", "tensor<4xf32>"]
-KEYWORDS = ["rint", "round", "trunc", "floor", "ceil", "none", "sat", "b_trans", "a_trans", "inplace",
-            "none_cacheable", "normal", "vector", "cube", "gm", "ub", "l1", "l0a", "l0b", "l0c", "mte1", "mte2",
-            "mte3", "fix", "sum", "max", "min", "mean", "absmax", "split_k", "after", "rows", "cache", "acc",
-            "transpose", "step", "to", "in", "nbuffer", "l1_reuse", "tile", "m", "k", "n", "eps"]
-PUNCT = list("{}()<>[],:=%@#!?x\"-.") + ["->", "::", "^bb0", "\n", " "]
+INTERESTING_INTS = [
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "15",
+    "17",
+    "33",
+    "127",
+    "128",
+    "4097",
+    "65536",
+    "2147483647",
+    "2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "1e20",
+    "99999999999999999999999999999",
+]
+INTERESTING_FLOATS = [
+    "0.0",
+    "-0.0",
+    "1.0e+39",
+    "1.0e-50",
+    "-1.0",
+    "1.0e+308",
+    "3.4028235e+38",
+    "0x7FC00000",
+    "0x7F800000",
+    "1e400",
+    "5",
+    "-1.0e-06",
+]
+ELEM_TYPES = [
+    "bf16",
+    "f16",
+    "f32",
+    "f64",
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "index",
+    "ui8",
+    "si8",
+    "i0",
+    "i128",
+    "complex<f32>",
+    "none",
+    "tensor<4xf32>",
+]
+KEYWORDS = [
+    "rint",
+    "round",
+    "trunc",
+    "floor",
+    "ceil",
+    "none",
+    "sat",
+    "b_trans",
+    "a_trans",
+    "inplace",
+    "none_cacheable",
+    "normal",
+    "vector",
+    "cube",
+    "gm",
+    "ub",
+    "l1",
+    "l0a",
+    "l0b",
+    "l0c",
+    "mte1",
+    "mte2",
+    "mte3",
+    "fix",
+    "sum",
+    "max",
+    "min",
+    "mean",
+    "absmax",
+    "split_k",
+    "after",
+    "rows",
+    "cache",
+    "acc",
+    "transpose",
+    "step",
+    "to",
+    "in",
+    "nbuffer",
+    "l1_reuse",
+    "tile",
+    "m",
+    "k",
+    "n",
+    "eps",
+]
+PUNCT = list('{}()<>[],:=%@#!?x"-.') + ["->", "::", "^bb0", "\n", " "]
 ODD_TEXT = ["\x00", "\ufeff", "\u202e", "é", "\\", "\t", "\r", "'", "`", "$", "🙂", "\udcff"]
 
 
@@ -28,7 +120,7 @@ def _sub_one(rng: random.Random, text: str, pattern: str, repl) -> str:
     if not ms:
         return text
     m = rng.choice(ms)
-    return text[:m.start()] + repl(m) + text[m.end():]
+    return text[: m.start()] + repl(m) + text[m.end() :]
 
 
 def _lines(text: str) -> list[str]:
@@ -102,19 +194,19 @@ def mut_insert_token(rng, text, corpus):
 
 
 def mut_truncate(rng, text, corpus):
-    return text[:rng.randrange(len(text) + 1)]
+    return text[: rng.randrange(len(text) + 1)]
 
 
 def mut_punct(rng, text, corpus):
     i = rng.randrange(len(text) + 1)
     if rng.random() < 0.5 and i < len(text):
-        return text[:i] + text[i + 1:]
+        return text[:i] + text[i + 1 :]
     return text[:i] + rng.choice(PUNCT) + text[i:]
 
 
 def mut_string(rng, text, corpus):
     """An unterminated (or huge) string literal: the lexer's worst case."""
-    body = "".join(rng.choice("ab\\\"") for _ in range(rng.randrange(8, 64)))
+    body = "".join(rng.choice('ab\\"') for _ in range(rng.randrange(8, 64)))
     i = rng.randrange(len(text) + 1)
     return text[:i] + '"' + body + ("" if rng.random() < 0.7 else '"') + text[i:]
 
@@ -148,22 +240,68 @@ def mut_dup_func(rng, text, corpus):
     return text + "\n" + (text if rng.random() < 0.5 else rng.choice(corpus).text)
 
 
-TEXT_MUTATORS = {f.__name__[4:]: f for f in (
-    mut_delete_line, mut_dup_line, mut_move_line, mut_int, mut_float, mut_elem_type, mut_dim, mut_ssa,
-    mut_opname, mut_keyword, mut_delete_token, mut_insert_token, mut_truncate, mut_punct, mut_string,
-    mut_splice, mut_drop_attr, mut_nest, mut_odd_char, mut_dup_func)}
+TEXT_MUTATORS = {
+    f.__name__[4:]: f
+    for f in (
+        mut_delete_line,
+        mut_dup_line,
+        mut_move_line,
+        mut_int,
+        mut_float,
+        mut_elem_type,
+        mut_dim,
+        mut_ssa,
+        mut_opname,
+        mut_keyword,
+        mut_delete_token,
+        mut_insert_token,
+        mut_truncate,
+        mut_punct,
+        mut_string,
+        mut_splice,
+        mut_drop_attr,
+        mut_nest,
+        mut_odd_char,
+        mut_dup_func,
+    )
+}
 # Cheap, local mutations most of the time; the blunt ones less often.
-TEXT_WEIGHTS = {"int": 4, "float": 2, "elem_type": 3, "dim": 3, "ssa": 3, "opname": 2, "keyword": 3,
-                "delete_line": 2, "dup_line": 1, "move_line": 2, "delete_token": 2, "insert_token": 2,
-                "truncate": 1, "punct": 2, "string": 1, "splice": 1, "drop_attr": 2, "nest": 1, "odd_char": 1,
-                "dup_func": 1}
+TEXT_WEIGHTS = {
+    "int": 4,
+    "float": 2,
+    "elem_type": 3,
+    "dim": 3,
+    "ssa": 3,
+    "opname": 2,
+    "keyword": 3,
+    "delete_line": 2,
+    "dup_line": 1,
+    "move_line": 2,
+    "delete_token": 2,
+    "insert_token": 2,
+    "truncate": 1,
+    "punct": 2,
+    "string": 1,
+    "splice": 1,
+    "drop_attr": 2,
+    "nest": 1,
+    "odd_char": 1,
+    "dup_func": 1,
+}
 
 LEVEL_PIPELINES = {
-    "pto": ["builtin.module(pto-sk03-pipeline)", "pto-classify-skeleton,pto-to-tile",
-            "pto-sk03-pipeline{factors=3,1}",
-            "pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings"],
-    "tile": ["tile-assign-shapes,tile-to-npu", "tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu",
-             "tile-to-npu", "tile-assign-shapes"],
+    "pto": [
+        "builtin.module(pto-sk03-pipeline)",
+        "pto-classify-skeleton,pto-to-tile",
+        "pto-sk03-pipeline{factors=3,1}",
+        "pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings",
+    ],
+    "tile": [
+        "tile-assign-shapes,tile-to-npu",
+        "tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu",
+        "tile-to-npu",
+        "tile-assign-shapes",
+    ],
     "npu": ["cse", "canonicalize", "dce"],
     "other": ["cse", "canonicalize"],
 }

@@ -67,7 +67,9 @@ def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> N
         for o in st.body.block.ops:
             if any(v in varying for v in o.operands):
                 varying.update(o.results)
-            elif isinstance(st, tile.VecStageOp) and not isinstance(o, tile.YieldOp | tile.ReshapeOp | tile.ViewOp | tile.LoadOp):
+            elif isinstance(st, tile.VecStageOp) and not isinstance(
+                o, tile.YieldOp | tile.ReshapeOp | tile.ViewOp | tile.LoadOp
+            ):
                 raise unsupported(o, f"'{o.name}' of tensors without a token axis")
         yielded = st.body.block.last_op
         assert yielded is not None
@@ -76,13 +78,16 @@ def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> N
 
 @dataclass(frozen=True)
 class TileToNpuPass(ModulePass):
-    __doc__ = __doc__ + """
+    __doc__ = (
+        __doc__
+        + """
     Options: `l1-buffers` (1 or 2) and `l0-buffers` (1 or 2), the copies of the cube
     tasks' L1 and L0A/L0B tiles when they fit. With 2, a K slice loads while the one
     before it is consumed (if two copies of the weight slice do not fit beside them,
     only the activation slices get two). The defaults are PyPTO's: its cube tasks copy
     slice after slice into L1 without waiting for the cube (2) and overlap the L0 loads
     with the cube (2)."""
+    )
 
     name = "tile-to-npu"
 
@@ -92,8 +97,9 @@ class TileToNpuPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for name in ("l1_buffers", "l0_buffers"):
             if getattr(self, name) not in (1, 2):
-                raise DiagnosticError(op, f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, "
-                                          f"got {getattr(self, name)}")
+                raise DiagnosticError(
+                    op, f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, got {getattr(self, name)}"
+                )
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and any(isinstance(o, tile.TokenLoopOp) for o in f.walk()):
                 Lowering(f, target_of(f), self.l1_buffers, self.l0_buffers).run()
@@ -200,8 +206,12 @@ class Lowering:
     def new_graph(self, block: Block, first: tile.TokenLoopOp) -> npu.GraphOp:
         runtime = self.f.attributes.get("pto.runtime")
         stitch = runtime.data.get("stitch_function_max_num") if isinstance(runtime, DictionaryAttr) else None
-        g = npu.GraphOp(self.target.cube_cores, self.target.vector_cores, Region(Block()),
-                        stitch.value.data if isinstance(stitch, IntegerAttr) else None)
+        g = npu.GraphOp(
+            self.target.cube_cores,
+            self.target.vector_cores,
+            Region(Block()),
+            stitch.value.data if isinstance(stitch, IntegerAttr) else None,
+        )
         g.location = first.location
         block.add_op(g)
         return g
@@ -221,16 +231,23 @@ class Lowering:
         """The token count (for sizing GM workspaces): from the kernel's tensor.dim, else
         the dim 0 of its first dynamic argument."""
         if self.tokens is None:
-            arg = next((a for a in self.f.body.block.args if isinstance(a.type, TensorType)
-                        and a.type.get_shape()[0] == DYNAMIC_INDEX), None)
+            arg = next(
+                (
+                    a
+                    for a in self.f.body.block.args
+                    if isinstance(a.type, TensorType) and a.type.get_shape()[0] == DYNAMIC_INDEX
+                ),
+                None,
+            )
             if arg is None:
                 raise DiagnosticError(loop, "tile-to-npu needs a token axis: an argument with a dynamic dim 0")
             self.tokens = npu.DimOp(self.gm[arg], 0).result
             self.tokens.name_hint = "tokens"
         return self.tokens
 
-    def workspace(self, key: tuple, t: BufferType, rows: Callable[[], SSAValue], name: str,
-                  loc: LocationAttr | None = None) -> SSAValue:
+    def workspace(
+        self, key: tuple, t: BufferType, rows: Callable[[], SSAValue], name: str, loc: LocationAttr | None = None
+    ) -> SSAValue:
         """A GM workspace (dim 0 dynamic) shared by every factor loop of the cascade under
         the same `key`: the loops cover disjoint token rows, so GM holds one copy of each
         intermediate however many factors the unroll list has. Loops that do not continue
@@ -265,7 +282,7 @@ class Lowering:
         body = Body(loop.rows, lb, ub, count)
         stages = [o for o in loop.body.block.ops if isinstance(o, tile.StageBase)]
         cube = next(o for o in stages if isinstance(o, tile.CubeStageOp))
-        pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1:]
+        pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1 :]
         self.map_loads(loop, stages)
         _check_token_axis(loop, stages)
         feed, side = feeding(pre, cube)
@@ -309,8 +326,11 @@ class Lowering:
         saves no edge to or from a single task): PyPTO's runtime routes such a dependence
         through a HUB task (measured, bench/fidelity/PYPTO_NOTES.md (f)). `partial`
         groups need only some of their producers' tasks."""
-        per_body = {t.label.data: t.per_body.value.data for t in self.graph.body.block.ops  # type: ignore[union-attr]
-                    if isinstance(t, npu.TasksOp)}
+        per_body = {
+            t.label.data: t.per_body.value.data
+            for t in self.graph.body.block.ops  # type: ignore[union-attr]
+            if isinstance(t, npu.TasksOp)
+        }
         limit = self.target.model.hub_pairs
         for t in ops:
             if isinstance(t, npu.TasksOp) and t.after.data and t.label.data not in partial:
@@ -333,8 +353,9 @@ class Lowering:
                 self.views.add(o)
             elif isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views):
                 if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
-                    raise unsupported(o, "an in-place reshape of a weight window that is not contiguous "
-                                         "(columns of a wider weight)")
+                    raise unsupported(
+                        o, "an in-place reshape of a weight window that is not contiguous (columns of a wider weight)"
+                    )
                 t = o.result.type
                 assert isinstance(t, TensorType)
                 src = self.gm[o.input]
@@ -345,8 +366,9 @@ class Lowering:
                 self.gm[o.result] = view.result
                 self.views.add(o)
 
-    def destinations(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase],
-                     phases: list[list[tile.StageBase]]) -> dict[SSAValue, list[SSAValue]]:
+    def destinations(
+        self, loop: tile.TokenLoopOp, stages: list[tile.StageBase], phases: list[list[tile.StageBase]]
+    ) -> dict[SSAValue, list[SSAValue]]:
         """GM destinations of every stage result: the outputs it is stored to, and a
         workspace if a stage of another phase (another group of tasks) reads it; within
         a phase a result stays in UB."""

@@ -32,12 +32,32 @@ from pto.lowering.tile_to_npu import events
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
-_INIT = {ReduceKind.SUM: 0.0, ReduceKind.MEAN: 0.0, ReduceKind.ABSMAX: 0.0,
-         ReduceKind.MAX: -F32_MAX, ReduceKind.MIN: F32_MAX}
-_COMBINE = {ReduceKind.SUM: npu.VAddOp, ReduceKind.MEAN: npu.VAddOp, ReduceKind.ABSMAX: npu.VMaxOp,
-            ReduceKind.MAX: npu.VMaxOp, ReduceKind.MIN: npu.VMinOp}
-_ELEMENTWISE = (tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp, tile.SqrtOp, tile.RsqrtOp, tile.AbsOp,
-                tile.MulsOp, tile.AddsOp, tile.CastOp)
+_INIT = {
+    ReduceKind.SUM: 0.0,
+    ReduceKind.MEAN: 0.0,
+    ReduceKind.ABSMAX: 0.0,
+    ReduceKind.MAX: -F32_MAX,
+    ReduceKind.MIN: F32_MAX,
+}
+_COMBINE = {
+    ReduceKind.SUM: npu.VAddOp,
+    ReduceKind.MEAN: npu.VAddOp,
+    ReduceKind.ABSMAX: npu.VMaxOp,
+    ReduceKind.MAX: npu.VMaxOp,
+    ReduceKind.MIN: npu.VMinOp,
+}
+_ELEMENTWISE = (
+    tile.AddOp,
+    tile.SubOp,
+    tile.MulOp,
+    tile.DivOp,
+    tile.SqrtOp,
+    tile.RsqrtOp,
+    tile.AbsOp,
+    tile.MulsOp,
+    tile.AddsOp,
+    tile.CastOp,
+)
 
 
 @dataclass
@@ -76,8 +96,11 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
     for o in ops:
         if isinstance(o, tile.ReduceOp):
             if p.value(o.input) in p.late or not p.wide(o.input):
-                return "a reduction needs a value that itself needs a reduction" if p.wide(o.input) \
+                return (
+                    "a reduction needs a value that itself needs a reduction"
+                    if p.wide(o.input)
                     else "a reduction of a narrow value"
+                )
             post_narrow.add(o.result)
         elif isinstance(o, tile.RmsNormOp):
             if p.value(o.input) in p.late:
@@ -103,8 +126,9 @@ def elementwise(p: Plan) -> bool:
     return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
 
 
-def task(lowering, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int,
-         chunk: SSAValue | None = None) -> None:
+def task(
+    lowering, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int, chunk: SSAValue | None = None
+) -> None:
     """One task of the phase (rows [row, row + valid)) as column-chunk loops; with
     `chunk` (an elementwise phase), only that chunk."""
     p.chunk = chunk
@@ -167,8 +191,20 @@ def _alias(p: Plan, bufs: dict[SSAValue, SSAValue], v: SSAValue) -> None:
         bufs[u] = bufs[v]
 
 
-def _chunk_loop(lowering, p: Plan, r: int, row, valid, ub, outs, event: int, targets: list[SSAValue],
-                stores: list[SSAValue], accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue], accumulate: bool) -> None:
+def _chunk_loop(
+    lowering,
+    p: Plan,
+    r: int,
+    row,
+    valid,
+    ub,
+    outs,
+    event: int,
+    targets: list[SSAValue],
+    stores: list[SSAValue],
+    accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue],
+    accumulate: bool,
+) -> None:
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
     need), fold the reductions of loop 1 into `accs`, store `stores`."""
     producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}

@@ -12,6 +12,7 @@ split-K (f32 accumulators only) K is cut into runs as PyPTO cuts it (`split_runs
 of every run write their partial tile to a GM workspace that a vector group adds up
 (vector.emit_sum_group), as PyPTO does.
 """
+
 from __future__ import annotations
 
 import math
@@ -70,9 +71,12 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     k1 = min(k1, k)
     k0 = min(k0, k1)
     if n % n1 or k % k1 or k1 % k0:
-        raise unsupported(st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), "
-                              f"or kL1 not of kL0 = {k0}")
-    return Tiles(m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, tensor_type(mm.lhs).element_type) if st.tiles.is_split_k else 1)
+        raise unsupported(
+            st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), or kL1 not of kL0 = {k0}"
+        )
+    return Tiles(
+        m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, tensor_type(mm.lhs).element_type) if st.tiles.is_split_k else 1
+    )
 
 
 def split_runs(k: int, k1: int, elem) -> int:
@@ -143,9 +147,13 @@ class CubeStage:
     def types(self) -> tuple[BufferType, ...]:
         t = self.t
         b_shape = [t.n1, t.k1] if self.bt else [t.k1, t.n1]
-        return (BufferType([t.m1, t.k1], self.a_el, Space.L1), BufferType(b_shape, self.b_el, Space.L1),
-                BufferType([t.m0, t.k0], self.a_el, Space.L0A), BufferType([t.k0, t.n0], self.b_el, Space.L0B),
-                BufferType([t.m0, t.n0], f32 if self.acc_name == "f32" else IntegerType(32), Space.L0C))
+        return (
+            BufferType([t.m1, t.k1], self.a_el, Space.L1),
+            BufferType(b_shape, self.b_el, Space.L1),
+            BufferType([t.m0, t.k0], self.a_el, Space.L0A),
+            BufferType([t.k0, t.n0], self.b_el, Space.L0B),
+            BufferType([t.m0, t.n0], f32 if self.acc_name == "f32" else IntegerType(32), Space.L0C),
+        )
 
     def group_size(self, reuse: int) -> int:
         """The most row tiles of a column (a divisor of the body's, at most `reuse`)."""
@@ -166,8 +174,12 @@ class CubeStage:
         bufs = self.buffers()
         start, end = self.body.bounds(b)
         n = self.per_task
-        unrolled(n, lambda q: arith.AddiOp(arith.MuliOp(i, index_const(n)).result, index_const(q)).result if n > 1 else i,
-                 index_const(count) if count % n else None, lambda u, _: self.unit(u, start, end, bufs))
+        unrolled(
+            n,
+            lambda q: arith.AddiOp(arith.MuliOp(i, index_const(n)).result, index_const(q)).result if n > 1 else i,
+            index_const(count) if count % n else None,
+            lambda u, _: self.unit(u, start, end, bufs),
+        )
 
     # -- buffers ---------------------------------------------------------------------
 
@@ -184,14 +196,16 @@ class CubeStage:
         b1_at = ca * size(a1_t)
         kept_at = b1_at + cb * size(part_t)
         kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t), MAX_KEPT_SLICES)
-        return CubeBuffers({
-            "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
-            "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
-            "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
-            "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
-            "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
-            "acc": npu.AllocOp(acc_t, 0).result,
-        })
+        return CubeBuffers(
+            {
+                "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
+                "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
+                "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
+                "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
+                "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
+                "acc": npu.AllocOp(acc_t, 0).result,
+            }
+        )
 
     @staticmethod
     def l1_copies(a: int, b: int, copies: int, cap: int, halves: bool) -> tuple[int, int, int]:
@@ -252,8 +266,12 @@ class CubeStage:
         kbody = Block(arg_types=[idx])
         with ImplicitBuilder(kbody):
             k = kbody.args[0]
-            unrolled(slices, lambda j: arith.AddiOp(k, index_const(j * t.k1)).result if j else k, kend,
-                     lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j))
+            unrolled(
+                slices,
+                lambda j: arith.AddiOp(k, index_const(j * t.k1)).result if j else k,
+                kend,
+                lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j),
+            )
             scf.YieldOp()
         lb = arith.AddiOp(kstart, index_const(kept * t.k1)).result if kept else kstart
         scf.ForOp(lb, kend, index_const(slices * t.k1), [], Region(kbody))
@@ -282,8 +300,14 @@ class CubeStage:
             if kept is None:
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
             if kept is None or load:
-                npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.rhs], [col, at] if self.bt else [at, col], b1, [0, 0],
-                          cache=self.lowering.cache_of(mm.rhs))
+                npu.DmaOp(
+                    Pipe.MTE2,
+                    self.lowering.gm[mm.rhs],
+                    [col, at] if self.bt else [at, col],
+                    b1,
+                    [0, 0],
+                    cache=self.lowering.cache_of(mm.rhs),
+                )
             sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
             self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
             if kept is None:
@@ -297,8 +321,12 @@ class CubeStage:
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
             k = inner.args[0]
-            unrolled(nb, lambda q: arith.AddiOp(k, index_const(q * t.k0)).result if q else k, index_const(width),
-                     lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q))
+            unrolled(
+                nb,
+                lambda q: arith.AddiOp(k, index_const(q * t.k0)).result if q else k,
+                index_const(width),
+                lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q),
+            )
             scf.YieldOp()
         scf.ForOp(index_const(0), index_const(width), index_const(nb * t.k0), [], Region(inner))
 

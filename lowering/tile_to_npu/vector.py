@@ -62,8 +62,11 @@ class VectorPhase:
         the chosen rows with as many merged tiles (UB copies) as asked, then fewer, then
         column-tiled, then fewer rows."""
         asked, chosen, cap = self.merge(), self.chosen_rows(), self.target.capacity("ub")
-        shapes = [(r, plan, m) for r, plan in self.phase_shapes(chosen, self.column_plan())
-                  for m in range(min(asked, -(-self.body.rows // r) * self.chunks_of(plan)), 0, -1)]
+        shapes = [
+            (r, plan, m)
+            for r, plan in self.phase_shapes(chosen, self.column_plan())
+            for m in range(min(asked, -(-self.body.rows // r) * self.chunks_of(plan)), 0, -1)
+        ]
         for n, (r, self.plan, merge) in enumerate(shapes):
             tiles = -(-self.body.rows // r) * self.chunks()
             region = Region(Block(arg_types=[idx, idx]))
@@ -75,8 +78,11 @@ class VectorPhase:
             region.block.drop_all_references()
         if r < chosen:
             # tile-assign-shapes sized each stage alone; fused, the phase needs more.
-            warn(self.stages[0], f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
-                                 "does not fit in UB with more")
+            warn(
+                self.stages[0],
+                f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
+                "does not fit in UB with more",
+            )
         npu.TasksOp(label, "vector", self.body.count, -(-tiles // merge), after, region)
         return r
 
@@ -93,8 +99,14 @@ class VectorPhase:
         b.name_hint, i.name_hint = "body", "task"
         start, end = self.body.bounds(b)
         tiles = -(-self.body.rows // r) * self.chunks()
-        unrolled(merge, lambda q: arith.AddiOp(arith.MuliOp(i, index_const(merge)).result, index_const(q)).result if merge > 1 else i,
-                 index_const(tiles) if tiles % merge else None, lambda j, q: self.copy(j, r, start, end, ub, dests, q))
+        unrolled(
+            merge,
+            lambda q: (
+                arith.AddiOp(arith.MuliOp(i, index_const(merge)).result, index_const(q)).result if merge > 1 else i
+            ),
+            index_const(tiles) if tiles % merge else None,
+            lambda j, q: self.copy(j, r, start, end, ub, dests, q),
+        )
 
     def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UbAllocator, dests, q: int) -> None:
         """Vector tile j of the body: rows [row, row + valid) (and, for chunk tasks,
@@ -129,8 +141,11 @@ class VectorPhase:
         first, first_vt, first_cols = narrow[0]
         p = columns.plan(self.stages, self.lowering.views, first_cols, min(v[1][-1] for v in narrow))
         if isinstance(p, str):
-            warn(first, f"vector tile {first_vt} is narrower than the {first_cols}-column row but the phase is not "
-                        f"column-tiled ({p}): tile-to-npu processes whole rows")
+            warn(
+                first,
+                f"vector tile {first_vt} is narrower than the {first_cols}-column row but the phase is not "
+                f"column-tiled ({p}): tile-to-npu processes whole rows",
+            )
             return None
         return p
 
@@ -140,8 +155,13 @@ class VectorPhase:
         widths (when the phase allows it); then halving rows."""
         yield rows, pinned
         if pinned is None:
-            widths = [tensor_type(v).get_shape()[-1] for st in self.stages for o in st.body.block.ops
-                      if o not in self.lowering.views and not isinstance(o, tile.YieldOp) for v in o.results]
+            widths = [
+                tensor_type(v).get_shape()[-1]
+                for st in self.stages
+                for o in st.body.block.ops
+                if o not in self.lowering.views and not isinstance(o, tile.YieldOp)
+                for v in o.results
+            ]
             k = max(widths, default=1)
             cw = k // 2
             while cw >= MIN_CHUNK_COLS and k % cw == 0:
@@ -193,16 +213,25 @@ class VectorPhase:
             npu.DmaOp(Pipe.MTE2, src, [0, 0], buf, [0, 0], transpose=True)
             return buf
         buf = ub.alloc(shape, t.element_type, op.location)
-        npu.DmaOp(Pipe.MTE2, src, [row if token else 0] + [0] * (len(shape) - 1), buf,
-                  [0] * len(shape), rows=valid if token else None)
+        npu.DmaOp(
+            Pipe.MTE2,
+            src,
+            [row if token else 0] + [0] * (len(shape) - 1),
+            buf,
+            [0] * len(shape),
+            rows=valid if token else None,
+        )
         return buf
 
     def compute(self, r: int, ub: UbAllocator, dests) -> None:
         """The phase's ops in order; a buffer is freed after the last op that reads it,
         unless it is a result to store."""
         stages, views = self.stages, self.lowering.views
-        alias = {outer: inner for st in stages for inner, outer in
-                 zip(st.body.block.last_op.operands, st.results, strict=True)}  # type: ignore[union-attr]
+        alias = {
+            outer: inner
+            for st in stages
+            for inner, outer in zip(st.body.block.last_op.operands, st.results, strict=True)
+        }  # type: ignore[union-attr]
         ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
         last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
         keep = {alias.get(v, v) for st in stages for v in st.results if dests.get(v)}
