@@ -8,6 +8,8 @@ copies do not overlap yet.)"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc, f32
@@ -28,6 +30,13 @@ idx = IndexType()
 # are tried halving from half a row down to this one (the narrowest pinned vector tile
 # of the seed's kernels, `(4, 64)`, is column-tiled at 64).
 MIN_CHUNK_COLS = 64
+
+
+def _yielded(st: tile.StageBase) -> Sequence[SSAValue]:
+    """What the stage yields (its verifier requires the terminator)."""
+    y = st.body.block.last_op
+    assert isinstance(y, tile.YieldOp)
+    return y.operands
 
 
 class VectorPhase:
@@ -227,11 +236,7 @@ class VectorPhase:
         """The phase's ops in order; a buffer is freed after the last op that reads it,
         unless it is a result to store."""
         stages, views = self.stages, self.lowering.views
-        alias = {
-            outer: inner
-            for st in stages
-            for inner, outer in zip(st.body.block.last_op.operands, st.results, strict=True)
-        }  # type: ignore[union-attr]
+        alias = {outer: inner for st in stages for inner, outer in zip(_yielded(st), st.results, strict=True)}
         ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
         last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
         keep = {alias.get(v, v) for st in stages for v in st.results if dests.get(v)}
