@@ -48,12 +48,16 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pto.frontend  # noqa: E402, F401  (loaded before the workers fork)
-from pto.bench.fuzzing.cases import BAD, KINDS, PKG, Result  # noqa: E402
+from pto.bench.fuzzing.cases import BAD, KINDS, PKG, Case, Result  # noqa: E402
 from pto.bench.fuzzing.corpus import corpus_paths, load_corpus, tree_digest  # noqa: E402
 from pto.bench.fuzzing.generate import make_case  # noqa: E402
 from pto.bench.fuzzing.pool import Pool  # noqa: E402
 from pto.bench.fuzzing.reduce import known_label, primary_text, reduce_case, write_reproducer  # noqa: E402
+from pto.bench.fuzzing.semantic import F32_MAX, eval_numpy  # noqa: E402
 from pto.bench.fuzzing.summary import summary_table  # noqa: E402
+
+# The harness as test_fuzz_smoke drives it.
+__all__ = ["BAD", "F32_MAX", "KINDS", "Case", "Pool", "eval_numpy", "fuzz", "load_corpus", "make_case", "parse_args"]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
