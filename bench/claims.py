@@ -41,8 +41,12 @@ def measure(text: str, tokens: int, factors: str | None = None, l2_size: int | N
 
 
 def pin_cache(text: str, arg: str, policy: str) -> str:
-    text = re.sub(rf"(%{arg}: tensor<[^>]*>)( \{{pto.cache = [^}}]*\}})?", rf"\1 {{pto.cache = #pto.cache<{policy}>}}",
-                  text, count=1)
+    text = re.sub(
+        rf"(%{arg}: tensor<[^>]*>)( \{{pto.cache = [^}}]*\}})?",
+        rf"\1 {{pto.cache = #pto.cache<{policy}>}}",
+        text,
+        count=1,
+    )
     return text
 
 
@@ -66,59 +70,137 @@ class Claim:
     held: bool
 
     def row(self) -> str:
-        return (f"({self.key}) {self.what:<52} {self.a_name:>22} {self.a:>12,.0f} {self.b_name:>22} "
-                f"{self.b:>12,.0f} {self.unit:<10} {'held' if self.held else 'NOT held'}")
+        return (
+            f"({self.key}) {self.what:<52} {self.a_name:>22} {self.a:>12,.0f} {self.b_name:>22} "
+            f"{self.b:>12,.0f} {self.unit:<10} {'held' if self.held else 'NOT held'}"
+        )
+
+
+def claim_a(t: int) -> list[Claim]:
+    """Under L2 pressure (a 4 MiB L2; the 8 MiB weight streams through it once per token
+    tile), a NONE_CACHEABLE weight leaves L2 to the activations."""
+    l2 = 4 * MIB
+    nc = measure(pin_cache(STD, "w", "none_cacheable"), t, l2_size=l2)
+    normal = measure(pin_cache(STD, "w", "normal"), t, l2_size=l2)
+    return [
+        Claim(
+            "a",
+            "std weight NONE_CACHEABLE, L2 4 MiB: activation misses",
+            "none_cacheable",
+            activation_misses(nc, "w"),
+            "normal",
+            activation_misses(normal, "w"),
+            "misses",
+            activation_misses(nc, "w") < activation_misses(normal, "w"),
+        ),
+        Claim(
+            "a",
+            "  ... and total cycles",
+            "none_cacheable",
+            nc.cycles,
+            "normal",
+            normal.cycles,
+            "cycles",
+            nc.cycles < normal.cycles,
+        ),
+    ]
+
+
+def claim_b(t: int) -> list[Claim]:
+    """hc_fn is reused by every token tile and fits in L2: NONE_CACHEABLE refetches it."""
+    nc = measure(pin_cache(HC, "hc_fn", "none_cacheable"), t)
+    normal = measure(pin_cache(HC, "hc_fn", "normal"), t)
+    return [
+        Claim(
+            "b",
+            "hc_pre hc_fn NONE_CACHEABLE: HBM bytes",
+            "none_cacheable",
+            nc.hbm_bytes,
+            "normal",
+            normal.hbm_bytes,
+            "bytes",
+            nc.hbm_bytes > normal.hbm_bytes,
+        ),
+        Claim(
+            "b",
+            "  ... and total cycles",
+            "none_cacheable",
+            nc.cycles,
+            "normal",
+            normal.cycles,
+            "cycles",
+            nc.cycles > normal.cycles,
+        ),
+    ]
+
+
+def claim_c(t: int) -> list[Claim]:
+    """The unroll variant's factors against a flat token loop (factor 1 only)."""
+    unrolled = measure(HC, t, "256,64,16,4,1")
+    flat = measure(HC, t, "1")
+    return [
+        Claim(
+            "c",
+            "hc_pre unroll [256,64,16,4,1] vs flat loop: cycles",
+            "unrolled",
+            unrolled.cycles,
+            "flat",
+            flat.cycles,
+            "cycles",
+            unrolled.cycles < flat.cycles,
+        )
+    ]
+
+
+def claim_d(t: int) -> list[Claim]:
+    """Split-K against no split-K, same tiles otherwise (64-row token tiles)."""
+    tiles = "#pto.cube_tile<m = [16, 16], k = [512, 2048], n = [128, 128]{}>"
+    split = measure(pin_cube_tile(HC, "hc-linear", tiles.format(", split_k")), t, "64")
+    nosplit = measure(pin_cube_tile(HC, "hc-linear", tiles.format("")), t, "64")
+    return [
+        Claim(
+            "d",
+            "hc_pre split-K vs none (k=[512,2048]): cycles",
+            "split_k",
+            split.cycles,
+            "no split",
+            nosplit.cycles,
+            "cycles",
+            split.cycles < nosplit.cycles,
+        )
+    ]
+
+
+def claim_e(t: int) -> tuple[list[Claim], str]:
+    """The variant's host pre-transposed hc_fn against b_trans with the same tiles; and,
+    not judged, the direct effect: the L1 -> L0B transpose the host layout saves."""
+    host = measure(HC, t, "64")
+    btrans = measure(
+        pin_cube_tile(HC, "hc-linear", "#pto.cube_tile<m = [16, 16], k = [512, 1024], n = [128, 128], split_k>"),
+        t,
+        "64",
+    )
+    claim = Claim(
+        "e",
+        "hc_pre host pre-transposed hc_fn vs b_trans: cycles",
+        "host transpose",
+        host.cycles,
+        "b_trans",
+        btrans.cycles,
+        "cycles",
+        host.cycles < btrans.cycles,
+    )
+    mte1 = [sum(c["mte1"] for c in r.cores.values()) for r in (host, btrans)]
+    return [claim], f"    (e) cube MTE1 busy cycles, all cores: host transpose {mte1[0]:,.0f}, b_trans {mte1[1]:,.0f}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=256)
-    args = ap.parse_args()
-    t = args.tokens
-    claims: list[Claim] = []
-
-    # (a) Under L2 pressure (a 4 MiB L2; the 8 MiB weight streams through it once per
-    # token tile), a NONE_CACHEABLE weight leaves L2 to the activations.
-    l2 = 4 * MIB
-    nc = measure(pin_cache(STD, "w", "none_cacheable"), t, l2_size=l2)
-    normal = measure(pin_cache(STD, "w", "normal"), t, l2_size=l2)
-    claims.append(Claim("a", "std weight NONE_CACHEABLE, L2 4 MiB: activation misses", "none_cacheable",
-                        activation_misses(nc, "w"), "normal", activation_misses(normal, "w"), "misses",
-                        activation_misses(nc, "w") < activation_misses(normal, "w")))
-    claims.append(Claim("a", "  ... and total cycles", "none_cacheable", nc.cycles, "normal", normal.cycles,
-                        "cycles", nc.cycles < normal.cycles))
-
-    # (b) hc_fn is reused by every token tile and fits in L2: NONE_CACHEABLE refetches it.
-    nc = measure(pin_cache(HC, "hc_fn", "none_cacheable"), t)
-    normal = measure(pin_cache(HC, "hc_fn", "normal"), t)
-    claims.append(Claim("b", "hc_pre hc_fn NONE_CACHEABLE: HBM bytes", "none_cacheable", nc.hbm_bytes,
-                        "normal", normal.hbm_bytes, "bytes", nc.hbm_bytes > normal.hbm_bytes))
-    claims.append(Claim("b", "  ... and total cycles", "none_cacheable", nc.cycles, "normal", normal.cycles,
-                        "cycles", nc.cycles > normal.cycles))
-
-    # (c) The unroll variant's factors against a flat token loop (factor 1 only).
-    unrolled = measure(HC, t, "256,64,16,4,1")
-    flat = measure(HC, t, "1")
-    claims.append(Claim("c", "hc_pre unroll [256,64,16,4,1] vs flat loop: cycles", "unrolled", unrolled.cycles,
-                        "flat", flat.cycles, "cycles", unrolled.cycles < flat.cycles))
-
-    # (d) Split-K against no split-K, same tiles otherwise (64-row token tiles).
-    tiles = "#pto.cube_tile<m = [16, 16], k = [512, 2048], n = [128, 128]{}>"
-    split = measure(pin_cube_tile(HC, "hc-linear", tiles.format(", split_k")), t, "64")
-    nosplit = measure(pin_cube_tile(HC, "hc-linear", tiles.format("")), t, "64")
-    claims.append(Claim("d", "hc_pre split-K vs none (k=[512,2048]): cycles", "split_k", split.cycles,
-                        "no split", nosplit.cycles, "cycles", split.cycles < nosplit.cycles))
-
-    # (e) The variant's host pre-transposed hc_fn against b_trans with the same tiles.
-    host = measure(HC, t, "64")
-    btrans = measure(pin_cube_tile(HC, "hc-linear", "#pto.cube_tile<m = [16, 16], k = [512, 1024], "
-                                   "n = [128, 128], split_k>"), t, "64")
-    claims.append(Claim("e", "hc_pre host pre-transposed hc_fn vs b_trans: cycles", "host transpose",
-                        host.cycles, "b_trans", btrans.cycles, "cycles", host.cycles < btrans.cycles))
-    # The direct effect (not judged): the L1 -> L0B transpose the host layout saves.
-    mte1 = [sum(c["mte1"] for c in r.cores.values()) for r in (host, btrans)]
-    mte1_note = f"    (e) cube MTE1 busy cycles, all cores: host transpose {mte1[0]:,.0f}, b_trans {mte1[1]:,.0f}"
-
+    t = ap.parse_args().tokens
+    claims = claim_a(t) + claim_b(t) + claim_c(t) + claim_d(t)
+    last, mte1_note = claim_e(t)
+    claims += last
     print(f"SK03.md claims under the model (target ascend910b1, t={t})")
     for c in claims:
         print(c.row())

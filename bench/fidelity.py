@@ -36,7 +36,7 @@ RESULTS = HERE / "fidelity" / "pypto_results.json"
 def _tile(c: dict) -> str:
     t = c["cube_tile"]
     sk = ", split_k" if c["split_k"] else ""
-    return f'#pto.cube_tile<m = {t["m"]}, k = {t["k"]}, n = {t["n"]}{sk}>'
+    return f"#pto.cube_tile<m = {t['m']}, k = {t['k']}, n = {t['n']}{sk}>"
 
 
 def _vec(v: list[int]) -> str:
@@ -49,8 +49,9 @@ SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_settin
 def _attrs(c: dict) -> str:
     # A setting PyPTO ran without merges nothing ({-1: 1}); pto-ir's defaults would.
     given = {name: c["pass_options"].get(name, {"-1": 1}) for name in SETTINGS}
-    opts = ", ".join(f'{name} = {{{", ".join(f"{chr(34)}{k}{chr(34)} = {v}" for k, v in m.items())}}}'
-                     for name, m in given.items())
+    opts = ", ".join(
+        f"{name} = {{{', '.join(f'{chr(34)}{k}{chr(34)} = {v}' for k, v in m.items())}}}" for name, m in given.items()
+    )
     unroll = f"pto.unroll = {_vec(c['unroll'])}"
     # PyPTO without stitch_function_max_num (0 in its configuration) runs the bodies one
     # after another (measured): one body per stitch.
@@ -68,21 +69,30 @@ def kernel(c: dict) -> str:
     k, n, form = c["K"], c["N"], c["form"]
     vt, pvt, tile = _vec(c["vec_tile"]), _vec(c["post_vec_tile"]), _tile(c)
     if form == "std":
-        return f"""func.func @std(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>, %w: tensor<{n}x{k}xbf16>{_cache(c)}) -> tensor<?x{n}xbf16>
+        return f"""func.func @std(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>,
+                   %w: tensor<{n}x{k}xbf16>{_cache(c)})
+    -> tensor<?x{n}xbf16>
     attributes {_attrs(c)} {{
-  %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}} : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
+  %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}}
+      : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
   %b = pto.cast %r rint {{pto.label = "cast", pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x{k}xbf16>
-  %y = pto.matmul %b, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}} : tensor<?x{k}xbf16>, tensor<{n}x{k}xbf16> -> tensor<?x{n}xf32>
+  %y = pto.matmul %b, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}}
+      : tensor<?x{k}xbf16>, tensor<{n}x{k}xbf16> -> tensor<?x{n}xf32>
   %o = pto.cast %y rint {{pto.label = "post", pto.vec_tile = {pvt}}} : tensor<?x{n}xf32> -> tensor<?x{n}xbf16>
   func.return %o : tensor<?x{n}xbf16>
 }}"""
     if form == "quant":
-        return f"""func.func @quant(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>, %w: tensor<{n}x{k}xi8>{_cache(c)}, %ws: tensor<{n}x1xf32>) -> tensor<?x{n}xbf16>
+        return f"""func.func @quant(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>,
+                   %w: tensor<{n}x{k}xi8>{_cache(c)}, %ws: tensor<{n}x1xf32>)
+    -> tensor<?x{n}xbf16>
     attributes {_attrs(c)} {{
-  %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}} : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
+  %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}}
+      : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
   %q, %s = pto.quant %r {{pto.label = "quant"}} : tensor<?x{k}xf32> -> tensor<?x{k}xi8>, tensor<?x1xf32>
-  %a = pto.matmul %q, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}} : tensor<?x{k}xi8>, tensor<{n}x{k}xi8> -> tensor<?x{n}xi32>
-  %d = pto.dequant %a, %s, %ws {{pto.label = "dequant", pto.vec_tile = {pvt}}} : tensor<?x{n}xi32>, tensor<?x1xf32>, tensor<{n}x1xf32> -> tensor<?x{n}xf32>
+  %a = pto.matmul %q, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}}
+      : tensor<?x{k}xi8>, tensor<{n}x{k}xi8> -> tensor<?x{n}xi32>
+  %d = pto.dequant %a, %s, %ws {{pto.label = "dequant", pto.vec_tile = {pvt}}}
+      : tensor<?x{n}xi32>, tensor<?x1xf32>, tensor<{n}x1xf32> -> tensor<?x{n}xf32>
   %o = pto.cast %d rint : tensor<?x{n}xf32> -> tensor<?x{n}xbf16>
   func.return %o : tensor<?x{n}xbf16>
 }}"""
@@ -93,8 +103,10 @@ def kernel(c: dict) -> str:
   %ms = pto.reduce mean %sq {{pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x1xf32>
   %e = pto.adds %ms, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
-  %y = pto.matmul %xf, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}} : tensor<?x{k}xf32>, tensor<{n}x{k}xf32> -> tensor<?x{n}xf32>
-  %o = pto.div %y, %r {{pto.label = "out", pto.vec_tile = {pvt}}} : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>
+  %y = pto.matmul %xf, %w b_trans {{pto.label = "linear", pto.cube_tile = {tile}}}
+      : tensor<?x{k}xf32>, tensor<{n}x{k}xf32> -> tensor<?x{n}xf32>
+  %o = pto.div %y, %r {{pto.label = "out", pto.vec_tile = {pvt}}}
+      : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>
   func.return %o : tensor<?x{n}xf32>
 }}"""
 
@@ -127,7 +139,7 @@ def ranks(xs: list[float]) -> list[float]:
 def spearman(a: list[float], b: list[float]) -> float:
     ra, rb = ranks(a), ranks(b)
     ma, mb = statistics.fmean(ra), statistics.fmean(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
     va = sum((x - ma) ** 2 for x in ra) ** 0.5
     vb = sum((y - mb) ** 2 for y in rb) ** 0.5
     return cov / (va * vb) if va and vb else float("nan")
@@ -178,9 +190,11 @@ def summarise(rows: list[dict]) -> None:
         print(f"{g:32} {len(rs):>3} {rho:>8.2f} {'yes' if best else 'no':>9}")
     ratios = [r["pto_ir"] / r["pypto"] for r in rows]
     mean_rho = statistics.fmean(rhos) if rhos else float("nan")
-    print(f"\nmean per-group Spearman {mean_rho:.2f}; same best configuration in {same} of "
-          f"{len(groups)} groups; median pto-ir/PyPTO cycle ratio {statistics.median(ratios):.2f} "
-          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(
+        f"\nmean per-group Spearman {mean_rho:.2f}; same best configuration in {same} of "
+        f"{len(groups)} groups; median pto-ir/PyPTO cycle ratio {statistics.median(ratios):.2f} "
+        f"(min {min(ratios):.2f}, max {max(ratios):.2f})"
+    )
 
 
 if __name__ == "__main__":

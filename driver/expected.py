@@ -55,10 +55,12 @@ def check_expected(expected: list[Expected], got: list[Diagnostic], name: str) -
         flat.append((d.severity, (line_col(d.location) or ("", 0, 0))[1], d.message, d))
         for n in d.notes:
             flat.append(("note", (line_col(n.location) or ("", 0, 0))[1], n.message, n))
-    for sev, line, msg, d in flat:
-        match = next((e for e in expected if not e.seen and e.severity == sev and e.line == line and e.text in msg), None)
+    for sev, line, msg, diag in flat:
+        match = next(
+            (e for e in expected if not e.seen and e.severity == sev and e.line == line and e.text in msg), None
+        )
         if match is None:
-            where = line_col(d.location)
+            where = line_col(diag.location)
             prefix = f"{where[0]}:{where[1]}:{where[2]}" if where else name
             problems.append(f"{prefix}: error: unexpected {sev}: {msg}")
         else:

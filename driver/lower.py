@@ -152,8 +152,9 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def lower(ctx: Context, module: ModuleOp, passes: str | Sequence[ModulePass],
-          instruments: Sequence[Instrument] = (Verify(),)) -> None:
+def lower(
+    ctx: Context, module: ModuleOp, passes: str | Sequence[ModulePass], instruments: Sequence[Instrument] = (Verify(),)
+) -> None:
     """Apply `passes` (or a pipeline, spelt as mlir-opt or xDSL does) in place, calling
     `instruments` in order around each. A pass's (or verifier's) DiagnosticError
     propagates; another verify failure becomes one naming the pass; any other

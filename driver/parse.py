@@ -42,7 +42,7 @@ def check_strings(text: str, name: str) -> None:
             continue
         end = text.find("\n", m.start())
         end = len(text) if end < 0 else end
-        closed = '"' in text[m.end():end]
+        closed = '"' in text[m.end() : end]
         why = "bad escape sequence in string literal" if closed else "unterminated string literal"
         raise ParseError(Span(m.start(), end, Input(text, name)), why)
 
@@ -104,7 +104,7 @@ class LocatingParser(Parser):
         msg = str(e.args[0]) if e.args else str(e)
         if self._last_number is not None and (isinstance(e, OverflowError) or "out of range" in msg):
             if isinstance(e, OverflowError):
-                lit = self.lexer.input.content[self._last_number[0]:self._last_number[1]]
+                lit = self.lexer.input.content[self._last_number[0] : self._last_number[1]]
                 msg = f"floating point value {lit} is too large for its type"
             self.raise_error(msg[0].lower() + msg[1:], *self._last_number)
         self.raise_error(msg[0].lower() + msg[1:], start, self._last_end())

@@ -26,7 +26,7 @@ def pipeline_spec(text: str) -> str:
     """`builtin.module(a,b{k=v})` -> `a,b{k=v}` (xDSL's spelling); plain lists pass."""
     text = text.strip()
     if text.startswith("builtin.module(") and text.endswith(")"):
-        return text[len("builtin.module("):-1]
+        return text[len("builtin.module(") : -1]
     if re.match(r"^[\w.]+\(", text):
         raise UsageError(f"pass pipeline anchor '{text.split('(')[0]}' is not supported; use 'builtin.module(...)'")
     return text

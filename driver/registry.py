@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.passes import ModulePass
@@ -21,6 +22,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "pto-to-tile": ("pto.lowering.pto_to_tile", "PtoToTilePass"),
     "tile-unroll": ("pto.passes.tile_unroll", "TileUnrollPass"),
     "tile-annotate-cache": ("pto.passes.tile_annotate_cache", "TileAnnotateCachePass"),
+    "tile-apply-settings": ("pto.passes.tile_apply_settings", "TileApplySettingsPass"),
     "tile-assign-shapes": ("pto.passes.tile_assign_shapes", "TileAssignShapesPass"),
     "tile-to-npu": ("pto.lowering.tile_to_npu", "TileToNpuPass"),
     "pto-sk03-pipeline": ("pto.lowering.pto_sk03_pipeline", "PtoSk03PipelinePass"),
@@ -39,7 +41,7 @@ _SUMMARIES = {
 }
 
 
-def _lazy(module: str, name: str) -> Callable[[], type]:
+def _lazy(module: str, name: str) -> Callable[[], Any]:
     return lambda: getattr(importlib.import_module(module), name)
 
 

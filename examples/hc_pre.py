@@ -41,8 +41,13 @@ def hc_pre(x, hc_fn, out):
 
 
 def loop_form():
-    return pto.trace(hc_pre, target="ascend910b1", x=pto.arg([None, 4, 4096], "bf16"),
-                     hc_fn=pto.arg([24, 16384], "f32"), out=pto.arg([None, 24], "f32"))
+    return pto.trace(
+        hc_pre,
+        target="ascend910b1",
+        x=pto.arg([None, 4, 4096], "bf16"),
+        hc_fn=pto.arg([24, 16384], "f32"),
+        out=pto.arg([None, 24], "f32"),
+    )
 
 
 def golden(x, hc_fn):

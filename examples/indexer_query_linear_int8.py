@@ -51,9 +51,15 @@ def query_linear_int8(qr, gamma, w, w_scale, out):
 
 
 def loop_form():
-    return pto.trace(query_linear_int8, target="ascend910b1", qr=pto.arg([None, 1024], "bf16"),
-                     gamma=pto.arg([1024], "bf16"), w=pto.arg([8192, 1024], "i8"),
-                     w_scale=pto.arg([8192, 1], "f32"), out=pto.arg([None, 8192], "bf16"))
+    return pto.trace(
+        query_linear_int8,
+        target="ascend910b1",
+        qr=pto.arg([None, 1024], "bf16"),
+        gamma=pto.arg([1024], "bf16"),
+        w=pto.arg([8192, 1024], "i8"),
+        w_scale=pto.arg([8192, 1], "f32"),
+        out=pto.arg([None, 8192], "bf16"),
+    )
 
 
 def golden(qr, gamma, w, w_scale):

@@ -40,9 +40,14 @@ def mla_wkv_rmsnorm(x, wkv, gamma_ckv, out):
 
 
 def loop_form():
-    return pto.trace(mla_wkv_rmsnorm, target="ascend910b1", x=pto.arg([None, 4096], "bf16"),
-                     wkv=pto.arg([4096, 512], "bf16"), gamma_ckv=pto.arg([512], "bf16"),
-                     out=pto.arg([None, 512], "bf16"))
+    return pto.trace(
+        mla_wkv_rmsnorm,
+        target="ascend910b1",
+        x=pto.arg([None, 4096], "bf16"),
+        wkv=pto.arg([4096, 512], "bf16"),
+        gamma_ckv=pto.arg([512], "bf16"),
+        out=pto.arg([None, 512], "bf16"),
+    )
 
 
 def golden(x, wkv, gamma):

@@ -40,9 +40,14 @@ def mla_wqa_qrmsnorm(x, wq_a, gamma_cq, out):
 
 
 def loop_form():
-    return pto.trace(mla_wqa_qrmsnorm, target="ascend910b1", x=pto.arg([None, 4096], "bf16"),
-                     wq_a=pto.arg([4096, 1024], "bf16"), gamma_cq=pto.arg([1024], "bf16"),
-                     out=pto.arg([None, 1024], "bf16"))
+    return pto.trace(
+        mla_wqa_qrmsnorm,
+        target="ascend910b1",
+        x=pto.arg([None, 4096], "bf16"),
+        wq_a=pto.arg([4096, 1024], "bf16"),
+        gamma_cq=pto.arg([1024], "bf16"),
+        out=pto.arg([None, 1024], "bf16"),
+    )
 
 
 def golden(x, wq_a, gamma):

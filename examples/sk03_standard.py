@@ -46,9 +46,14 @@ def linear_projection(x, gamma, w, out):
 
 
 def loop_form():
-    return pto.trace(linear_projection, target="ascend910b1", x=pto.arg([None, 4096], "bf16"),
-                     gamma=pto.arg([4096], "bf16"), w=pto.arg([1024, 4096], "bf16"),
-                     out=pto.arg([None, 1024], "bf16"))
+    return pto.trace(
+        linear_projection,
+        target="ascend910b1",
+        x=pto.arg([None, 4096], "bf16"),
+        gamma=pto.arg([4096], "bf16"),
+        w=pto.arg([1024, 4096], "bf16"),
+        out=pto.arg([None, 1024], "bf16"),
+    )
 
 
 def golden(x, gamma, w):

@@ -7,11 +7,7 @@ level a compilation lacks, also a KeyError), `RunError` (run's arguments; a Buil
 and an InputError), `InputError` (inputs that do not fit a kernel, arrays that do not
 fit `check`; a ValueError); `MachineError` is a kernel that fails on the machine model."""
 
-from pto.frontend.api import CompileError, Compiled, LevelError, Result, RunError, compile, run
-from pto.interp.golden import check
-from pto.interp.machine import MachineError
-from pto.interp.run import InputError
-from pto.tuner.tune import TuneError, tune
+from pto.frontend.api import Compiled, CompileError, LevelError, Result, RunError, compile, run
 from pto.frontend.builder import (
     DYN,
     BuildError,
@@ -19,8 +15,6 @@ from pto.frontend.builder import (
     Symbol,
     Tensor,
     abs,
-    exp,
-    reciprocal,
     add,
     adds,
     cast,
@@ -28,10 +22,12 @@ from pto.frontend.builder import (
     cube_tile,
     dequant,
     div,
+    exp,
     matmul,
     mul,
     muls,
     quant,
+    reciprocal,
     reduce,
     reshape,
     rms_norm,
@@ -52,12 +48,58 @@ from pto.frontend.loop import (
     trace,
     view,
 )
+from pto.interp.golden import check
+from pto.interp.machine import MachineError
+from pto.interp.run import InputError
+from pto.tuner.tune import TuneError, tune
 
 __all__ = [
-    "DYN", "BuildError", "CompileError", "Compiled", "InputError", "Kernel", "LevelError", "MachineError", "Result",
-    "RunError", "Symbol", "Tensor", "abs", "add", "adds", "exp", "reciprocal",
-    "arg", "assemble", "cast", "check", "compile", "concat", "cube_tile", "dequant", "div", "loop_unroll", "matmul", "mul", "muls",
-    "quant", "reduce", "reshape", "rms_norm", "rsqrt", "run", "set_cache_policy", "set_cube_tile_shapes",
-    "set_pass_options", "set_semantic_label", "set_vec_tile_shapes", "slice", "sqrt", "sub", "trace", "view",
-    "TuneError", "tune",
+    "DYN",
+    "BuildError",
+    "CompileError",
+    "Compiled",
+    "InputError",
+    "Kernel",
+    "LevelError",
+    "MachineError",
+    "Result",
+    "RunError",
+    "Symbol",
+    "Tensor",
+    "abs",
+    "add",
+    "adds",
+    "exp",
+    "reciprocal",
+    "arg",
+    "assemble",
+    "cast",
+    "check",
+    "compile",
+    "concat",
+    "cube_tile",
+    "dequant",
+    "div",
+    "loop_unroll",
+    "matmul",
+    "mul",
+    "muls",
+    "quant",
+    "reduce",
+    "reshape",
+    "rms_norm",
+    "rsqrt",
+    "run",
+    "set_cache_policy",
+    "set_cube_tile_shapes",
+    "set_pass_options",
+    "set_semantic_label",
+    "set_vec_tile_shapes",
+    "slice",
+    "sqrt",
+    "sub",
+    "trace",
+    "view",
+    "TuneError",
+    "tune",
 ]

@@ -29,7 +29,7 @@ from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
 from pto.driver.lower import KeepLevels, Verify, lower
 from pto.driver.pipelines import expand, parse_pipeline, pipeline_spec
 from pto.driver.registry import load_dialects
-from pto.frontend.builder import BuildError, _is_int
+from pto.frontend.checks import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
 from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature
@@ -171,8 +171,9 @@ def _check_int(what: str, v: object, low: int, optional: bool = False) -> None:
         raise RunError(f"{what} must be an integer >= {low}, got {v!r}")
 
 
-def _check_run_args(kernel: object, inputs: object, tokens: object, seed: object, level: object,
-                    golden: object) -> None:
+def _check_run_args(
+    kernel: object, inputs: object, tokens: object, seed: object, level: object, golden: object
+) -> None:
     """run's arguments, each checked for its type and range before anything runs."""
     if not isinstance(kernel, ModuleOp | Compiled):
         raise RunError(f"kernel must be a ModuleOp (a kernel's module()) or a Compiled, got {type(kernel).__name__}")
@@ -229,8 +230,9 @@ def _check_l2(l2_size: int | None, module: ModuleOp, target: str | None) -> None
     l2 = (load_target(target) if target else target_of(signature(module).func)).l2
     unit = l2.line_bytes * l2.ways
     if l2_size % unit:
-        raise RunError(f"l2_size must be a multiple of {unit} bytes ({l2.ways} ways of {l2.line_bytes}-byte "
-                       f"lines), got {l2_size}")
+        raise RunError(
+            f"l2_size must be a multiple of {unit} bytes ({l2.ways} ways of {l2.line_bytes}-byte lines), got {l2_size}"
+        )
 
 
 def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
@@ -239,8 +241,10 @@ def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
         if tokens is None:
             raise RunError("give inputs, or tokens= for random inputs")
         if (need := array_bytes(sig, tokens)) > (budget := default_memory_budget()):
-            raise RunError(f"tokens={tokens} would need at least {need} bytes for the kernel's arrays, over the "
-                           f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)")
+            raise RunError(
+                f"tokens={tokens} would need at least {need} bytes for the kernel's arrays, over the "
+                f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)"
+            )
         return random_inputs(sig, tokens, seed)
     if isinstance(inputs, Mapping):
         names = [a.name.lstrip("%") for a in sig.inputs]
@@ -255,10 +259,20 @@ def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
     return xs
 
 
-def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None, *,
-        tokens: int | None = None, seed: int = 0, level: str = "npu", target: str | None = None,
-        l2_size: int | None = None, trace: str | None = None, golden: bool = False, engine: str | None = None,
-        numerics: bool = True) -> Result:
+def run(
+    kernel: ModuleOp | Compiled,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None,
+    *,
+    tokens: int | None = None,
+    seed: int = 0,
+    level: str = "npu",
+    target: str | None = None,
+    l2_size: int | None = None,
+    trace: str | None = None,
+    golden: bool = False,
+    engine: str | None = None,
+    numerics: bool = True,
+) -> Result:
     """Run `kernel` at `level` (lowering a pto-level module with the default pipeline).
 
     `inputs`: arrays in argument order, or by argument name; None with `tokens` (>= 0)
@@ -281,7 +295,7 @@ def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str,
         sig = signature(source)
     except InputError as e:
         raise RunError(str(e)) from None
-    xs = _inputs(sig, inputs, tokens, seed)  # type: ignore[arg-type]
+    xs = _inputs(sig, inputs, tokens, seed)
     have = compiled.levels if compiled else {sig.level: source}
     if golden and "pto" not in have:
         raise RunError("golden=True needs the pto level")
@@ -303,5 +317,7 @@ def run(kernel: ModuleOp | Compiled, inputs: Sequence[np.ndarray] | Mapping[str,
     verdicts = []
     if golden:
         want = run_module(have["pto"], xs).outputs
-        verdicts = [check(g, w, golden_elem(o.elem, have["pto"])) for o, g, w in zip(sig.outputs, r.outputs, want)]
+        verdicts = [
+            check(g, w, golden_elem(o.elem, have["pto"])) for o, g, w in zip(sig.outputs, r.outputs, want, strict=True)
+        ]
     return Result(r.outputs, r.report, level, verdicts)

@@ -16,27 +16,18 @@ the pipeline honours.
 
 from __future__ import annotations
 
-import numbers
-import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
 
-import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
     FileLineColLoc,
-    Float16Type,
-    Float32Type,
     IntAttr,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -57,161 +48,40 @@ from pto.dialects.common import (
     elem_name,
 )
 from pto.dialects.pto import verify_hints
+from pto.frontend.checks import (
+    BuildError as BuildError,
+)
+from pto.frontend.checks import (
+    Symbol as Symbol,
+)
+from pto.frontend.checks import (
+    _check_bool,
+    _check_label,
+    _check_name,
+    _check_number,
+    _check_opt_str,
+    _check_options,
+    _check_shape,
+    _check_size,
+    _check_sizes,
+    _check_str,
+    _fail,
+)
+from pto.frontend.checks import (
+    caller as caller,
+)
+from pto.frontend.checks import (
+    element_type as element_type,
+)
 
 DYN = None  # a dimension written None (or DYN) is the dynamic token axis
-_ELEM = {"bf16": BFloat16Type, "f16": Float16Type, "f32": Float32Type}
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class BuildError(ValueError):
-    """An illegal kernel (the verifier's message) or a bad argument to the builder or the
-    loop form (which argument, and what it may be), at the user's line. A ValueError, as
-    every misuse of the Python API is (`pto.CompileError` aside)."""
-
-    def __init__(self, message: str, where: tuple[str, int] | None):
-        self.message = message
-        self.where = where
-        super().__init__(f"{where[0]}:{where[1]}: error: {message}" if where else message)
-
-
-def _generated_here(f) -> bool:
-    """A dataclass's generated `__init__` (file "<string>") of a class of this package."""
-    return f.f_code.co_filename == "<string>" and f.f_globals.get("__name__", "").startswith("pto.frontend.")
-
-
-# Frames of these packages are the API's own; the first other frame is the user's line.
-_API_PACKAGES = ("pto.frontend", "pto.pypto")
-
-
-def caller() -> tuple[str, int] | None:
-    """The first stack frame outside the Python API: where the user built the op."""
-    f = sys._getframe(1)
-    while f is not None and (os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
-                             or f.f_globals.get("__name__", "").startswith(_API_PACKAGES)
-                             or _generated_here(f)):
-        f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
-
-
-# ------------------------------------------------------------- argument checks
-# The builder checks its arguments' types itself: xDSL would fail on them deep inside
-# (struct.error, TypeError, VerifyException) or, worse, build IR that prints but means
-# nothing (a dimension of -4, a label of 123).
-
-_I64_MAX = (1 << 63) - 1  # sizes and counts become i64 attributes
-_F32_MAX = 3.4028234663852886e38  # scalars and eps become f32 attributes
-
-
-def _fail(message: str) -> NoReturn:
-    raise BuildError(message, caller())
-
-
-def _is_int(v: object) -> bool:
-    """An integer (numpy's too), but not a bool: True is an int to Python, never a size here."""
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _check_str(what: str, v: object) -> str:
-    if not isinstance(v, str) or not v:
-        _fail(f"{what} must be a non-empty string, got {v!r}")
-    return v
-
-
-def _check_opt_str(what: str, v: object) -> str | None:
-    return None if v is None else _check_str(what, v)
-
-
-def _check_label(what: str, v: object) -> None:
-    """A label's type; that it is not empty is the verifier's rule (and message)."""
-    if v is not None and not isinstance(v, str):
-        _fail(f"{what} must be a string, got {v!r}")
-
-
-def _check_name(what: str, name: object) -> str:
-    """An argument's name becomes its SSA name `%name`: xDSL's rule for those."""
-    _check_str(what, name)
-    if not BlockArgument.is_valid_name(name):
-        _fail(f"{what} '{name}' is not a valid SSA name: letters, digits, _ $ . -, not starting with a digit")
-    return name  # type: ignore[return-value]
-
-
-def _check_bool(what: str, v: object) -> bool:
-    if not isinstance(v, bool | np.bool_):
-        _fail(f"{what} must be True or False, got {v!r}")
-    return bool(v)
-
-
-def _check_number(what: str, v: object) -> float:
-    """A finite real that fits an f32 attribute (nan and inf print as hex that no parser reads)."""
-    if not isinstance(v, numbers.Real) or isinstance(v, bool):
-        _fail(f"{what} must be a number, got {type(v).__name__} {v!r}")
-    if not -_F32_MAX <= v <= _F32_MAX:  # False for nan too; no float(): float(2**2000) overflows
-        _fail(f"{what} must be a finite f32 number, got {v!r}")
-    return float(v)
-
-
-def _check_size(what: str, d: object, low: int = 1) -> int:
-    if not _is_int(d) or not low <= d <= _I64_MAX:  # type: ignore[operator]
-        _fail(f"{what} must be an integer in [{low}, 2^63), got {d!r}")
-    return int(d)  # type: ignore[call-overload]
-
-
-def _check_sizes(what: str, vals: object, lengths: Sequence[int] | None = None) -> list[int]:
-    """A non-empty list or tuple of positive integers (tile sizes, unroll factors)."""
-    if not isinstance(vals, list | tuple) or not vals:
-        _fail(f"{what} must be a non-empty list of positive integers, got {vals!r}")
-    if lengths is not None and len(vals) not in lengths:
-        _fail(f"{what} needs {' or '.join(map(str, lengths))} sizes, got {len(vals)}")
-    return [_check_size(f"{what}[{i}]", v) for i, v in enumerate(vals)]
-
-
-def _check_shape(what: str, shape: object) -> list[int | Symbol | None]:
-    """A list or tuple of sizes >= 0, or None / a loop Symbol for the dynamic token axis."""
-    if not isinstance(shape, list | tuple):
-        _fail(f"{what} must be a list of sizes (None for the token axis), got {type(shape).__name__} {shape!r}")
-    return [d if d is None or isinstance(d, Symbol) else _check_size(f"{what}[{i}]", d, low=0)
-            for i, d in enumerate(shape)]  # numpy ints become ints, which xDSL's attributes need
-
-
-def _check_options(options: object) -> dict[str, dict[int | str, int]]:
-    """Pass options `{name: {group: count}}`; the verifier knows the names and the rules."""
-    if not isinstance(options, dict):
-        _fail(f"options must be a dict {{option: {{group: count}}}}, got {type(options).__name__} {options!r}")
-    for name, groups in options.items():
-        _check_str("an option's name", name)
-        if not isinstance(groups, dict):
-            _fail(f"option '{name}' must be a dict {{group: count}}, got {groups!r}")
-        for g, n in groups.items():
-            if not _is_int(g) and not isinstance(g, str):
-                _fail(f"option '{name}': group {g!r} must be an integer")
-            _check_size(f"option '{name}' group {g}", n)
-    return options  # type: ignore[return-value]
-
-
-def element_type(dtype: str) -> Attribute:
-    if not isinstance(dtype, str):
-        _fail(f"a dtype must be a string (bf16, f16, f32, i8, i32), got {dtype!r}")
-    if dtype in _ELEM:
-        return _ELEM[dtype]()
-    if dtype in ("i8", "i32"):
-        return IntegerType(int(dtype[1:]))
-    raise BuildError(f"unknown element type '{dtype}' (known: bf16, f16, f32, i8, i32)", caller())
-
-
-class Symbol:
-    """A symbolic index of the loop form (the token tile's first row or its height):
-    in a shape it stands for the dynamic token axis."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 def tensor_type(shape: Sequence[int | Symbol | None], dtype: str, what: str = "a shape") -> TensorType:
-    return TensorType(element_type(dtype), [DYNAMIC_INDEX if d is None or isinstance(d, Symbol) else d
-                                            for d in _check_shape(what, shape)])
+    return TensorType(
+        element_type(dtype),
+        [DYNAMIC_INDEX if d is None or isinstance(d, Symbol) else d for d in _check_shape(what, shape)],
+    )
 
 
 @dataclass(eq=False)
@@ -257,7 +127,7 @@ class Kernel:
     name: str
     target: str | None = None
     unroll: Sequence[int] | None = None
-    options: dict[str, dict[int, int]] | None = None
+    options: dict[str, dict[int | str, int]] | None = None
     block: Block = field(default_factory=Block)
     arg_attrs: list[dict[str, Attribute]] = field(default_factory=list)
     results: list[Tensor] = field(default_factory=list)
@@ -276,7 +146,7 @@ class Kernel:
         if self._module is not None:
             _fail(f"kernel '{self.name}' is already built")
 
-    def arg(self, name: str, shape: Sequence[int | None], dtype: str, cache: str | None = None) -> Tensor:
+    def arg(self, name: str, shape: Sequence[int | Symbol | None], dtype: str, cache: str | None = None) -> Tensor:
         self._not_built()
         _check_name("an argument's name", name)
         if any(a.name_hint == BlockArgument.extract_valid_name(name) for a in self.block.args):
@@ -332,9 +202,12 @@ class Kernel:
         if self.unroll is not None:
             attrs["pto.unroll"] = DenseArrayBase.from_list(i64, list(self.unroll))
         if self.options is not None:
-            attrs["pto.options"] = DictionaryAttr({
-                k: DictionaryAttr({str(kk): IntegerAttr(vv, i64) for kk, vv in v.items()})
-                for k, v in self.options.items()})
+            attrs["pto.options"] = DictionaryAttr(
+                {
+                    k: DictionaryAttr({str(kk): IntegerAttr(vv, i64) for kk, vv in v.items()})
+                    for k, v in self.options.items()
+                }
+            )
         return attrs
 
     def module(self) -> ModuleOp:
@@ -345,8 +218,9 @@ class Kernel:
             raise BuildError(f"kernel '{self.name}' has no results: call ret(...)", caller())
         ret = func.ReturnOp(*(r.value for r in self.results))
         self.block.add_op(ret)
-        f = func.FuncOp(self.name, ([a.type for a in self.block.args], [r.value.type for r in self.results]),
-                        Region(self.block))
+        f = func.FuncOp(
+            self.name, ([a.type for a in self.block.args], [r.value.type for r in self.results]), Region(self.block)
+        )
         if any(self.arg_attrs):
             f.arg_attrs = ArrayAttr([DictionaryAttr(a) for a in self.arg_attrs])
         f.attributes.update(self.func_attrs())
@@ -364,6 +238,7 @@ class Kernel:
 
 # ------------------------------------------------------------------ hints of an op
 
+
 # The loop form (pto.frontend.loop) sets these for the ops that follow, as PyPTO does.
 @dataclass
 class Pinned:
@@ -377,15 +252,19 @@ _pinned: list[Pinned] = []
 
 def cube_tile(m: Sequence[int], k: Sequence[int], n: Sequence[int], split_k: bool = False) -> CubeTileAttr:
     """`#pto.cube_tile<m = [L0, L1], k = [...], n = [...]>` for `matmul(cube_tile=...)`."""
-    axes = {"m": _check_sizes("cube_tile m", m, (2,)), "k": _check_sizes("cube_tile k", k, (2, 3)),
-            "n": _check_sizes("cube_tile n", n, (2,))}
+    axes: dict[str, Sequence[int]] = {
+        "m": _check_sizes("cube_tile m", m, (2,)),
+        "k": _check_sizes("cube_tile k", k, (2, 3)),
+        "n": _check_sizes("cube_tile n", n, (2,)),
+    }
     if (msg := CubeTileAttr.check(axes)) is not None:  # the attribute's own rule, as a BuildError
         _fail(msg)
     return CubeTileAttr(axes["m"], axes["k"], axes["n"], _check_bool("split_k", split_k))
 
 
-def _hints(op: Operation, label: str | None, vec_tile: Sequence[int] | None,
-           cube: CubeTileAttr | None) -> dict[str, Attribute]:
+def _hints(
+    op: Operation, label: str | None, vec_tile: Sequence[int] | None, cube: CubeTileAttr | None
+) -> dict[str, Attribute]:
     p = _pinned[-1] if _pinned else Pinned()
     _check_label("label", label)
     if vec_tile is not None:
@@ -429,8 +308,15 @@ def _retyped(x: Tensor, dtype: str, shape: Sequence[int | None] | None = None) -
 # ---------------------------------------------------------------------------- ops
 
 
-def rms_norm(x: Tensor, gamma: Tensor | None = None, eps: float = 1e-6, out_dtype: str = "f32", *,
-             label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+def rms_norm(
+    x: Tensor,
+    gamma: Tensor | None = None,
+    eps: float = 1e-6,
+    out_dtype: str = "f32",
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     """`x / sqrt(mean(x^2) + eps) [* gamma]` over the last axis (`pto.rms_norm`)."""
     _tensor(x, "rms_norm input")
     if gamma is not None:
@@ -441,8 +327,16 @@ def rms_norm(x: Tensor, gamma: Tensor | None = None, eps: float = 1e-6, out_dtyp
     return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
 
-def matmul(a: Tensor, b: Tensor, a_trans: bool = False, b_trans: bool = False, out_dtype: str | None = None, *,
-           label: str | None = None, cube_tile: CubeTileAttr | None = None) -> Tensor:
+def matmul(
+    a: Tensor,
+    b: Tensor,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    out_dtype: str | None = None,
+    *,
+    label: str | None = None,
+    cube_tile: CubeTileAttr | None = None,
+) -> Tensor:
     """`a @ b` on the cube (`b_trans`: b is [N, K]); f32 (int32 for int8) unless `out_dtype`."""
     _tensor(a, "matmul lhs")
     _tensor(b, "matmul rhs")
@@ -460,8 +354,15 @@ def matmul(a: Tensor, b: Tensor, a_trans: bool = False, b_trans: bool = False, o
     return Tensor(a.kernel, _emit(op, a, label, None, cube_tile).results[0])
 
 
-def cast(x: Tensor, dtype: str, round: str | None = None, sat: bool = False, *,
-         label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+def cast(
+    x: Tensor,
+    dtype: str,
+    round: str | None = None,
+    sat: bool = False,
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     """Convert to `dtype` (`pto.cast`); `round` defaults to `none` for exact conversions,
     `rint` otherwise."""
     _tensor(x, "cast input")
@@ -472,8 +373,9 @@ def cast(x: Tensor, dtype: str, round: str | None = None, sat: bool = False, *,
     try:
         mode = RoundMode(round)
     except ValueError:
-        raise BuildError(f"unknown round mode '{round}' (known: {', '.join(m.value for m in RoundMode)})",
-                         caller()) from None
+        raise BuildError(
+            f"unknown round mode '{round}' (known: {', '.join(m.value for m in RoundMode)})", caller()
+        ) from None
     op = pto.CastOp(x.value, _retyped(x, dtype), mode, sat)
     return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
@@ -551,15 +453,15 @@ def adds(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequen
     return Tensor(x.kernel, _emit(pto.AddsOp(x.value, scalar), x, label, vec_tile).results[0])
 
 
-def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None,
-           vec_tile: Sequence[int] | None = None) -> Tensor:
+def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     """Row reduction over the last axis, kept as size 1: sum, max, min, mean, absmax."""
     _tensor(x, "reduce input")
     try:
         k = ReduceKind(kind)
     except ValueError:
-        raise BuildError(f"unknown reduction '{kind}' (known: {', '.join(r.value for r in ReduceKind)})",
-                         caller()) from None
+        raise BuildError(
+            f"unknown reduction '{kind}' (known: {', '.join(r.value for r in ReduceKind)})", caller()
+        ) from None
     return Tensor(x.kernel, _emit(pto.ReduceOp(x.value, k), x, label, vec_tile).results[0])
 
 
@@ -570,8 +472,14 @@ def quant(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None
     return Tensor(x.kernel, op.results[0]), Tensor(x.kernel, op.results[1])
 
 
-def dequant(acc: Tensor, act_scale: Tensor, w_scale: Tensor | None = None, *, label: str | None = None,
-            vec_tile: Sequence[int] | None = None) -> Tensor:
+def dequant(
+    acc: Tensor,
+    act_scale: Tensor,
+    w_scale: Tensor | None = None,
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     _tensor(acc, "dequant input")
     _tensor(act_scale, "dequant act_scale")
     if w_scale is not None:
@@ -587,8 +495,14 @@ def reshape(x: Tensor, shape: Sequence[int | None], inplace: bool = False, *, la
     return Tensor(x.kernel, _emit(op, x, label, None).results[0])
 
 
-def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # noqa: A001
-          vec_tile: Sequence[int] | None = None) -> Tensor:
+def slice(
+    x: Tensor,
+    offset: int,
+    width: int,
+    *,
+    label: str | None = None,  # noqa: A001
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
     """Columns `[offset, offset + width)` of the last axis (`pto.slice`)."""
     _tensor(x, "slice input")
     if not x.shape:
@@ -601,19 +515,27 @@ def slice(x: Tensor, offset: int, width: int, *, label: str | None = None,  # no
     return Tensor(x.kernel, _emit(pto.SliceOp(x.value, offset, width), x, label, vec_tile).results[0])
 
 
-def window(x: Tensor, shape: Sequence[int], offsets: Sequence[int]) -> Tensor:
+def window(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
     """`shape` at `offsets` of a weight (a tensor without a token axis), read in place
     (`pto.view`): part of a weight the host passes whole. `pto.view` calls it."""
     _tensor(x, "view input")
     if not x.shape or any(d is None or isinstance(d, Symbol) for d in x.shape):
-        _fail(f"a view outside a token loop takes a window of a weight (static shape, rank >= 1), "
-              f"got shape {list(x.shape)}")
-    if not isinstance(shape, list | tuple) or not isinstance(offsets, list | tuple) \
-            or not len(shape) == len(offsets) == len(x.shape):
-        _fail(f"view of a rank-{len(x.shape)} weight takes {len(x.shape)} sizes and {len(x.shape)} offsets, "
-              f"got {shape!r} and {offsets!r}")
-    for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape)):
+        _fail(
+            f"a view outside a token loop takes a window of a weight (static shape, rank >= 1), "
+            f"got shape {list(x.shape)}"
+        )
+    if (
+        not isinstance(shape, list | tuple)
+        or not isinstance(offsets, list | tuple)
+        or not len(shape) == len(offsets) == len(x.shape)
+    ):
+        _fail(
+            f"view of a rank-{len(x.shape)} weight takes {len(x.shape)} sizes and {len(x.shape)} offsets, "
+            f"got {shape!r} and {offsets!r}"
+        )
+    for ax, (n, o, d) in enumerate(zip(shape, offsets, x.shape, strict=True)):
         n, o = _check_size(f"view shape[{ax}]", n), _check_size(f"view offsets[{ax}]", o, low=0)
+        assert isinstance(d, int)  # a static shape, checked above
         if o + n > d:
             _fail(f"view [{o}, {o + n}) of dim {ax} is outside the input's {d}")
     return Tensor(x.kernel, _emit(pto.ViewOp(x.value, list(offsets), list(shape)), x).results[0])
@@ -634,7 +556,9 @@ def concat(xs: Sequence[Tensor], *, label: str | None = None, vec_tile: Sequence
         if x.dtype != first.dtype:
             _fail(f"concat input {i} is {x.dtype}, input 0 is {first.dtype}: cast them to one dtype first")
         if len(x.shape) != len(first.shape) or x.shape[:-1] != first.shape[:-1]:
-            _fail(f"concat input {i} has shape {list(x.shape)}, input 0 {list(first.shape)}: "
-                  "only the last dims may differ")
+            _fail(
+                f"concat input {i} has shape {list(x.shape)}, input 0 {list(first.shape)}: "
+                "only the last dims may differ"
+            )
     op = pto.ConcatOp([x.value for x in xs])
     return Tensor(first.kernel, _emit(op, first, label, vec_tile).results[0])

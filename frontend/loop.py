@@ -27,13 +27,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument
 
-from pto.frontend.builder import (
+from pto.frontend.builder import Kernel, Pinned, Tensor, _pinned, _tensor, cube_tile, window
+from pto.frontend.checks import (
     BuildError,
-    Kernel,
-    Pinned,
     Symbol,
-    Tensor,
     _check_bool,
     _check_label,
     _check_opt_str,
@@ -42,18 +41,14 @@ from pto.frontend.builder import (
     _check_sizes,
     _fail,
     _is_int,
-    _pinned,
-    _tensor,
     caller,
-    cube_tile,
     element_type,
-    window,
 )
 
 
 @dataclass(frozen=True)
 class ArgSpec:
-    shape: tuple[int | None, ...]
+    shape: tuple[int | Symbol | None, ...]
     dtype: str
     cache: str | None = None
 
@@ -81,8 +76,14 @@ def _current(what: str) -> _Trace:
     return _traces[-1]
 
 
-def trace(fn: Callable[..., None], *, name: str | None = None, target: str | None = None,
-          options: dict[str, dict[int, int]] | None = None, **params: ArgSpec) -> ModuleOp:
+def trace(
+    fn: Callable[..., None],
+    *,
+    name: str | None = None,
+    target: str | None = None,
+    options: dict[str, dict[int | str, int]] | None = None,
+    **params: ArgSpec,
+) -> ModuleOp:
     """Trace a loop-form kernel `fn` whose parameters are typed by `params`."""
     if not callable(fn):
         _fail(f"trace: the kernel must be a function, got {type(fn).__name__}")
@@ -91,8 +92,11 @@ def trace(fn: Callable[..., None], *, name: str | None = None, target: str | Non
             _fail(f"trace: parameter '{n}' must be typed with pto.arg(shape, dtype), got {spec!r}")
     names = list(inspect.signature(fn).parameters)
     if sorted(names) != sorted(params):
-        raise BuildError(f"trace: give a type for each parameter of {fn.__name__} ({', '.join(names)}), "
-                         f"got {', '.join(params) or 'none'}", caller())
+        raise BuildError(
+            f"trace: give a type for each parameter of {fn.__name__} ({', '.join(names)}), "
+            f"got {', '.join(params) or 'none'}",
+            caller(),
+        )
     k = Kernel(name or fn.__name__, target=target, options=options)
     tensors = [k.arg(n, params[n].shape, params[n].dtype, params[n].cache) for n in names]
     tr = _Trace(k, tensors)
@@ -109,6 +113,7 @@ def trace(fn: Callable[..., None], *, name: str | None = None, target: str | Non
         raise BuildError(f"{fn.__name__} assembles no result into an output argument", caller())
     for i in sorted(tr.outputs, reverse=True):  # outputs are results at the pto level
         v = tensors[i].value
+        assert isinstance(v, BlockArgument)  # outputs are the kernel's arguments
         if v.uses:
             raise BuildError(f"output argument '{names[i]}' is also read: outputs are written only", caller())
         k.block.erase_arg(v)
@@ -117,8 +122,15 @@ def trace(fn: Callable[..., None], *, name: str | None = None, target: str | Non
     return k.module()
 
 
-def loop_unroll(start: int, stop: int | None, step: int = 1, *, unroll_list: Sequence[int],
-                name: str | None = None, idx_name: str | None = None) -> Iterator[tuple[Symbol, Symbol]]:
+def loop_unroll(
+    start: int,
+    stop: int | None,
+    step: int = 1,
+    *,
+    unroll_list: Sequence[int],
+    name: str | None = None,
+    idx_name: str | None = None,
+) -> Iterator[tuple[Symbol, Symbol]]:
     """`for idx, p in loop_unroll(0, t, 1, unroll_list=[...])`: the token loop, traced once;
     `idx` is the tile's first row, `p` its height (one of the unroll factors)."""
     tr = _current("loop_unroll")
@@ -128,8 +140,10 @@ def loop_unroll(start: int, stop: int | None, step: int = 1, *, unroll_list: Seq
     _check_opt_str("loop_unroll idx_name", idx_name)
     # `is`/`_is_int` first: `!=` on a numpy array gives an array, whose truth is an error
     if not (_is_int(start) and start == 0) or stop is not None or not (_is_int(step) and step == 1):
-        raise BuildError(f"loop_unroll must run over the whole token axis (0, x.shape[0], 1), got "
-                         f"({start}, {stop}, {step})", caller())
+        raise BuildError(
+            f"loop_unroll must run over the whole token axis (0, x.shape[0], 1), got ({start}, {stop}, {step})",
+            caller(),
+        )
     tr.kernel.unroll = _check_sizes("unroll_list", unroll_list)
     tr.loop = (Symbol(idx_name or "idx"), Symbol("p"))
     yield tr.loop
@@ -148,16 +162,22 @@ def _check_tile(tr: _Trace, x: Tensor, shape: Sequence, offsets: Sequence, what:
     _check_indices(f"{what} shape", shape)
     _check_indices(f"{what} offsets", offsets)
     if x.shape and x.shape[0] is None:
-        ok = (len(shape) == len(offsets) == len(x.shape) and shape[0] is p and tuple(shape[1:]) == x.shape[1:]
-              and offsets[0] is idx and all(o == 0 for o in offsets[1:]))
+        ok = (
+            len(shape) == len(offsets) == len(x.shape)
+            and shape[0] is p
+            and tuple(shape[1:]) == x.shape[1:]
+            and offsets[0] is idx
+            and all(o == 0 for o in offsets[1:])
+        )
         want = f"[p, {', '.join(map(str, x.shape[1:]))}] at [idx{', 0' * (len(x.shape) - 1)}]"
     else:
         ok = len(offsets) == len(x.shape) and tuple(shape) == x.shape and all(o == 0 for o in offsets)
-        want = (f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}] "
-                "or a static window of it")
+        want = (
+            f"the whole tensor [{', '.join(map(str, x.shape))}] at [{', '.join('0' * len(x.shape))}] "
+            "or a static window of it"
+        )
     if not ok:
-        raise BuildError(f"{what} of {list(shape)} at {list(offsets)} is not supported: SK-03 takes {want}",
-                         caller())
+        raise BuildError(f"{what} of {list(shape)} at {list(offsets)} is not supported: SK-03 takes {want}", caller())
 
 
 def view(x: Tensor, shape: Sequence[int | Symbol], offsets: Sequence[int | Symbol]) -> Tensor:
@@ -219,7 +239,7 @@ def set_cache_policy(x: Tensor, policy: str) -> None:
     tr.kernel.set_cache(_tensor(x, "set_cache_policy's tensor").value, policy)
 
 
-def set_pass_options(**options: dict[int, int]) -> None:
+def set_pass_options(**options: dict[int | str, int]) -> None:
     tr = _current("set_pass_options")
     _check_options(options)
     tr.kernel.options = {**(tr.kernel.options or {}), **options}

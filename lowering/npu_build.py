@@ -14,7 +14,7 @@ from pto.dialects import npu
 from pto.dialects.npu import Pipe
 
 
-def c(v: int) -> SSAValue:
+def index_const(v: int) -> SSAValue:
     """An index constant."""
     return arith.ConstantOp.from_int_and_width(v, IndexType()).result
 
@@ -25,8 +25,9 @@ def sync(src: Pipe, dst: Pipe, event: int = 0) -> None:
     npu.WaitFlagOp(src, dst, event)
 
 
-def unrolled(n: int, index: Callable[[int], SSAValue], bound: SSAValue | None,
-             emit: Callable[[SSAValue, int], None]) -> None:
+def unrolled(
+    n: int, index: Callable[[int], SSAValue], bound: SSAValue | None, emit: Callable[[SSAValue, int], None]
+) -> None:
     """Copies 0..n-1 of an unrolled loop body: copy j gets its index `index(j)` and runs
     only while that is below `bound` (copy 0 always; every copy when `bound` is None)."""
     for j in range(n):
@@ -48,7 +49,7 @@ def unsupported(op: Operation, what: str) -> DiagnosticError:
 def valid_rows(row: SSAValue, end: SSAValue, rows: int) -> SSAValue:
     """min(end - row, rows), and 0 for a tile that starts at or past `end` (a tail
     body's missing tiles: they move and store nothing)."""
-    v = arith.MinUIOp(arith.SubiOp(arith.MaxUIOp(end, row), row), c(rows)).result
+    v = arith.MinUIOp(arith.SubiOp(arith.MaxUIOp(end, row), row), index_const(rows)).result
     v.name_hint = "rows"
     return v
 

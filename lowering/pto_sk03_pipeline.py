@@ -13,17 +13,18 @@ from pto.lowering.tile_to_npu import TileToNpuPass
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
 from pto.passes.pto_fuse_stages import PtoFuseStagesPass
 from pto.passes.tile_annotate_cache import TileAnnotateCachePass
+from pto.passes.tile_apply_settings import TileApplySettingsPass
 from pto.passes.tile_assign_shapes import TileAssignShapesPass
 from pto.passes.tile_unroll import TileUnrollPass
 
 
 @dataclass(frozen=True)
 class PtoSk03PipelinePass(ModulePass):
-    """Lower SK-03 kernels from pto to npu: fuse, classify, stage, unroll, cache, shapes, npu.
+    """Lower SK-03 kernels from pto to npu: fuse, classify, stage, unroll, cache, settings, shapes, npu.
 
     Runs pto-fuse-stages (so that the rest sees RMSNorm, quant and dequant written from
     primitives as the fused ops), pto-classify-skeleton, pto-to-tile, tile-unroll{factors},
-    tile-annotate-cache, tile-assign-shapes{target} and tile-to-npu; its options go to
+    tile-annotate-cache, tile-apply-settings, tile-assign-shapes{target} and tile-to-npu; its options go to
     those passes. The result is verified by the driver (half the pipeline's time went to
     verifying after every sub-pass; run the passes one by one to see which one produced
     invalid IR).
@@ -41,6 +42,7 @@ class PtoSk03PipelinePass(ModulePass):
             PtoToTilePass(),
             TileUnrollPass(factors=self.factors),
             TileAnnotateCachePass(),
+            TileApplySettingsPass(),
             TileAssignShapesPass(target=self.target),
             TileToNpuPass(),
         ]

@@ -44,7 +44,7 @@ class _Stage:
 def _by_unroll(op: Operation, hint: str, into: dict[str, Attribute]) -> None:
     """The stage's tile shapes per unroll factor: the first op's that gives one."""
     per = op.attributes.get("pto.by_unroll")
-    for factor, hints in (per.data.items() if isinstance(per, DictionaryAttr) else ()):
+    for factor, hints in per.data.items() if isinstance(per, DictionaryAttr) else ():
         if hint in hints.data and factor not in into:  # type: ignore[attr-defined]
             into[factor] = DictionaryAttr({hint: hints.data[hint]})  # type: ignore[attr-defined]
 
@@ -116,8 +116,9 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
     for v in (*body.args, *(r for o in body.ops for r in o.results)):
         t = v.type
         if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape()[1:]:
-            raise DiagnosticError(v.owner if isinstance(v.owner, Operation) else f,
-                                  f"only the token axis (dim 0) may be dynamic, got {t}")
+            raise DiagnosticError(
+                v.owner if isinstance(v.owner, Operation) else f, f"only the token axis (dim 0) may be dynamic, got {t}"
+            )
     token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
     if not token_args:
         raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")
@@ -125,20 +126,25 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
         if _tile_type(v.type, 1) == v.type:
             raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
         if isinstance(v.owner, Operation) and _arg_view(v.owner):
-            raise DiagnosticError(ret, "a result is a view of an argument: an SK-03 kernel computes each of "
-                                       "its results")
+            raise DiagnosticError(
+                ret, "a result is a view of an argument: an SK-03 kernel computes each of its results"
+            )
     for o in body.ops:
         if o is not ret and type(o) not in tile.TWIN:
             raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
         static = [r.type for r in o.results if isinstance(r.type, TensorType) and _tile_type(r.type, 1) == r.type]
         if isinstance(o, pto.ViewOp) and not isinstance(o.input, BlockArgument):
-            raise DiagnosticError(o, "'pto.view' takes a window of a weight argument of the kernel, "
-                                     "not of a value computed in it")
+            raise DiagnosticError(
+                o, "'pto.view' takes a window of a weight argument of the kernel, not of a value computed in it"
+            )
         view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
         if o.name.startswith("pto.") and static and not view:
             # Its work would be the same for every token tile: the loop has no place for it.
-            raise DiagnosticError(o, f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
-                                     "on token tiles; do weight-only work on the host")
+            raise DiagnosticError(
+                o,
+                f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
+                "on token tiles; do weight-only work on the host",
+            )
     return token_args
 
 
@@ -175,8 +181,8 @@ class PtoToTilePass(ModulePass):
 
         out_types = [r for r in f.function_type.outputs.data]
         new_block = Block(arg_types=[*(a.type for a in body.args), *out_types])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, new_block.args))
-        outs = new_block.args[len(body.args):]
+        ins, outs = new_block.args[: len(body.args)], new_block.args[len(body.args) :]
+        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, ins, strict=True))
         for old, new in mapping.items():
             new.name_hint = old.name_hint
         for n, out in enumerate(outs):
@@ -194,13 +200,15 @@ class PtoToTilePass(ModulePass):
         new_block.add_ops([zero, dim, loop, func.ReturnOp()])
 
         arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(body.args)
-        for a, attrs in zip(body.args, arg_attrs):
+        for a, attrs in zip(body.args, arg_attrs, strict=True):
             if not a.uses:
                 continue
             assert isinstance(attrs, DictionaryAttr)
             cache = attrs.data.get("pto.cache")
             load = tile.LoadOp(
-                mapping[a], _tile_type(a.type, 1), i if a in token_args else None,
+                mapping[a],
+                _tile_type(a.type, 1),
+                i if a in token_args else None,
                 cache=cache.data if isinstance(cache, CachePolicyAttr) else None,
             )
             load.location = f.location
@@ -215,7 +223,7 @@ class PtoToTilePass(ModulePass):
         kernel_ops = [o for o in body.ops if o is not ret and not _arg_view(o)]
         for st in _stages(kernel_ops, form.data):
             self.emit_stage(st, loop_body, mapping, views)
-        for v, out in zip(ret.arguments, outs):
+        for v, out in zip(ret.arguments, outs, strict=True):
             store = tile.StoreOp(mapping[v], out, i)
             store.location = ret.location
             loop_body.add_op(store)
@@ -232,8 +240,14 @@ class PtoToTilePass(ModulePass):
         if f.res_attrs is not None:
             f.res_attrs = None
 
-    def operand(self, v: SSAValue, mapping: dict[SSAValue, SSAValue], views: dict[SSAValue, Operation],
-                local: dict[SSAValue, SSAValue], inner: Block) -> SSAValue:
+    def operand(
+        self,
+        v: SSAValue,
+        mapping: dict[SSAValue, SSAValue],
+        views: dict[SSAValue, Operation],
+        local: dict[SSAValue, SSAValue],
+        inner: Block,
+    ) -> SSAValue:
         """The stage's value for `v`: a weight view is re-made in the stage from its load."""
         if v not in views:
             return mapping[v]
@@ -241,7 +255,7 @@ class PtoToTilePass(ModulePass):
             view = views[v]
             src = self.operand(view.operands[0], mapping, views, local, inner)
             if isinstance(view, pto.ViewOp):
-                new: Operation = tile.ViewOp(src, view.starts, view.result.type.get_shape())  # type: ignore[attr-defined]
+                new: Operation = tile.ViewOp(src, view.starts, pto.tensor_type(view.result).get_shape())
             else:
                 new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
             new.location = view.location
@@ -250,8 +264,9 @@ class PtoToTilePass(ModulePass):
             local[v] = new.results[0]
         return local[v]
 
-    def emit_stage(self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue],
-                   views: dict[SSAValue, Operation]) -> None:
+    def emit_stage(
+        self, st: _Stage, parent: Block, mapping: dict[SSAValue, SSAValue], views: dict[SSAValue, Operation]
+    ) -> None:
         inner = Block()
         stage_ops = set(st.ops)
         escaping: list[SSAValue] = []
@@ -269,7 +284,7 @@ class PtoToTilePass(ModulePass):
             )
             new.location = o.location
             inner.add_op(new)
-            for r, nr in zip(o.results, new.results):
+            for r, nr in zip(o.results, new.results, strict=True):
                 nr.name_hint = r.name_hint
                 mapping[r] = nr
                 if any(u.operation not in stage_ops for u in r.uses):
@@ -286,11 +301,10 @@ class PtoToTilePass(ModulePass):
         if st.kind == "cube":
             stage: Operation = tile.CubeStageOp(st.label, Region(inner), types, cube_tile)
         else:
-            stage = tile.VecStageOp(st.label, Region(inner), types, vec_tile)  # type: ignore[arg-type]
+            stage = tile.VecStageOp(st.label, Region(inner), types, vec_tile)
         stage.location = st.ops[0].location
         if by_unroll:  # tile-unroll picks each factor's tile shapes
             stage.attributes["pto.by_unroll"] = DictionaryAttr(by_unroll)
         parent.add_op(stage)
-        for r, sr in zip(escaping, stage.results):
-            mapping[r] = sr
-
+        for value, staged in zip(escaping, stage.results, strict=True):
+            mapping[value] = staged

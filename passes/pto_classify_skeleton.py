@@ -76,21 +76,27 @@ def classify(func: FuncOp) -> tuple[Form, str]:
         if isinstance(v, BlockArgument):
             # An output buffer is written by the kernel's own stores; nothing would
             # copy an argument into it.
-            raise DiagnosticError(ret, f"result #{i} is the argument %{v.name_hint or v.index} itself: "
-                                       "an SK-03 kernel computes each of its results")
+            raise DiagnosticError(
+                ret,
+                f"result #{i} is the argument %{v.name_hint or v.index} itself: "
+                "an SK-03 kernel computes each of its results",
+            )
     mm = matmuls[0]
     if not _forward(mm) & {ret}:
-        raise DiagnosticError(mm, f"'{func.sym_name.data}' is not SK-03: no result of the kernel depends on "
-                                  "its matmul (an unused matmul)")
+        raise DiagnosticError(
+            mm, f"'{func.sym_name.data}' is not SK-03: no result of the kernel depends on its matmul (an unused matmul)"
+        )
     m, k, _, n = mm.mkn()
-    ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
+    ein = elem_name(pto.tensor_type(mm.lhs).element_type)
     before = _backward(mm.lhs) | _backward(mm.rhs)
     after = _forward(mm)
     norm_before = any(isinstance(op, pto.RmsNormOp) for op in before)
     norm_after = any(isinstance(op, pto.RmsNormOp) for op in after)
     if ein == "i8":
         if not any(isinstance(op, pto.DequantOp) for op in after):
-            raise DiagnosticError(mm, "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result")
+            raise DiagnosticError(
+                mm, "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result"
+            )
         return Form.QUANT, "int8 matmul followed by dequant"
     if n != -1 and n <= MHC_MAX_N and k >= MHC_MIN_K and ein == "f32":
         return Form.MHC_PRE, f"one f32 matmul with N = {n} <= {MHC_MAX_N} and K = {k} >= {MHC_MIN_K}"
@@ -102,7 +108,7 @@ def classify(func: FuncOp) -> tuple[Form, str]:
 def _fits(form: Form, func: FuncOp) -> str | None:
     """Why a pinned form cannot apply to this kernel, or None."""
     mm = next(op for op in func.walk() if isinstance(op, pto.MatmulOp))
-    ein = elem_name(mm.lhs.type.element_type)  # type: ignore[union-attr]
+    ein = elem_name(pto.tensor_type(mm.lhs).element_type)
     if form == Form.QUANT and ein != "i8":
         return f"the quant form needs an int8 matmul, this one takes {ein}"
     if form != Form.QUANT and ein == "i8":

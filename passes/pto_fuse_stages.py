@@ -224,8 +224,8 @@ def _roots(op: pto.MulOp | pto.DivOp) -> Iterator[tuple[SSAValue, Operation]]:
             yield op.lhs, root
         return
     for x, r in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-        if (root := _def(r, pto.RsqrtOp)) is not None:
-            yield x, root
+        if (rsqrt := _def(r, pto.RsqrtOp)) is not None:
+            yield x, rsqrt
 
 
 def _norm(op: pto.MulOp | pto.DivOp) -> tuple[SSAValue, float, list[Operation]] | None:
@@ -313,7 +313,9 @@ class RmsNormOperandsPattern(RewritePattern):
         src = g if src is None else src
         ops: list[Operation] = [op] if mul is None else [op, mul]
         g_read = g if mul is None else _other(mul, op.result)
-        feeders = (_feeders(g_read, src, ops) if g_read is not None else []) + _feeders(op.input, x, ops)
+        feeders = (_feeders(g_read, src, ops) if g_read is not None and src is not None else []) + _feeders(
+            op.input, x, ops
+        )
         out = op.result if mul is None else mul.result
         _fuse(rewriter, [*ops, *feeders], pto.RmsNormOp(x, src, op.eps.value.data, out.type), [out])
 
@@ -404,9 +406,11 @@ def _scale(am: SSAValue, div: Operation) -> pto.MulsOp | None:
 def _quant_chain(q: pto.CastOp) -> tuple[SSAValue, pto.MulsOp, list[Operation]] | None:
     """(y, the scale op, the ops) of the AT-11 chain ending in the i8 cast `q`."""
     h = _cast(q.input, "i32", "f16", RoundMode.ROUND)
-    i = _cast(h.input, "f32", "i32", RoundMode.RINT) if h is not None and not h.sat else None
+    if h is None or h.sat:
+        return None
+    i = _cast(h.input, "f32", "i32", RoundMode.RINT)
     r = _ratio(i.input) if i is not None else None
-    if r is None:
+    if i is None or r is None:
         return None
     y, am, ratio = r
     a = _absmax(am)
@@ -448,5 +452,5 @@ class PtoFuseStagesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [RmsNormPattern(), RmsNormOperandsPattern(), DequantPattern(), QuantPattern()]
         # No DCE: an unused op the user wrote is not ours to delete.
-        applier = GreedyRewritePatternApplier(patterns, ctx, dce_enabled=False)  # type: ignore[arg-type]
+        applier = GreedyRewritePatternApplier(patterns, ctx, dce_enabled=False)
         PatternRewriteWalker(applier).rewrite_module(op)

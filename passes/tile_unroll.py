@@ -54,8 +54,8 @@ def _pick_tiles(body: Block, factor: int) -> None:
     """A stage's tile shapes pinned for this factor (`pto.by_unroll`) replace its own."""
     for st in body.ops:
         per = st.attributes.pop("pto.by_unroll", None)
-        hints = per.data.get(str(factor)) if isinstance(per, DictionaryAttr) else None
-        hints = hints.data if isinstance(hints, DictionaryAttr) else {}
+        mine = per.data.get(str(factor)) if isinstance(per, DictionaryAttr) else None
+        hints = mine.data if isinstance(mine, DictionaryAttr) else {}
         if isinstance(st, tile.CubeStageOp) and isinstance(ct := hints.get("pto.cube_tile"), CubeTileAttr):
             st.properties["tiles"] = ct
         elif isinstance(st, tile.VecStageOp) and isinstance(vt := hints.get("pto.vec_tile"), DenseArrayBase):
@@ -79,7 +79,9 @@ def _retype(t: Attribute, old: int, new: int) -> Attribute:
     return t
 
 
-def specialise(src: Block, dst: Block, vmap: dict[SSAValue, SSAValue], tainted: set[SSAValue], old: int, new: int) -> None:
+def specialise(
+    src: Block, dst: Block, vmap: dict[SSAValue, SSAValue], tainted: set[SSAValue], old: int, new: int
+) -> None:
     """Clone `src` into `dst`, giving every token-dependent tile `new` rows instead of
     `old`. A value is token-dependent if it comes from a row load or from an op that
     reads a token-dependent value (stage results: if what they yield is)."""
@@ -96,14 +98,14 @@ def specialise(src: Block, dst: Block, vmap: dict[SSAValue, SSAValue], tainted: 
             hot = [row_load or any(v in tainted for v in op.operands)] * len(op.results)
         new_op = op.__class__.create(
             operands=[vmap.get(v, v) for v in op.operands],
-            result_types=[_retype(r.type, old, new) if h else r.type for r, h in zip(op.results, hot)],
+            result_types=[_retype(r.type, old, new) if h else r.type for r, h in zip(op.results, hot, strict=True)],
             properties=dict(op.properties),
             attributes=dict(op.attributes),
             regions=regions,
         )
         new_op.location = op.location
         dst.add_op(new_op)
-        for r, nr, h in zip(op.results, new_op.results, hot):
+        for r, nr, h in zip(op.results, new_op.results, hot, strict=True):
             nr.name_hint = r.name_hint
             vmap[r] = nr
             if h:
@@ -141,7 +143,7 @@ class TileUnrollPass(ModulePass):
     def factors_for(self, f: func.FuncOp, loop: Operation) -> list[int]:
         pinned = f.attributes.get("pto.unroll")
         if isinstance(pinned, DenseArrayBase):
-            chosen: Sequence[int] = pinned.get_values()  # type: ignore[assignment]
+            chosen: Sequence[int] = pinned.get_values()
         elif self.factors:
             chosen = self.factors
         else:
@@ -168,7 +170,11 @@ class TileUnrollPass(ModulePass):
         lo, hi = _const(loop.lower), _const(loop.upper)
         if lo is not None and hi is not None:
             bounds = [
-                (emit(arith.ConstantOp.from_int_and_width(b, idx)), emit(arith.ConstantOp.from_int_and_width(e, idx)), k)
+                (
+                    emit(arith.ConstantOp.from_int_and_width(b, idx)),
+                    emit(arith.ConstantOp.from_int_and_width(e, idx)),
+                    k,
+                )
                 for b, e, k in schedule(lo, hi, factors, tail)
             ]
         else:

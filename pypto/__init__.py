@@ -58,7 +58,9 @@ from pto.pypto.ops import (
     transpose,
     zeros,
 )
-from pto.pypto.sym import ceil_div, sym_max as max, sym_min as min  # noqa: A004
+from pto.pypto.sym import ceil_div  # noqa: A004
+from pto.pypto.sym import sym_max as max
+from pto.pypto.sym import sym_min as min
 from pto.pypto.tensor import Tensor
 from pto.pypto.types import CachePolicy, CastMode, DataType, RunMode, SaturationMode, StatusType, TileOpFormat
 
@@ -79,19 +81,65 @@ OTHER_PYPTO_NAMES = (
 
 
 __all__ = [
-    "BuildError", "NotModelledWarning", "experimental", "frontend", "Tensor", "DataType", "CastMode",
-    "SaturationMode", "CachePolicy", "StatusType", "RunMode", "TileOpFormat", "DYNAMIC", "STATIC", "DYN",
-    "loop", "loop_unroll", "view", "assemble", "set_semantic_label", "set_vec_tile_shapes",
-    "set_cube_tile_shapes", "set_pass_options", "abs", "add", "amax", "amin", "cast", "clone", "concat", "div",
-    "exp", "full", "matmul", "mul", "reciprocal", "reshape", "rms_norm", "rsqrt", "sigmoid", "sqrt", "sub",
-    "sum", "tensor", "transpose", "zeros", "min", "max", "ceil_div", "ceildiv",
+    "BuildError",
+    "NotModelledWarning",
+    "experimental",
+    "frontend",
+    "Tensor",
+    "DataType",
+    "CastMode",
+    "SaturationMode",
+    "CachePolicy",
+    "StatusType",
+    "RunMode",
+    "TileOpFormat",
+    "DYNAMIC",
+    "STATIC",
+    "DYN",
+    "loop",
+    "loop_unroll",
+    "view",
+    "assemble",
+    "set_semantic_label",
+    "set_vec_tile_shapes",
+    "set_cube_tile_shapes",
+    "set_pass_options",
+    "abs",
+    "add",
+    "amax",
+    "amin",
+    "cast",
+    "clone",
+    "concat",
+    "div",
+    "exp",
+    "full",
+    "matmul",
+    "mul",
+    "reciprocal",
+    "reshape",
+    "rms_norm",
+    "rsqrt",
+    "sigmoid",
+    "sqrt",
+    "sub",
+    "sum",
+    "tensor",
+    "transpose",
+    "zeros",
+    "min",
+    "max",
+    "ceil_div",
+    "ceildiv",
     *(d.name for d in DataType),
 ]
 
 
 def __getattr__(name: str):
     if name in OTHER_PYPTO_NAMES:
+
         def unsupported(*args, **kwargs):
             refuse(f"pypto.{name} is outside SK-03 as modelled here (see docs/pypto.md)")
+
         return unsupported
     raise AttributeError(f"module 'pto.pypto' has no attribute '{name}'")

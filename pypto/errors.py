@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import NoReturn
 
-from pto.frontend.builder import BuildError, caller
+from pto.frontend.checks import BuildError, caller
 
 
 class NotModelledWarning(UserWarning):
@@ -21,5 +21,9 @@ def not_modelled(what: str, seen: set[str]) -> None:
     if what not in seen:
         seen.add(what)
         where = caller()
-        warnings.warn_explicit(f"pto.pypto: {what} is accepted but not modelled", NotModelledWarning,
-                               where[0] if where else "<pypto>", where[1] if where else 0)
+        warnings.warn_explicit(
+            f"pto.pypto: {what} is accepted but not modelled",
+            NotModelledWarning,
+            where[0] if where else "<pypto>",
+            where[1] if where else 0,
+        )

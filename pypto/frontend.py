@@ -16,10 +16,21 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FileLineColLoc,
+    IntAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
 
 from pto.frontend import api
 from pto.frontend import builder as b
+from pto.interp.report import Report
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.sym import Sym
@@ -56,12 +67,14 @@ def _signature(fn: Callable) -> inspect.Signature:
     """The signature with evaluated annotations (strings under `from __future__ import
     annotations`, which see the module's names and the closure's)."""
     code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None) or ()
-    scope = {n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells)}
+    scope = {n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells, strict=True)}
     try:
         return inspect.signature(fn, eval_str=True, locals=scope)
     except Exception as e:  # noqa: BLE001 - any error of the user's annotation expressions
-        refuse(f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e}); under "
-               "`from __future__ import annotations` they see module-level names only")
+        refuse(
+            f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e}); under "
+            "`from __future__ import annotations` they see module-level names only"
+        )
 
 
 class JitKernel:
@@ -71,12 +84,17 @@ class JitKernel:
         self.runtime_options = dict(runtime_opts or {})
         self.ignored = {k: v for k, v in ignored.items() if v is not None}
         self.sig = _signature(fn)
-        self.params = [_Param(n, i, p.annotation) for i, (n, p) in enumerate(self.sig.parameters.items())
-                       if isinstance(p.annotation, Tensor)]
+        self.params = [
+            _Param(n, i, p.annotation)
+            for i, (n, p) in enumerate(self.sig.parameters.items())
+            if isinstance(p.annotation, Tensor)
+        ]
         self.compiled: dict[tuple, api.Compiled] = {}
         self.notes: set[str] = set()
-        self.report = None
+        self.report: Report | None = None
         self.result: api.Result | None = None
+        self.outputs: list[int] = []  # the output parameters of the last kernel traced
+        self._outputs: list[int] = []  # those of the last kernel compiled
 
     # -- arguments ----------------------------------------------------------------
 
@@ -98,9 +116,9 @@ class JitKernel:
                 refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape)}")
             want = _NUMPY[elem(ann._dtype, f"parameter '{p.name}''s dtype")]
             if a.dtype != want:
-                refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann._dtype.name} ({np.dtype(want)})")
+                refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
-            for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape):
+            for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape, strict=True):
                 if status_dim(d):
                     if t is not None and n != t:
                         refuse(f"argument '{p.name}' has {n} rows on its DYNAMIC axis, another argument {t}")
@@ -131,8 +149,8 @@ class JitKernel:
 
     def _params(self, shapes: list[list], token: set[int], kernel: b.Kernel | None, outputs: set[int]):
         out = []
-        for i, (p, shape) in enumerate(zip(self.params, shapes)):
-            t = Tensor.traced(shape, p.ann._dtype, None, i in token)
+        for i, (p, shape) in enumerate(zip(self.params, shapes, strict=True)):
+            t = Tensor.traced(shape, p.ann.known_dtype, None, i in token)
             t._param, t.name = i, p.name
             if kernel is not None and i in outputs:
                 t._lazy = ("output", i)
@@ -175,10 +193,11 @@ class JitKernel:
         k.unroll = lp.factors if lp.kind == "unroll" else [lp.tile or 1]
         k.options = tr.options or None
         for i, policy in tr.cache.items():
-            k.set_cache(tr.params[i]._val, policy.value)  # type: ignore[arg-type]
-        k.ret(*(tr.outputs[i]._val for i in sorted(tr.outputs)))
+            k.set_cache(tr.params[i].built, policy.value)
+        k.ret(*(tr.outputs[i].built for i in sorted(tr.outputs)))
         module = k.module()
         f = module.body.block.first_op
+        assert isinstance(f, func.FuncOp)
         code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
         f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
         runtime = {key: v for key, v in self.runtime_options.items() if key in RUNTIME_MODELLED}
@@ -205,9 +224,10 @@ class JitKernel:
         values, arrays = self._bind(args, kwargs)
         shapes, t = self._shapes(arrays)
         self._options_notes()
-        key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params))
+        key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params, strict=True))
         if key not in self.compiled:
             module = self._trace(values, shapes)
+            failed: str | None
             try:
                 self.compiled[key] = api.compile(module)
             except api.CompileError as e:
@@ -221,17 +241,31 @@ class JitKernel:
         ins = [arrays[p.index] for i, p in enumerate(self.params) if i not in outs]
         self.result = api.run(self.compiled[key], ins)
         self.report = self.result.report
-        for i, got in zip(outs, self.result.outputs):
+        for i, got in zip(outs, self.result.outputs, strict=True):
             arrays[self.params[i].index][...] = got
 
 
-def jit(func: Callable | None = None, *, host_options: dict | None = None, codegen_options: dict | None = None,
-        pass_options: dict | None = None, runtime_options: dict | None = None, verify_options: dict | None = None,
-        debug_options: dict | None = None, infer_controlflow_shape=None, use_cache: bool = True):
+def jit(
+    func: Callable | None = None,
+    *,
+    host_options: dict | None = None,
+    codegen_options: dict | None = None,
+    pass_options: dict | None = None,
+    runtime_options: dict | None = None,
+    verify_options: dict | None = None,
+    debug_options: dict | None = None,
+    infer_controlflow_shape=None,
+    use_cache: bool = True,
+):
     """PyPTO's `@pypto.frontend.jit(...)`; pass options and `stitch_function_max_num` are
     modelled, the other options accepted and reported once as not modelled."""
-    ignored = {"host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options,
-               "debug_options": debug_options, "infer_controlflow_shape": infer_controlflow_shape}
+    ignored = {
+        "host_options": host_options,
+        "codegen_options": codegen_options,
+        "verify_options": verify_options,
+        "debug_options": debug_options,
+        "infer_controlflow_shape": infer_controlflow_shape,
+    }
     if pass_options is not None and not isinstance(pass_options, dict):
         refuse(f"jit's pass_options must be a dict, got {pass_options!r}")
     if runtime_options is not None and not isinstance(runtime_options, dict):

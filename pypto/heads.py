@@ -17,16 +17,31 @@ from pto.pypto.types import DataType
 
 # Ops that work row by row on a block, so that running them per block is the same
 # computation as on the reshaped tensor.
-ROW_WISE = {"add", "sub", "mul", "div", "sqrt", "rsqrt", "abs", "exp", "reciprocal", "cast", "rms_norm",
-            "sum", "amax", "amin"}
+ROW_WISE = {
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "exp",
+    "reciprocal",
+    "cast",
+    "rms_norm",
+    "sum",
+    "amax",
+    "amin",
+}
 
 
 def is_heads(x: object) -> bool:
     return isinstance(x, Tensor) and x._lazy is not None and x._lazy[0] == "heads"
 
 
-def split(x: Tensor, shape: list, column_view: Callable[[Tensor, int, int], Tensor],
-          materialize: Callable[[Tensor], Tensor]) -> Tensor | None:
+def split(
+    x: Tensor, shape: list, column_view: Callable[[Tensor, int, int], Tensor], materialize: Callable[[Tensor], Tensor]
+) -> Tensor | None:
     """The per-head view of `x` if `shape` is `[rows * H, D]` of its `[rows, H * D]`."""
     if not (x._tok and len(x.shape) == 2 and len(shape) == 2 and isinstance(x.shape[0], int)):
         return None
@@ -35,7 +50,7 @@ def split(x: Tensor, shape: list, column_view: Callable[[Tensor, int, int], Tens
     if not (isinstance(d, int) and 0 < d < cols and cols % d == 0 and shape[0] == rows * (cols // d)):
         return None
     blocks = [materialize(column_view(x, h * d, (h + 1) * d)) for h in range(cols // d)]
-    return Tensor.traced(list(shape), x._dtype, None, True, ("heads", blocks))
+    return Tensor.traced(list(shape), x.known_dtype, None, True, ("heads", blocks))
 
 
 def join(x: Tensor, shape: list, concat: Callable[[list[Tensor], int], Tensor]) -> Tensor:
@@ -43,8 +58,10 @@ def join(x: Tensor, shape: list, concat: Callable[[list[Tensor], int], Tensor]) 
     blocks: list[Tensor] = x._lazy[1]  # type: ignore[index]
     rows, width = blocks[0].shape[0], blocks[0].shape[-1]
     if list(shape) != [rows, width * len(blocks)]:
-        refuse(f"a per-head view [{x.shape[0]}, {x.shape[1]}] reshapes back to [{rows}, {width * len(blocks)}], "
-               f"got {list(shape)}")
+        refuse(
+            f"a per-head view [{x.shape[0]}, {x.shape[1]}] reshapes back to [{rows}, {width * len(blocks)}], "
+            f"got {list(shape)}"
+        )
     return blocks[0] if len(blocks) == 1 else concat(blocks, -1)
 
 

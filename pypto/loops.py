@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
 from xdsl.ir import Attribute
 
 from pto.frontend import builder as b
-from pto.frontend.builder import _is_int
+from pto.frontend.checks import _is_int
 from pto.pypto import ops, scratch, split_k
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.sym import Sym, evaluate
@@ -55,7 +55,7 @@ def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
         refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
     norm = sorted(set(factors), reverse=True) + ([] if 1 in factors else [1])
     tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"))
-    yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))  # type: ignore[union-attr]
+    yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))
 
 
 def loop(*args, **kwargs) -> Iterator[Sym]:
@@ -66,7 +66,7 @@ def loop(*args, **kwargs) -> Iterator[Sym]:
         refuse("pypto.loop with an unroll_list: write pypto.loop_unroll")
     start, stop, step = _range(args)
     tr.loop = Loop("loop", stop, start=start, step=step, index=Sym(kwargs.get("idx_name") or "idx"))
-    yield from _iterations(tr, [1], lambda p: tr.loop.index)  # type: ignore[union-attr]
+    yield from _iterations(tr, [1], lambda p: tr.loop.index)
 
 
 def _one_loop(what: str) -> Trace:
@@ -87,12 +87,14 @@ def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
     first = tr.sigs[0]
     for i, sig in enumerate(tr.sigs[1:], 1):
         if [s[0] for s in sig] != [s[0] for s in first]:
-            refuse(f"the loop body traced for p={factors[i]} computes other ops than for p={factors[0]}: "
-                   "one body for every factor is supported")
+            refuse(
+                f"the loop body traced for p={factors[i]} computes other ops than for p={factors[0]}: "
+                "one body for every factor is supported"
+            )
         if [s[1] for s in sig] != [s[1] for s in first]:
             not_modelled("labels that differ by unroll factor (the first factor's are used)", tr.notes)
         if tr.emit:
-            for op, mine, base in zip(tr.emitted, sig, first):
+            for op, mine, base in zip(tr.emitted, sig, first, strict=True):
                 if mine[2] != base[2] and mine[2] is not None:
                     _pin_for_factor(op, factors[i], mine[0], mine[2])
 
@@ -131,11 +133,16 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
     assert lp is not None
     if lp.kind == "unroll":
         if not all(evaluate(lp.stop, {"T": t}) == t for t in _samples(total, rows)):
-            refuse(f"loop_unroll must run over all the tokens ({total}), got stop {lp.stop}: the loop here "
-                   "covers the whole token axis")
+            refuse(
+                f"loop_unroll must run over all the tokens ({total}), got stop {lp.stop}: the loop here "
+                "covers the whole token axis"
+            )
         ok = all(evaluate(offset, {"T": 10**6, lp.index.name: i}) == i for i in (0, 3, 17))
-        ok = ok and rows == lp.p and (valid is None or all(
-            evaluate(valid, {"T": 10**6, lp.index.name: i}) == rows for i in (0, 3, 17)))
+        ok = (
+            ok
+            and rows == lp.p
+            and (valid is None or all(evaluate(valid, {"T": 10**6, lp.index.name: i}) == rows for i in (0, 3, 17)))
+        )
         if not ok:
             refuse(f"{what} must take [p, ...] rows at [{lp.index}, 0, ...] inside loop_unroll (p = {lp.p})")
         return
@@ -145,27 +152,48 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
         env = {"T": t}
         its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
         offs = [evaluate(offset, _env(tr, t, i)) for i in its]
-        counts = [evaluate(valid, _env(tr, t, i)) if valid is not None else min(rows, t - o)
-                  for i, o in zip(its, offs)] if what != "pypto.view" or valid is not None else [rows] * len(offs)
+        counts = (
+            [
+                evaluate(valid, _env(tr, t, i)) if valid is not None else min(rows, t - o)
+                for i, o in zip(its, offs, strict=True)
+            ]
+            if what != "pypto.view" or valid is not None
+            else [rows] * len(offs)
+        )
         want = list(range(0, t, rows))
         if rows != lp.tile or offs != want or counts != [min(rows, t - o) for o in want]:
-            refuse(f"{what} of {rows} rows at {offset} (valid {valid}) does not tile the token axis: at T = {t} "
-                   f"it starts at {offs[:6]} with {counts[:6]} valid rows, not {want[:6]} (each row once); write "
-                   "view(x, [TILE, K], [i * TILE, 0], valid_shape=[pypto.min(TILE, T - i * TILE), K])")
+            refuse(
+                f"{what} of {rows} rows at {offset} (valid {valid}) does not tile the token axis: at T = {t} "
+                f"it starts at {offs[:6]} with {counts[:6]} valid rows, not {want[:6]} (each row once); write "
+                "view(x, [TILE, K], [i * TILE, 0], valid_shape=[pypto.min(TILE, T - i * TILE), K])"
+            )
 
 
 def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A static window of a weight parameter, read in place (`pto.view`)."""
-    return (x._param is not None and x._param not in tr.token and x._lazy is None
-            and all(_is_int(d) for d in [*x.shape, *shape, *offsets]) and valid in (None, shape)
-            and all(0 <= o and 1 <= n and o + n <= d for o, n, d in zip(offsets, shape, x.shape)))
+    return (
+        x._param is not None
+        and x._param not in tr.token
+        and x._lazy is None
+        and all(_is_int(d) for d in [*x.shape, *shape, *offsets])
+        and valid in (None, shape)
+        and all(0 <= o and 1 <= n and o + n <= d for o, n, d in zip(offsets, shape, x.shape, strict=True))
+    )
 
 
 def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A view of whole rows and a range of the last axis (a K slice of a split-K)."""
-    return (len(shape) == 2 and shape[0] == x.shape[0] and offsets[0] == 0 and _is_int(offsets[1])
-            and _is_int(shape[1]) and 0 <= offsets[1] and offsets[1] + shape[1] <= x.shape[1]
-            and valid in (None, shape) and x._lazy is None)
+    return (
+        len(shape) == 2
+        and shape[0] == x.shape[0]
+        and offsets[0] == 0
+        and _is_int(offsets[1])
+        and _is_int(shape[1])
+        and 0 <= offsets[1]
+        and offsets[1] + shape[1] <= x.shape[1]
+        and valid in (None, shape)
+        and x._lazy is None
+    )
 
 
 def _token_param(tr: Trace, x: Tensor, what: str) -> int:
@@ -176,8 +204,14 @@ def _token_param(tr: Trace, x: Tensor, what: str) -> int:
     return p
 
 
-def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, valid_shape=None,  # noqa: A002
-         dtype=None) -> Tensor:
+def view(
+    input: Tensor,
+    shape: Sequence | None = None,
+    offsets: Sequence | None = None,
+    *,
+    valid_shape=None,  # noqa: A002
+    dtype=None,
+) -> Tensor:
     tr = current("pypto.view")
     if not isinstance(input, Tensor) or input._shape is None:
         refuse(f"pypto.view's input must be a tensor of the kernel, got {input!r}")
@@ -189,8 +223,9 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
     if len(shape) != len(input.shape) or len(offsets) != len(shape) or (valid and len(valid) != len(shape)):
         refuse(f"pypto.view of a rank-{len(input.shape)} tensor needs rank-{len(input.shape)} shape and offsets")
     on_loop = isinstance(offsets[0], Sym) and tr.loop is not None and tr.loop.index.name in offsets[0].names
-    rest_ok = shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (
-        valid is None or valid[1:] == shape[1:])
+    rest_ok = (
+        shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (valid is None or valid[1:] == shape[1:])
+    )
     if not on_loop:
         if shape == input.shape and all(o == 0 for o in offsets) and valid in (None, shape):
             return input  # the whole tensor
@@ -198,28 +233,43 @@ def view(input: Tensor, shape: Sequence = None, offsets: Sequence = None, *, val
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         if _weight_window(tr, input, shape, offsets, valid):
             return ops.weight_view(input, shape, offsets)
-        refuse(f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
-               "token tiles [rows, ...] at [row, 0, ...], windows of a weight parameter, "
-               "or columns [rows, w] at [0, c] of a 2-D tensor")
+        refuse(
+            f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
+            "token tiles [rows, ...] at [row, 0, ...], windows of a weight parameter, "
+            "or columns [rows, w] at [0, c] of a 2-D tensor"
+        )
     if not rest_ok and _tile_columns(input, shape, offsets, valid):
-        rows = view(input, [shape[0], input.shape[1]], [offsets[0], 0],
-                    valid_shape=None if valid is None else [valid[0], input.shape[1]])
+        rows = view(
+            input,
+            [shape[0], input.shape[1]],
+            [offsets[0], 0],
+            valid_shape=None if valid is None else [valid[0], input.shape[1]],
+        )
         return split_k.column_view(rows, offsets[1], offsets[1] + shape[1])
     if not rest_ok or not _is_int(shape[0]):
-        refuse(f"a token-tile view takes whole rows, or columns [rows, w] at [row, c] of a 2-D tensor: shape "
-               f"[rows, {', '.join(map(str, input.shape[1:]))}] at [row{', 0' * (len(shape) - 1)}], "
-               f"got {shape} at {offsets}")
+        refuse(
+            f"a token-tile view takes whole rows, or columns [rows, w] at [row, c] of a 2-D tensor: shape "
+            f"[rows, {', '.join(map(str, input.shape[1:]))}] at [row{', 0' * (len(shape) - 1)}], "
+            f"got {shape} at {offsets}"
+        )
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
-    return Tensor.traced([shape[0], *shape[1:]], input._dtype, input._val, True)
+    return Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
 
 
 def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
     """Columns [c, c + w) of a token tile of a 2-D tensor: the tile, then its columns."""
-    return (len(shape) == 2 and _is_int(shape[1]) and _is_int(offsets[1]) and _is_int(x.shape[1])
-            and 0 <= offsets[1] and 1 <= shape[1] and offsets[1] + shape[1] <= x.shape[1]
-            and (valid is None or valid[1] == shape[1]))
+    return (
+        len(shape) == 2
+        and _is_int(shape[1])
+        and _is_int(offsets[1])
+        and _is_int(x.shape[1])
+        and 0 <= offsets[1]
+        and 1 <= shape[1]
+        and offsets[1] + shape[1] <= x.shape[1]
+        and (valid is None or valid[1] == shape[1])
+    )
 
 
 def assemble(*args, parallel: bool = False) -> None:
@@ -246,7 +296,7 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
     if src._dtype is not dst._dtype:
-        refuse(f"pypto.assemble of a {src._dtype.name} tile into a {dst._dtype.name} output: cast it first")
+        refuse(f"pypto.assemble of a {src.known_dtype.name} tile into a {dst.known_dtype.name} output: cast it first")
     _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
     if dst._param in tr.outputs and tr.iteration == 0:
         refuse("each output parameter is assembled once per loop body")

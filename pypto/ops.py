@@ -13,6 +13,7 @@ import builtins
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
 from pto.pypto import heads, scratch, split_k
@@ -34,20 +35,21 @@ def _tensor(x: object, what: str) -> Tensor:
         if x._lazy[0] == "cols":
             return _slice(x)
         if x._lazy[0] == "T":
-            refuse(f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), "
-                   f"not as {what}")
+            refuse(
+                f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), not as {what}"
+            )
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
         if x._lazy[0] == "recip":  # used as a tensor of its own: c * (1 / a)
             a, c = x._lazy[1]
-            return _muls(_result("reciprocal", [a], a.shape, a._dtype, b.reciprocal), c)
+            return _muls(_result("reciprocal", [a], a.shape, a.known_dtype, b.reciprocal), c)
         refuse(f"pypto.full's result is supported only as an operand of mul, div, add or sub, not as {what}")
     return x
 
 
 def weight_view(w: Tensor, shape: list, offsets: list) -> Tensor:
     """A window of a weight parameter, read in place (`pto.view`)."""
-    return _result("view", [w], list(shape), w._dtype, lambda v: b.window(v, shape, offsets))
+    return _result("view", [w], list(shape), w.known_dtype, lambda v: b.window(v, shape, offsets))
 
 
 def _slice(x: Tensor) -> Tensor:
@@ -59,13 +61,14 @@ def _slice(x: Tensor) -> Tensor:
     if src._param is not None and src._param not in current("pypto.view").token:
         y = weight_view(src, x.shape, [0] * (len(x.shape) - 1) + [c0])
     else:
-        y = _result("slice", [src], x.shape, src._dtype, lambda v: b.slice(v, c0, c1 - c0))
+        y = _result("slice", [src], x.shape, src.known_dtype, lambda v: b.slice(v, c0, c1 - c0))
     x._lazy, x._val, x._tok = None, y._val, y._tok
     return x
 
 
-def _result(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType,
-            build: Callable[..., b.Tensor]) -> Tensor:
+def _result(
+    kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build: Callable[..., b.Tensor]
+) -> Tensor:
     """A traced result; in the emitting run, `build` makes its pto op from the inputs' values."""
     if any(heads.is_heads(i) for i in inputs):
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
@@ -81,7 +84,7 @@ def _result(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType,
     return Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
 
 
-def _scalar(v: object) -> bool:
+def _scalar(v: object) -> TypeGuard[float]:  # any real but bool; float in the numeric tower
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
@@ -89,7 +92,7 @@ def _broadcast(a: list, c: list) -> list:
     if len(a) != len(c):
         refuse(f"operands of ranks {len(a)} and {len(c)} do not broadcast (write the same rank)")
     out = []
-    for x, y in zip(a, c):
+    for x, y in zip(a, c, strict=True):
         if x != y and 1 not in (x, y):
             refuse(f"shapes {a} and {c} do not broadcast")
         out.append(y if x == 1 else x)
@@ -102,19 +105,19 @@ def _broadcast(a: list, c: list) -> list:
 def _binary(kind: str, x: Tensor, y: Tensor) -> Tensor:
     build = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.div}[kind]
     if x._dtype is not y._dtype:
-        refuse(f"pypto.{kind} of {x._dtype.name} and {y._dtype.name}: cast one first")
-    return _result(kind, [x, y], _broadcast(x.shape, y.shape), x._dtype, build)
+        refuse(f"pypto.{kind} of {x.known_dtype.name} and {y.known_dtype.name}: cast one first")
+    return _result(kind, [x, y], _broadcast(x.shape, y.shape), x.known_dtype, build)
 
 
 def _muls(x: Tensor, c: float) -> Tensor:
-    return x if c == 1 else _result("mul", [x], x.shape, x._dtype, lambda v: b.muls(v, float(c)))
+    return x if c == 1 else _result("mul", [x], x.shape, x.known_dtype, lambda v: b.muls(v, float(c)))
 
 
 def _adds(x: Tensor, c: float) -> Tensor:
-    return x if c == 0 else _result("add", [x], x.shape, x._dtype, lambda v: b.adds(v, float(c)))
+    return x if c == 0 else _result("add", [x], x.shape, x.known_dtype, lambda v: b.adds(v, float(c)))
 
 
-def _lazy(x: object, kind: str) -> object:
+def _lazy(x: object, kind: str) -> Any:  # the payload's type depends on `kind`
     return x._lazy[1] if isinstance(x, Tensor) and x._lazy is not None and x._lazy[0] == kind else None
 
 
@@ -127,7 +130,7 @@ def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
         if (both := split_k.merge(input, other)) is not None:  # type: ignore[arg-type]
             return both
     if _scalar(other):
-        return _adds(_tensor(input, "pypto.add's input"), alpha * other)  # type: ignore[operator]
+        return _adds(_tensor(input, "pypto.add's input"), alpha * other)
     y = _tensor(other, "pypto.add's other")
     return _binary("add", _tensor(input, "pypto.add's input"), y if alpha == 1 else _muls(y, alpha))
 
@@ -136,7 +139,7 @@ def sub(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
     if (c := _lazy(other, "const")) is not None:
         other = c
     if _scalar(other) and _scalar(alpha):
-        return _adds(_tensor(input, "pypto.sub's input"), -alpha * other)  # type: ignore[operator]
+        return _adds(_tensor(input, "pypto.sub's input"), -alpha * other)
     if not _scalar(alpha):
         refuse(f"pypto.sub's alpha must be a number, got {alpha!r}")
     y = _tensor(other, "pypto.sub's other")
@@ -147,7 +150,7 @@ def rsub(x: Tensor, c: object) -> Tensor:
     """`c - x` for a scalar c."""
     if not _scalar(c):
         refuse(f"cannot subtract a tensor from {c!r}")
-    return _adds(_muls(_tensor(x, "the subtrahend"), -1.0), c)  # type: ignore[arg-type]
+    return _adds(_muls(_tensor(x, "the subtrahend"), -1.0), c)
 
 
 def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
@@ -155,11 +158,11 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
         if (c := _lazy(o, "const")) is not None:
             o = c
         if (r := _lazy(a, "recip")) is not None and _scalar(o):
-            return _recip(r[0], r[1] * o)  # type: ignore[index]
+            return _recip(r[0], r[1] * o)
         if _scalar(o):
-            return _muls(_tensor(a, "pypto.mul's input"), o)  # type: ignore[arg-type]
+            return _muls(_tensor(a, "pypto.mul's input"), o)
         if (r := _lazy(o, "recip")) is not None:
-            x, c = r  # type: ignore[misc]
+            x, c = r
             return div(_muls(_tensor(a, "pypto.mul's input"), c), x)
     return _binary("mul", _tensor(input, "pypto.mul's input"), _tensor(other, "pypto.mul's other"))
 
@@ -171,8 +174,8 @@ def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
         if other == 0:
             refuse("pypto.div by the scalar 0")
         if (r := _lazy(input, "recip")) is not None:
-            return _recip(r[0], r[1] / other)  # type: ignore[index, operator]
-        return _muls(_tensor(input, "pypto.div's input"), 1.0 / other)  # type: ignore[operator]
+            return _recip(r[0], r[1] / other)
+        return _muls(_tensor(input, "pypto.div's input"), 1.0 / other)
     if (c := _lazy(input, "const")) is not None:
         return rdiv(other, c)  # type: ignore[arg-type]
     return _binary("div", _tensor(input, "pypto.div's input"), _tensor(other, "pypto.div's other"))
@@ -182,7 +185,7 @@ def rdiv(x: Tensor, c: object) -> Tensor:
     """`c / x`, kept as a scaled reciprocal for the mul that uses it."""
     if not _scalar(c) or c == 0:
         refuse(f"{c!r} / tensor is not supported (a non-zero number / x, as an operand of a mul)")
-    return _recip(_tensor(x, "the divisor"), float(c))  # type: ignore[arg-type]
+    return _recip(_tensor(x, "the divisor"), float(c))
 
 
 def reciprocal(a: Tensor) -> Tensor:
@@ -191,12 +194,12 @@ def reciprocal(a: Tensor) -> Tensor:
 
 def _recip(x: Tensor, c: float) -> Tensor:
     """`c / x`, folded into the mul that uses it: `y * (c / x)` is `(y * c) / x`."""
-    return Tensor.traced(x.shape, x._dtype, None, x._tok, ("recip", (x, c)))
+    return Tensor.traced(x.shape, x.known_dtype, None, x._tok, ("recip", (x, c)))
 
 
 def _unary(kind: str, build, x: Tensor) -> Tensor:
     x = _tensor(x, f"pypto.{kind}'s input")
-    return _result(kind, [x], x.shape, x._dtype, build)
+    return _result(kind, [x], x.shape, x.known_dtype, build)
 
 
 def sqrt(input: Tensor) -> Tensor:  # noqa: A002
@@ -236,12 +239,22 @@ def zeros(*size, dtype: DataType | None = None) -> Tensor:
 # ------------------------------------------------------------------ the others
 
 
-_ROUND = {CastMode.CAST_NONE: None, CastMode.CAST_RINT: "rint", CastMode.CAST_ROUND: "round",
-          CastMode.CAST_FLOOR: "floor", CastMode.CAST_CEIL: "ceil", CastMode.CAST_TRUNC: "trunc"}
+_ROUND = {
+    CastMode.CAST_NONE: None,
+    CastMode.CAST_RINT: "rint",
+    CastMode.CAST_ROUND: "round",
+    CastMode.CAST_FLOOR: "floor",
+    CastMode.CAST_CEIL: "ceil",
+    CastMode.CAST_TRUNC: "trunc",
+}
 
 
-def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
-         satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
+def cast(
+    input: Tensor,
+    dtype: DataType,
+    mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
+    satmode: SaturationMode = SaturationMode.OFF,
+) -> Tensor:
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
     if mode not in _ROUND:
@@ -254,12 +267,20 @@ def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,  #
     return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
 
 
-def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,  # noqa: A002
-           c_matrix_nz: bool = False, extend_params=None) -> Tensor:
+def matmul(
+    input: Tensor,
+    mat2: Tensor,
+    out_dtype: DataType,
+    *,
+    a_trans: bool = False,
+    b_trans: bool = False,  # noqa: A002
+    c_matrix_nz: bool = False,
+    extend_params=None,
+) -> Tensor:
     if (ta := _lazy(input, "T")) is not None:
-        input, a_trans = ta, not a_trans  # type: ignore[assignment]
+        input, a_trans = ta, not a_trans
     if (tb := _lazy(mat2, "T")) is not None:
-        mat2, b_trans = tb, not b_trans  # type: ignore[assignment]
+        mat2, b_trans = tb, not b_trans
     if _lazy(input, "cols") is not None and _lazy(mat2, "cols") is not None:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
@@ -271,8 +292,7 @@ def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = 
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
-    return _result("matmul", [a, w], [m, n], out_dtype,
-                   lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
+    return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
 
 
 def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:  # noqa: A002
@@ -282,8 +302,7 @@ def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) 
     if not _scalar(epsilon):
         refuse(f"pypto.rms_norm's epsilon must be a number, got {epsilon!r}")
     to = elem(x._dtype, "pypto.rms_norm's input")
-    return _result("rms_norm", ins, x.shape, x._dtype,
-                   lambda v, g=None: b.rms_norm(v, g, float(epsilon), to))
+    return _result("rms_norm", ins, x.shape, x.known_dtype, lambda v, g=None: b.rms_norm(v, g, float(epsilon), to))
 
 
 def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noqa: A002
@@ -294,7 +313,7 @@ def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noq
     if keepdim is not True:
         refuse(f"pypto.{kind} with keepdim=False is not supported (SK-03 keeps a [rows, 1] column)")
     red = {"sum": "sum", "amax": "max", "amin": "min"}[kind]
-    return _result(kind, [x], [*x.shape[:-1], 1], x._dtype, lambda v: b.reduce(v, red))
+    return _result(kind, [x], [*x.shape[:-1], 1], x.known_dtype, lambda v: b.reduce(v, red))
 
 
 def sum(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -316,7 +335,7 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     if isinstance(shape, list | tuple) and (h := heads.split(x, list(shape), split_k.column_view, _slice)):
         return h
     rows_kept = x._tok and len(shape or []) > 0 and shape[0] is x.shape[0]  # the token count itself
-    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0:]):
+    if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0 :]):
         refuse(f"pypto.reshape's shape must be a list of integers (dim 0 may be the token count), got {shape!r}")
     if valid_shape is not None and list(valid_shape) != list(shape):
         refuse("pypto.reshape with a valid_shape smaller than its shape is not supported")
@@ -326,7 +345,7 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     if math.prod(new) != math.prod(d for d in x.shape if isinstance(d, int)) and not x._tok:
         refuse(f"pypto.reshape of {x.shape} to {new} changes the element count")
     to = [None, *new[1:]] if x._tok else new
-    out = _result("reshape", [x], new, x._dtype, lambda v: b.reshape(v, to, bool(inplace)))
+    out = _result("reshape", [x], new, x.known_dtype, lambda v: b.reshape(v, to, bool(inplace)))
     if inplace:  # a view of a parameter: the loop may take token tiles of it
         out._view_of = x._param if x._param is not None else x._view_of
     return out
@@ -344,44 +363,80 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     xs = [_tensor(t, f"pypto.concat's tensor {i}") for i, t in enumerate(tensors)]
     rank = len(xs[0].shape)
     if not isinstance(dim, int) or isinstance(dim, bool) or dim not in (-1, rank - 1):
-        refuse(f"pypto.concat along dim {dim!r} of rank-{rank} tensors: only the last axis (-1 or {rank - 1}) "
-               "is supported")
+        refuse(
+            f"pypto.concat along dim {dim!r} of rank-{rank} tensors: only the last axis (-1 or {rank - 1}) is supported"
+        )
     for i, x in enumerate(xs[1:], 1):
         if x._dtype is not xs[0]._dtype:
-            refuse(f"pypto.concat of {xs[0]._dtype.name} and {x._dtype.name} (tensor {i}): cast them to one dtype")
+            refuse(
+                f"pypto.concat of {xs[0].known_dtype.name} and {x.known_dtype.name} (tensor {i}): "
+                "cast them to one dtype"
+            )
         if len(x.shape) != rank or x.shape[:-1] != xs[0].shape[:-1]:
             refuse(f"pypto.concat of {xs[0].shape} and {x.shape} (tensor {i}): only the last dims may differ")
     if not all(isinstance(x.shape[-1], int) for x in xs):
         refuse("pypto.concat needs static last dims")
     width = builtins.sum(x.shape[-1] for x in xs)
-    return _result("concat", xs, [*xs[0].shape[:-1], width], xs[0]._dtype, lambda *vs: b.concat(list(vs)))
+    return _result("concat", xs, [*xs[0].shape[:-1], width], xs[0].known_dtype, lambda *vs: b.concat(list(vs)))
 
 
 def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
     def op(*args, **kwargs):
         refuse(f"pypto.{name} is not supported yet ({why})")
+
     op.__name__ = name
     return op
-
-
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans)."""
     x = _tensor(input, "pypto.transpose's input")
     if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):
-        refuse(f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
-               "2-D operand of a matmul")
-    return Tensor.traced(x.shape[::-1], x._dtype, None, x._tok, ("T", x))
+        refuse(
+            f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
+            "2-D operand of a matmul"
+        )
+    return Tensor.traced(x.shape[::-1], x.known_dtype, None, x._tok, ("T", x))
 
 
-def tensor(shape=None, dtype: DataType | None = None, name: str = "", format=None, data_ptr=None,  # noqa: A002
-           device=None, ori_shape=None) -> Tensor:
+def tensor(
+    shape=None,
+    dtype: DataType | None = None,
+    name: str = "",
+    format=None,
+    data_ptr=None,  # noqa: A002
+    device=None,
+    ori_shape=None,
+) -> Tensor:
     """A scratch tile, filled by `assemble`s of column blocks (pypto/scratch.py)."""
     if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
         refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
     return scratch.make(shape, dtype)
 
-__all__ = ["add", "sub", "mul", "div", "reciprocal", "sqrt", "rsqrt", "abs", "full", "zeros", "cast",
-           "matmul", "rms_norm", "sum", "amax", "amin", "reshape", "exp", "sigmoid", "clone", "concat",
-           "transpose", "tensor", "from_elem"]
+
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "reciprocal",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "full",
+    "zeros",
+    "cast",
+    "matmul",
+    "rms_norm",
+    "sum",
+    "amax",
+    "amin",
+    "reshape",
+    "exp",
+    "sigmoid",
+    "clone",
+    "concat",
+    "transpose",
+    "tensor",
+    "from_elem",
+]

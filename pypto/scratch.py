@@ -35,7 +35,9 @@ def put(src: Tensor, offsets: list, buf: Tensor) -> None:
     if src.shape[0] != rows or not isinstance(src.shape[-1], int) or not 0 <= offsets[1] <= width - src.shape[-1]:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
     if src._dtype is not buf._dtype:
-        refuse(f"pypto.assemble of a {src._dtype.name} tile into a {buf._dtype.name} scratch tile: cast it first")
+        refuse(
+            f"pypto.assemble of a {src.known_dtype.name} tile into a {buf.known_dtype.name} scratch tile: cast it first"
+        )
     blocks[offsets[1]] = src
 
 
@@ -50,4 +52,3 @@ def read(buf: Tensor, concat: Callable[[list[Tensor], int], Tensor]) -> Tensor:
         refuse(f"a scratch tile {buf.shape} is read with columns [{at}, {buf.shape[-1]}) not assembled")
     parts = [blocks[c] for c in sorted(blocks)]
     return parts[0] if len(parts) == 1 else concat(parts, -1)
-

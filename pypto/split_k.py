@@ -29,7 +29,7 @@ class Partial:
 
 
 def column_view(x: Tensor, c0: int, c1: int) -> Tensor:
-    return Tensor.traced([*x.shape[:-1], c1 - c0], x._dtype, None, x._tok, ("cols", x, c0, c1))
+    return Tensor.traced([*x.shape[:-1], c1 - c0], x.known_dtype, None, x._tok, ("cols", x, c0, c1))
 
 
 def partial_matmul(a: Tensor, w: Tensor, out: DataType, a_trans: bool, b_trans: bool) -> Tensor:
@@ -53,7 +53,7 @@ def merge(x: Tensor, y: Tensor) -> Tensor | None:
     if p.k1 != q.k0 and q.k1 != p.k0:
         refuse(f"the partial matmuls over K [{p.k0}, {p.k1}) and [{q.k0}, {q.k1}) are not adjacent")
     m = replace(p, k0=min(p.k0, q.k0), k1=max(p.k1, q.k1))
-    return Tensor.traced(x.shape, x._dtype, None, x._tok, ("partial", m))
+    return Tensor.traced(x.shape, x.known_dtype, None, x._tok, ("partial", m))
 
 
 def materialize(x: Tensor, matmul) -> Tensor:
@@ -64,7 +64,7 @@ def materialize(x: Tensor, matmul) -> Tensor:
     saved = b._pinned[-1]
     cube = p.hints.cube_tile
     if cube is not None:
-        cube = b.cube_tile(cube.m.get_values(), cube.k.get_values(), cube.n.get_values(), True)
+        cube = b.cube_tile(cube.axes["m"], cube.axes["k"], cube.axes["n"], True)
     b._pinned[-1] = replace(p.hints, cube_tile=cube)
     try:
         return matmul(p.a, p.w, p.out, b_trans=p.b_trans)

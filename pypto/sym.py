@@ -8,14 +8,16 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 
-from pto.frontend.builder import _is_int
+from pto.frontend.checks import _is_int
 from pto.pypto.errors import refuse
+
 
 class Sym:
     """An integer expression over named symbols (`T`, a loop index)."""
 
-    def __init__(self, name: str, fn: Callable[[Mapping[str, int]], int] | None = None,
-                 names: frozenset[str] | None = None):
+    def __init__(
+        self, name: str, fn: Callable[[Mapping[str, int]], int] | None = None, names: frozenset[str] | None = None
+    ):
         self.name = name
         self.fn = fn if fn is not None else (lambda env: env[name])
         self.names = names if names is not None else frozenset([name])  # the symbols it depends on
@@ -32,19 +34,38 @@ class Sym:
         a, b = (other, self) if flip else (self, other)
         return Sym(f"({a} {sym} {b})", lambda env: op(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
-    def __add__(self, o): return self._bin(o, operator.add, "+")  # noqa: E704
-    def __radd__(self, o): return self._bin(o, operator.add, "+", True)  # noqa: E704
-    def __sub__(self, o): return self._bin(o, operator.sub, "-")  # noqa: E704
-    def __rsub__(self, o): return self._bin(o, operator.sub, "-", True)  # noqa: E704
-    def __mul__(self, o): return self._bin(o, operator.mul, "*")  # noqa: E704
-    def __rmul__(self, o): return self._bin(o, operator.mul, "*", True)  # noqa: E704
-    def __floordiv__(self, o): return self._bin(o, operator.floordiv, "//")  # noqa: E704
-    def __rfloordiv__(self, o): return self._bin(o, operator.floordiv, "//", True)  # noqa: E704
-    def __mod__(self, o): return self._bin(o, operator.mod, "%")  # noqa: E704
+    def __add__(self, o):
+        return self._bin(o, operator.add, "+")  # noqa: E704
+
+    def __radd__(self, o):
+        return self._bin(o, operator.add, "+", True)  # noqa: E704
+
+    def __sub__(self, o):
+        return self._bin(o, operator.sub, "-")  # noqa: E704
+
+    def __rsub__(self, o):
+        return self._bin(o, operator.sub, "-", True)  # noqa: E704
+
+    def __mul__(self, o):
+        return self._bin(o, operator.mul, "*")  # noqa: E704
+
+    def __rmul__(self, o):
+        return self._bin(o, operator.mul, "*", True)  # noqa: E704
+
+    def __floordiv__(self, o):
+        return self._bin(o, operator.floordiv, "//")  # noqa: E704
+
+    def __rfloordiv__(self, o):
+        return self._bin(o, operator.floordiv, "//", True)  # noqa: E704
+
+    def __mod__(self, o):
+        return self._bin(o, operator.mod, "%")  # noqa: E704
 
     def __bool__(self) -> bool:
-        refuse(f"the symbolic integer {self} has no value while the kernel is traced: a Python `if` on it "
-               "is not supported (PyPTO needs pypto.cond)")
+        refuse(
+            f"the symbolic integer {self} has no value while the kernel is traced: a Python `if` on it "
+            "is not supported (PyPTO needs pypto.cond)"
+        )
 
     def __index__(self) -> int:
         refuse(f"the symbolic integer {self} has no value while the kernel is traced")
@@ -60,20 +81,20 @@ def evaluate(v: object, env: Mapping[str, int]) -> int:
     return v.eval(env) if isinstance(v, Sym) else v  # type: ignore[return-value]
 
 
-def sym_min(a: object, b: object) -> Sym | int:
+def sym_min(a: int | Sym, b: int | Sym) -> Sym | int:
     """`pypto.min` of two integers or symbolic integers."""
     if not isinstance(a, Sym) and not isinstance(b, Sym):
-        return min(a, b)  # type: ignore[type-var]
+        return min(a, b)
     return Sym(f"min({a}, {b})", lambda env: min(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
 
-def sym_max(a: object, b: object) -> Sym | int:
+def sym_max(a: int | Sym, b: int | Sym) -> Sym | int:
     if not isinstance(a, Sym) and not isinstance(b, Sym):
-        return max(a, b)  # type: ignore[type-var]
+        return max(a, b)
     return Sym(f"max({a}, {b})", lambda env: max(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
 
-def ceil_div(a: object, b: object) -> Sym | int:
+def ceil_div(a: int | Sym, b: int | Sym) -> Sym | int:
     if not isinstance(a, Sym) and not isinstance(b, Sym):
-        return -(-a // b)  # type: ignore[operator]
+        return -(-a // b)
     return Sym(f"ceildiv({a}, {b})", lambda env: -(-evaluate(a, env) // evaluate(b, env)), names_of(a, b))

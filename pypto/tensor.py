@@ -72,8 +72,16 @@ class Tensor:
     """`pypto.Tensor([pypto.DYNAMIC, 4096], pypto.DT_BF16)` annotates a kernel parameter;
     the kernel's body sees Tensors with a shape, a dtype and Python operators."""
 
-    def __init__(self, shape=None, dtype: DataType | None = None, name: str = "", format=None,  # noqa: A002
-                 data_ptr=None, device=None, ori_shape=None):
+    def __init__(
+        self,
+        shape=None,
+        dtype: DataType | None = None,
+        name: str = "",
+        format=None,  # noqa: A002
+        data_ptr=None,
+        device=None,
+        ori_shape=None,
+    ):
         if shape is not None and not isinstance(shape, list | tuple):
             refuse(f"pypto.Tensor's shape must be a list, got {shape!r}")
         if dtype is not None and not isinstance(dtype, DataType):
@@ -107,6 +115,18 @@ class Tensor:
         return self._dtype
 
     @property
+    def known_dtype(self) -> DataType:
+        """The dtype of a tensor the kernel computes or takes (only a bare annotation has none)."""
+        assert self._dtype is not None
+        return self._dtype
+
+    @property
+    def built(self) -> b.Tensor:
+        """The builder's value (set for every tensor of the emitting run)."""
+        assert self._val is not None
+        return self._val
+
+    @property
     def dim(self) -> int:
         return len(self.shape)
 
@@ -119,29 +139,53 @@ class Tensor:
         if value:
             tr.cache[self._param] = policy
 
-    def __add__(self, o): return _ops().add(self, o)  # noqa: E704
-    def __radd__(self, o): return _ops().add(self, o)  # noqa: E704
-    def __sub__(self, o): return _ops().sub(self, o)  # noqa: E704
-    def __rsub__(self, o): return _ops().rsub(self, o)  # noqa: E704
-    def __mul__(self, o): return _ops().mul(self, o)  # noqa: E704
-    def __rmul__(self, o): return _ops().mul(self, o)  # noqa: E704
-    def __truediv__(self, o): return _ops().div(self, o)  # noqa: E704
-    def __rtruediv__(self, o): return _ops().rdiv(self, o)  # noqa: E704
-    def __neg__(self): return _ops().mul(self, -1.0)  # noqa: E704
+    def __add__(self, o):
+        return _ops().add(self, o)  # noqa: E704
+
+    def __radd__(self, o):
+        return _ops().add(self, o)  # noqa: E704
+
+    def __sub__(self, o):
+        return _ops().sub(self, o)  # noqa: E704
+
+    def __rsub__(self, o):
+        return _ops().rsub(self, o)  # noqa: E704
+
+    def __mul__(self, o):
+        return _ops().mul(self, o)  # noqa: E704
+
+    def __rmul__(self, o):
+        return _ops().mul(self, o)  # noqa: E704
+
+    def __truediv__(self, o):
+        return _ops().div(self, o)  # noqa: E704
+
+    def __rtruediv__(self, o):
+        return _ops().rdiv(self, o)  # noqa: E704
+
+    def __neg__(self):
+        return _ops().mul(self, -1.0)  # noqa: E704
 
     def __getitem__(self, key):
         """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`."""
         from pto.pypto.loops import view
 
         rows = slice(None)
-        if (isinstance(key, tuple) and len(key) == 2 == len(self.shape) and key[0] == rows
-                and isinstance(key[1], slice) and key[1].step in (None, 1)
-                and isinstance(self.shape[-1], int)):
+        if (
+            isinstance(key, tuple)
+            and len(key) == 2 == len(self.shape)
+            and key[0] == rows
+            and isinstance(key[1], slice)
+            and key[1].step in (None, 1)
+            and isinstance(self.shape[-1], int)
+        ):
             a, e, _ = key[1].indices(self.shape[-1])
             if e > a:
                 return view(self, [self.shape[0], e - a], [0, a])
-        refuse(f"slicing a tensor with {key!r} is not supported: columns of a 2-D tile as x[:, a:b] "
-               "(or pypto.view), token tiles with pypto.view")
+        refuse(
+            f"slicing a tensor with {key!r} is not supported: columns of a 2-D tile as x[:, a:b] "
+            "(or pypto.view), token tiles with pypto.view"
+        )
 
     def __setitem__(self, key, value):
         refuse("writing a slice of a tensor (x[...] = v) is not supported: write results with pypto.assemble")

@@ -6,8 +6,8 @@ all read them through `load_target`, typed and checked by `pto.targets.schema`.
 
 from __future__ import annotations
 
-import tomllib
 import dataclasses
+import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -60,7 +60,9 @@ class Target(TargetData):
 
 
 def _has(obj: Any, path: list[str]) -> bool:
-    return not path or (dataclasses.is_dataclass(obj) and hasattr(obj, path[0]) and _has(getattr(obj, path[0]), path[1:]))
+    return not path or (
+        dataclasses.is_dataclass(obj) and hasattr(obj, path[0]) and _has(getattr(obj, path[0]), path[1:])
+    )
 
 
 def _replace(obj: Any, path: list[str], value: Any) -> Any:
@@ -76,9 +78,7 @@ def available_targets() -> list[str]:
 def load_target(name: str = DEFAULT_TARGET) -> Target:
     path = _DIR / f"{name}.toml"
     if not path.is_file():
-        raise UnknownTargetError(
-            f"unknown target '{name}' (known: {', '.join(available_targets())})"
-        )
+        raise UnknownTargetError(f"unknown target '{name}' (known: {', '.join(available_targets())})")
     try:
         with path.open("rb") as f:
             raw = tomllib.load(f)

@@ -65,6 +65,11 @@ class Latency:
 
 
 @dataclass(frozen=True)
+class Sync:
+    event_ids: int  # per pipe pair of the intra-core flags
+
+
+@dataclass(frozen=True)
 class Dma:
     transpose_rate_factor: float
 
@@ -93,6 +98,7 @@ class TargetData:
     vector: Vector
     paths: dict[str, float]  # "src->dst": bytes per cycle per core
     latency: Latency
+    sync: Sync
     dma: Dma
     model: Model
 
@@ -109,7 +115,7 @@ def build(cls: type, raw: dict[str, Any], where: str) -> Any:
 
 
 def _value(kind: Any, v: Any, where: str) -> Any:
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         if not isinstance(v, dict):
             raise TargetFileError(f"{where}: expected a table, got {v!r}")
         return build(kind, v, where)

@@ -37,6 +37,7 @@ from pto.driver.verify import verify_each
 
 
 class PtoOptMain(xDSLOptMain):
+    _input_text: str | None = None  # read once: --run-reproducer reads its configuration line first
     version_format = "pto-opt " + __version__ + " (xDSL {xdsl_version})"
 
     def register_all_dialects(self) -> None:
@@ -55,13 +56,30 @@ class PtoOptMain(xDSLOptMain):
         arg_parser.error = error  # type: ignore[method-assign]
         arg_parser.prog = "pto-opt"
         add = arg_parser.add_argument
-        add("--pass-pipeline", default=None, help="MLIR-style pipeline, e.g. 'builtin.module(cse,tile-unroll{factors=4,1})'")
-        add("--mlir-print-op-generic", action="store_true", help="print ops in generic form (same as --print-op-generic)")
+        add(
+            "--pass-pipeline",
+            default=None,
+            help="MLIR-style pipeline, e.g. 'builtin.module(cse,tile-unroll{factors=4,1})'",
+        )
+        add(
+            "--mlir-print-op-generic",
+            action="store_true",
+            help="print ops in generic form (same as --print-op-generic)",
+        )
         add("--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
         add("--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass")
-        add("--mlir-print-ir-tree-dir", default=None, metavar="DIR", help="write the IR after every pass to DIR/<n>_<pass>.mlir")
-        add("--mlir-pass-pipeline-crash-reproducer", default=None, metavar="FILE",
-            help="on a pass failure, write the failing pass's input IR and pipeline to FILE")
+        add(
+            "--mlir-print-ir-tree-dir",
+            default=None,
+            metavar="DIR",
+            help="write the IR after every pass to DIR/<n>_<pass>.mlir",
+        )
+        add(
+            "--mlir-pass-pipeline-crash-reproducer",
+            default=None,
+            metavar="FILE",
+            help="on a pass failure, write the failing pass's input IR and pipeline to FILE",
+        )
         add("--run-reproducer", action="store_true", help="take the pipeline from the input's '// configuration:' line")
         add("--list-passes", action="store_true", help="list the registered passes with a one-line summary")
 
@@ -69,8 +87,12 @@ class PtoOptMain(xDSLOptMain):
         a = self.args
         # Flags inherited from xdsl-opt that this driver does not implement are refused,
         # not silently ignored.
-        for flag, on in (("--parsing-diagnostics", a.parsing_diagnostics), ("--shrink", a.shrink),
-                         ("--target", a.target != "mlir"), ("--frontend", a.frontend is not None)):
+        for flag, on in (
+            ("--parsing-diagnostics", a.parsing_diagnostics),
+            ("--shrink", a.shrink),
+            ("--target", a.target != "mlir"),
+            ("--frontend", a.frontend is not None),
+        ):
             if on:
                 raise UsageError(f"{flag} is not supported by pto-opt")
         a.mlir_print_ir_after_all |= a.print_between_passes
@@ -102,7 +124,7 @@ class PtoOptMain(xDSLOptMain):
     # ---------------------------------------------------------------- running
 
     def _read_input(self) -> str:
-        if getattr(self, "_input_text", None) is not None:
+        if self._input_text is not None:
             return self._input_text
         path = self.args.input_file
         text = sys.stdin.read() if path is None or path == "-" else read_source(path)
@@ -130,7 +152,7 @@ class PtoOptMain(xDSLOptMain):
         out.append("\n" * offset + "".join(pending))
         return out
 
-    def run(self) -> int:  # type: ignore[override]
+    def run(self) -> int:
         if self.args.list_passes:
             self.list_passes()
             return 0

@@ -70,23 +70,41 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pass-pipeline", help="lowering to the npu level (default: the SK-03 pipeline)")
     p.add_argument("--target", help="machine description (default: the kernel's pto.target or ascend910b1)")
     p.add_argument("--tokens", type=int, help="token count for --random-inputs")
-    p.add_argument("--input", action="append", default=[], metavar="FILE.npy",
-                   help="an input array, in the kernel's argument order (repeat)")
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="FILE.npy",
+        help="an input array, in the kernel's argument order (repeat)",
+    )
     p.add_argument("--random-inputs", action="store_true", help="random inputs of the right dtypes")
     p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs")
     p.add_argument("--golden", action="store_true", help="check outputs against the pto-level numpy golden")
     p.add_argument("--output-dir", help="write result0.npy, result1.npy, ... here")
     p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace")
-    p.add_argument("--l2-size", type=int, metavar="BYTES",
-                   help=f"model L2 with this size (at most {L2_SIZE_CAP} bytes)")
-    p.add_argument("--max-memory", type=int, metavar="BYTES",
-                   help="refuse a run whose arrays need more (default: $PTO_RUN_MAX_MEMORY or half the RAM)")
+    p.add_argument(
+        "--l2-size", type=int, metavar="BYTES", help=f"model L2 with this size (at most {L2_SIZE_CAP} bytes)"
+    )
+    p.add_argument(
+        "--max-memory",
+        type=int,
+        metavar="BYTES",
+        help="refuse a run whose arrays need more (default: $PTO_RUN_MAX_MEMORY or half the RAM)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--engine", choices=ENGINES, default=None,
-                   help=f"how the npu level runs: xDSL's interpreter or compiled Python, with the same outputs "
-                        f"and figures (default: {DEFAULT_ENGINE})")
-    p.add_argument("--no-numerics", dest="numerics", action="store_false",
-                   help="time the kernel without computing its outputs (the same report, faster)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help=f"how the npu level runs: xDSL's interpreter or compiled Python, with the same outputs "
+        f"and figures (default: {DEFAULT_ENGINE})",
+    )
+    p.add_argument(
+        "--no-numerics",
+        dest="numerics",
+        action="store_false",
+        help="time the kernel without computing its outputs (the same report, faster)",
+    )
 
     def error(message: str) -> NoReturn:
         print(f"pto-run: error: {message}", file=sys.stderr)
@@ -103,8 +121,18 @@ def load_npy(path: str, elem: str) -> np.ndarray:
         raise UserError(f"cannot read '{path}': no such file") from None
     except IsADirectoryError:
         raise UserError(f"cannot read '{path}': is a directory") from None
-    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, TypeError, KeyError,
-            RecursionError, MemoryError, UnicodeError) as e:
+    except (
+        OSError,
+        ValueError,
+        EOFError,
+        SyntaxError,
+        tokenize.TokenError,
+        TypeError,
+        KeyError,
+        RecursionError,
+        MemoryError,
+        UnicodeError,
+    ) as e:
         # numpy's header reader parses the header as a Python literal: a corrupt one
         # raises whatever the tokenizer or ast.literal_eval raises.
         why = str(e.args[0]) if isinstance(e, tokenize.TokenError) and e.args else str(e)
@@ -119,14 +147,14 @@ def load_npy(path: str, elem: str) -> np.ndarray:
 
 class Runner:
     def __init__(self, args: argparse.Namespace):
-        self.a = args
+        self.args = args
         self.ctx = Context()
         load_dialects(self.ctx)
         self.sources: dict[str, str] = {}
         self.sink = DiagnosticLog(lambda d: print(render_all(d, self.sources), file=sys.stderr))
 
     def parse(self) -> ModuleOp:
-        path = self.a.kernel
+        path = self.args.kernel
         try:
             text = read_source(path)
         except UsageError as e:  # for pto-run, a kernel file is input, not a flag
@@ -141,38 +169,42 @@ class Runner:
         return module
 
     def lower(self, module: ModuleOp, level: str) -> None:
-        spec = pipeline_spec(self.a.pass_pipeline) if self.a.pass_pipeline else to_npu(level, self.a.target)
+        spec = pipeline_spec(self.args.pass_pipeline) if self.args.pass_pipeline else to_npu(level, self.args.target)
         lower(self.ctx, module, parse_pipeline(spec).passes)
 
     def inputs(self, module: ModuleOp) -> list[np.ndarray]:
         sig = signature(module)
-        if self.a.random_inputs:
-            if self.a.input:
+        if self.args.random_inputs:
+            if self.args.input:
                 raise UsageError("give either --input files or --random-inputs, not both")
-            if self.a.tokens is None:
+            if self.args.tokens is None:
                 raise UsageError("--random-inputs needs --tokens N")
-            if self.a.tokens < 0:
-                raise UsageError(f"--tokens must be non-negative, got {self.a.tokens}")
-            self.check_memory(sig, self.a.tokens, f"--tokens {self.a.tokens}", UsageError)
-            return random_inputs(sig, self.a.tokens, self.a.seed)
-        if not self.a.input:
+            if self.args.tokens < 0:
+                raise UsageError(f"--tokens must be non-negative, got {self.args.tokens}")
+            self.check_memory(sig, self.args.tokens, f"--tokens {self.args.tokens}", UsageError)
+            return random_inputs(sig, self.args.tokens, self.args.seed)
+        if not self.args.input:
             raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
         names = sig.inputs
-        if len(self.a.input) != len(names):
-            raise UserError(f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
-                            f"got {len(self.a.input)} --input files")
-        xs = [load_npy(p, a.elem) for p, a in zip(self.a.input, names)]
+        if len(self.args.input) != len(names):
+            raise UserError(
+                f"the kernel takes {len(names)} inputs ({', '.join(a.name for a in names)}), "
+                f"got {len(self.args.input)} --input files"
+            )
+        xs = [load_npy(p, a.elem) for p, a in zip(self.args.input, names, strict=True)]
         return xs
 
     def check_memory(self, sig, tokens: int, what: str, error: type[Exception] = UserError) -> None:
-        budget = self.a.max_memory if self.a.max_memory is not None else default_memory_budget()
+        budget = self.args.max_memory if self.args.max_memory is not None else default_memory_budget()
         need = array_bytes(sig, tokens)
         if need > budget:
-            raise error(f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
-                        f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
+            raise error(
+                f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
+                f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)"
+            )
 
     def check_flags(self) -> None:
-        a = self.a
+        a = self.args
         if a.seed < 0:
             raise UsageError(f"--seed must be non-negative, got {a.seed}")
         if a.max_memory is not None and a.max_memory <= 0:
@@ -189,7 +221,7 @@ class Runner:
 
     def check_paths(self, n_outputs: int) -> None:
         """No output file may be an input file or the kernel (by path, symlink or hard link)."""
-        a = self.a
+        a = self.args
         ins = [a.kernel, *a.input]
         outs: list[tuple[str, str]] = []
         if a.trace:
@@ -203,7 +235,7 @@ class Runner:
                     raise UsageError(f"{flag} would overwrite the input '{src}' (writing '{path}')")
 
     def main(self) -> int:
-        a = self.a
+        a = self.args
         self.check_flags()
         if a.target:
             load_target(a.target)
@@ -211,8 +243,10 @@ class Runner:
             l2 = load_target(a.target or "ascend910b1").l2
             unit = l2.line_bytes * l2.ways
             if a.l2_size <= 0 or a.l2_size % unit:
-                raise UsageError(f"--l2-size must be a positive multiple of {unit} bytes "
-                                 f"({l2.ways} ways of {l2.line_bytes}-byte lines), got {a.l2_size}")
+                raise UsageError(
+                    f"--l2-size must be a positive multiple of {unit} bytes "
+                    f"({l2.ways} ways of {l2.line_bytes}-byte lines), got {a.l2_size}"
+                )
         with collect(self.sink):
             module = self.parse()
             sig = signature(module)
@@ -233,11 +267,14 @@ class Runner:
                 self.lower(module, sig.level)
                 if (now := signature(module).level) != "npu":
                     used = f"--pass-pipeline '{a.pass_pipeline}'" if a.pass_pipeline else "the default pipeline"
-                    raise UsageError(f"{used} leaves the {sig.level}-level kernel at "
-                                     f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
-                                     f"(the default is '{TO_NPU[sig.level]}')")
-            result = run(module, inputs, a.target, a.l2_size, trace=a.trace is not None, engine=a.engine,
-                         numerics=a.numerics)
+                    raise UsageError(
+                        f"{used} leaves the {sig.level}-level kernel at "
+                        f"the {now} level; pto-run needs a pipeline that lowers it to the npu level "
+                        f"(the default is '{TO_NPU[sig.level]}')"
+                    )
+            result = run(
+                module, inputs, a.target, a.l2_size, trace=a.trace is not None, engine=a.engine, numerics=a.numerics
+            )
         rep = result.report
         assert rep is not None
         rep.notes += result.host_transposes
@@ -255,12 +292,15 @@ class Runner:
                 raise UserError(f"cannot write '{a.trace}': {e.strerror}") from None
         verdicts = []
         if golden is not None:
-            verdicts = [(o.name, check(g, w, golden_elem(o.elem, golden_module)))
-                        for o, g, w in zip(sig.outputs, result.outputs, golden.outputs)]
+            verdicts = [
+                (o.name, check(g, w, golden_elem(o.elem, golden_module)))
+                for o, g, w in zip(sig.outputs, result.outputs, golden.outputs, strict=True)
+            ]
         if a.json:
             d = rep.to_json()
-            d["golden"] = {n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite}
-                           for n, v in verdicts}
+            d["golden"] = {
+                n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite} for n, v in verdicts
+            }
             print(json.dumps(d, indent=1))
         else:
             print(rep.table())
@@ -271,9 +311,9 @@ class Runner:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    r = Runner(args)
+    runner = Runner(args)
     try:
-        return r.main()
+        return runner.main()
     except UsageError as e:
         print(f"pto-run: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -285,10 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pto-run: error: {e}", file=sys.stderr)
         return EXIT_USER
     except DiagnosticError as e:
-        r.sink(Diagnostic("error", e.location, e.message, e.notes))
+        runner.sink(Diagnostic("error", e.location, e.message, e.notes))
         return EXIT_USER
     except MachineError as e:
-        r.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
+        runner.sink(Diagnostic("error", e.op.location if e.op is not None else None, str(e)))
         return EXIT_USER
     except InternalError as e:
         print(f"pto-run: internal error: {e} (a bug in pto-ir)", file=sys.stderr)

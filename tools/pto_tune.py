@@ -43,8 +43,13 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", help="the JSON-lines results store")
     ap.add_argument("--resume", action="store_true", help="continue the store given by --out")
     ap.add_argument("--exhaustive", action="store_true", help="evaluate every legal configuration")
-    ap.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
-                    help="the values of one dimension (lists inside a value with '/': unroll=128/1,16)")
+    ap.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="the values of one dimension (lists inside a value with '/': unroll=128/1,16)",
+    )
     ap.add_argument("--write-best", metavar="FILE", help="write the winner as a kernel with its hints pinned")
     ap.add_argument("--plot", metavar="FILE", help="cycles per configuration and best so far, as PNG")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
@@ -136,8 +141,20 @@ def run(a: argparse.Namespace, sink, sources: dict[str, str]) -> int:
 
         require_matplotlib()
     text = _kernel_text(a.kernel, sink, sources)
-    result = tune(text, tokens, target=a.target, budget=a.budget, jobs=a.jobs, dask=a.dask, out=a.out,
-                  resume=a.resume, exhaustive=a.exhaustive, dims=dims, progress=not a.quiet, name=a.kernel)
+    result = tune(
+        text,
+        tokens,
+        target=a.target,
+        budget=a.budget,
+        jobs=a.jobs,
+        dask=a.dask,
+        out=a.out,
+        resume=a.resume,
+        exhaustive=a.exhaustive,
+        dims=dims,
+        progress=not a.quiet,
+        name=a.kernel,
+    )
     _finish(a, result)
     return 0
 

@@ -34,9 +34,13 @@ def quant(y):
 
 
 @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2, 1: 1}, "vec_nbuffer_setting": {0: 2}})
-def quant_linear(x: pypto.Tensor([pypto.DYNAMIC, K], BF16), gamma: pypto.Tensor([K], BF16),
-                 w: pypto.Tensor([N, K], I8), w_scale: pypto.Tensor([N, 1], FP32),
-                 out: pypto.Tensor([pypto.DYNAMIC, N], BF16)):
+def quant_linear(
+    x: pypto.Tensor([pypto.DYNAMIC, K], BF16),
+    gamma: pypto.Tensor([K], BF16),
+    w: pypto.Tensor([N, K], I8),
+    w_scale: pypto.Tensor([N, 1], FP32),
+    out: pypto.Tensor([pypto.DYNAMIC, N], BF16),
+):
     pypto.set_vec_tile_shapes(1, K)
     g = pypto.cast(pypto.reshape(gamma, [1, K], inplace=True), FP32)
     ws = pypto.reshape(w_scale, [1, N], inplace=True)

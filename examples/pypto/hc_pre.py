@@ -19,12 +19,13 @@ unroll_list = [256, 64, 16, 4, 1]
 
 
 @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128, "device_sched_mode": 0})
-def hc_pre(x: pypto.Tensor([pypto.DYNAMIC, hc, d], pypto.DT_BF16),
-           hc_fn: pypto.Tensor([mix_hc, hc * d], pypto.DT_FP32),
-           y: pypto.Tensor([pypto.DYNAMIC, mix_hc], pypto.DT_FP32)):
+def hc_pre(
+    x: pypto.Tensor([pypto.DYNAMIC, hc, d], pypto.DT_BF16),
+    hc_fn: pypto.Tensor([mix_hc, hc * d], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, mix_hc], pypto.DT_FP32),
+):
     t = x.shape[0]
-    for t_idx, unrollLength in pypto.loop_unroll(0, t, 1, name="t_loop", idx_name="t_idx",
-                                                 unroll_list=unroll_list):
+    for t_idx, unrollLength in pypto.loop_unroll(0, t, 1, name="t_loop", idx_name="t_idx", unroll_list=unroll_list):
         tile_t = unrollLength
         x_tile = pypto.view(x, [tile_t, hc, d], [t_idx, 0, 0])
         pypto.set_pass_options(sg_set_scope=1)

@@ -28,17 +28,20 @@ cfg = IndexerPrologQuantConfig()
 
 
 @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2, 1: 1}, "vec_nbuffer_setting": {0: 2}})
-def query_linear(qr: pypto.Tensor([pypto.DYNAMIC, q_lora_rank], pypto.DT_INT8),
-                 qr_scale: pypto.Tensor([pypto.DYNAMIC, 1], pypto.DT_FP32),
-                 idx_wq_b: pypto.Tensor([idx_nq * head_dim, q_lora_rank], pypto.DT_INT8),
-                 idx_wq_b_scale: pypto.Tensor([idx_nq * head_dim, 1], pypto.DT_FP32),
-                 q_out: pypto.Tensor([pypto.DYNAMIC, idx_nq * head_dim], pypto.DT_BF16)):
+def query_linear(
+    qr: pypto.Tensor([pypto.DYNAMIC, q_lora_rank], pypto.DT_INT8),
+    qr_scale: pypto.Tensor([pypto.DYNAMIC, 1], pypto.DT_FP32),
+    idx_wq_b: pypto.Tensor([idx_nq * head_dim, q_lora_rank], pypto.DT_INT8),
+    idx_wq_b_scale: pypto.Tensor([idx_nq * head_dim, 1], pypto.DT_FP32),
+    q_out: pypto.Tensor([pypto.DYNAMIC, idx_nq * head_dim], pypto.DT_BF16),
+):
     t = qr.shape[0]
     idx_wq_b.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
     # Reshape inplace will not generate data move
     w_qb_scale = pypto.reshape(idx_wq_b_scale, [1, idx_nq * head_dim], inplace=True)
-    for tIdx, t_tile in pypto.loop_unroll(0, t, 1, name="IndexerPrologLoop", idx_name="tIdx",
-                                          unroll_list=cfg.unroll_list):
+    for tIdx, t_tile in pypto.loop_unroll(
+        0, t, 1, name="IndexerPrologLoop", idx_name="tIdx", unroll_list=cfg.unroll_list
+    ):
         q_int8 = pypto.view(qr, [t_tile, q_lora_rank], [tIdx, 0])
         q_scale = pypto.view(qr_scale, [t_tile, 1], [tIdx, 0])
         pypto.set_semantic_label("Query-Linear")

@@ -18,10 +18,12 @@ unroll_list = [128, 64, 32, 16, 1]
 
 
 @pypto.frontend.jit
-def mla_wkv(x: pypto.Tensor([pypto.DYNAMIC, h], pypto.DT_BF16),
-            wkv: pypto.Tensor([h, kv_lora_rank], pypto.DT_BF16),
-            gamma_ckv: pypto.Tensor([kv_lora_rank], pypto.DT_BF16),
-            kv_out: pypto.Tensor([pypto.DYNAMIC, kv_lora_rank], pypto.DT_BF16)):
+def mla_wkv(
+    x: pypto.Tensor([pypto.DYNAMIC, h], pypto.DT_BF16),
+    wkv: pypto.Tensor([h, kv_lora_rank], pypto.DT_BF16),
+    gamma_ckv: pypto.Tensor([kv_lora_rank], pypto.DT_BF16),
+    kv_out: pypto.Tensor([pypto.DYNAMIC, kv_lora_rank], pypto.DT_BF16),
+):
     t = x.shape[0]
     for tIdx, t_tile in pypto.loop_unroll(0, t, 1, name="MLA_BS_LOOP", idx_name="tIdx", unroll_list=unroll_list):
         x_tile = pypto.view(x, [t_tile, h], [tIdx, 0], valid_shape=[t_tile, h])

@@ -38,14 +38,17 @@ def rms_norm(x, eps):
 
 
 @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2, 1: 1}})
-def mla_wqa(x: pypto.Tensor([pypto.DYNAMIC, h], pypto.DT_BF16),
-            wq_a: pypto.Tensor([h, q_lora_rank], pypto.DT_BF16),
-            gamma_cq: pypto.Tensor([q_lora_rank], pypto.DT_BF16),
-            qr_out: pypto.Tensor([pypto.DYNAMIC, q_lora_rank], pypto.DT_BF16)):
+def mla_wqa(
+    x: pypto.Tensor([pypto.DYNAMIC, h], pypto.DT_BF16),
+    wq_a: pypto.Tensor([h, q_lora_rank], pypto.DT_BF16),
+    gamma_cq: pypto.Tensor([q_lora_rank], pypto.DT_BF16),
+    qr_out: pypto.Tensor([pypto.DYNAMIC, q_lora_rank], pypto.DT_BF16),
+):
     t = x.shape[0]
     gamma_cq_2d_fp32 = pypto.cast(pypto.reshape(gamma_cq, [1, q_lora_rank], inplace=True), pypto.DT_FP32)
-    for tIdx, t_tile in pypto.loop_unroll(0, t, 1, name="MLA_BS_LOOP", idx_name="tIdx",
-                                          unroll_list=list(attrs.unroll_list)):
+    for tIdx, t_tile in pypto.loop_unroll(
+        0, t, 1, name="MLA_BS_LOOP", idx_name="tIdx", unroll_list=list(attrs.unroll_list)
+    ):
         x_tile = pypto.view(x, [t_tile, h], [tIdx, 0], valid_shape=[t_tile, h])
         pypto.set_semantic_label("wqa-linear")
         pypto.set_cube_tile_shapes([32, 32], [512, 512], [64, 64])

@@ -20,10 +20,12 @@ rms_norm, cast = pypto.rms_norm, pypto.cast
 
 
 @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2, 1: 1}, "vec_nbuffer_setting": {0: 2}})
-def linear_projection_kernel(input: pypto.Tensor([pypto.DYNAMIC, K], DT_BF16),
-                             weight: pypto.Tensor([N, K], DT_BF16),
-                             gamma: pypto.Tensor([K], DT_BF16),
-                             output: pypto.Tensor([pypto.DYNAMIC, N], DT_BF16)):
+def linear_projection_kernel(
+    input: pypto.Tensor([pypto.DYNAMIC, K], DT_BF16),
+    weight: pypto.Tensor([N, K], DT_BF16),
+    gamma: pypto.Tensor([K], DT_BF16),
+    output: pypto.Tensor([pypto.DYNAMIC, N], DT_BF16),
+):
     T = input.shape[0]
     tile_count = (T + TILE - 1) // TILE
     gamma_fp32 = pypto.cast(gamma, DT_FP32)

@@ -12,8 +12,9 @@ groups go through GM workspaces.
 A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
 in-place reshape of a loaded tensor a GM view (`npu.reshape`). Not supported (rejected):
 split-K with an i32 accumulator, N or K not a multiple of its tile (nL0, kL1), kL1 not
-a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles narrower than a row are column-tiled when the phase allows
-it, else processed as whole rows (with a warning).
+a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
+narrower than a row are column-tiled when the phase allows it, else processed as whole
+rows (with a warning).
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Space
-from pto.lowering.npu_build import c, unsupported
+from pto.dialects.pto import tensor_type
+from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
 from pto.targets import Target, target_of
@@ -53,6 +55,10 @@ def gm_type(t: Attribute) -> BufferType:
     return BufferType(list(t.get_shape()), t.element_type, Space.GM)
 
 
+def _transposed(t: TensorType) -> TensorType:
+    return TensorType(t.element_type, list(reversed(t.get_shape())))
+
+
 def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
     """Reject a vector op none of whose operands depends on a token tile: its tasks would
     redo the same weight-only work for every body, in buffers shaped for token rows."""
@@ -61,22 +67,27 @@ def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> N
         for o in st.body.block.ops:
             if any(v in varying for v in o.operands):
                 varying.update(o.results)
-            elif isinstance(st, tile.VecStageOp) and not isinstance(o, tile.YieldOp | tile.ReshapeOp | tile.ViewOp | tile.LoadOp):
+            elif isinstance(st, tile.VecStageOp) and not isinstance(
+                o, tile.YieldOp | tile.ReshapeOp | tile.ViewOp | tile.LoadOp
+            ):
                 raise unsupported(o, f"'{o.name}' of tensors without a token axis")
         yielded = st.body.block.last_op
         assert yielded is not None
-        varying.update(r for r, v in zip(st.results, yielded.operands) if v in varying)
+        varying.update(r for r, v in zip(st.results, yielded.operands, strict=True) if v in varying)
 
 
 @dataclass(frozen=True)
 class TileToNpuPass(ModulePass):
-    __doc__ = __doc__ + """
+    __doc__ = (
+        __doc__
+        + """
     Options: `l1-buffers` (1 or 2) and `l0-buffers` (1 or 2), the copies of the cube
     tasks' L1 and L0A/L0B tiles when they fit. With 2, a K slice loads while the one
     before it is consumed (if two copies of the weight slice do not fit beside them,
     only the activation slices get two). The defaults are PyPTO's: its cube tasks copy
     slice after slice into L1 without waiting for the cube (2) and overlap the L0 loads
     with the cube (2)."""
+    )
 
     name = "tile-to-npu"
 
@@ -86,8 +97,9 @@ class TileToNpuPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for name in ("l1_buffers", "l0_buffers"):
             if getattr(self, name) not in (1, 2):
-                raise DiagnosticError(op, f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, "
-                                          f"got {getattr(self, name)}")
+                raise DiagnosticError(
+                    op, f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, got {getattr(self, name)}"
+                )
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and any(isinstance(o, tile.TokenLoopOp) for o in f.walk()):
                 Lowering(f, target_of(f), self.l1_buffers, self.l0_buffers).run()
@@ -104,9 +116,9 @@ class Body:
     count: SSAValue
 
     def bounds(self, b: SSAValue) -> tuple[SSAValue, SSAValue]:
-        start = arith.AddiOp(self.lb, arith.MuliOp(b, c(self.rows))).result
+        start = arith.AddiOp(self.lb, arith.MuliOp(b, index_const(self.rows))).result
         start.name_hint = "start"
-        end = arith.MinUIOp(arith.AddiOp(start, c(self.rows)), self.ub).result
+        end = arith.MinUIOp(arith.AddiOp(start, index_const(self.rows)), self.ub).result
         end.name_hint = "end"
         return start, end
 
@@ -144,7 +156,8 @@ class Lowering:
         self.labels: set[str] = set()
         self.tokens: SSAValue | None = None
         self.workspaces: dict[tuple, SSAValue] = {}
-        self.cascade, self.last_upper = 0, None
+        self.cascade = 0
+        self.last_upper: SSAValue | None = None
         self.graph: npu.GraphOp | None = None
 
     def run(self) -> None:
@@ -180,21 +193,25 @@ class Lowering:
         f = self.f
         host_t = {o.source for o in f.walk() if isinstance(o, tile.LoadOp) and o.host_transpose is not None}
         for v in host_t:
-            if not isinstance(v, BlockArgument):
-                raise unsupported(v.owner, "host-transposing a computed value")  # type: ignore[arg-type]
+            if isinstance(v, OpResult):
+                raise unsupported(v.owner, "host-transposing a computed value")
         if host_t:
             attrs = list(f.arg_attrs.data) if f.arg_attrs is not None else [DictionaryAttr({})] * len(old.args)
-            for a in host_t:
-                attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})  # type: ignore[union-attr]
+            for a in old.args:
+                if a in host_t:
+                    attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})
             f.arg_attrs = ArrayAttr(attrs)
-        return [gm_type(TensorType(a.type.element_type, list(reversed(a.type.get_shape())))) if a in host_t  # type: ignore[union-attr]
-                else gm_type(a.type) for a in old.args]
+        return [gm_type(_transposed(tensor_type(a))) if a in host_t else gm_type(a.type) for a in old.args]
 
     def new_graph(self, block: Block, first: tile.TokenLoopOp) -> npu.GraphOp:
         runtime = self.f.attributes.get("pto.runtime")
         stitch = runtime.data.get("stitch_function_max_num") if isinstance(runtime, DictionaryAttr) else None
-        g = npu.GraphOp(self.target.cube_cores, self.target.vector_cores, Region(Block()),
-                        stitch.value.data if isinstance(stitch, IntegerAttr) else None)
+        g = npu.GraphOp(
+            self.target.cube_cores,
+            self.target.vector_cores,
+            Region(Block()),
+            stitch.value.data if isinstance(stitch, IntegerAttr) else None,
+        )
         g.location = first.location
         block.add_op(g)
         return g
@@ -214,16 +231,23 @@ class Lowering:
         """The token count (for sizing GM workspaces): from the kernel's tensor.dim, else
         the dim 0 of its first dynamic argument."""
         if self.tokens is None:
-            arg = next((a for a in self.f.body.block.args if isinstance(a.type, TensorType)
-                        and a.type.get_shape()[0] == DYNAMIC_INDEX), None)
+            arg = next(
+                (
+                    a
+                    for a in self.f.body.block.args
+                    if isinstance(a.type, TensorType) and a.type.get_shape()[0] == DYNAMIC_INDEX
+                ),
+                None,
+            )
             if arg is None:
                 raise DiagnosticError(loop, "tile-to-npu needs a token axis: an argument with a dynamic dim 0")
             self.tokens = npu.DimOp(self.gm[arg], 0).result
             self.tokens.name_hint = "tokens"
         return self.tokens
 
-    def workspace(self, key: tuple, t: BufferType, rows: Callable[[], SSAValue], name: str,
-                  loc: LocationAttr | None = None) -> SSAValue:
+    def workspace(
+        self, key: tuple, t: BufferType, rows: Callable[[], SSAValue], name: str, loc: LocationAttr | None = None
+    ) -> SSAValue:
         """A GM workspace (dim 0 dynamic) shared by every factor loop of the cascade under
         the same `key`: the loops cover disjoint token rows, so GM holds one copy of each
         intermediate however many factors the unroll list has. Loops that do not continue
@@ -253,12 +277,12 @@ class Lowering:
             self.cascade += 1
         self.last_upper = loop.upper
         lb, ub = self.gm[loop.lower], self.gm[loop.upper]
-        count = arith.CeilDivUIOp(arith.SubiOp(ub, lb), c(loop.rows)).result
+        count = arith.CeilDivUIOp(arith.SubiOp(ub, lb), index_const(loop.rows)).result
         count.name_hint = f"bodies{loop.rows}"
         body = Body(loop.rows, lb, ub, count)
         stages = [o for o in loop.body.block.ops if isinstance(o, tile.StageBase)]
         cube = next(o for o in stages if isinstance(o, tile.CubeStageOp))
-        pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1:]
+        pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1 :]
         self.map_loads(loop, stages)
         _check_token_axis(loop, stages)
         feed, side = feeding(pre, cube)
@@ -302,8 +326,11 @@ class Lowering:
         saves no edge to or from a single task): PyPTO's runtime routes such a dependence
         through a HUB task (measured, bench/fidelity/PYPTO_NOTES.md (f)). `partial`
         groups need only some of their producers' tasks."""
-        per_body = {t.label.data: t.per_body.value.data for t in self.graph.body.block.ops  # type: ignore[union-attr]
-                    if isinstance(t, npu.TasksOp)}
+        per_body = {
+            t.label.data: t.per_body.value.data
+            for t in self.graph.body.block.ops  # type: ignore[union-attr]
+            if isinstance(t, npu.TasksOp)
+        }
         limit = self.target.model.hub_pairs
         for t in ops:
             if isinstance(t, npu.TasksOp) and t.after.data and t.label.data not in partial:
@@ -326,26 +353,28 @@ class Lowering:
                 self.views.add(o)
             elif isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views):
                 if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
-                    raise unsupported(o, "an in-place reshape of a weight window that is not contiguous "
-                                         "(columns of a wider weight)")
+                    raise unsupported(
+                        o, "an in-place reshape of a weight window that is not contiguous (columns of a wider weight)"
+                    )
                 t = o.result.type
                 assert isinstance(t, TensorType)
                 src = self.gm[o.input]
-                dyn = DYNAMIC_INDEX in src.type.get_shape()  # type: ignore[union-attr]
+                dyn = DYNAMIC_INDEX in npu.buf(src).get_shape()
                 shape = [DYNAMIC_INDEX, *t.get_shape()[1:]] if dyn else list(t.get_shape())
                 view = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.GM))
                 view.location = o.location
                 self.gm[o.result] = view.result
                 self.views.add(o)
 
-    def destinations(self, loop: tile.TokenLoopOp, stages: list[tile.StageBase],
-                     phases: list[list[tile.StageBase]]) -> dict[SSAValue, list[SSAValue]]:
+    def destinations(
+        self, loop: tile.TokenLoopOp, stages: list[tile.StageBase], phases: list[list[tile.StageBase]]
+    ) -> dict[SSAValue, list[SSAValue]]:
         """GM destinations of every stage result: the outputs it is stored to, and a
         workspace if a stage of another phase (another group of tasks) reads it; within
         a phase a result stays in UB."""
         stores: dict[SSAValue, list[SSAValue]] = {}
-        for st in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
-            stores.setdefault(st.value, []).append(self.gm[st.dest])
+        for store in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
+            stores.setdefault(store.value, []).append(self.gm[store.dest])
         phase = {st: i for i, ph in enumerate(phases) for st in ph}
         dests: dict[SSAValue, list[SSAValue]] = {}
         n = 0

@@ -15,6 +15,7 @@ that has values of another width is not column-tiled (the caller says so).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import ImplicitBuilder
@@ -25,17 +26,38 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pto.dialects import npu, tile
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.dialects.npu import BufferType, Pipe
-from pto.lowering.npu_build import c, divide, sync, unsupported
+from pto.dialects.pto import tensor_type
+from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
-_INIT = {ReduceKind.SUM: 0.0, ReduceKind.MEAN: 0.0, ReduceKind.ABSMAX: 0.0,
-         ReduceKind.MAX: -F32_MAX, ReduceKind.MIN: F32_MAX}
-_COMBINE = {ReduceKind.SUM: npu.VAddOp, ReduceKind.MEAN: npu.VAddOp, ReduceKind.ABSMAX: npu.VMaxOp,
-            ReduceKind.MAX: npu.VMaxOp, ReduceKind.MIN: npu.VMinOp}
-_ELEMENTWISE = (tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp, tile.SqrtOp, tile.RsqrtOp, tile.AbsOp,
-                tile.MulsOp, tile.AddsOp, tile.CastOp)
+_INIT = {
+    ReduceKind.SUM: 0.0,
+    ReduceKind.MEAN: 0.0,
+    ReduceKind.ABSMAX: 0.0,
+    ReduceKind.MAX: -F32_MAX,
+    ReduceKind.MIN: F32_MAX,
+}
+_COMBINE = {
+    ReduceKind.SUM: npu.VAddOp,
+    ReduceKind.MEAN: npu.VAddOp,
+    ReduceKind.ABSMAX: npu.VMaxOp,
+    ReduceKind.MAX: npu.VMaxOp,
+    ReduceKind.MIN: npu.VMinOp,
+}
+_ELEMENTWISE = (
+    tile.AddOp,
+    tile.SubOp,
+    tile.MulOp,
+    tile.DivOp,
+    tile.SqrtOp,
+    tile.RsqrtOp,
+    tile.AbsOp,
+    tile.MulsOp,
+    tile.AddsOp,
+    tile.CastOp,
+)
 
 
 @dataclass
@@ -49,14 +71,14 @@ class Plan:
     outer: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)  # the reverse
 
     def wide(self, v: SSAValue) -> bool:
-        s = v.type.get_shape()  # type: ignore[attr-defined]
+        s = tensor_type(v).get_shape()
         return s[-1] == self.k and len(s) in (1, 2)
 
     def value(self, v: SSAValue) -> SSAValue:
         return self.alias.get(v, v)
 
 
-def plan(stages: list[tile.StageBase], views: set[Operation], k: int, cw: int) -> Plan | str:
+def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: int) -> Plan | str:
     """A column-tiling plan for the phase (rows `k` wide, chunks `cw`), or why it
     cannot have one. Values of other widths (`[rows, 1]`, a matmul result) are narrow."""
     ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
@@ -74,8 +96,11 @@ def plan(stages: list[tile.StageBase], views: set[Operation], k: int, cw: int) -
     for o in ops:
         if isinstance(o, tile.ReduceOp):
             if p.value(o.input) in p.late or not p.wide(o.input):
-                return "a reduction needs a value that itself needs a reduction" if p.wide(o.input) \
+                return (
+                    "a reduction needs a value that itself needs a reduction"
+                    if p.wide(o.input)
                     else "a reduction of a narrow value"
+                )
             post_narrow.add(o.result)
         elif isinstance(o, tile.RmsNormOp):
             if p.value(o.input) in p.late:
@@ -101,8 +126,9 @@ def elementwise(p: Plan) -> bool:
     return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
 
 
-def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int,
-         chunk: SSAValue | None = None) -> None:
+def task(
+    lowering, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: int, chunk: SSAValue | None = None
+) -> None:
     """One task of the phase (rows [row, row + valid)) as column-chunk loops; with
     `chunk` (an elementwise phase), only that chunk."""
     p.chunk = chunk
@@ -113,15 +139,15 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
     for o in p.ops:
         for v in o.operands:
             if p.value(v) not in inside and v not in ub.bufs and not p.wide(v):
-                t = v.type
-                buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)  # type: ignore[attr-defined]
-                npu.DmaOp(Pipe.MTE2, lw.gm[v], [row, 0], buf, [0, 0], rows=valid)
+                t = tensor_type(v)
+                buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)
+                npu.DmaOp(Pipe.MTE2, lowering.gm[v], [row, 0], buf, [0, 0], rows=valid)
                 ub.bufs[v] = buf
                 loaded = True
     if loaded:
         sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
     # Accumulators of the reductions (an rms_norm accumulates its sum of squares).
-    accs: dict[Operation, SSAValue] = {}
+    accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue] = {}
     for o in p.ops:
         if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
             accs[o] = ub.alloc([r, 1], f32, o.location)
@@ -130,7 +156,7 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
     stored = lambda vs: [v for v in vs if outs.get(v)]  # noqa: E731
     need1 = [o.input for o in accs] + stored(early)
     if need1:
-        _chunk_loop(lw, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
+        _chunk_loop(lowering, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
     # The narrow work, once per task, in program order.
     for o in p.ops:
         if isinstance(o, tile.ReduceOp):
@@ -143,19 +169,19 @@ def task(lw, p: Plan, r: int, row: SSAValue, valid: SSAValue, ub, dests, event: 
             npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
             npu.VSqrtOp(accs[o], accs[o])
         elif not p.wide(o.results[0]):
-            lw.vector_op(o, r, ub)
+            lowering.vector_op(o, r, ub)
             _alias(p, ub.bufs, o.results[0])
     late_out = stored([v for o in p.ops for v in o.results if v in p.late])
     if late_out:
-        _chunk_loop(lw, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
+        _chunk_loop(lowering, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
     narrow_out = [v for v in stored([res for o in p.ops for res in o.results]) if not p.wide(v)]
     if narrow_out:
         sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
         for v in narrow_out:
             buf = ub.bufs[v]
             for dst in outs[v]:
-                npu.DmaOp(Pipe.MTE3, buf, [0] * len(buf.type.get_shape()), dst,  # type: ignore[attr-defined]
-                          [row] + [0] * (len(buf.type.get_shape()) - 1), rows=valid)  # type: ignore[attr-defined]
+                rank = len(npu.buf(buf).get_shape())
+                npu.DmaOp(Pipe.MTE3, buf, [0] * rank, dst, [row] + [0] * (rank - 1), rows=valid)
     sync(Pipe.MTE3 if narrow_out else Pipe.VECTOR, Pipe.MTE2, event + events.VEC_STORED)
 
 
@@ -165,11 +191,23 @@ def _alias(p: Plan, bufs: dict[SSAValue, SSAValue], v: SSAValue) -> None:
         bufs[u] = bufs[v]
 
 
-def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: list[SSAValue],
-                stores: list[SSAValue], accs: dict[Operation, SSAValue], accumulate: bool) -> None:
+def _chunk_loop(
+    lowering,
+    p: Plan,
+    r: int,
+    row,
+    valid,
+    ub,
+    outs,
+    event: int,
+    targets: list[SSAValue],
+    stores: list[SSAValue],
+    accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue],
+    accumulate: bool,
+) -> None:
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
     need), fold the reductions of loop 1 into `accs`, store `stores`."""
-    producer = {res: o for o in p.ops for res in o.results}
+    producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
     need: set[SSAValue] = set()
     stack = list(targets)
     while stack:
@@ -186,7 +224,7 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
         for o in p.ops:  # loads first, in program order
             for v in o.operands:
                 if p.value(v) in need and p.value(v) not in producer and v not in chunk:
-                    chunk[v] = _load(lw, p, v, r, row, valid, col, o, ub)
+                    chunk[v] = _load(lowering, p, v, r, row, valid, col, o, ub)
         sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
         saved = ub.bufs
         ub.bufs = {**saved, **chunk}
@@ -196,9 +234,9 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
                 if isinstance(o, tile.RmsNormOp):
                     _normalise(o, r, p.cw, ub, accs[o])
                 else:
-                    lw.vector_op(o, r, ub, (p.k, p.cw))
+                    lowering.vector_op(o, r, ub, (p.k, p.cw))
                 _alias(p, ub.bufs, res)
-            if accumulate and o in accs:
+            if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in accs:
                 _accumulate(o, r, ub, accs[o])
         if stores:
             sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
@@ -211,33 +249,33 @@ def _chunk_loop(lw, p: Plan, r: int, row, valid, ub, outs, event: int, targets: 
         ub.bufs = saved
         scf.YieldOp()
     if p.chunk is None:
-        scf.ForOp(c(0), c(p.k), c(p.cw), [], Region(body))
+        scf.ForOp(index_const(0), index_const(p.k), index_const(p.cw), [], Region(body))
         return
-    lo = arith.MuliOp(p.chunk, c(p.cw)).result
-    scf.ForOp(lo, arith.AddiOp(lo, c(p.cw)).result, c(p.cw), [], Region(body))
+    lo = arith.MuliOp(p.chunk, index_const(p.cw)).result
+    scf.ForOp(lo, arith.AddiOp(lo, index_const(p.cw)).result, index_const(p.cw), [], Region(body))
 
 
-def _load(lw, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:
-    t = v.type
-    src = lw.gm[v]
+def _load(lowering, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operation, ub) -> SSAValue:
+    t = tensor_type(v)
+    src = lowering.gm[v]
     token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
-    if len(t.get_shape()) == 1:  # type: ignore[attr-defined]
-        buf = ub.alloc([p.cw], t.element_type, user.location)  # type: ignore[attr-defined]
+    if len(t.get_shape()) == 1:
+        buf = ub.alloc([p.cw], t.element_type, user.location)
         npu.DmaOp(Pipe.MTE2, src, [col], buf, [0])
     elif token:
-        buf = ub.alloc([r, p.cw], t.element_type, user.location)  # type: ignore[attr-defined]
+        buf = ub.alloc([r, p.cw], t.element_type, user.location)
         npu.DmaOp(Pipe.MTE2, src, [row, col], buf, [0, 0], rows=valid)
     else:
         raise unsupported(user, "column tiles of a tensor without a token axis")
     return buf
 
 
-def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
+def _accumulate(o: tile.ReduceOp | tile.RmsNormOp, r: int, ub, acc: SSAValue) -> None:
     x = ub.bufs[o.operands[0]]
     part = ub.alloc([r, 1], f32, o.location)
     if isinstance(o, tile.RmsNormOp):
         xf = _as_f32(x, r, ub, o)
-        sq = ub.alloc(list(xf.type.get_shape()), f32, o.location)  # type: ignore[attr-defined]
+        sq = ub.alloc(list(npu.buf(xf).get_shape()), f32, o.location)
         npu.VMulOp(xf, xf, sq)
         npu.VReduceOp(ReduceKind.SUM, sq, part)
         npu.VAddOp(acc, part, acc)
@@ -248,9 +286,9 @@ def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
 
 
 def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
-    if x.type.elem == "f32":  # type: ignore[attr-defined]
+    if npu.buf(x).elem == "f32":
         return x
-    xf = ub.alloc(list(x.type.get_shape()), f32, o.location)  # type: ignore[attr-defined]
+    xf = ub.alloc(list(npu.buf(x).get_shape()), f32, o.location)
     npu.VCastOp(x, xf, RoundMode.NONE)
     return xf
 
@@ -259,7 +297,7 @@ def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
     """One chunk of rms_norm: x / sqrt(mean(x^2) + eps) [* gamma], in f32 (`scale` holds
     the root)."""
     xf = _as_f32(ub.bufs[o.input], r, ub, o)
-    res_f32 = elem_name(o.result.type.element_type) == "f32"  # type: ignore[attr-defined]
+    res_f32 = elem_name(tensor_type(o.result).element_type) == "f32"
     y = ub.alloc([r, cw], f32, o.location)
     npu.VDivOp(xf, scale, y)
     if o.gamma is not None:
@@ -267,6 +305,6 @@ def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
     if res_f32:
         ub.bufs[o.result] = y
     else:
-        out = ub.alloc([r, cw], o.result.type.element_type, o.location)  # type: ignore[attr-defined]
+        out = ub.alloc([r, cw], tensor_type(o.result).element_type, o.location)
         npu.VCastOp(y, out, RoundMode.RINT)
         ub.bufs[o.result] = out

@@ -12,10 +12,12 @@ split-K (f32 accumulators only) K is cut into runs as PyPTO cuts it (`split_runs
 of every run write their partial tile to a GM workspace that a vector group adds up
 (vector.emit_sum_group), as PyPTO does.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypedDict
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
@@ -26,7 +28,8 @@ from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.common import ELEM_BYTES, RoundMode, elem_name
 from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
-from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
+from pto.dialects.pto import tensor_type
+from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
 
 idx = IndexType()
@@ -68,9 +71,12 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     k1 = min(k1, k)
     k0 = min(k0, k1)
     if n % n1 or k % k1 or k1 % k0:
-        raise unsupported(st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), "
-                              f"or kL1 not of kL0 = {k0}")
-    return Tiles(m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, mm.lhs.type.element_type) if st.tiles.is_split_k else 1)  # type: ignore[union-attr]
+        raise unsupported(
+            st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), or kL1 not of kL0 = {k0}"
+        )
+    return Tiles(
+        m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, tensor_type(mm.lhs).element_type) if st.tiles.is_split_k else 1
+    )
 
 
 def split_runs(k: int, k1: int, elem) -> int:
@@ -87,18 +93,30 @@ def merge_counts(st: tile.CubeStageOp) -> tuple[int, int]:
     return max(1, reuse), max(1, nbuf)
 
 
+class CubeBuffers(TypedDict):
+    """A cube task's buffers: the copies of each L1 and L0 tile, the K slices kept in L1
+    across the task's tiles, and the one L0C accumulator."""
+
+    a1: list[SSAValue]
+    b1: list[SSAValue]
+    kept: list[SSAValue]
+    a0: list[SSAValue]
+    b0: list[SSAValue]
+    acc: SSAValue
+
+
 class CubeStage:
     """A task is `per_task` units of a body; a unit is `g` output tiles of one column of
     tiles (consecutive row tiles of one column) that share the kept K slices of the
     weight tile (`cube_l1_reuse_setting`)."""
 
-    def __init__(self, lw, st: tile.CubeStageOp, body, dests):
-        self.lw, self.st, self.body, self.dests = lw, st, body, dests
+    def __init__(self, lowering, st: tile.CubeStageOp, body, dests):
+        self.lowering, self.st, self.body, self.dests = lowering, st, body, dests
         self.t = tiles(st)
         self.mt = -(-body.rows // self.t.m1)
         self.nt = self.t.n // self.t.n1
         mm = st.matmul
-        self.a_el, self.b_el = mm.lhs.type.element_type, mm.rhs.type.element_type  # type: ignore[union-attr]
+        self.a_el, self.b_el = tensor_type(mm.lhs).element_type, tensor_type(mm.rhs).element_type
         self.acc_name = MMAD_OUT[elem_name(self.a_el)]
         self.cast = next((o for o in st.body.block.ops if isinstance(o, tile.CastOp)), None)
         self.bt = mm.b_trans is not None
@@ -117,10 +135,10 @@ class CubeStage:
             return
         if self.acc_name != "f32":
             raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added as f32)")
-        self.tokens = self.lw.token_count(self.st)
+        self.tokens = self.lowering.token_count(self.st)
         bt = BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM)
-        rows = lambda: arith.MuliOp(self.tokens, c(self.t.splits)).result  # noqa: E731
-        self.psum = self.lw.workspace(("psum", self.t.splits, bt), bt, rows, "psum")
+        rows = lambda: arith.MuliOp(self.tokens, index_const(self.t.splits)).result  # noqa: E731
+        self.psum = self.lowering.workspace(("psum", self.t.splits, bt), bt, rows, "psum")
         self.outs = [self.psum]
 
     def round_mode(self):
@@ -129,9 +147,13 @@ class CubeStage:
     def types(self) -> tuple[BufferType, ...]:
         t = self.t
         b_shape = [t.n1, t.k1] if self.bt else [t.k1, t.n1]
-        return (BufferType([t.m1, t.k1], self.a_el, Space.L1), BufferType(b_shape, self.b_el, Space.L1),
-                BufferType([t.m0, t.k0], self.a_el, Space.L0A), BufferType([t.k0, t.n0], self.b_el, Space.L0B),
-                BufferType([t.m0, t.n0], f32 if self.acc_name == "f32" else IntegerType(32), Space.L0C))
+        return (
+            BufferType([t.m1, t.k1], self.a_el, Space.L1),
+            BufferType(b_shape, self.b_el, Space.L1),
+            BufferType([t.m0, t.k0], self.a_el, Space.L0A),
+            BufferType([t.k0, t.n0], self.b_el, Space.L0B),
+            BufferType([t.m0, t.n0], f32 if self.acc_name == "f32" else IntegerType(32), Space.L0C),
+        )
 
     def group_size(self, reuse: int) -> int:
         """The most row tiles of a column (a divisor of the body's, at most `reuse`)."""
@@ -152,15 +174,19 @@ class CubeStage:
         bufs = self.buffers()
         start, end = self.body.bounds(b)
         n = self.per_task
-        unrolled(n, lambda q: arith.AddiOp(arith.MuliOp(i, c(n)).result, c(q)).result if n > 1 else i,
-                 c(count) if count % n else None, lambda u, _: self.unit(u, start, end, bufs))
+        unrolled(
+            n,
+            lambda q: arith.AddiOp(arith.MuliOp(i, index_const(n)).result, index_const(q)).result if n > 1 else i,
+            index_const(count) if count % n else None,
+            lambda u, _: self.unit(u, start, end, bufs),
+        )
 
     # -- buffers ---------------------------------------------------------------------
 
-    def buffers(self) -> dict[str, list]:
+    def buffers(self) -> CubeBuffers:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
-        t, cap, l1, l0 = self.t, self.lw.target.capacity, self.lw.l1_buffers, self.lw.l0_buffers
-        block = self.lw.target.block_bytes
+        t, cap, l1, l0 = self.t, self.lowering.target.capacity, self.lowering.l1_buffers, self.lowering.l0_buffers
+        block = self.lowering.target.block_bytes
         size = lambda bt: -(-bt.nbytes() // block) * block  # noqa: E731  buffers start on a block
         halves = t.k1 // 2 % t.k0 == 0
         ca, cb, self.parts = self.l1_copies(size(a1_t), size(b1_t), l1, cap("l1"), halves)
@@ -170,14 +196,16 @@ class CubeStage:
         b1_at = ca * size(a1_t)
         kept_at = b1_at + cb * size(part_t)
         kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t), MAX_KEPT_SLICES)
-        return {
-            "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
-            "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
-            "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
-            "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
-            "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
-            "acc": npu.AllocOp(acc_t, 0).result,
-        }
+        return CubeBuffers(
+            {
+                "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
+                "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
+                "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
+                "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
+                "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
+                "acc": npu.AllocOp(acc_t, 0).result,
+            }
+        )
 
     @staticmethod
     def l1_copies(a: int, b: int, copies: int, cap: int, halves: bool) -> tuple[int, int, int]:
@@ -201,17 +229,17 @@ class CubeStage:
         """Unit u (mod units) of the body: column ni, row tiles mg*g .. mg*g+g-1, one after
         the other, as PyPTO runs them; its split run is u div units."""
         t, per_col, split = self.t, self.mt // self.g, self.t.splits > 1
-        si = arith.DivUIOp(u, c(self.units)).result if split else c(0)
-        rest = arith.RemUIOp(u, c(self.units)).result if split else u
-        ni, mg = arith.DivUIOp(rest, c(per_col)).result, arith.RemUIOp(rest, c(per_col)).result
-        col = arith.MuliOp(ni, c(t.n1)).result
+        si = arith.DivUIOp(u, index_const(self.units)).result if split else index_const(0)
+        rest = arith.RemUIOp(u, index_const(self.units)).result if split else u
+        ni, mg = arith.DivUIOp(rest, index_const(per_col)).result, arith.RemUIOp(rest, index_const(per_col)).result
+        col = arith.MuliOp(ni, index_const(t.n1)).result
         col.name_hint = "col"
-        first = arith.AddiOp(start, arith.MuliOp(mg, c(self.g * t.m1))).result
-        kstart = arith.MuliOp(si, c(t.k // t.splits)).result
+        first = arith.AddiOp(start, arith.MuliOp(mg, index_const(self.g * t.m1))).result
+        kstart = arith.MuliOp(si, index_const(t.k // t.splits)).result
         # A split-K run writes its partial sums into its block of the workspace.
         base = arith.MuliOp(si, self.tokens).result if split else None
         for r in range(self.g):
-            row = arith.AddiOp(first, c(r * t.m1)).result if r else first
+            row = arith.AddiOp(first, index_const(r * t.m1)).result if r else first
             row.name_hint = "row"
             valid = valid_rows(row, end, t.m1)
             self.k_loop(bufs, (row, valid), col, kstart, load_kept=r == 0)
@@ -233,16 +261,20 @@ class CubeStage:
         for j in range(nb):
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         for s_ in range(kept):
-            self.k_slice(bufs, member, col, kstart, c(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
-        kend = arith.AddiOp(kstart, c(t.k // t.splits)).result
+            self.k_slice(bufs, member, col, kstart, index_const(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
+        kend = arith.AddiOp(kstart, index_const(t.k // t.splits)).result
         kbody = Block(arg_types=[idx])
         with ImplicitBuilder(kbody):
             k = kbody.args[0]
-            unrolled(slices, lambda j: arith.AddiOp(k, c(j * t.k1)).result if j else k, kend,
-                     lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j))
+            unrolled(
+                slices,
+                lambda j: arith.AddiOp(k, index_const(j * t.k1)).result if j else k,
+                kend,
+                lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j),
+            )
             scf.YieldOp()
-        lb = arith.AddiOp(kstart, c(kept * t.k1)).result if kept else kstart
-        scf.ForOp(lb, kend, c(slices * t.k1), [], Region(kbody))
+        lb = arith.AddiOp(kstart, index_const(kept * t.k1)).result if kept else kstart
+        scf.ForOp(lb, kend, index_const(slices * t.k1), [], Region(kbody))
         for j in range(ca):
             npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j)
         for j in range(cb):
@@ -258,18 +290,24 @@ class CubeStage:
         (row, valid), ja = member, j % len(bufs["a1"])
         a1 = bufs["a1"][ja]
         npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
-        npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
+        npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
         parts = 1 if kept is not None else self.parts
         kb = t.k1 // parts
         for h in range(parts):
-            at = arith.AddiOp(kk, c(h * kb)).result if h else kk
+            at = arith.AddiOp(kk, index_const(h * kb)).result if h else kk
             jb = (j * parts + h) % len(bufs["b1"])
             b1 = kept if kept is not None else bufs["b1"][jb]
             if kept is None:
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
             if kept is None or load:
-                npu.DmaOp(Pipe.MTE2, self.lw.gm[mm.rhs], [col, at] if self.bt else [at, col], b1, [0, 0],
-                          cache=self.lw.cache_of(mm.rhs))
+                npu.DmaOp(
+                    Pipe.MTE2,
+                    self.lowering.gm[mm.rhs],
+                    [col, at] if self.bt else [at, col],
+                    b1,
+                    [0, 0],
+                    cache=self.lowering.cache_of(mm.rhs),
+                )
             sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
             self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
             if kept is None:
@@ -283,16 +321,20 @@ class CubeStage:
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
             k = inner.args[0]
-            unrolled(nb, lambda q: arith.AddiOp(k, c(q * t.k0)).result if q else k, c(width),
-                     lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q))
+            unrolled(
+                nb,
+                lambda q: arith.AddiOp(k, index_const(q * t.k0)).result if q else k,
+                index_const(width),
+                lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q),
+            )
             scf.YieldOp()
-        scf.ForOp(c(0), c(width), c(nb * t.k0), [], Region(inner))
+        scf.ForOp(index_const(0), index_const(width), index_const(nb * t.k0), [], Region(inner))
 
     def l0_step(self, bufs, a1, b1, valid, kk, kstart, k_b: SSAValue, lo: int, j: int) -> None:
         """One kL0 step into L0 copy j: column k_b of `b1`, lo + k_b of the slice."""
-        k_in = arith.AddiOp(k_b, c(lo)).result if lo else k_b
+        k_in = arith.AddiOp(k_b, index_const(lo)).result if lo else k_b
         first = arith.AddiOp(arith.SubiOp(kk, kstart), k_in).result
-        later = arith.CmpiOp(first, c(0), "ne").result
+        later = arith.CmpiOp(first, index_const(0), "ne").result
         a0, b0 = bufs["a0"][j], bufs["b0"][j]
         npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         npu.DmaOp(Pipe.MTE1, b1, [0, k_b] if self.bt else [k_b, 0], b0, [0, 0], transpose=self.bt)
@@ -306,7 +348,7 @@ class CubeStage:
     def out(self, acc, row, col, valid) -> None:
         sync(Pipe.CUBE, Pipe.FIXPIPE, ev.ACC_READY)
         for dst in self.outs:
-            d_el = elem_name(dst.type.element_type)  # type: ignore[union-attr]
+            d_el = elem_name(npu.buf(dst).element_type)
             rnd = self.round_mode() if d_el != self.acc_name else None
             npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd)
         sync(Pipe.FIXPIPE, Pipe.CUBE, ev.ACC_FREE)

@@ -18,4 +18,9 @@ L0_FREE = 0  # + copy, CUBE -> MTE1: an L0A/L0B copy may be refilled
 L0_LOADED = 0  # + copy, MTE1 -> CUBE: an L0A/L0B copy is in
 ACC_READY = 3  # CUBE -> FIXPIPE: the accumulators hold the whole K
 ACC_FREE = 4  # FIXPIPE -> CUBE: the accumulators are out; the next tile may overwrite them
-MAX_COPIES = 4  # event ids per pipe pair leave room for four copies of each buffer
+
+
+def max_copies(event_ids: int) -> int:
+    """Copies of a buffer the flags can tell apart: a vector copy takes
+    VEC_EVENTS_PER_COPY ids of a pipe pair, and the cube's L1B_FREE ids start half-way."""
+    return event_ids // VEC_EVENTS_PER_COPY

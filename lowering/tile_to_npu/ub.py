@@ -12,7 +12,7 @@ from pto.targets import Target
 
 
 @dataclass
-class UB:
+class UbAllocator:
     """UB buffers of one vector task: bump allocation, plus holes that a task copy frees
     when a value is dead (first fit), so one copy reuses its own space. `offset` is the
     high-water mark. Freed space is reused only by later vector ops of the same copy:
@@ -56,3 +56,6 @@ class UB:
     def new_copy(self) -> None:
         """A task copy of its own: no value, no reuse of another copy's space."""
         self.bufs, self.holes, self.sizes = {}, [], {}
+
+
+UB = UbAllocator  # the old name, still imported by test/python/test_tile_to_npu_ub.py

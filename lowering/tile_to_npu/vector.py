@@ -8,6 +8,8 @@ copies do not overlap yet.)"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc, f32
@@ -17,37 +19,51 @@ from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import npu, tile
 from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType, Pipe, Space
-from pto.lowering.npu_build import c, sync, unrolled, unsupported, valid_rows
+from pto.dialects.pto import tensor_type
+from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
-from pto.lowering.tile_to_npu.ub import UB
+from pto.lowering.tile_to_npu.ub import UbAllocator
 from pto.lowering.tile_to_npu.vector_ops import check_rank, emit_op
 
 idx = IndexType()
+# Lowering policy, not a hardware figure: when no column tiling is pinned, chunk widths
+# are tried halving from half a row down to this one (the narrowest pinned vector tile
+# of the seed's kernels, `(4, 64)`, is column-tiled at 64).
+MIN_CHUNK_COLS = 64
+
+
+def _yielded(st: tile.StageBase) -> Sequence[SSAValue]:
+    """What the stage yields (its verifier requires the terminator)."""
+    y = st.body.block.last_op
+    assert isinstance(y, tile.YieldOp)
+    return y.operands
 
 
 class VectorPhase:
-    def __init__(self, lw, stages: list[tile.StageBase], body):
-        self.lw, self.stages, self.body = lw, stages, body  # body: the loop's Body
-        self.target = lw.target
+    def __init__(self, lowering, stages: list[tile.StageBase], body):
+        vec = [st for st in stages if isinstance(st, tile.VecStageOp)]
+        assert len(vec) == len(stages), "a vector phase is vector stages only (the cube stage is its own phase)"
+        self.lowering, self.stages, self.body = lowering, vec, body  # body: the loop's Body
+        self.target = lowering.target
         self.plan: columns.Plan | None = None
-        self.gm = lw.gm
+        self.gm = lowering.gm
 
     # Used by the column tiling.
-    def vector_op(self, op: Operation, r: int, ub: UB, chunk=None) -> None:
+    def vector_op(self, op: Operation, r: int, ub: UbAllocator, chunk=None) -> None:
         emit_op(op, r, ub, chunk)
 
     def merge(self) -> int:
         n = max((st.nbuffer.value.data for st in self.stages if st.nbuffer is not None), default=1)
-        if n > events.MAX_COPIES:
-            raise unsupported(self.stages[0], f"nbuffer {n} (at most {events.MAX_COPIES}: two event ids per copy)")
+        most = events.max_copies(self.target.sync.event_ids)
+        if n > most:
+            raise unsupported(self.stages[0], f"nbuffer {n} (at most {most}: two event ids per copy)")
         return n
 
     def chosen_rows(self) -> int:
         rows = self.body.rows
         for st in self.stages:
-            assert isinstance(st, tile.VecStageOp)
             if st.vec_tile is not None:
-                rows = min(rows, st.vec_tile.get_values()[0])  # type: ignore[type-var]
+                rows = min(rows, int(st.vec_tile.get_values()[0]))
         return rows
 
     def emit(self, label: str, after: list[str], dests) -> int:
@@ -55,12 +71,15 @@ class VectorPhase:
         the chosen rows with as many merged tiles (UB copies) as asked, then fewer, then
         column-tiled, then fewer rows."""
         asked, chosen, cap = self.merge(), self.chosen_rows(), self.target.capacity("ub")
-        shapes = [(r, plan, m) for r, plan in self.phase_shapes(chosen, self.column_plan())
-                  for m in range(min(asked, -(-self.body.rows // r) * self.chunks_of(plan)), 0, -1)]
+        shapes = [
+            (r, plan, m)
+            for r, plan in self.phase_shapes(chosen, self.column_plan())
+            for m in range(min(asked, -(-self.body.rows // r) * self.chunks_of(plan)), 0, -1)
+        ]
         for n, (r, self.plan, merge) in enumerate(shapes):
             tiles = -(-self.body.rows // r) * self.chunks()
             region = Region(Block(arg_types=[idx, idx]))
-            ub = UB(self.target)
+            ub = UbAllocator(self.target)
             with ImplicitBuilder(region.block):
                 self.task(region.block.args, r, merge, ub, dests)
             if ub.offset <= cap or n == len(shapes) - 1:
@@ -68,8 +87,11 @@ class VectorPhase:
             region.block.drop_all_references()
         if r < chosen:
             # tile-assign-shapes sized each stage alone; fused, the phase needs more.
-            warn(self.stages[0], f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
-                                 "does not fit in UB with more")
+            warn(
+                self.stages[0],
+                f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
+                "does not fit in UB with more",
+            )
         npu.TasksOp(label, "vector", self.body.count, -(-tiles // merge), after, region)
         return r
 
@@ -81,21 +103,27 @@ class VectorPhase:
         """Column chunks that are tasks of their own (an elementwise column-tiled phase)."""
         return plan.k // plan.cw if plan is not None and columns.elementwise(plan) else 1
 
-    def task(self, args, r: int, merge: int, ub: UB, dests) -> None:
+    def task(self, args, r: int, merge: int, ub: UbAllocator, dests) -> None:
         b, i = args
         b.name_hint, i.name_hint = "body", "task"
         start, end = self.body.bounds(b)
         tiles = -(-self.body.rows // r) * self.chunks()
-        unrolled(merge, lambda q: arith.AddiOp(arith.MuliOp(i, c(merge)).result, c(q)).result if merge > 1 else i,
-                 c(tiles) if tiles % merge else None, lambda j, q: self.copy(j, r, start, end, ub, dests, q))
+        unrolled(
+            merge,
+            lambda q: (
+                arith.AddiOp(arith.MuliOp(i, index_const(merge)).result, index_const(q)).result if merge > 1 else i
+            ),
+            index_const(tiles) if tiles % merge else None,
+            lambda j, q: self.copy(j, r, start, end, ub, dests, q),
+        )
 
-    def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UB, dests, q: int) -> None:
+    def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UbAllocator, dests, q: int) -> None:
         """Vector tile j of the body: rows [row, row + valid) (and, for chunk tasks,
         column chunk j mod chunks of rows j div chunks), in UB copy q."""
         n, chunk = self.chunks(), None
         if n > 1:
-            j, chunk = arith.DivUIOp(j, c(n)).result, arith.RemUIOp(j, c(n)).result
-        row = arith.AddiOp(start, arith.MuliOp(j, c(r))).result
+            j, chunk = arith.DivUIOp(j, index_const(n)).result, arith.RemUIOp(j, index_const(n)).result
+        row = arith.AddiOp(start, arith.MuliOp(j, index_const(r))).result
         row.name_hint = "row"
         valid = valid_rows(row, end, r)
         ub.new_copy()
@@ -111,20 +139,22 @@ class VectorPhase:
         """Column tiling when a stage's vector tile is narrower than its rows."""
         narrow = []
         for st in self.stages:
-            assert isinstance(st, tile.VecStageOp)
             if st.vec_tile is not None:
-                vt = st.vec_tile.get_values()
-                data = next(o for o in st.body.block.ops if o not in self.lw.views)
-                cols = data.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
+                vt = [int(v) for v in st.vec_tile.get_values()]
+                data = next(o for o in st.body.block.ops if o not in self.lowering.views)
+                cols = tensor_type(data.operands[0]).get_shape()[-1]
                 if vt[-1] < cols:
-                    narrow.append((st, list(vt), cols))
+                    narrow.append((st, vt, cols))
         if not narrow:
             return None
-        st, vt, cols = narrow[0]
-        p = columns.plan(self.stages, self.lw.views, cols, min(int(v[1][-1]) for v in narrow))
+        first, first_vt, first_cols = narrow[0]
+        p = columns.plan(self.stages, self.lowering.views, first_cols, min(v[1][-1] for v in narrow))
         if isinstance(p, str):
-            warn(st, f"vector tile {vt} is narrower than the {cols}-column row but the phase is not "
-                     f"column-tiled ({p}): tile-to-npu processes whole rows")
+            warn(
+                first,
+                f"vector tile {first_vt} is narrower than the {first_cols}-column row but the phase is not "
+                f"column-tiled ({p}): tile-to-npu processes whole rows",
+            )
             return None
         return p
 
@@ -134,12 +164,17 @@ class VectorPhase:
         widths (when the phase allows it); then halving rows."""
         yield rows, pinned
         if pinned is None:
-            widths = [v.type.get_shape()[-1] for st in self.stages for o in st.body.block.ops  # type: ignore[union-attr]
-                      if o not in self.lw.views and not isinstance(o, tile.YieldOp) for v in o.results]
+            widths = [
+                tensor_type(v).get_shape()[-1]
+                for st in self.stages
+                for o in st.body.block.ops
+                if o not in self.lowering.views and not isinstance(o, tile.YieldOp)
+                for v in o.results
+            ]
             k = max(widths, default=1)
             cw = k // 2
-            while cw >= 64 and k % cw == 0:
-                p = columns.plan(self.stages, self.lw.views, k, cw)
+            while cw >= MIN_CHUNK_COLS and k % cw == 0:
+                p = columns.plan(self.stages, self.lowering.views, k, cw)
                 if isinstance(p, columns.Plan):
                     yield rows, p
                 cw //= 2
@@ -149,7 +184,7 @@ class VectorPhase:
 
     # -- one tile of whole rows --------------------------------------------------------
 
-    def whole_rows(self, r: int, row, valid, ub: UB, dests, event: int) -> None:
+    def whole_rows(self, r: int, row, valid, ub: UbAllocator, dests, event: int) -> None:
         if self.load_inputs(r, row, valid, ub):
             sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
         self.compute(r, ub, dests)
@@ -157,16 +192,16 @@ class VectorPhase:
         for res in (res for st in self.stages for res in st.results):
             for dst in dests.get(res, []):
                 buf = ub.bufs[res]
-                shape = buf.type.get_shape()  # type: ignore[union-attr]
+                shape = npu.buf(buf).get_shape()
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
         sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
 
-    def load_inputs(self, r: int, row, valid, ub: UB) -> bool:
+    def load_inputs(self, r: int, row, valid, ub: UbAllocator) -> bool:
         """Every value the phase reads that it does not compute, into UB."""
-        inside = {o for st in self.stages for o in st.body.block.ops} - self.lw.views
+        inside = {o for st in self.stages for o in st.body.block.ops} - self.lowering.views
         inside |= set(self.stages)  # a result of an earlier stage of the phase is in UB
         loaded = False
-        for op in (o for st in self.stages for o in st.body.block.ops if o not in self.lw.views):
+        for op in (o for st in self.stages for o in st.body.block.ops if o not in self.lowering.views):
             for v in op.operands:
                 if v in ub.bufs or (isinstance(v.owner, Operation) and v.owner in inside):
                     continue
@@ -174,7 +209,7 @@ class VectorPhase:
                 loaded = True
         return loaded
 
-    def load(self, op: Operation, v: SSAValue, r: int, row, valid, ub: UB) -> SSAValue:
+    def load(self, op: Operation, v: SSAValue, r: int, row, valid, ub: UbAllocator) -> SSAValue:
         t = v.type
         assert isinstance(t, TensorType)
         src = self.gm[v]
@@ -187,16 +222,21 @@ class VectorPhase:
             npu.DmaOp(Pipe.MTE2, src, [0, 0], buf, [0, 0], transpose=True)
             return buf
         buf = ub.alloc(shape, t.element_type, op.location)
-        npu.DmaOp(Pipe.MTE2, src, [row if token else 0] + [0] * (len(shape) - 1), buf,
-                  [0] * len(shape), rows=valid if token else None)
+        npu.DmaOp(
+            Pipe.MTE2,
+            src,
+            [row if token else 0] + [0] * (len(shape) - 1),
+            buf,
+            [0] * len(shape),
+            rows=valid if token else None,
+        )
         return buf
 
-    def compute(self, r: int, ub: UB, dests) -> None:
+    def compute(self, r: int, ub: UbAllocator, dests) -> None:
         """The phase's ops in order; a buffer is freed after the last op that reads it,
         unless it is a result to store."""
-        stages, views = self.stages, self.lw.views
-        alias = {outer: inner for st in stages for inner, outer in
-                 zip(st.body.block.last_op.operands, st.results, strict=True)}  # type: ignore[union-attr]
+        stages, views = self.stages, self.lowering.views
+        alias = {outer: inner for st in stages for inner, outer in zip(_yielded(st), st.results, strict=True)}
         ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
         last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
         keep = {alias.get(v, v) for st in stages for v in st.results if dests.get(v)}
@@ -214,41 +254,41 @@ class VectorPhase:
                         ub.free(ub.bufs[v])
 
 
-def emit_sum_group(lw, cs, label: str, after: list[str], dsts: list[SSAValue], rnd) -> None:
+def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAValue], rnd) -> None:
     """The vector group that adds the split-K partial sums (`cs.psum`, one [tokens, N]
     block per run) into each of `dsts`, as PyPTO does: a task per output tile of the
     cube (fewer rows if the tile does not fit UB twice), copying in the runs' partials
     one after another."""
     t, body, runs = cs.t, cs.body, cs.t.splits
-    per_row = 2 * t.n1 * 4 + sum(BufferType([1, t.n1], d.type.element_type, Space.UB).nbytes() for d in dsts)  # type: ignore[union-attr]
-    r = min(t.m1, lw.target.capacity("ub") // per_row)
+    per_row = 2 * t.n1 * 4 + sum(BufferType([1, t.n1], npu.buf(d).element_type, Space.UB).nbytes() for d in dsts)
+    r = min(t.m1, lowering.target.capacity("ub") // per_row)
     if r < 1:
-        raise DiagnosticError(lw.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")
+        raise DiagnosticError(lowering.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")
     row_tiles, col_tiles = -(-body.rows // r), t.n // t.n1
     region = Region(Block(arg_types=[idx, idx]))
     with ImplicitBuilder(region.block):
         b, i = region.block.args
         b.name_hint, i.name_hint = "body", "task"
         start, end = body.bounds(b)
-        row = arith.AddiOp(start, arith.MuliOp(arith.DivUIOp(i, c(col_tiles)), c(r))).result
+        row = arith.AddiOp(start, arith.MuliOp(arith.DivUIOp(i, index_const(col_tiles)), index_const(r))).result
         row.name_hint = "row"
-        col = arith.MuliOp(arith.RemUIOp(i, c(col_tiles)), c(t.n1)).result
+        col = arith.MuliOp(arith.RemUIOp(i, index_const(col_tiles)), index_const(t.n1)).result
         col.name_hint = "col"
         valid = valid_rows(row, end, r)
-        ub = UB(lw.target)
+        ub = UbAllocator(lowering.target)
         acc = ub.alloc([r, t.n1], f32, UnknownLoc())
         part = ub.alloc([r, t.n1], f32, UnknownLoc())
         npu.DmaOp(Pipe.MTE2, cs.psum, [row, col], acc, [0, 0], rows=valid)
         for run in range(1, runs):
-            at = arith.AddiOp(arith.MuliOp(cs.tokens, c(run)), row).result
+            at = arith.AddiOp(arith.MuliOp(cs.tokens, index_const(run)), row).result
             npu.DmaOp(Pipe.MTE2, cs.psum, [at, col], part, [0, 0], rows=valid)
             sync(Pipe.MTE2, Pipe.VECTOR, events.VEC_LOADED)
             npu.VAddOp(acc, part, acc)
             sync(Pipe.VECTOR, Pipe.MTE2, events.VEC_STORED)  # the next partial may overwrite `part`
         outs = []
         for d in dsts:
-            out = ub.alloc([r, t.n1], d.type.element_type, UnknownLoc())  # type: ignore[union-attr]
-            if elem_name(d.type.element_type) == "f32":  # type: ignore[union-attr]
+            out = ub.alloc([r, t.n1], npu.buf(d).element_type, UnknownLoc())
+            if elem_name(npu.buf(d).element_type) == "f32":
                 npu.VMulsOp(acc, 1.0, out)
             else:
                 npu.VCastOp(acc, out, rnd)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from xdsl.dialects.builtin import IntegerType, TensorType, f16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from pto.dialects import npu, tile
+from pto.dialects import npu, pto, tile
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
+from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, unsupported
-from pto.lowering.tile_to_npu.ub import UB
+from pto.lowering.tile_to_npu.ub import UbAllocator
 
 _BINARY = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
 _UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp, tile.ExpOp: npu.VExpOp}
@@ -24,7 +25,7 @@ def check_rank(op: Operation, shape: list[int]) -> None:
 class _Emit:
     """The buffers of one op: its result buffers and temporaries that die with it."""
 
-    def __init__(self, op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None):
+    def __init__(self, op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None):
         self.op, self.r, self.ub, self.chunk = op, r, ub, chunk
         self.tmps: list[SSAValue] = []
 
@@ -44,14 +45,14 @@ class _Emit:
         return self.tmps[-1]
 
 
-def emit_op(op: Operation, r: int, ub: UB, chunk: tuple[int, int] | None = None) -> None:
+def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None = None) -> None:
     """Emit one tile op; with `chunk` (K, cw), a value K wide is a chunk cw wide."""
     e, bufs = _Emit(op, r, ub, chunk), ub.bufs
-    if type(op) in _BINARY:
+    if isinstance(op, pto.BinaryBase) and type(op) in _BINARY:
         _BINARY[type(op)](bufs[op.lhs], bufs[op.rhs], e.out(op.result))
-    elif type(op) in _UNARY:
+    elif isinstance(op, pto.UnaryBase) and type(op) in _UNARY:
         _UNARY[type(op)](bufs[op.input], e.out(op.result))
-    elif type(op) in _SCALAR:
+    elif isinstance(op, pto.ScalarBase) and type(op) in _SCALAR:
         _SCALAR[type(op)](bufs[op.input], op.scalar.value.data, e.out(op.result))
     elif isinstance(op, tile.ReciprocalOp):  # the hardware divides: ones / x
         dst = e.out(op.result)
@@ -85,19 +86,19 @@ def _reduce(op: tile.ReduceOp, e: _Emit) -> None:
     kind = op.kind.data
     npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, src, dst)
     if kind == ReduceKind.MEAN:
-        divide(dst, op.input.type.get_shape()[-1], e.tmp(list(dst.type.get_shape()), f32))  # type: ignore[union-attr]
+        divide(dst, tensor_type(op.input).get_shape()[-1], e.tmp(list(npu.buf(dst).get_shape()), f32))
 
 
 def _as_f32(x: SSAValue, v: SSAValue, e: _Emit) -> SSAValue:
-    if elem_name(v.type.element_type) == "f32":  # type: ignore[union-attr]
+    if elem_name(tensor_type(v).element_type) == "f32":
         return x
-    xf = e.tmp(list(x.type.get_shape()), f32)  # type: ignore[union-attr]
+    xf = e.tmp(list(npu.buf(x).get_shape()), f32)
     npu.VCastOp(x, xf, RoundMode.NONE)
     return xf
 
 
 def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
-    r, cols = e.r, op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+    r, cols = e.r, tensor_type(op.input).get_shape()[-1]
     xf = _as_f32(e.ub.bufs[op.input], op.input, e)
     sq, s = e.tmp([r, cols], f32), e.tmp([r, 1], f32)
     npu.VMulOp(xf, xf, sq)
@@ -105,7 +106,7 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
     divide(s, cols, e.tmp([r, 1], f32))
     npu.VAddsOp(s, op.eps.value.data, s)
     npu.VSqrtOp(s, s)
-    res_f32 = elem_name(op.result.type.element_type) == "f32"  # type: ignore[union-attr]
+    res_f32 = elem_name(tensor_type(op.result).element_type) == "f32"
     y = e.out(op.result) if res_f32 else e.tmp([r, cols], f32)
     npu.VDivOp(xf, s, y)
     if op.gamma is not None:
@@ -115,7 +116,7 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
 
 
 def _quant(op: tile.QuantOp, e: _Emit) -> None:
-    r, cols = e.r, op.input.type.get_shape()[-1]  # type: ignore[union-attr]
+    r, cols = e.r, tensor_type(op.input).get_shape()[-1]
     x = e.ub.bufs[op.input]
     amax = e.tmp([r, 1], f32)
     npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
@@ -135,7 +136,7 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
 def _dequant(op: tile.DequantOp, e: _Emit) -> None:
     bufs = e.ub.bufs
     y = e.out(op.result)
-    if elem_name(op.input.type.element_type) == "i32":  # type: ignore[union-attr]
+    if elem_name(tensor_type(op.input).element_type) == "i32":
         npu.VCastOp(bufs[op.input], y, RoundMode.RINT)
     else:
         npu.VMulsOp(bufs[op.input], 1.0, y)
@@ -155,6 +156,6 @@ def _columns(op: tile.SliceOp | tile.ConcatOp, e: _Emit) -> None:
         return
     dst, col = e.out(op.result), 0
     for v in op.inputs:
-        w = v.type.get_shape()[-1]  # type: ignore[attr-defined]
+        w = tensor_type(v).get_shape()[-1]
         npu.VCopyOp(bufs[v], 0, dst, col, w)
         col += w

@@ -1,9 +1,9 @@
-// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=STD
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=STD
 // RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline)' 2>%t.rows >/dev/null
 // RUN: not grep warning %t.rows
-// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=INT8
-// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=CV
-// RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes,tile-to-npu' 2>%t.err | filecheck %s --check-prefix=MHC
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=INT8
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu' | filecheck %s --check-prefix=CV
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu' 2>%t.err | filecheck %s --check-prefix=MHC
 // RUN: not grep warning %t.err
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
@@ -26,8 +26,8 @@
 // with the load's cache policy.
 // LEVEL: npu.tasks "linear.128" cube
 // LEVEL: npu.dma mte2 %w[%col, %{{.*}}] -> %{{.*}}[0, 0] cache none_cacheable
-// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-assign-shapes,tile-to-npu{l1-buffers=1}' | filecheck %s --check-prefix=L1X1
-// RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-annotate-cache,tile-assign-shapes,tile-to-npu{l0-buffers=3}' 2>&1 | filecheck %s --check-prefix=BADOPT
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128},tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu{l1-buffers=1}' | filecheck %s --check-prefix=L1X1
+// RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-annotate-cache,tile-apply-settings,tile-assign-shapes,tile-to-npu{l0-buffers=3}' 2>&1 | filecheck %s --check-prefix=BADOPT
 
 // With l1-buffers=1 one L1 copy of each operand: a K slice loads after the previous
 // one has gone to L0 (events 0 and 4), with no second slice in the loop body.

@@ -1,15 +1,15 @@
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-assign-shapes > /dev/null
-// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes | filecheck %s --check-prefix=STD
-// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes | filecheck %s --check-prefix=PINNED
-// RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-assign-shapes' | filecheck %s --check-prefix=MHC
-// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=STD
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=PINNED
+// RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes' | filecheck %s --check-prefix=MHC
+// RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950
 // RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-assign-shapes{target=h100}' 2>&1 | filecheck %s --check-prefix=NOTARGET
 // The `pto.host_transpose` argument hint: true passes a b_trans weight [K, N] in any
 // form, false keeps the mhc_pre variant's weight as it is, a weight already [K, N] is an error.
-// RUN: sed 's/#pto.cache<none_cacheable>}/#pto.cache<none_cacheable>, pto.host_transpose = true}/' %S/../../examples/sk03_standard.mlir | pto-opt -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes | filecheck %s --check-prefix=HT
+// RUN: sed 's/#pto.cache<none_cacheable>}/#pto.cache<none_cacheable>, pto.host_transpose = true}/' %S/../../examples/sk03_standard.mlir | pto-opt -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=HT
 // HT: tile.load %w cache none_cacheable host_transpose : tensor<1024x4096xbf16> -> tensor<4096x1024xbf16>
 // HT-NOT: b_trans
-// RUN: sed 's/%hc_fn: tensor<24x16384xf32>/%hc_fn: tensor<24x16384xf32> {pto.host_transpose = false}/' %S/../../examples/hc_pre.mlir | pto-opt -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes | filecheck %s --check-prefix=NOHT
+// RUN: sed 's/%hc_fn: tensor<24x16384xf32>/%hc_fn: tensor<24x16384xf32> {pto.host_transpose = false}/' %S/../../examples/hc_pre.mlir | pto-opt -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=NOHT
 // NOHT-NOT: host_transpose :
 // NOHT: tile.matmul %{{.*}}, %hc_fn_tile b_trans
 // RUN: not pto-opt %S/Inputs/host_transpose_kn.mlir -p pto-classify-skeleton,pto-to-tile,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=HTKN
