@@ -22,8 +22,10 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from xdsl.context import Context
@@ -80,7 +82,7 @@ def main() -> None:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 assert pto_run.main(argv) == 0
 
-        rows = {
+        rows: dict[str, Callable[[], Any]] = {
             "golden": lambda: run(pto_m, inputs),
             "golden 1 thread": partial(golden_one_thread, pto_m, inputs),
             **{f"npu {e}": partial(run, npu_m, inputs, engine=e) for e in ENGINES},
@@ -91,7 +93,7 @@ def main() -> None:
         rows["golden"]()
         cli()
         assert len({json.dumps(r.to_json()) for r in reports.values()}) == 1, "the engines' reports differ"
-        times = {name: [] for name in rows}
+        times: dict[str, list[float]] = {name: [] for name in rows}
         for _ in range(args.repeat):  # interleaved, so that machine noise hits all rows alike
             for name, fn in rows.items():
                 times[name].append(timed(fn, CLOCKS[args.clock][0]))

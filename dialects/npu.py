@@ -743,10 +743,10 @@ class _CopyBase(IRDLOperation):
     def _print_ends(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.src)
-        print_index_list(printer, self.static_src.get_values(), self.src_offsets)  # type: ignore[arg-type]
+        print_index_list(printer, self.static_src.get_values(), self.src_offsets)
         printer.print_string(" -> ")
         printer.print_operand(self.dst)
-        print_index_list(printer, self.static_dst.get_values(), self.dst_offsets)  # type: ignore[arg-type]
+        print_index_list(printer, self.static_dst.get_values(), self.dst_offsets)
         if self.rows is not None:
             printer.print_string(" rows ")
             printer.print_operand(self.rows)
@@ -779,8 +779,8 @@ class _CopyBase(IRDLOperation):
         s, d = buf(self.src), buf(self.dst)
         ext = self.extent()
         src_ext = tuple(reversed(ext)) if transposed else ext
-        _check_index_list(self, "source", s, self.static_src.get_values(), len(self.src_offsets), src_ext)  # type: ignore[arg-type]
-        _check_index_list(self, "destination", d, self.static_dst.get_values(), len(self.dst_offsets), ext)  # type: ignore[arg-type]
+        _check_index_list(self, "source", s, self.static_src.get_values(), len(self.src_offsets), src_ext)
+        _check_index_list(self, "destination", d, self.static_dst.get_values(), len(self.dst_offsets), ext)
 
 
 @irdl_op_definition

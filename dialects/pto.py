@@ -805,7 +805,7 @@ def _check_setting(name: str, attr: Attribute) -> str | None:
 
 def _int_array(attr: Attribute) -> tuple[int, ...] | None:
     if isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType):
-        return tuple(attr.get_values())  # type: ignore[arg-type]
+        return tuple(attr.get_values())
     return None
 
 

@@ -264,7 +264,7 @@ class VecStageOp(StageBase):
         if self.vec_tile is None:
             return
         shape = self.vec_tile.get_values()
-        if not shape or min(shape) < 1:  # type: ignore[type-var]
+        if not shape or min(shape) < 1:
             raise VerifyException("'tile.vec_stage' tile sizes must be positive")
         for op in self.body.block.ops:
             if isinstance(op, pto.ShapedOp) and not isinstance(op, ReshapeOp | ViewOp):  # views move no data

@@ -188,7 +188,7 @@ def reshape(op: npu.ReshapeOp, src: GmTensor) -> GmTensor:
 
 
 def view(op: npu.ViewOp, src: GmTensor) -> GmTensor:
-    return src.window(op.starts, list(op.result.type.get_shape()))  # type: ignore[attr-defined]
+    return src.window(op.starts, list(op.result.type.get_shape()))
 
 
 # -- data movement -------------------------------------------------------------------------

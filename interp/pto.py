@@ -57,14 +57,14 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     if isinstance(op, pto.DequantBase):
         return (nx.dequant(args[0], args[1], args[2] if op.w_scale is not None else None),)
     if isinstance(op, pto.ReshapeBase):
-        shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]  # type: ignore[attr-defined]
+        shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]
         return (args[0].reshape(shape),)
     if isinstance(op, pto.SliceBase):
         return (np.ascontiguousarray(args[0][..., op.start : op.start + op.width]),)
     if isinstance(op, pto.ConcatBase):
         return (np.concatenate(list(args), axis=-1),)
     if isinstance(op, pto.ViewBase):
-        window = op.result.type.get_shape()  # type: ignore[attr-defined]
+        window = op.result.type.get_shape()
         return (args[0][tuple(slice(o, o + n) for o, n in zip(op.starts, window, strict=True))],)
     raise NotImplementedError(op.name)
 

@@ -81,7 +81,7 @@ class TileFunctions(InterpreterFunctions):
         if op.row is None:
             return (src.T.copy() if op.host_transpose is not None else src,)
         i = int(args[1])
-        n = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
+        n = op.result.type.get_shape()[0]
         valid = int(args[2]) if op.valid is not None else n
         _rows(op, "load", i, valid, src.shape[0])
         out = np.zeros((n, *src.shape[1:]), src.dtype)
