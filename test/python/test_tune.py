@@ -150,3 +150,73 @@ def test_host_transpose_is_a_dimension():
     pinned = pin(r.module, {"host_transpose": True})
     assert "pto.host_transpose = true" in str(pinned)
     assert "npu.host_transpose" in pto.compile(pinned).text("npu")
+
+
+def _info(text=SMALL):
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.kernel import kernel_info
+
+    return kernel_info(_parsed(text, "small"))
+
+
+# One 64-token body in four 16-row tiles, each its own unit: the weight is read four times.
+REREAD = {"unroll": [64, 1], "m": 16, "n": 128, "k": [128, 256], "split_k": False, "l1_reuse": 1, "cube_nbuffer": 1}
+
+
+def test_estimate_a_cached_weight_rereads_from_l2():
+    from pto.tuner.estimate import estimate, weight
+
+    info = _info()
+    cached, uncached = ({**REREAD, "cache.w": p} for p in ("normal", "none_cacheable"))
+    assert weight(cached, info, [(1, 64)]).miss == pytest.approx(0.25)  # one cold read of four
+    assert weight(uncached, info, [(1, 64)]).miss == 1.0
+    assert estimate(cached, info, 64) < estimate(uncached, info, 64)
+
+
+def test_estimate_a_weight_too_big_for_l2_misses_every_time():
+    from dataclasses import replace
+
+    from pto.targets import Target
+    from pto.tuner.estimate import L2_SIZE, weight
+
+    info = _info()
+    l2 = {**info.target.l2, L2_SIZE: 128 * 256 * 2 - 1}  # one byte short of the weight
+    small = replace(info, target=Target(info.target.name, {**info.target.raw, "l2": l2}))
+    assert weight({**REREAD, "cache.w": "normal"}, small, [(1, 64)]).miss == 1.0
+
+
+def test_estimate_charges_whole_lines_of_a_narrow_weight_tile():
+    from pto.tuner.estimate import _slice, cube_shape
+
+    info = _info()  # w [128, 256] read with b_trans: [n, kL1] tiles, rows of kL1 * 2 bytes
+    line = info.target.l2["line_bytes"]
+    narrow = cube_shape({**REREAD, "k": [64, 64]}, info, 64)  # 128-byte rows: each pays a line
+    assert _slice(info.target, info, narrow, 16, True)[1] == narrow.n * line
+    wide = cube_shape(REREAD, info, 64)  # 512-byte rows: exactly a line
+    assert _slice(info.target, info, wide, 16, True)[1] == wide.n * wide.k1 * 2
+
+
+HINTED = SMALL.replace("%w: tensor<128x256xbf16>)", "%w: tensor<128x256xbf16> {pto.cache = #pto.cache<normal>})").replace(
+    "-> tensor<?x128xbf16> {", "-> tensor<?x128xbf16> attributes {pto.unroll = array<i64: 16, 1>} {", 1)
+
+
+def test_auto_drops_the_hint_and_the_passes_choose():
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.pin import pin
+
+    module = _parsed(HINTED, "hinted")
+    assert "pto.unroll" in str(module) and "pto.cache" in str(module)
+    auto = str(pin(module, {"unroll": "auto", "cache.w": "auto", "m": "auto", "n": "auto", "k": "auto",
+                            "split_k": "auto", "l1_reuse": "auto"}))
+    assert "pto.unroll" not in auto and "pto.cache" not in auto and "pto.cube_tile" not in auto
+    assert "cube_l1_reuse_setting" not in auto
+    lowered = pto.compile(_parsed(auto, "auto")).text("tile")
+    assert "none_cacheable" in lowered  # tile-annotate-cache's own choice for a weight read once
+
+
+def test_auto_in_the_space_and_a_partly_auto_cube_tile_pruned():
+    dims = {**DIMS, "unroll": ["auto", [8, 1]], "n": [64], "cache.w": ["auto"], "m": ["auto", 16]}
+    r = pto.tune(HINTED, [20], jobs=1, dims=dims, exhaustive=True)
+    assert r.plan.reasons == {"cube tile partly auto (the passes choose it whole)": 2}
+    assert {json.dumps(c["unroll"]) for c in r.plan.candidates} == {'"auto"', "[8, 1]"}
+    assert not r.failed
