@@ -34,6 +34,7 @@ DEFAULT_CUBE = {"m": 128, "n": 128, "k": [256, 1024], "split_k": False}
 DEFAULT_MERGE = {"l1_reuse": 2, "vec_nbuffer": 2, "cube_nbuffer": 1}
 VEC_OPS_PER_ELEM = 6  # a norm's vcast, vmul, vreduce, vdiv, vmul, vcast: the vector work per element
 MAX_VEC_MERGE = 4  # tile-to-npu merges at most 4 vector tiles into a task
+VEC_SPAN_SHARE = 0.5  # of the vector work's spread not hidden behind the cube's (other bodies overlap)
 L2_SIZE = "sim_size"  # the L2 the model simulates (`l2.size` is the platform's, docs/model.md)
 
 
@@ -112,16 +113,22 @@ def _write(t: Target, nbytes: float) -> float:
 
 def weight(c: Config, info: KernelInfo, bodies: list[tuple[int, int]]) -> Weight:
     """How the run's bodies (count, tokens) read the weight, from HBM or from L2."""
-    t, sa = info.target, ELEM_BYTES[info.a_elem]
+    t, trans = info.target, _transposed(c, info)
     shapes = [(count, cube_shape(c, info, p)) for count, p in bodies]
-    reads = sa * sum(count * g.units * g.slices * g.n * g.k1 for count, g in shapes)
-    size = info.k * info.n * sa
+    reads = sum(count * g.units * g.slices * _weight_bytes(t, info, g, trans) for count, g in shapes)
+    size = info.k * info.n * ELEM_BYTES[info.a_elem]
     policies = [_policy(c, info, w) for w in info.weights]
     cached = "none_cacheable" not in policies and size <= t.l2[L2_SIZE]
-    miss = min(1.0, size / reads) if cached and reads else 1.0  # a cached weight misses once
+    miss = min(1.0, size / reads) if cached and reads else 1.0  # a cached weight's lines miss once
     nbuf = _get(c, "cube_nbuffer", info)
     busy = min(t.cube_cores, sum(count * -(-g.units // nbuf) for count, g in shapes)) or 1
     return Weight(miss, t.raw["model"]["hbm_total"] / busy)
+
+
+def _weight_bytes(t: Target, info: KernelInfo, g: Cube, trans: bool) -> float:
+    """The bytes one K slice of the weight is charged: [nL0, kL1] rows with b_trans, else [kL1, nL0]."""
+    sa = ELEM_BYTES[info.a_elem]
+    return _lines(t, g.n, g.k1 * sa) if trans else _lines(t, g.k1, g.n * sa)
 
 
 def _slice(t: Target, info: KernelInfo, g: Cube, rows: int, trans: bool) -> tuple[float, float, float]:
@@ -129,7 +136,7 @@ def _slice(t: Target, info: KernelInfo, g: Cube, rows: int, trans: bool) -> tupl
     longer of MTE1 (L1 -> L0A/L0B, a b_trans weight transposed) and the mmads."""
     sa = ELEM_BYTES[info.a_elem]
     act = _read(t, _lines(t, rows, g.k1 * sa))
-    wbytes = _lines(t, g.n, g.k1 * sa) if trans else _lines(t, g.k1, g.n * sa)
+    wbytes = _weight_bytes(t, info, g, trans)
     factor = t.raw["dma"]["transpose_rate_factor"] if trans else 1
     mte1 = g.n * g.k1 * sa / (t.path_rate("l1", "l0b") * factor) + rows * g.k1 * sa / t.path_rate("l1", "l0a")
     mmad = ceil16(g.m) * ceil16(g.k1) * ceil16(g.n) / t.macs_per_cycle(info.a_elem)
@@ -177,8 +184,16 @@ def estimate(c: Config, info: KernelInfo, tokens: int) -> float:
     cube = [Task(n * x.count, x.cycles) for n, p in bodies for x in [cube_tasks(c, info, p, w)]]
     vec = [Task(n * x.count, x.cycles) for n, p in bodies for x in [vec_tasks(c, info, p)]]
     turn = t.latency("task_turnaround")
-    span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) / 2
+    span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) * VEC_SPAN_SHARE
     stitch = given(c, "stitch")
     stitches = -(-sum(n for n, _ in bodies) // stitch) if stitch else 1
-    chain = max((x.cycles for x in vec), default=0) + max((x.cycles for x in cube), default=0)
-    return span + stitches * (t.latency("stitch") + chain) + 2 * t.latency("task_ready")
+    # a body's phases run one after the other: its vector tasks, then its cube tasks (or
+    # the reverse), each phase in rounds over the cores
+    chain = max(_spread([cube_tasks(c, info, p, w)], t.cube_cores, turn) +
+                _spread([vec_tasks(c, info, p)], t.vector_cores, turn) for _, p in bodies) + _handover(t)
+    return stitches * t.latency("stitch") + max(span, stitches * chain) + t.latency("task_ready")
+
+
+def _handover(t: Target) -> float:
+    """From a task's end to the start of one that depends on it."""
+    return t.latency("task_ready") + t.latency("task_dispatch")
