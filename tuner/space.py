@@ -74,12 +74,9 @@ class Space:
         for combo in itertools.product(*self.dims.values()):
             yield {k: v for k, v in zip(names, combo) if v is not None}
 
-    def neighbours(self, c: Config) -> Iterator[Config]:
-        """The configurations that differ from `c` in one dimension."""
-        for name, vals in self.dims.items():
-            for v in vals:
-                if v != c.get(name):
-                    yield {k: x for k, x in ({**c, name: v}).items() if x is not None}
+    def along(self, c: Config, d: str) -> list[Config]:
+        """The configurations that differ from `c` in dimension `d` only."""
+        return [{k: x for k, x in ({**c, d: v}).items() if x is not None} for v in self.dims[d] if v != c.get(d)]
 
 
 def given(c: Config, d: str, default=None):

@@ -220,3 +220,35 @@ def test_auto_in_the_space_and_a_partly_auto_cube_tile_pruned():
     assert r.plan.reasons == {"cube tile partly auto (the passes choose it whole)": 2}
     assert {json.dumps(c["unroll"]) for c in r.plan.candidates} == {'"auto"', "[8, 1]"}
     assert not r.failed
+
+
+class _Synthetic:
+    """An executor whose 'model' is a formula of the configuration."""
+
+    def __init__(self, cost):
+        self.cost = cost
+
+    def run(self, tasks):
+        for task in tasks:
+            yield task, [{"tokens": t, "cycles": self.cost(task[2])} for t in task[3]]
+
+
+def test_guided_search_tries_every_dimension_the_estimate_misjudges(monkeypatch):
+    # The estimate is right about x and y and wrong about z (it favours z = 0, the model
+    # z = 2): the local search must still try z around the best measured point.
+    from types import SimpleNamespace
+
+    import pto.tuner.search as search
+    from pto.tuner.space import Space
+    from pto.tuner.store import Store
+
+    space = Space({"x": list(range(6)), "y": list(range(6)), "z": list(range(4))})
+    bowl = lambda c: 100 + (c["x"] - 3) ** 2 + (c["y"] - 3) ** 2  # noqa: E731
+    monkeypatch.setattr(search, "estimate", lambda c, info, t: bowl(c) + 10 * (c["z"] != 0))
+    info = SimpleNamespace(target=SimpleNamespace(name="synthetic"))
+    sweep = search.Sweep("synthetic", "s", info, [1], Store(None, False), _Synthetic(lambda c: bowl(c) + 10 * (c["z"] != 2)),
+                         progress=False)
+    search.guided(sweep, space, list(space), budget=len(list(space)) // 8, batch=2)
+    assert len(sweep.results) <= len(list(space)) // 8
+    best = sweep.results[search.best_keys(sweep, 1)[0]][0]
+    assert best == {"x": 3, "y": 3, "z": 2}
