@@ -95,9 +95,12 @@ def _transposed(c: Config, info: KernelInfo) -> bool:
     return info.b_trans and not given(c, "host_transpose", info.form == "mhc_pre" and info.host_transposable)
 
 
-def _lines(t: Target, rows: int, seg: float) -> float:
-    """The bytes a tile of `rows` rows of `seg` contiguous bytes is charged: whole lines."""
+def _lines(t: Target, rows: int, seg: float, row: float) -> float:
+    """The bytes a tile of `rows` rows of `seg` contiguous bytes, out of rows of `row`
+    bytes, is charged: whole lines per row, or of the whole block when it spans whole rows."""
     line = t.l2["line_bytes"]
+    if seg >= row:
+        return -(-rows * row // line) * line
     return rows * -(-seg // line) * line
 
 
@@ -128,14 +131,16 @@ def weight(c: Config, info: KernelInfo, bodies: list[tuple[int, int]]) -> Weight
 def _weight_bytes(t: Target, info: KernelInfo, g: Cube, trans: bool) -> float:
     """The bytes one K slice of the weight is charged: [nL0, kL1] rows with b_trans, else [kL1, nL0]."""
     sa = ELEM_BYTES[info.a_elem]
-    return _lines(t, g.n, g.k1 * sa) if trans else _lines(t, g.k1, g.n * sa)
+    if trans:  # the weight is [N, K]
+        return _lines(t, min(g.n, info.n), g.k1 * sa, info.k * sa)
+    return _lines(t, g.k1, g.n * sa, info.n * sa)
 
 
 def _slice(t: Target, info: KernelInfo, g: Cube, rows: int, trans: bool) -> tuple[float, float, float]:
     """One K slice of a row tile: the activation's copy-in, the weight's bytes, and the
     longer of MTE1 (L1 -> L0A/L0B, a b_trans weight transposed) and the mmads."""
     sa = ELEM_BYTES[info.a_elem]
-    act = _read(t, _lines(t, rows, g.k1 * sa))
+    act = _read(t, _lines(t, rows, g.k1 * sa, info.k * sa))
     wbytes = _weight_bytes(t, info, g, trans)
     factor = t.raw["dma"]["transpose_rate_factor"] if trans else 1
     mte1 = g.n * g.k1 * sa / (t.path_rate("l1", "l0b") * factor) + rows * g.k1 * sa / t.path_rate("l1", "l0a")

@@ -196,6 +196,15 @@ def test_estimate_charges_whole_lines_of_a_narrow_weight_tile():
     assert _slice(info.target, info, wide, 16, True)[1] == wide.n * wide.k1 * 2
 
 
+def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
+    from pto.tuner.estimate import _lines
+
+    t = _info().target
+    line = t.l2["line_bytes"]  # 16 rows of 96 bytes (an [N = 24] f32 weight, host-transposed)
+    assert _lines(t, 16, 96, 96) == -(-16 * 96 // line) * line < 16 * line
+    assert _lines(t, 16, 96, 192) == 16 * line  # half rows: a line each
+
+
 HINTED = SMALL.replace("%w: tensor<128x256xbf16>)", "%w: tensor<128x256xbf16> {pto.cache = #pto.cache<normal>})").replace(
     "-> tensor<?x128xbf16> {", "-> tensor<?x128xbf16> attributes {pto.unroll = array<i64: 16, 1>} {", 1)
 
