@@ -12,15 +12,16 @@ from collections.abc import Iterable
 
 from pto.dialects.pto import ELEM_BYTES
 from pto.passes.tile_assign_shapes import ceil16
-from pto.passes.tile_unroll import SEED_CANDIDATES, normalise
+from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.space import AUTO, CUBE_DIMS, Config, given, key
 
 
 def used_factors(unroll: list[int] | str, tokens: Iterable[int]) -> list[int]:
-    """The factors whose loops run at some token count (a factor above them all never does)."""
-    top = max(tokens)
-    return [f for f in normalise(SEED_CANDIDATES if unroll == AUTO else unroll) if f <= top]
+    """The factors whose loops run at some token count: at t = 16 the lists 128/16/1 and
+    16/1 both run one 16-token body, and time the same."""
+    factors = normalise(SEED_CANDIDATES if unroll == AUTO else unroll)
+    return sorted({f for t in tokens for _, _, f in schedule(0, t, factors)}, reverse=True)
 
 
 def _m_tile(m: int, p: int) -> int:
