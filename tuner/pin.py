@@ -30,7 +30,7 @@ def pin(module: ModuleOp, c: Config) -> ModuleOp:
     if "vec_rows" in c:
         for op in (o for o in f.walk() if isinstance(o, VEC_TILED)):
             cols = op.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
-            _set(op, "pto.vec_tile", c["vec_rows"], lambda v: DenseArrayBase.from_list(i64, [v, cols]))
+            _set(op, "pto.vec_tile", c["vec_rows"], lambda v, cols=cols: DenseArrayBase.from_list(i64, [v, cols]))
     mm = next(o for o in f.walk() if isinstance(o, pto.MatmulOp))
     if any(d in c for d in CUBE_DIMS):  # pruning keeps the four all auto or none
         _set(mm, "pto.cube_tile", c["m"],
