@@ -186,16 +186,17 @@ def estimate(c: Config, info: KernelInfo, tokens: int) -> float:
     t = info.target
     bodies = [((end - begin) // f, f) for begin, end, f in schedule(0, tokens, normalise(given(c, "unroll", DEFAULT_UNROLL)))]
     w = weight(c, info, bodies)
-    cube = [Task(n * x.count, x.cycles) for n, p in bodies for x in [cube_tasks(c, info, p, w)]]
-    vec = [Task(n * x.count, x.cycles) for n, p in bodies for x in [vec_tasks(c, info, p)]]
+    per = {p: (cube_tasks(c, info, p, w), vec_tasks(c, info, p)) for _, p in bodies}
+    cube = [Task(n * per[p][0].count, per[p][0].cycles) for n, p in bodies]
+    vec = [Task(n * per[p][1].count, per[p][1].cycles) for n, p in bodies]
     turn = t.latency("task_turnaround")
     span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) * VEC_SPAN_SHARE
     stitch = given(c, "stitch")
     stitches = -(-sum(n for n, _ in bodies) // stitch) if stitch else 1
     # a body's phases run one after the other: its vector tasks, then its cube tasks (or
     # the reverse), each phase in rounds over the cores
-    chain = max(_spread([cube_tasks(c, info, p, w)], t.cube_cores, turn) +
-                _spread([vec_tasks(c, info, p)], t.vector_cores, turn) for _, p in bodies) + _handover(t)
+    chain = max(_spread([x], t.cube_cores, turn) + _spread([v], t.vector_cores, turn) for x, v in per.values())
+    chain += _handover(t)
     return stitches * t.latency("stitch") + max(span, stitches * chain) + t.latency("task_ready")
 
 
