@@ -261,3 +261,13 @@ def test_guided_search_tries_every_dimension_the_estimate_misjudges(monkeypatch)
     assert len(sweep.results) <= len(list(space)) // 8
     best = sweep.results[search.best_keys(sweep, 1)[0]][0]
     assert best == {"x": 3, "y": 3, "z": 2}
+
+
+def test_unroll_factors_that_never_run_make_no_other_kernel():
+    from pto.tuner.tune import plan
+
+    dims = {**DIMS, "n": [64], "cache.w": ["normal"], "unroll": [[16, 1], [16, 8, 1], [8, 1]]}
+    p = plan(_info(), [16], dims, None, True)  # at t = 16 the first two run one 16-token body
+    assert [c["unroll"] for c in p.candidates] == [[16, 1], [8, 1]]
+    assert p.reasons == {"same kernel as another at these token counts": 1}
+    assert len(plan(_info(), [16, 200], dims, None, True).candidates) == 3  # 200 = 12 x 16 + 8
