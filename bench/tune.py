@@ -69,10 +69,10 @@ def main() -> None:
     a = ap.parse_args()
     store = a.store or tempfile.mkdtemp(prefix="pto-tune-bench-")
     os.makedirs(store, exist_ok=True)
-    rows = [row(name, t, a.jobs, store) for name, t in (ALL if a.all else a.row or DEFAULT)]
-    print(f"\n{'example':28} {'t':>5} {'space':>6} {'evals':>5} {'share':>6} {'optimum':>12} {'pick':>12} "
-          f"{'gap':>6} {'vs base':>8} goals")
-    print("\n".join(rows))
+    print(f"{'example':28} {'t':>5} {'space':>6} {'evals':>5} {'share':>6} {'optimum':>12} {'pick':>12} "
+          f"{'gap':>6} {'vs base':>8} goals", flush=True)
+    for name, t in ALL if a.all else a.row or DEFAULT:  # each row as it is done: --all takes long
+        print(row(name, t, a.jobs, store), flush=True)
 
 
 if __name__ == "__main__":
