@@ -1,13 +1,14 @@
 """pto-tune's goals: the guided search's pick against the exhaustive optimum of the same space.
 
-    python bench/tune.py [--all] [--jobs N] [--store DIR]
+    python bench/tune.py [--all | --row NAME:T ...] [--jobs N] [--store DIR]
 
 Per example and token count: the exhaustive sweep of a space of over 100 configurations
 (stored, so a second run or the guided search re-measures nothing), then the guided
 search with a budget of a quarter of the space (the two baselines included). Goals: the
 pick within 3% of the exhaustive optimum, at most 25% evaluated, never worse than the
 kernel's own hints or SK03.md's settings. The default run is one example at t = 16 (a
-few minutes); `--all` runs every example at t = 16, 128, 300 (hours).
+few minutes); `--all` runs every example at t = 16, 128, 300 (about an hour on two
+cores); `--row sk03_standard:128` one row (repeatable).
 """
 
 from __future__ import annotations
@@ -52,18 +53,26 @@ def row(name: str, t: int, jobs: int, store: str) -> str:
             f"{min(bases) / pick:>7.2f}x {'met' if ok else 'MISSED'}")
 
 
+def _row(text: str) -> tuple[str, int]:
+    name, _, t = text.partition(":")
+    if not (EXAMPLES / f"{name}.mlir").exists() or not t.isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME:T with NAME an example")
+    return name, int(t)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="every example at t = 16, 128, 300")
+    ap.add_argument("--row", action="append", type=_row, default=[], metavar="NAME:T", help="one example at one t")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--store", help="keep the stores here (default: a temporary folder)")
     a = ap.parse_args()
     store = a.store or tempfile.mkdtemp(prefix="pto-tune-bench-")
     os.makedirs(store, exist_ok=True)
-    rows = [row(name, t, a.jobs, store) for name, t in (ALL if a.all else DEFAULT)]
-    print(f"\n{'example':28} {'t':>5} {'space':>6} {'evals':>5} {'share':>6} {'optimum':>12} {'pick':>12} "
-          f"{'gap':>6} {'vs base':>8} goals")
-    print("\n".join(rows))
+    print(f"{'example':28} {'t':>5} {'space':>6} {'evals':>5} {'share':>6} {'optimum':>12} {'pick':>12} "
+          f"{'gap':>6} {'vs base':>8} goals", flush=True)
+    for name, t in ALL if a.all else a.row or DEFAULT:  # each row as it is done: --all takes long
+        print(row(name, t, a.jobs, store), flush=True)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,15 @@ to rank candidates before the machine model runs the promising ones.
 It counts what the model charges at the granularity of tasks: per loop body the cube
 tasks (K slices streamed through L1, the weight loaded once per unit of row tiles, the
 mmads, the fixpipe) and the vector tasks (rows in, the stage's ops, rows out); tasks
-spread over the cores with the dispatch latencies; stitches run one after another. It
-ignores L2 and pipe overlap inside a task beyond double buffering, so it ranks, it does
-not predict: the guided search checks its picks with the model.
+spread over the cores with the dispatch latencies; stitches run one after another.
+
+GM reads are charged as the model charges them (docs/model.md): in whole L2 lines per
+row of the tile, so a narrow weight tile pays for lines it only partly uses. The weight
+is re-read by every unit of row tiles: a cacheable weight that fits in the L2 the model
+simulates misses once and then hits, a NONE_CACHEABLE one (or one too big for L2) comes
+from HBM every time, whose bandwidth the busy cube cores share. It ignores pipe
+overlap beyond double buffering, so it ranks, it does not predict: the guided search
+checks its picks with the model.
 """
 
 from __future__ import annotations
@@ -14,22 +20,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pto.dialects.common import ELEM_BYTES
-from pto.passes.tile_assign_shapes import ceil16
+from pto.passes.tile_assign_shapes import TileAssignShapesPass, ceil16
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.prune import _m_tile
-from pto.tuner.space import Config
+from pto.tuner.space import Config, given
 
 # The pass defaults a configuration that does not name a dimension gets (docs/passes.md).
 DEFAULT_UNROLL = list(SEED_CANDIDATES)
 DEFAULT_VEC_ROWS = 4
 DEFAULT_CUBE = {"m": 128, "n": 128, "k": [256, 1024], "split_k": False}
-# The mhc_pre variant's tiles for bodies over 64 tokens (tile-assign-shapes).
-MHC_CUBE = {"m": 16, "n": 128, "k": [512, 2048], "split_k": True}
 DEFAULT_MERGE = {"l1_reuse": 2, "vec_nbuffer": 2, "cube_nbuffer": 1}
 VEC_OPS_PER_ELEM = 6  # a norm's vcast, vmul, vreduce, vdiv, vmul, vcast: the vector work per element
 MAX_VEC_MERGE = 4  # tile-to-npu merges at most 4 vector tiles into a task
+VEC_SPAN_SHARE = 0.5  # of the vector work's spread not hidden behind the cube's (other bodies overlap)
 
 
 @dataclass
@@ -38,47 +43,134 @@ class Task:
     cycles: float
 
 
-def _get(c: Config, d: str, info: KernelInfo):
-    cube = MHC_CUBE if info.form == "mhc_pre" else DEFAULT_CUBE
-    return c.get(d, cube.get(d, DEFAULT_MERGE.get(d)))
+@dataclass
+class Cube:
+    """The cube work of one body of p tokens, as tile-to-npu cuts it."""
+    m: int
+    n: int
+    k1: int
+    k0: int
+    reuse: int  # row tiles per unit (l1_reuse)
+    units: int
+    slices: int  # K slices per unit
 
 
-def _dma(t: Target, nbytes: float, read: bool) -> float:
-    rate = t.model.gm_read_rate if read else t.model.gm_write_rate
-    return nbytes / rate + (t.latency.copy_in if read else t.latency.copy_out)
+@dataclass
+class Weight:
+    """How the run reads the weight: the share of its bytes that come from HBM, and the
+    HBM rate each busy cube core gets then."""
+    miss: float
+    hbm_rate: float
 
 
-def cube_tasks(c: Config, info: KernelInfo, p: int) -> Task:
-    """The cube tasks of one body of p tokens and the cycles of each."""
-    t, sa = info.target, ELEM_BYTES[info.a_elem]
-    m, (_, k1), split = _m_tile(_get(c, "m", info), p), _get(c, "k", info), _get(c, "split_k", info)
-    n = min(_get(c, "n", info), ceil16(info.n))  # a tile wider than the data is cut to it
+def _mhc_tiles(p: int) -> dict:
+    t = TileAssignShapesPass.mhc_tiles(p)  # the variant's tiles by body size
+    return {"m": t.axes["m"][0], "n": t.axes["n"][0], "k": list(t.axes["k"]), "split_k": t.is_split_k}
+
+
+def _get(c: Config, d: str, info: KernelInfo, p: int = 0):
+    cube = _mhc_tiles(p) if info.form == "mhc_pre" else DEFAULT_CUBE
+    return given(c, d, cube.get(d, DEFAULT_MERGE.get(d)))
+
+
+def _policy(c: Config, info: KernelInfo, w: str) -> str:
+    """A weight's cache policy; without one, tile-annotate-cache's: the mhc_pre variant's
+    weight stays cacheable (it fits in L2), any other is read once per body."""
+    return given(c, f"cache.{w}", "normal" if info.form == "mhc_pre" else "none_cacheable")
+
+
+def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
+    m, (k0, k1), split = _m_tile(_get(c, "m", info, p), p), _get(c, "k", info, p), _get(c, "split_k", info, p)
+    n = min(_get(c, "n", info, p), ceil16(info.n))  # a tile wider than the data is cut to it
     rows = -(-p // m)
     runs = info.k // k1 if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)
-    units = rows // reuse * -(-info.n // n) * runs
-    slices = info.k // k1 // runs
-    mmad = ceil16(m) * n * k1 / t.macs_per_cycle(info.a_elem)
-    act, weight = _dma(t, ceil16(m) * k1 * sa, True), _dma(t, n * k1 * sa, True)
-    first = slices * max(act + weight, mmad)  # the unit's first row tile loads the weight
-    later = slices * max(act, mmad)
-    out = _dma(t, ceil16(m) * n * ELEM_BYTES[info.acc_elem], False)
-    unit = first + (reuse - 1) * later + reuse * out
+    return Cube(m, n, k1, k0, reuse, rows // reuse * -(-info.n // n) * runs, info.k // k1 // runs)
+
+
+def _transposed(c: Config, info: KernelInfo) -> bool:
+    """Whether B is read [N, K] with b_trans (else [K, N]: as written, or host-transposed);
+    the mhc_pre variant transposes on the host unless told not to (tile-assign-shapes)."""
+    return info.b_trans and not given(c, "host_transpose", info.form == "mhc_pre" and info.host_transposable)
+
+
+def _lines(t: Target, rows: int, seg: float, row: float) -> float:
+    """The bytes a tile of `rows` rows of `seg` contiguous bytes, out of rows of `row`
+    bytes, is charged: whole lines per row, or of the whole block when it spans whole rows."""
+    line = t.l2.line_bytes
+    if seg >= row:
+        return -(-rows * row // line) * line
+    return rows * -(-seg // line) * line
+
+
+def _read(t: Target, nbytes: float, w: Weight | None = None) -> float:
+    rate = t.model.gm_read_rate
+    miss, hbm = (w.miss, min(rate, w.hbm_rate)) if w else (0.0, rate)
+    return t.latency.copy_in + nbytes * (1 - miss) / rate + nbytes * miss / hbm + miss * t.l2.miss_penalty
+
+
+def _write(t: Target, nbytes: float) -> float:
+    return nbytes / t.model.gm_write_rate + t.latency.copy_out
+
+
+def weight(c: Config, info: KernelInfo, bodies: list[tuple[int, int]]) -> Weight:
+    """How the run's bodies (count, tokens) read the weight, from HBM or from L2."""
+    t, trans = info.target, _transposed(c, info)
+    shapes = [(count, cube_shape(c, info, p)) for count, p in bodies]
+    reads = sum(count * g.units * g.slices * _weight_bytes(t, info, g, trans) for count, g in shapes)
+    size = info.k * info.n * ELEM_BYTES[info.a_elem]
+    policies = [_policy(c, info, w) for w in info.weights]
+    cached = "none_cacheable" not in policies and size <= t.l2.sim_size  # the L2 the model simulates (`l2.size` is the platform's)
+    miss = min(1.0, size / reads) if cached and reads else 1.0  # a cached weight's lines miss once
     nbuf = _get(c, "cube_nbuffer", info)
-    return Task(-(-units // nbuf), unit * min(nbuf, units))
+    busy = min(t.cube_cores, sum(count * -(-g.units // nbuf) for count, g in shapes)) or 1
+    return Weight(miss, t.model.hbm_total / busy)
+
+
+def _weight_bytes(t: Target, info: KernelInfo, g: Cube, trans: bool) -> float:
+    """The bytes one K slice of the weight is charged: [nL0, kL1] rows with b_trans, else [kL1, nL0]."""
+    sa = ELEM_BYTES[info.a_elem]
+    if trans:  # the weight is [N, K]
+        return _lines(t, min(g.n, info.n), g.k1 * sa, info.k * sa)
+    return _lines(t, g.k1, g.n * sa, info.n * sa)
+
+
+def _slice(t: Target, info: KernelInfo, g: Cube, rows: int, trans: bool) -> tuple[float, float, float]:
+    """One K slice of a row tile: the activation's copy-in, the weight's bytes, and the
+    longer of MTE1 (L1 -> L0A/L0B, a b_trans weight transposed) and the mmads."""
+    sa = ELEM_BYTES[info.a_elem]
+    act = _read(t, _lines(t, rows, g.k1 * sa, info.k * sa))
+    wbytes = _weight_bytes(t, info, g, trans)
+    factor = t.dma.transpose_rate_factor if trans else 1
+    mte1 = g.n * g.k1 * sa / (t.path_rate("l1", "l0b") * factor) + rows * g.k1 * sa / t.path_rate("l1", "l0a")
+    mmad = ceil16(g.m) * ceil16(g.k1) * ceil16(g.n) / t.macs_per_cycle(info.a_elem)
+    return act, wbytes, max(mte1, mmad)
+
+
+def cube_tasks(c: Config, info: KernelInfo, p: int, w: Weight) -> Task:
+    """The cube tasks of one body of p tokens and the cycles of each."""
+    t, g = info.target, cube_shape(c, info, p)
+    act, wbytes, compute = _slice(t, info, g, min(g.m, p), _transposed(c, info))
+    first = g.slices * max(act + _read(t, wbytes, w), compute)  # the unit's first row tile loads the weight
+    later = g.slices * max(act, compute)
+    split = _get(c, "split_k", info, p)
+    out = _write(t, ceil16(g.m) * g.n * ELEM_BYTES[info.acc_elem] * (t.model.atomic_add_factor if split else 1))
+    unit = first + (g.reuse - 1) * later + g.reuse * out
+    nbuf = _get(c, "cube_nbuffer", info)
+    return Task(-(-g.units // nbuf), unit * min(nbuf, g.units))
 
 
 def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
     """The vector tasks of one body of p tokens (the stages before or after the cube)."""
     t = info.target
     cols = max(info.vec_cols, default=info.k)
-    r = min(c.get("vec_rows", DEFAULT_VEC_ROWS), p)
+    r = min(given(c, "vec_rows", DEFAULT_VEC_ROWS), p)
     merge = min(_get(c, "vec_nbuffer", info), MAX_VEC_MERGE)
     tiles = -(-p // r)
     elems = r * cols
     repeats = elems * ELEM_BYTES["f32"] / t.vector.bytes_per_repeat
     work = VEC_OPS_PER_ELEM * (repeats + t.vector.fixed_cycles)
-    tile = _dma(t, elems * ELEM_BYTES["bf16"], True) + work + _dma(t, elems * ELEM_BYTES["bf16"], False)
+    tile = _read(t, elems * ELEM_BYTES["bf16"]) + work + _write(t, elems * ELEM_BYTES["bf16"])
     return Task(-(-tiles // merge), tile * min(merge, tiles))
 
 
@@ -91,13 +183,22 @@ def _spread(tasks: list[Task], cores: int, turnaround: float) -> float:
 def estimate(c: Config, info: KernelInfo, tokens: int) -> float:
     """Estimated cycles of `c` at `tokens` tokens."""
     t = info.target
-    loops = schedule(0, tokens, normalise(c.get("unroll", DEFAULT_UNROLL)))
-    bodies = [(end - begin) // f for begin, end, f in loops for _ in [0]]
-    sizes = [f for _, _, f in loops]
-    cube = [Task(n * x.count, x.cycles) for n, p in zip(bodies, sizes) for x in [cube_tasks(c, info, p)]]
-    vec = [Task(n * x.count, x.cycles) for n, p in zip(bodies, sizes) for x in [vec_tasks(c, info, p)]]
+    bodies = [((end - begin) // f, f) for begin, end, f in schedule(0, tokens, normalise(given(c, "unroll", DEFAULT_UNROLL)))]
+    w = weight(c, info, bodies)
+    per = {p: (cube_tasks(c, info, p, w), vec_tasks(c, info, p)) for _, p in bodies}
+    cube = [Task(n * per[p][0].count, per[p][0].cycles) for n, p in bodies]
+    vec = [Task(n * per[p][1].count, per[p][1].cycles) for n, p in bodies]
     turn = t.latency.task_turnaround
-    span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) / 2
-    stitches = -(-sum(bodies) // c["stitch"]) if "stitch" in c else 1
-    chain = max((x.cycles for x in vec), default=0) + max((x.cycles for x in cube), default=0)
-    return span + stitches * (t.latency.stitch + chain) + 2 * t.latency.task_ready
+    span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) * VEC_SPAN_SHARE
+    stitch = given(c, "stitch")
+    stitches = -(-sum(n for n, _ in bodies) // stitch) if stitch else 1
+    # a body's phases run one after the other: its vector tasks, then its cube tasks (or
+    # the reverse), each phase in rounds over the cores
+    chain = max(_spread([x], t.cube_cores, turn) + _spread([v], t.vector_cores, turn) for x, v in per.values())
+    chain += _handover(t)
+    return stitches * t.latency.stitch + max(span, stitches * chain) + t.latency.task_ready
+
+
+def _handover(t: Target) -> float:
+    """From a task's end to the start of one that depends on it."""
+    return t.latency.task_ready + t.latency.task_dispatch

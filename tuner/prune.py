@@ -12,14 +12,16 @@ from collections.abc import Iterable
 
 from pto.dialects.common import ELEM_BYTES
 from pto.passes.tile_assign_shapes import ceil16
-from pto.passes.tile_unroll import normalise
+from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.tuner.kernel import KernelInfo
-from pto.tuner.space import Config, key
+from pto.tuner.space import AUTO, CUBE_DIMS, Config, given, key
 
-def used_factors(unroll: list[int], tokens: Iterable[int]) -> list[int]:
-    """The factors whose loops run at some token count (a factor above them all never does)."""
-    top = max(tokens)
-    return [f for f in normalise(unroll) if f <= top]
+
+def used_factors(unroll: list[int] | str, tokens: Iterable[int]) -> list[int]:
+    """The factors whose loops run at some token count: at t = 16 the lists 128/16/1 and
+    16/1 both run one 16-token body, and time the same."""
+    factors = normalise(SEED_CANDIDATES if unroll == AUTO else unroll)
+    return sorted({f for t in tokens for _, _, f in schedule(0, t, factors)}, reverse=True)
 
 
 def _m_tile(m: int, p: int) -> int:
@@ -31,9 +33,9 @@ def _row_groups(c: Config, bodies: list[int]) -> tuple:
     """Per body, the rows of one M tile and how many row tiles share a unit (l1_reuse)."""
     out = []
     for p in bodies:
-        m = _m_tile(c["m"], p) if "m" in c else None
+        m = _m_tile(c["m"], p) if given(c, "m") else None
         tiles = -(-p // m) if m else None
-        reuse = 1 if c.get("split_k") else c.get("l1_reuse")  # split-K units are one row tile
+        reuse = 1 if given(c, "split_k") else given(c, "l1_reuse")  # split-K units are one row tile
         if reuse is not None and tiles is not None:
             reuse = max(g for g in range(1, min(reuse, tiles) + 1) if tiles % g == 0)
         out.append((m, reuse))
@@ -49,7 +51,10 @@ def effective(c: Config, info: KernelInfo, tokens: list[int]) -> str:
 
 def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
     """Why the passes would reject `c` (a short reason, counted), or None."""
-    if "k" not in c:
+    cube = [c[d] == AUTO for d in CUBE_DIMS if d in c]
+    if any(cube) and not all(cube):
+        return "cube tile partly auto (the passes choose it whole)"
+    if not given(c, "k"):
         return None
     (k0, k1), n, t = c["k"], c["n"], info.target
     if k1 > info.k:

@@ -1,11 +1,16 @@
 """The sweep: measure configurations through an executor and the store, exhaustively
 or by a guided search.
 
-Guided search: every legal configuration is ranked by the analytic estimate summed over
-the token counts; the first half of the budget goes to the best-ranked, the rest to the
-estimate-ranked neighbours (one dimension changed) of the best measured so far, which
-corrects for what the estimate gets wrong. The kernel's own hints and SK03.md's
-settings are always measured, so the pick is never worse than either."""
+Guided search, robust to what the analytic estimate gets wrong: every legal
+configuration is ranked by the estimate summed over the token counts; half the budget
+goes to the best-ranked that differ from each other in two dimensions at least (so the
+estimate's near-ties, say two vector tiles of one cube tile, do not use it up), the rest
+to a local search: around each of the best three measured, best first, the most
+promising unmeasured neighbour along every dimension, so a dimension the estimate
+misjudges is still tried around a good point. "Promising" is the estimate corrected by
+the measured/estimated ratio of the most similar measured configurations. The kernel's
+own hints and SK03.md's settings are always measured, so the pick is never worse than
+either."""
 
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from pto.tuner.space import Config, Space, key
 from pto.tuner.store import Store, record_key
 
 TOP_MEASURED = 3  # how many of the best measured configurations the search explores around
+EXPLORE_SHARE = 0.5  # of the budget, spent on the estimate's best (the rest on the local search)
+MIN_DISTANCE = 2  # dimensions in which the estimate's picks differ from each other at least
 
 
 class Sweep:
@@ -65,34 +72,79 @@ class Sweep:
         return None if any("error" in r for r in recs) else sum(r["cycles"] for r in recs)
 
 
-def _ranked(candidates: list[Config], info: KernelInfo, tokens: list[int]) -> list[Config]:
-    return sorted(candidates, key=lambda c: sum(estimate(c, info, t) for t in tokens))
+def _ranked(candidates: list[Config], info: KernelInfo, tokens: list[int]) -> list[tuple[Config, float]]:
+    est = [(c, sum(estimate(c, info, t) for t in tokens)) for c in candidates]
+    return sorted(est, key=lambda x: x[1])
 
 
 def guided(sweep: Sweep, space: Space, candidates: list[Config], budget: int, batch: int) -> None:
-    """Spend `budget` evaluations: the estimate's best half, then around the best measured."""
+    """Spend `budget` evaluations: the estimate's best share, then the corrected estimate's
+    best around the best measured (see the module's doc)."""
     ranked = _ranked(candidates, sweep.info, sweep.tokens)
-    legal = {key(c): c for c in candidates}
-    rank = {key(c): i for i, c in enumerate(ranked)}
-    sweep.measure(ranked[: budget // 2])
-    spent = budget // 2
+    est = {key(c): e for c, e in ranked}
+    legal = {key(c): c for c, _ in ranked}
+    first = max(1, round(budget * EXPLORE_SHARE))
+    spread = _spread_out([c for c, _ in ranked], first)
+    sweep.measure(spread)
+    spent = len(spread)
     while spent < budget:
-        near = _neighbours(sweep, space, legal) or [c for c in ranked if key(c) not in sweep.results]
-        if not near:
+        n = min(batch, budget - spent)
+        pick = _per_dimension(sweep, space, legal, est)[:n] or _unmeasured(sweep, legal, est)[:n]
+        if not pick:
             return
-        pick = sorted(near, key=lambda c: rank[key(c)])[: min(batch, budget - spent)]
         sweep.measure(pick)
         spent += len(pick)
 
 
-def _neighbours(sweep: Sweep, space: Space, legal: dict[str, Config]) -> list[Config]:
-    best = best_keys(sweep, TOP_MEASURED)
-    out = {}
-    for k in best:
-        for n in space.neighbours(sweep.results[k][0]):
-            if (nk := key(n)) in legal and nk not in sweep.results:
-                out[nk] = legal[nk]
+def _spread_out(ranked: list[Config], n: int) -> list[Config]:
+    """The first `n` of `ranked` that differ from each other in two dimensions at least: the
+    neighbours of the good ones are for the local search, these are to find the region."""
+    out: list[Config] = []
+    for c in ranked:
+        if not any(sum(c.get(d) != o.get(d) for d in c.keys() | o.keys()) < MIN_DISTANCE for o in out):
+            out.append(c)
+            if len(out) == n:
+                break
+    return out
+
+
+def _corrected(sweep: Sweep, est: dict[str, float], c: Config) -> float:
+    """The estimate of `c` times measured / estimated of the measured configurations most
+    like it (fewest dimensions differing): what the estimate gets wrong about a region of
+    the space, it gets wrong about its neighbours too."""
+    near, best = [], None
+    for k, (m, _) in sweep.results.items():
+        cost = sweep.cost(k)
+        if k not in est or cost is None:
+            continue
+        d = sum(m.get(n) != v for n, v in c.items())
+        if best is None or d < best:
+            near, best = [cost / est[k]], d
+        elif d == best:
+            near.append(cost / est[k])
+    return est[key(c)] * (min(near) if near else 1.0)
+
+
+def _per_dimension(sweep: Sweep, space: Space, legal: dict[str, Config], est: dict[str, float]) -> list[Config]:
+    """Around the best measured configurations (best first), the most promising unmeasured
+    neighbour along each dimension: every dimension is tried around a good point before
+    the estimate's favourite dimension is tried twice (the estimate misjudges some)."""
+    out: dict[str, Config] = {}
+    for k in best_keys(sweep, TOP_MEASURED):
+        centre = sweep.results[k][0]
+        firsts = []
+        for d in space.dims:
+            near = [n for n in space.along(centre, d) if (nk := key(n)) in legal and nk not in sweep.results]
+            if near:
+                firsts.append(min(near, key=lambda c: _corrected(sweep, est, c)))
+        for c in sorted(firsts, key=lambda c: _corrected(sweep, est, c)):
+            out.setdefault(key(c), c)
     return list(out.values())
+
+
+def _unmeasured(sweep: Sweep, legal: dict[str, Config], est: dict[str, float]) -> list[Config]:
+    """Every legal configuration not measured yet, best corrected estimate first."""
+    return sorted((c for k, c in legal.items() if k not in sweep.results), key=lambda c: _corrected(sweep, est, c))
 
 
 def best_keys(sweep: Sweep, n: int, of: Callable[[str], float | None] | None = None) -> list[str]:

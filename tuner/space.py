@@ -29,6 +29,7 @@ K_L1_TIMES = (1, 2, 4)  # kL1 = kL0 x this
 MERGES = {"l1_reuse": (1, 2, 4), "vec_nbuffer": (1, 2, 4), "cube_nbuffer": (1, 2)}
 CACHES = ("none_cacheable", "normal")
 CUBE_DIMS = ("m", "n", "k", "split_k")
+AUTO = "auto"  # a value of any dimension: no hint, the passes choose (the cube tile only as a whole)
 
 # The `*_setting` pass option each merge dimension sets, for every group (-1).
 SETTING = {"l1_reuse": "cube_l1_reuse_setting", "vec_nbuffer": "vec_nbuffer_setting",
@@ -73,12 +74,15 @@ class Space:
         for combo in itertools.product(*self.dims.values()):
             yield {k: v for k, v in zip(names, combo) if v is not None}
 
-    def neighbours(self, c: Config) -> Iterator[Config]:
-        """The configurations that differ from `c` in one dimension."""
-        for name, vals in self.dims.items():
-            for v in vals:
-                if v != c.get(name):
-                    yield {k: x for k, x in ({**c, name: v}).items() if x is not None}
+    def along(self, c: Config, d: str) -> list[Config]:
+        """The configurations that differ from `c` in dimension `d` only."""
+        return [{k: x for k, x in ({**c, d: v}).items() if x is not None} for v in self.dims[d] if v != c.get(d)]
+
+
+def given(c: Config, d: str, default=None):
+    """The value `c` pins for dimension `d`, or `default` where it leaves it to the passes."""
+    v = c.get(d, AUTO)
+    return default if v == AUTO else v
 
 
 def key(c: Config) -> str:

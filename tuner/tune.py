@@ -12,7 +12,7 @@ from pto.tuner.kernel import KernelInfo, TuneError, kernel_info
 from pto.tuner.pool import executor
 from pto.tuner.prune import prune
 from pto.tuner.search import Sweep, guided
-from pto.tuner.space import Config, Space, dimensions, key
+from pto.tuner.space import AUTO, Config, Space, dimensions, key
 from pto.tuner.store import Store
 
 BUDGET_SHARE = 0.2  # the default budget: this share of the legal configurations,
@@ -37,7 +37,7 @@ def restrict(dims: dict[str, list], given: dict[str, list] | None) -> dict[str, 
             raise TuneError(f"unknown dimension '{name}' (this kernel has: {', '.join(dims)})")
         if not vals:
             raise TuneError(f"dimension '{name}' has no values")
-        for v in vals:
+        for v in (v for v in vals if v != AUTO):
             if not _fits(v, dims[name]):
                 raise TuneError(f"dimension '{name}': value {v!r} does not fit this kernel (its values are like "
                                 f"{dims[name][0]!r})")

@@ -150,3 +150,122 @@ def test_host_transpose_is_a_dimension():
     pinned = pin(r.module, {"host_transpose": True})
     assert "pto.host_transpose = true" in str(pinned)
     assert "npu.host_transpose" in pto.compile(pinned).text("npu")
+
+
+def _info(text=SMALL):
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.kernel import kernel_info
+
+    return kernel_info(_parsed(text, "small"))
+
+
+# One 64-token body in four 16-row tiles, each its own unit: the weight is read four times.
+REREAD = {"unroll": [64, 1], "m": 16, "n": 128, "k": [128, 256], "split_k": False, "l1_reuse": 1, "cube_nbuffer": 1}
+
+
+def test_estimate_a_cached_weight_rereads_from_l2():
+    from pto.tuner.estimate import estimate, weight
+
+    info = _info()
+    cached, uncached = ({**REREAD, "cache.w": p} for p in ("normal", "none_cacheable"))
+    assert weight(cached, info, [(1, 64)]).miss == pytest.approx(0.25)  # one cold read of four
+    assert weight(uncached, info, [(1, 64)]).miss == 1.0
+    assert estimate(cached, info, 64) < estimate(uncached, info, 64)
+
+
+def test_estimate_a_weight_too_big_for_l2_misses_every_time():
+    from dataclasses import replace
+
+    from pto.tuner.estimate import weight
+
+    info = _info()
+    small = replace(info, target=info.target.changed(l2__sim_size=128 * 256 * 2 - 1))  # one byte short of the weight
+    assert weight({**REREAD, "cache.w": "normal"}, small, [(1, 64)]).miss == 1.0
+
+
+def test_estimate_charges_whole_lines_of_a_narrow_weight_tile():
+    from pto.tuner.estimate import _slice, cube_shape
+
+    info = _info()  # w [128, 256] read with b_trans: [n, kL1] tiles, rows of kL1 * 2 bytes
+    line = info.target.l2.line_bytes
+    narrow = cube_shape({**REREAD, "k": [64, 64]}, info, 64)  # 128-byte rows: each pays a line
+    assert _slice(info.target, info, narrow, 16, True)[1] == narrow.n * line
+    wide = cube_shape(REREAD, info, 64)  # 512-byte rows: exactly a line
+    assert _slice(info.target, info, wide, 16, True)[1] == wide.n * wide.k1 * 2
+
+
+def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
+    from pto.tuner.estimate import _lines
+
+    t = _info().target
+    line = t.l2.line_bytes  # 16 rows of 96 bytes (an [N = 24] f32 weight, host-transposed)
+    assert _lines(t, 16, 96, 96) == -(-16 * 96 // line) * line < 16 * line
+    assert _lines(t, 16, 96, 192) == 16 * line  # half rows: a line each
+
+
+HINTED = SMALL.replace("%w: tensor<128x256xbf16>)", "%w: tensor<128x256xbf16> {pto.cache = #pto.cache<normal>})").replace(
+    "-> tensor<?x128xbf16> {", "-> tensor<?x128xbf16> attributes {pto.unroll = array<i64: 16, 1>} {", 1)
+
+
+def test_auto_drops_the_hint_and_the_passes_choose():
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.pin import pin
+
+    module = _parsed(HINTED, "hinted")
+    assert "pto.unroll" in str(module) and "pto.cache" in str(module)
+    auto = str(pin(module, {"unroll": "auto", "cache.w": "auto", "m": "auto", "n": "auto", "k": "auto",
+                            "split_k": "auto", "l1_reuse": "auto"}))
+    assert "pto.unroll" not in auto and "pto.cache" not in auto and "pto.cube_tile" not in auto
+    assert "cube_l1_reuse_setting" not in auto
+    lowered = pto.compile(_parsed(auto, "auto")).text("tile")
+    assert "none_cacheable" in lowered  # tile-annotate-cache's own choice for a weight read once
+
+
+def test_auto_in_the_space_and_a_partly_auto_cube_tile_pruned():
+    dims = {**DIMS, "unroll": ["auto", [8, 1]], "n": [64], "cache.w": ["auto"], "m": ["auto", 16]}
+    r = pto.tune(HINTED, [20], jobs=1, dims=dims, exhaustive=True)
+    assert r.plan.reasons == {"cube tile partly auto (the passes choose it whole)": 2}
+    assert {json.dumps(c["unroll"]) for c in r.plan.candidates} == {'"auto"', "[8, 1]"}
+    assert not r.failed
+
+
+class _Synthetic:
+    """An executor whose 'model' is a formula of the configuration."""
+
+    def __init__(self, cost):
+        self.cost = cost
+
+    def run(self, tasks):
+        for task in tasks:
+            yield task, [{"tokens": t, "cycles": self.cost(task[2])} for t in task[3]]
+
+
+def test_guided_search_tries_every_dimension_the_estimate_misjudges(monkeypatch):
+    # The estimate is right about x and y and wrong about z (it favours z = 0, the model
+    # z = 2): the local search must still try z around the best measured point.
+    from types import SimpleNamespace
+
+    import pto.tuner.search as search
+    from pto.tuner.space import Space
+    from pto.tuner.store import Store
+
+    space = Space({"x": list(range(6)), "y": list(range(6)), "z": list(range(4))})
+    bowl = lambda c: 100 + (c["x"] - 3) ** 2 + (c["y"] - 3) ** 2  # noqa: E731
+    monkeypatch.setattr(search, "estimate", lambda c, info, t: bowl(c) + 10 * (c["z"] != 0))
+    info = SimpleNamespace(target=SimpleNamespace(name="synthetic"))
+    sweep = search.Sweep("synthetic", "s", info, [1], Store(None, False), _Synthetic(lambda c: bowl(c) + 10 * (c["z"] != 2)),
+                         progress=False)
+    search.guided(sweep, space, list(space), budget=len(list(space)) // 8, batch=2)
+    assert len(sweep.results) <= len(list(space)) // 8
+    best = sweep.results[search.best_keys(sweep, 1)[0]][0]
+    assert best == {"x": 3, "y": 3, "z": 2}
+
+
+def test_unroll_factors_that_never_run_make_no_other_kernel():
+    from pto.tuner.tune import plan
+
+    dims = {**DIMS, "n": [64], "cache.w": ["normal"], "unroll": [[16, 1], [16, 8, 1], [8, 1]]}
+    p = plan(_info(), [16], dims, None, True)  # at t = 16 the first two run one 16-token body
+    assert [c["unroll"] for c in p.candidates] == [[16, 1], [8, 1]]
+    assert p.reasons == {"same kernel as another at these token counts": 1}
+    assert len(plan(_info(), [16, 200], dims, None, True).candidates) == 3  # 200 = 12 x 16 + 8
