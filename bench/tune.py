@@ -24,14 +24,30 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOAL_GAP = 0.03
 GOAL_SHARE = 0.25
 # A space of a little over 100 configurations after pruning, for the cube-stage kernels.
-DIMS = {"unroll": [[16, 1], [8, 1], [128, 64, 32, 16, 8, 1]], "m": [16, 32], "n": [64, 128, 256],
-        "k": [[128, 512], [256, 256], [256, 1024]], "vec_rows": [1, 2, 4, 8], "l1_reuse": [2], "vec_nbuffer": [2],
-        "cube_nbuffer": [1], "split_k": [False]}
-MHC_DIMS = {"unroll": [[16, 1], [256, 64, 16, 4, 1], [64, 16, 1], [32, 1]], "l1_reuse": [1, 2, 4],
-            "vec_nbuffer": [1, 2, 4], "cube_nbuffer": [1, 2, 4], "stitch": [1, 128]}
+DIMS = {
+    "unroll": [[16, 1], [8, 1], [128, 64, 32, 16, 8, 1]],
+    "m": [16, 32],
+    "n": [64, 128, 256],
+    "k": [[128, 512], [256, 256], [256, 1024]],
+    "vec_rows": [1, 2, 4, 8],
+    "l1_reuse": [2],
+    "vec_nbuffer": [2],
+    "cube_nbuffer": [1],
+    "split_k": [False],
+}
+MHC_DIMS = {
+    "unroll": [[16, 1], [256, 64, 16, 4, 1], [64, 16, 1], [32, 1]],
+    "l1_reuse": [1, 2, 4],
+    "vec_nbuffer": [1, 2, 4],
+    "cube_nbuffer": [1, 2, 4],
+    "stitch": [1, 128],
+}
 DEFAULT = [("sk03_standard", 16)]
-ALL = [(e, t) for e in ("sk03_standard", "mla_wqa_qrmsnorm", "mla_wkv_rmsnorm", "indexer_query_linear_int8",
-                        "hc_pre") for t in (16, 128, 300)]
+ALL = [
+    (e, t)
+    for e in ("sk03_standard", "mla_wqa_qrmsnorm", "mla_wkv_rmsnorm", "indexer_query_linear_int8", "hc_pre")
+    for t in (16, 128, 300)
+]
 
 
 def dims_for(name: str) -> dict:
@@ -49,8 +65,10 @@ def row(name: str, t: int, jobs: int, store: str) -> str:
     bases = [c for c in g.baseline_cycles().values() if c is not None]
     gap, share = pick / opt - 1, g.evaluated / n
     ok = gap <= GOAL_GAP and (share <= GOAL_SHARE or n <= 100) and all(pick <= b for b in bases)
-    return (f"{name:28} {t:>5} {n:>6} {g.evaluated:>5} {share:>6.1%} {opt:>12,.0f} {pick:>12,.0f} {gap:>6.2%} "
-            f"{min(bases) / pick:>7.2f}x {'met' if ok else 'MISSED'}")
+    return (
+        f"{name:28} {t:>5} {n:>6} {g.evaluated:>5} {share:>6.1%} {opt:>12,.0f} {pick:>12,.0f} {gap:>6.2%} "
+        f"{min(bases) / pick:>7.2f}x {'met' if ok else 'MISSED'}"
+    )
 
 
 def _row(text: str) -> tuple[str, int]:
@@ -69,8 +87,11 @@ def main() -> None:
     a = ap.parse_args()
     store = a.store or tempfile.mkdtemp(prefix="pto-tune-bench-")
     os.makedirs(store, exist_ok=True)
-    print(f"{'example':28} {'t':>5} {'space':>6} {'evals':>5} {'share':>6} {'optimum':>12} {'pick':>12} "
-          f"{'gap':>6} {'vs base':>8} goals", flush=True)
+    print(
+        f"{'example':28} {'t':>5} {'space':>6} {'evals':>5} {'share':>6} {'optimum':>12} {'pick':>12} "
+        f"{'gap':>6} {'vs base':>8} goals",
+        flush=True,
+    )
     for name, t in ALL if a.all else a.row or DEFAULT:  # each row as it is done: --all takes long
         print(row(name, t, a.jobs, store), flush=True)
 

@@ -36,7 +36,8 @@ def _pinned(f: func.FuncOp, name: str) -> dict[int, int] | None:
     return None
 
 
-def _pick(setting: dict[int, int], key: int) -> int:
+def pick_setting(setting: dict[int, int], key: int) -> int:
+    """The count for group `key`: its own, else the `-1` entry's, else 1 (no merging)."""
     return setting.get(key, setting.get(-1, 1))
 
 
@@ -78,11 +79,11 @@ class TileApplySettingsPass(ModulePass):
         for st in loop.body.block.ops:
             if isinstance(st, tile.VecStageOp):
                 if st.nbuffer is None:
-                    st.nbuffer = IntegerAttr(_pick(settings["vec_nbuffer_setting"], vec_i), i64)
+                    st.nbuffer = IntegerAttr(pick_setting(settings["vec_nbuffer_setting"], vec_i), i64)
                 vec_i += 1
             elif isinstance(st, tile.CubeStageOp):
                 if st.nbuffer is None:
-                    st.nbuffer = IntegerAttr(_pick(settings["cube_nbuffer_setting"], cube_i), i64)
+                    st.nbuffer = IntegerAttr(pick_setting(settings["cube_nbuffer_setting"], cube_i), i64)
                 if st.l1_reuse is None:
-                    st.l1_reuse = IntegerAttr(_pick(settings["cube_l1_reuse_setting"], cube_i), i64)
+                    st.l1_reuse = IntegerAttr(pick_setting(settings["cube_l1_reuse_setting"], cube_i), i64)
                 cube_i += 1

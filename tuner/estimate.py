@@ -20,20 +20,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pto.dialects.common import ELEM_BYTES
+from pto.lowering.tile_to_npu.events import max_copies
+from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
 from pto.passes.tile_assign_shapes import TileAssignShapesPass, ceil16
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.prune import _m_tile
-from pto.tuner.space import Config, given
+from pto.tuner.space import SETTING, Config, given
 
 # The pass defaults a configuration that does not name a dimension gets (docs/passes.md).
 DEFAULT_UNROLL = list(SEED_CANDIDATES)
 DEFAULT_VEC_ROWS = 4
 DEFAULT_CUBE = {"m": 128, "n": 128, "k": [256, 1024], "split_k": False}
-DEFAULT_MERGE = {"l1_reuse": 2, "vec_nbuffer": 2, "cube_nbuffer": 1}
+# tile-apply-settings' defaults for the first stage of each kind, the one modelled here.
+DEFAULT_MERGE = {
+    dim: pick_setting(parse_setting(option, getattr(TileApplySettingsPass(), option)), 0)
+    for dim, option in SETTING.items()
+}
 VEC_OPS_PER_ELEM = 6  # a norm's vcast, vmul, vreduce, vdiv, vmul, vcast: the vector work per element
-MAX_VEC_MERGE = 4  # tile-to-npu merges at most 4 vector tiles into a task
 VEC_SPAN_SHARE = 0.5  # of the vector work's spread not hidden behind the cube's (other bodies overlap)
 
 
@@ -46,6 +51,7 @@ class Task:
 @dataclass
 class Cube:
     """The cube work of one body of p tokens, as tile-to-npu cuts it."""
+
     m: int
     n: int
     k1: int
@@ -59,6 +65,7 @@ class Cube:
 class Weight:
     """How the run reads the weight: the share of its bytes that come from HBM, and the
     HBM rate each busy cube core gets then."""
+
     miss: float
     hbm_rate: float
 
@@ -120,7 +127,8 @@ def weight(c: Config, info: KernelInfo, bodies: list[tuple[int, int]]) -> Weight
     reads = sum(count * g.units * g.slices * _weight_bytes(t, info, g, trans) for count, g in shapes)
     size = info.k * info.n * ELEM_BYTES[info.a_elem]
     policies = [_policy(c, info, w) for w in info.weights]
-    cached = "none_cacheable" not in policies and size <= t.l2.sim_size  # the L2 the model simulates (`l2.size` is the platform's)
+    # `l2.sim_size`: the L2 the model simulates (`l2.size` is the platform's)
+    cached = "none_cacheable" not in policies and size <= t.l2.sim_size
     miss = min(1.0, size / reads) if cached and reads else 1.0  # a cached weight's lines miss once
     nbuf = _get(c, "cube_nbuffer", info)
     busy = min(t.cube_cores, sum(count * -(-g.units // nbuf) for count, g in shapes)) or 1
@@ -165,7 +173,7 @@ def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
     t = info.target
     cols = max(info.vec_cols, default=info.k)
     r = min(given(c, "vec_rows", DEFAULT_VEC_ROWS), p)
-    merge = min(_get(c, "vec_nbuffer", info), MAX_VEC_MERGE)
+    merge = min(_get(c, "vec_nbuffer", info), max_copies(t.sync.event_ids))  # tile-to-npu's limit
     tiles = -(-p // r)
     elems = r * cols
     repeats = elems * ELEM_BYTES["f32"] / t.vector.bytes_per_repeat
@@ -183,7 +191,8 @@ def _spread(tasks: list[Task], cores: int, turnaround: float) -> float:
 def estimate(c: Config, info: KernelInfo, tokens: int) -> float:
     """Estimated cycles of `c` at `tokens` tokens."""
     t = info.target
-    bodies = [((end - begin) // f, f) for begin, end, f in schedule(0, tokens, normalise(given(c, "unroll", DEFAULT_UNROLL)))]
+    loops = schedule(0, tokens, normalise(given(c, "unroll", DEFAULT_UNROLL)))
+    bodies = [((end - begin) // f, f) for begin, end, f in loops]
     w = weight(c, info, bodies)
     per = {p: (cube_tasks(c, info, p, w), vec_tasks(c, info, p)) for _, p in bodies}
     cube = [Task(n * per[p][0].count, per[p][0].cycles) for n, p in bodies]

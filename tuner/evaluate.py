@@ -13,9 +13,9 @@ import time
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from pto.interp.report import Report
 from pto.driver.parse import LocatingParser
 from pto.driver.registry import load_dialects
+from pto.interp.report import Report
 from pto.tuner.pin import pin
 from pto.tuner.space import Config
 
@@ -35,8 +35,12 @@ def figures(r: Report) -> dict:
     cube = [c for c in r.cores if c.startswith("aic")]
     busy = sum(r.cores[c]["cube"] for c in cube)
     n = r.l2_hits + r.l2_misses
-    return {"cycles": r.cycles, "cube_util": busy / (r.cycles * len(cube)) if r.cycles and cube else 0.0,
-            "hbm_bytes": r.hbm_bytes, "l2_hit_rate": r.l2_hits / n if n else 0.0}
+    return {
+        "cycles": r.cycles,
+        "cube_util": busy / (r.cycles * len(cube)) if r.cycles and cube else 0.0,
+        "hbm_bytes": r.hbm_bytes,
+        "l2_hit_rate": r.l2_hits / n if n else 0.0,
+    }
 
 
 def _error(e: BaseException) -> str:
@@ -53,7 +57,7 @@ def evaluate(text: str, name: str, c: Config, tokens: list[int], target: str | N
         compiled = compile(pin(_parsed(text, name), c), target=target)
     except Exception as e:  # noqa: BLE001 - any failure is a result of this configuration
         return [{"tokens": t, "error": _error(e), "seconds": time.perf_counter() - t0} for t in tokens]
-    out = []
+    out: list[dict] = []
     for t in tokens:
         t1 = time.perf_counter()
         try:

@@ -15,7 +15,8 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import BlockArgument
 
 from pto.dialects import pto
-from pto.dialects.common import MATMUL_OUT, elem_name
+from pto.dialects.common import MATMUL_OUT, FormAttr, elem_name
+from pto.dialects.pto import tensor_type
 from pto.interp.run import signature
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
 from pto.passes.pto_fuse_stages import PtoFuseStagesPass
@@ -60,8 +61,9 @@ def _source_args(v) -> set[BlockArgument]:
 
 def _weights(f: func.FuncOp, mm: pto.MatmulOp) -> tuple[str, ...]:
     # What tile-annotate-cache gives a policy: the static tensors the matmul's B reads.
-    static = [a for a in _source_args(mm.rhs)
-              if isinstance(a.type, TensorType) and DYNAMIC_INDEX not in a.type.get_shape()]
+    static = [
+        a for a in _source_args(mm.rhs) if isinstance(a.type, TensorType) and DYNAMIC_INDEX not in a.type.get_shape()
+    ]
     return tuple(sorted(arg_name(f, a) for a in static))
 
 
@@ -83,12 +85,23 @@ def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
         raise TuneError(f"the tuner takes a kernel at the pto level, this one is at the {sig.level} level")
     f = signature(_classified(module)).func
     mm = _matmul(f)
-    lhs, res = mm.lhs.type, mm.results[0].type
-    a_elem = elem_name(lhs.element_type)  # type: ignore[union-attr]
+    lhs, res = tensor_type(mm.lhs), tensor_type(mm.results[0])
+    a_elem = elem_name(lhs.element_type)
     # Pinned on the kernel as written (not the fused copy): the hints are written back to it.
-    cols = tuple(o.operands[0].type.get_shape()[-1] for o in sig.func.walk() if isinstance(o, VEC_TILED))  # type: ignore
-    form = f.attributes["pto.form"].data.value  # type: ignore[union-attr]
-    return KernelInfo(f.sym_name.data, form, lhs.get_shape()[-1], res.get_shape()[-1], a_elem,  # type: ignore
-                      MATMUL_OUT[a_elem][0], mm.b_trans is not None, _weights(f, mm),
-                      mm.b_trans is not None and isinstance(mm.rhs, BlockArgument), cols,
-                      load_target(target) if target else target_of(sig.func))
+    cols = tuple(tensor_type(o.operands[0]).get_shape()[-1] for o in sig.func.walk() if isinstance(o, VEC_TILED))
+    form_attr = f.attributes["pto.form"]
+    assert isinstance(form_attr, FormAttr)  # pto-classify-skeleton ran
+    form = form_attr.data.value
+    return KernelInfo(
+        f.sym_name.data,
+        form,
+        lhs.get_shape()[-1],
+        res.get_shape()[-1],
+        a_elem,
+        MATMUL_OUT[a_elem][0],
+        mm.b_trans is not None,
+        _weights(f, mm),
+        mm.b_trans is not None and isinstance(mm.rhs, BlockArgument),
+        cols,
+        load_target(target) if target else target_of(sig.func),
+    )

@@ -11,6 +11,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation
 
 from pto.dialects import pto
 from pto.dialects.common import CachePolicy, CachePolicyAttr, CubeTileAttr
+from pto.dialects.pto import tensor_type
 from pto.interp.run import signature
 from pto.tuner.kernel import VEC_TILED, arg_name
 from pto.tuner.space import AUTO, CUBE_DIMS, SETTING, Config
@@ -24,17 +25,20 @@ def pin(module: ModuleOp, c: Config) -> ModuleOp:
         _set(f, "pto.unroll", c["unroll"], lambda v: DenseArrayBase.from_list(i64, v))
     _pin_settings(f, c)
     if "stitch" in c:
-        _set(f, "pto.runtime", c["stitch"],
-             lambda v: DictionaryAttr({"stitch_function_max_num": IntegerAttr(v, i64)}))
+        _set(f, "pto.runtime", c["stitch"], lambda v: DictionaryAttr({"stitch_function_max_num": IntegerAttr(v, i64)}))
     _pin_caches(f, c)
     if "vec_rows" in c:
         for op in (o for o in f.walk() if isinstance(o, VEC_TILED)):
-            cols = op.operands[0].type.get_shape()[-1]  # type: ignore[union-attr]
+            cols = tensor_type(op.operands[0]).get_shape()[-1]
             _set(op, "pto.vec_tile", c["vec_rows"], lambda v, cols=cols: DenseArrayBase.from_list(i64, [v, cols]))
     mm = next(o for o in f.walk() if isinstance(o, pto.MatmulOp))
     if any(d in c for d in CUBE_DIMS):  # pruning keeps the four all auto or none
-        _set(mm, "pto.cube_tile", c["m"],
-             lambda _: CubeTileAttr([c["m"]] * 2, c["k"], [c["n"]] * 2, split_k=c["split_k"]))
+        _set(
+            mm,
+            "pto.cube_tile",
+            c["m"],
+            lambda _: CubeTileAttr([c["m"]] * 2, c["k"], [c["n"]] * 2, split_k=c["split_k"]),
+        )
     if "host_transpose" in c and isinstance(mm.rhs, BlockArgument):
         _set_arg_hint(f, mm.rhs, "pto.host_transpose", _auto_or(c["host_transpose"], lambda v: BoolAttr(v, i1)))
     return m
@@ -54,7 +58,7 @@ def _set(op: Operation, name: str, v, make) -> None:
 
 def _set_arg_hint(f: func.FuncOp, a: BlockArgument, name: str, value: Attribute | None) -> None:
     cur = list(f.arg_attrs.data) if f.arg_attrs else [DictionaryAttr({}) for _ in f.body.block.args]
-    hints = {k: v for k, v in cur[a.index].data.items() if k != name}  # type: ignore[attr-defined]
+    hints = {k: v for k, v in cur[a.index].data.items() if k != name}
     cur[a.index] = DictionaryAttr(hints if value is None else {**hints, name: value})
     f.arg_attrs = ArrayAttr(cur)
 

@@ -14,7 +14,7 @@ class Progress:
         self.bar = None
         if enabled:
             try:
-                from tqdm import tqdm
+                from tqdm import tqdm  # type: ignore[import-untyped]  # an optional extra, without stubs
 
                 self.bar = tqdm(total=total, desc=what, unit="eval", file=sys.stderr)
             except ImportError:
@@ -31,8 +31,12 @@ class Progress:
         dt = time.monotonic() - self.t0
         rate = self.done / dt if dt else 0.0
         eta = (self.total - self.done) / rate if rate else 0.0
-        print(f"\r{self.what}: {self.done}/{self.total}, {rate:.2f} eval/s, ETA {eta:.0f} s ", end="",
-              file=sys.stderr, flush=True)
+        print(
+            f"\r{self.what}: {self.done}/{self.total}, {rate:.2f} eval/s, ETA {eta:.0f} s ",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def close(self) -> None:
         if self.bar is not None:

@@ -20,7 +20,7 @@ from pto.tuner.space import AUTO, CUBE_DIMS, Config, given, key
 def used_factors(unroll: list[int] | str, tokens: Iterable[int]) -> list[int]:
     """The factors whose loops run at some token count: at t = 16 the lists 128/16/1 and
     16/1 both run one 16-token body, and time the same."""
-    factors = normalise(SEED_CANDIDATES if unroll == AUTO else unroll)
+    factors = normalise(SEED_CANDIDATES if isinstance(unroll, str) else unroll)  # a str is AUTO
     return sorted({f for t in tokens for _, _, f in schedule(0, t, factors)}, reverse=True)
 
 
@@ -67,8 +67,12 @@ def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
     blk = t.block_bytes
     if (k0 * sa) % blk or (n * sa) % blk:
         return f"K or N tile not {blk}-byte aligned"
-    for space, need in (("l0a", ceil16(m) * k0 * sa), ("l0b", n * k0 * sa), ("l0c", ceil16(m) * n * sacc),
-                        ("l1", (ceil16(m) + n) * k1 * sa)):
+    for space, need in (
+        ("l0a", ceil16(m) * k0 * sa),
+        ("l0b", n * k0 * sa),
+        ("l0c", ceil16(m) * n * sacc),
+        ("l1", (ceil16(m) + n) * k1 * sa),
+    ):
         if need > t.capacity(space):
             return f"{space} capacity"
     return None
@@ -76,7 +80,9 @@ def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
 
 def prune(configs: Iterable[Config], info: KernelInfo, tokens: list[int]) -> tuple[list[Config], Counter]:
     """The configurations worth running, and per reason how many were dropped."""
-    kept, seen, reasons = [], set(), Counter()
+    kept: list[Config] = []
+    seen: set[str] = set()
+    reasons: Counter[str] = Counter()
     for c in configs:
         if why := illegal(c, info, tokens):
             reasons[why] += 1

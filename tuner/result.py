@@ -31,8 +31,11 @@ class TuneResult:
 
     @property
     def failed(self) -> list[tuple[Config, str]]:
-        return [(c, next(r["error"] for r in rs.values() if "error" in r))
-                for c, rs in self.sweep.results.values() if any("error" in r for r in rs.values())]
+        return [
+            (c, next(r["error"] for r in rs.values() if "error" in r))
+            for c, rs in self.sweep.results.values()
+            if any("error" in r for r in rs.values())
+        ]
 
     @property
     def best(self) -> Config:
@@ -60,8 +63,10 @@ class TuneResult:
 
     def pinned(self) -> str:
         """The winner as a kernel: the input with the winning hints pinned."""
-        head = (f"// pto-tune: best of {self.evaluated} configurations at tokens "
-                f"{','.join(map(str, self.tokens))} on {self.info.target.name}: {describe(self.best)}\n")
+        head = (
+            f"// pto-tune: best of {self.evaluated} configurations at tokens "
+            f"{','.join(map(str, self.tokens))} on {self.info.target.name}: {describe(self.best)}\n"
+        )
         return head + str(pin(self.module, self.best)) + "\n"
 
     def write_best(self, path: str) -> None:

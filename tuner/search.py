@@ -30,9 +30,11 @@ MIN_DISTANCE = 2  # dimensions in which the estimate's picks differ from each ot
 class Sweep:
     """Measured configurations of one kernel, target and set of token counts."""
 
-    def __init__(self, text: str, name: str, info: KernelInfo, tokens: list[int], store: Store, executor,
-                 progress: bool = True):
-        self.text, self.name, self.info, self.tokens, self.store, self.executor = text, name, info, tokens, store, executor
+    def __init__(
+        self, text: str, name: str, info: KernelInfo, tokens: list[int], store: Store, executor, progress: bool = True
+    ):
+        self.text, self.name, self.info, self.tokens = text, name, info, tokens
+        self.store, self.executor = store, executor
         self.progress = progress
         self.results: dict[str, tuple[Config, dict[int, dict]]] = {}
         self.order: list[str] = []  # keys in the order measured (the best-so-far curve)

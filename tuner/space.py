@@ -32,8 +32,11 @@ CUBE_DIMS = ("m", "n", "k", "split_k")
 AUTO = "auto"  # a value of any dimension: no hint, the passes choose (the cube tile only as a whole)
 
 # The `*_setting` pass option each merge dimension sets, for every group (-1).
-SETTING = {"l1_reuse": "cube_l1_reuse_setting", "vec_nbuffer": "vec_nbuffer_setting",
-           "cube_nbuffer": "cube_nbuffer_setting"}
+SETTING = {
+    "l1_reuse": "cube_l1_reuse_setting",
+    "vec_nbuffer": "vec_nbuffer_setting",
+    "cube_nbuffer": "cube_nbuffer_setting",
+}
 
 
 def _cube_dims(info: KernelInfo) -> dict[str, list]:
@@ -72,7 +75,7 @@ class Space:
     def __iter__(self) -> Iterator[Config]:
         names = list(self.dims)
         for combo in itertools.product(*self.dims.values()):
-            yield {k: v for k, v in zip(names, combo) if v is not None}
+            yield {k: v for k, v in zip(names, combo, strict=True) if v is not None}
 
     def along(self, c: Config, d: str) -> list[Config]:
         """The configurations that differ from `c` in dimension `d` only."""

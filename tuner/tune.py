@@ -39,8 +39,9 @@ def restrict(dims: dict[str, list], given: dict[str, list] | None) -> dict[str, 
             raise TuneError(f"dimension '{name}' has no values")
         for v in (v for v in vals if v != AUTO):
             if not _fits(v, dims[name]):
-                raise TuneError(f"dimension '{name}': value {v!r} does not fit this kernel (its values are like "
-                                f"{dims[name][0]!r})")
+                raise TuneError(
+                    f"dimension '{name}': value {v!r} does not fit this kernel (its values are like {dims[name][0]!r})"
+                )
             if name == "k" and (len(v) != 2 or v[1] % v[0]):
                 raise TuneError(f"dimension 'k' takes L0/L1 pairs with L1 a multiple of L0, got {v!r}")
         out[name] = list(vals)
@@ -111,9 +112,21 @@ def _store(out: str | None, resume: bool) -> Store:
     return Store(out, resume)
 
 
-def tune(kernel, tokens, *, target: str | None = None, budget: int | None = None, jobs: int | None = None,
-         dask=None, out: str | None = None, resume: bool = False, exhaustive: bool = False,
-         dims: dict[str, list] | None = None, progress: bool = False, name: str = "kernel"):
+def tune(
+    kernel,
+    tokens,
+    *,
+    target: str | None = None,
+    budget: int | None = None,
+    jobs: int | None = None,
+    dask=None,
+    out: str | None = None,
+    resume: bool = False,
+    exhaustive: bool = False,
+    dims: dict[str, list] | None = None,
+    progress: bool = False,
+    name: str = "kernel",
+):
     """Search the kernel's configurations for the fewest modelled cycles summed over
     `tokens`; returns a `TuneResult`. See docs/tune.md. Raises TuneError for bad input."""
     from pto.tuner.result import TuneResult

@@ -21,8 +21,18 @@ SMALL = """func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) ->
 }"""
 
 # 8 configurations: two unroll lists, two N tiles, two cache policies.
-DIMS = {"unroll": [[8, 1], [16, 1]], "m": [16], "n": [64, 128], "k": [[128, 256]], "split_k": [False],
-        "vec_rows": [4], "l1_reuse": [2], "vec_nbuffer": [2], "cube_nbuffer": [1], "host_transpose": [False]}
+DIMS = {
+    "unroll": [[8, 1], [16, 1]],
+    "m": [16],
+    "n": [64, 128],
+    "k": [[128, 256]],
+    "split_k": [False],
+    "vec_rows": [4],
+    "l1_reuse": [2],
+    "vec_nbuffer": [2],
+    "cube_nbuffer": [1],
+    "host_transpose": [False],
+}
 
 
 @pytest.fixture(scope="module")
@@ -73,21 +83,29 @@ def test_guided_search_keeps_to_its_budget():
 
 def test_pruning_counts_reasons_and_failures_are_recorded():
     # N = 128 is not a multiple of 96; vec_nbuffer 5 passes the analytic checks and fails in tile-to-npu.
-    r = pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims={**DIMS, "unroll": [[8, 1]], "n": [64, 96],
-                                                             "vec_nbuffer": [2, 5], "cache.w": ["normal"]})
+    r = pto.tune(
+        SMALL,
+        [8],
+        jobs=1,
+        exhaustive=True,
+        dims={**DIMS, "unroll": [[8, 1]], "n": [64, 96], "vec_nbuffer": [2, 5], "cache.w": ["normal"]},
+    )
     assert r.plan.reasons == {"K or N not a multiple of its tile": 2}
     assert len(r.failed) == 1 and r.failed[0][0]["vec_nbuffer"] == 5
     assert "failed" not in r.table().split("per token count")[0].split("\n")[4]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"dims": {"foo": [1]}}, "unknown dimension 'foo'"),
-    ({"dims": {"m": []}}, "dimension 'm' has no values"),
-    ({"dims": {"split_k": ["yes"]}}, "does not fit this kernel"),
-    ({"dims": {"n": [48]}}, "no legal configuration"),
-    ({"budget": 0}, "budget must be a positive integer"),
-    ({"jobs": 0}, "jobs must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"dims": {"foo": [1]}}, "unknown dimension 'foo'"),
+        ({"dims": {"m": []}}, "dimension 'm' has no values"),
+        ({"dims": {"split_k": ["yes"]}}, "does not fit this kernel"),
+        ({"dims": {"n": [48]}}, "no legal configuration"),
+        ({"budget": 0}, "budget must be a positive integer"),
+        ({"jobs": 0}, "jobs must be a positive integer"),
+    ],
+)
 def test_bad_input_is_one_error(kwargs, message):
     with pytest.raises(TuneError, match=message):
         pto.tune(SMALL, [8], **kwargs)
@@ -103,8 +121,10 @@ def test_bad_tokens_and_kernel():
 def test_dask_matches_the_local_pool(exhaustive):
     distributed = pytest.importorskip("distributed")
     r, _ = exhaustive
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         d = pto.tune(SMALL, [8, 20], dask=client, dims=DIMS, exhaustive=True)
     assert {k: d.sweep.cost(k) for k in d.sweep.results} == {k: r.sweep.cost(k) for k in r.sweep.results}
 
@@ -127,8 +147,11 @@ def test_plot_writes_a_png(exhaustive, tmp_path):
 
 def test_a_pypto_kernel_is_tuned_from_its_trace():
     @pypto.frontend.jit
-    def small(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
-              w: pypto.Tensor([128, 256], pypto.DT_BF16), out: pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_BF16)):
+    def small(
+        x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
+        w: pypto.Tensor([128, 256], pypto.DT_BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_BF16),
+    ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
             n = pypto.rms_norm(pypto.view(x, [p, 256], [idx, 0]), None, 1e-6)
             y = pypto.matmul(pypto.cast(n, pypto.DT_BF16), w, pypto.DT_BF16, b_trans=True)
@@ -203,8 +226,9 @@ def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
     assert _lines(t, 16, 96, 192) == 16 * line  # half rows: a line each
 
 
-HINTED = SMALL.replace("%w: tensor<128x256xbf16>)", "%w: tensor<128x256xbf16> {pto.cache = #pto.cache<normal>})").replace(
-    "-> tensor<?x128xbf16> {", "-> tensor<?x128xbf16> attributes {pto.unroll = array<i64: 16, 1>} {", 1)
+HINTED = SMALL.replace(
+    "%w: tensor<128x256xbf16>)", "%w: tensor<128x256xbf16> {pto.cache = #pto.cache<normal>})"
+).replace("-> tensor<?x128xbf16> {", "-> tensor<?x128xbf16> attributes {pto.unroll = array<i64: 16, 1>} {", 1)
 
 
 def test_auto_drops_the_hint_and_the_passes_choose():
@@ -213,8 +237,20 @@ def test_auto_drops_the_hint_and_the_passes_choose():
 
     module = _parsed(HINTED, "hinted")
     assert "pto.unroll" in str(module) and "pto.cache" in str(module)
-    auto = str(pin(module, {"unroll": "auto", "cache.w": "auto", "m": "auto", "n": "auto", "k": "auto",
-                            "split_k": "auto", "l1_reuse": "auto"}))
+    auto = str(
+        pin(
+            module,
+            {
+                "unroll": "auto",
+                "cache.w": "auto",
+                "m": "auto",
+                "n": "auto",
+                "k": "auto",
+                "split_k": "auto",
+                "l1_reuse": "auto",
+            },
+        )
+    )
     assert "pto.unroll" not in auto and "pto.cache" not in auto and "pto.cube_tile" not in auto
     assert "cube_l1_reuse_setting" not in auto
     lowered = pto.compile(_parsed(auto, "auto")).text("tile")
@@ -253,8 +289,15 @@ def test_guided_search_tries_every_dimension_the_estimate_misjudges(monkeypatch)
     bowl = lambda c: 100 + (c["x"] - 3) ** 2 + (c["y"] - 3) ** 2  # noqa: E731
     monkeypatch.setattr(search, "estimate", lambda c, info, t: bowl(c) + 10 * (c["z"] != 0))
     info = SimpleNamespace(target=SimpleNamespace(name="synthetic"))
-    sweep = search.Sweep("synthetic", "s", info, [1], Store(None, False), _Synthetic(lambda c: bowl(c) + 10 * (c["z"] != 2)),
-                         progress=False)
+    sweep = search.Sweep(
+        "synthetic",
+        "s",
+        info,
+        [1],
+        Store(None, False),
+        _Synthetic(lambda c: bowl(c) + 10 * (c["z"] != 2)),
+        progress=False,
+    )
     search.guided(sweep, space, list(space), budget=len(list(space)) // 8, batch=2)
     assert len(sweep.results) <= len(list(space)) // 8
     best = sweep.results[search.best_keys(sweep, 1)[0]][0]
