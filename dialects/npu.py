@@ -1370,8 +1370,9 @@ class FlagBase(IRDLOperation):
             raise VerifyException(f"'{self.name}' needs two named pipes, not 'all'")
         if s == d:
             raise VerifyException(f"'{self.name}' orders two different pipes; use npu.barrier within one")
-        if not 0 <= self.event.value.data < 8:
-            raise VerifyException(f"'{self.name}' event id must be in 0..7")
+        ids = target_of(self).sync.event_ids
+        if not 0 <= self.event.value.data < ids:
+            raise VerifyException(f"'{self.name}' event id must be in 0..{ids - 1}")
 
 
 @irdl_op_definition

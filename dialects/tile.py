@@ -768,36 +768,4 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.ViewOp: ViewOp,
 }
 
-TILE = Dialect(
-    "tile",
-    [
-        TokenLoopOp,
-        VecStageOp,
-        CubeStageOp,
-        YieldOp,
-        LoadOp,
-        StoreOp,
-        RmsNormOp,
-        MatmulOp,
-        CastOp,
-        AddOp,
-        SubOp,
-        MulOp,
-        DivOp,
-        SqrtOp,
-        RsqrtOp,
-        AbsOp,
-        ExpOp,
-        ReciprocalOp,
-        MulsOp,
-        AddsOp,
-        ReduceOp,
-        QuantOp,
-        DequantOp,
-        ReshapeOp,
-        SliceOp,
-        ConcatOp,
-        ViewOp,
-    ],
-    [],
-)
+TILE = Dialect("tile", [TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp, *TWIN.values()], [])
