@@ -56,6 +56,3 @@ class UbAllocator:
     def new_copy(self) -> None:
         """A task copy of its own: no value, no reuse of another copy's space."""
         self.bufs, self.holes, self.sizes = {}, [], {}
-
-
-UB = UbAllocator  # the old name, still imported by test/python/test_tile_to_npu_ub.py

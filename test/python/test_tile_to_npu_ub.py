@@ -10,13 +10,13 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Block
 
-from pto.lowering.tile_to_npu.ub import UB
+from pto.lowering.tile_to_npu.ub import UbAllocator
 from pto.targets import load_target
 
 
 def test_first_fit_reuse_merge_and_copies() -> None:
     with ImplicitBuilder(Block()):
-        ub = UB(load_target())
+        ub = UbAllocator(load_target())
         a = ub.alloc([8, 64], f32, None)  # 2048 bytes at 0
         b = ub.alloc([8, 64], f32, None)  # at 2048
         c = ub.alloc([1, 8], f32, None)  # 32 bytes at 4096
