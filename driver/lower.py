@@ -164,11 +164,13 @@ def lower(
     current: list[ModulePass] = []
 
     def between(prev: ModulePass | None, m: ModuleOp, nxt: ModulePass | None) -> None:
-        for i in instruments if prev is not None else ():
-            i.after(prev, m)  # type: ignore[arg-type]
+        if prev is not None:
+            for i in instruments:
+                i.after(prev, m)
         current[:] = [nxt] if nxt is not None else []
-        for i in instruments if nxt is not None else ():
-            i.before(nxt, m)  # type: ignore[arg-type]
+        if nxt is not None:
+            for i in instruments:
+                i.before(nxt, m)
 
     try:
         with no_gc():

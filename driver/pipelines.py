@@ -8,11 +8,11 @@ does, `a,b{k=v}`. A named pipeline (`pto-sk03-pipeline`) is one pass that runs o
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 
-from pto.driver.errors import UsageError
+from pto.driver.errors import InternalError, UsageError
 from pto.driver.registry import all_passes
 
 # The pipeline that lowers a kernel from each level to the npu level.
@@ -45,14 +45,28 @@ def to_npu(level: str, target: str | None = None) -> str:
 
 def parse_pipeline(spec: str, callback: PassPipelineCallbackType | None = None) -> PassPipeline:
     """A pipeline in xDSL's spelling; an unknown pass or a bad option is a UsageError."""
+    passes = {name: _loading(name, factory) for name, factory in all_passes().items()}
     try:
-        return PassPipeline.parse_spec(all_passes(), spec, callback)
+        return PassPipeline.parse_spec(passes, spec, callback)
     except BaseException as e:  # option parsing raises assorted errors, ArgSpecParseError a BaseException
-        if isinstance(e, KeyboardInterrupt | SystemExit):
+        if isinstance(e, KeyboardInterrupt | SystemExit | InternalError):
             raise
         if m := re.match(r"Unrecognized passes: \[(.*)\]", str(e)):
             raise UsageError(f"unknown pass {m.group(1)} (see pto-opt --list-passes)") from None
         raise UsageError(f"bad pass pipeline '{spec}': {_one_line(e)}") from None
+
+
+def _loading(name: str, factory: Callable[[], type[ModulePass]]) -> Callable[[], type[ModulePass]]:
+    """The factory, with a failure to import the pass's module reported as the bug it is,
+    not as a bad pipeline."""
+
+    def load() -> type[ModulePass]:
+        try:
+            return factory()
+        except Exception as e:
+            raise InternalError(f"cannot load pass '{name}': {type(e).__name__}: {e}") from e
+
+    return load
 
 
 def _one_line(e: BaseException) -> str:

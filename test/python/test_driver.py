@@ -93,3 +93,11 @@ def test_a_failing_pass_is_a_diagnostic_and_a_crash_an_internal_error():
     with pytest.raises(InternalError, match="pass 'test-pass-crash' crashed"):
         lower(ctx, module, "test-pass-crash", [OnFail()])
     assert failed == ["test-pass-failure", "test-pass-crash"]
+
+
+def test_a_pass_that_cannot_be_imported_is_an_internal_error_not_a_bad_pipeline(monkeypatch):
+    from pto.driver import registry
+
+    monkeypatch.setitem(registry.PASSES, "cse", ("pto.no_such_module", "Nothing"))
+    with pytest.raises(InternalError, match="cannot load pass 'cse': ModuleNotFoundError"):
+        parse_pipeline("cse")
