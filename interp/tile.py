@@ -30,29 +30,7 @@ def _rows(op: Operation, what: str, i: int, n: int, total: int) -> None:
 
 
 @register_impls
-@compute_ops(
-    tile.RmsNormOp,
-    tile.MatmulOp,
-    tile.CastOp,
-    tile.AddOp,
-    tile.SubOp,
-    tile.MulOp,
-    tile.DivOp,
-    tile.SqrtOp,
-    tile.RsqrtOp,
-    tile.AbsOp,
-    tile.ExpOp,
-    tile.ReciprocalOp,
-    tile.MulsOp,
-    tile.AddsOp,
-    tile.ReduceOp,
-    tile.QuantOp,
-    tile.DequantOp,
-    tile.ReshapeOp,
-    tile.SliceOp,
-    tile.ConcatOp,
-    tile.ViewOp,
-)
+@compute_ops(*tile.TWIN.values())  # every tile compute op: the pto op's numerics on one tile
 class TileFunctions(InterpreterFunctions):
     @impl(tile.TokenLoopOp)
     def run_token_loop(self, interpreter: Interpreter, op: tile.TokenLoopOp, args: PythonValues):
