@@ -109,10 +109,7 @@ class PtoOptMain(xDSLOptMain):
             spec = pipeline_spec(a.pass_pipeline)
         if a.run_reproducer:
             spec = self._reproducer_spec()
-        self.pipeline = self.build_pipeline(spec)
-
-    def build_pipeline(self, spec: str) -> PassPipeline:
-        return parse_pipeline(spec)
+        self.pipeline = parse_pipeline(spec)
 
     def _reproducer_spec(self) -> str:
         text = self._read_input()

@@ -33,7 +33,7 @@ from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalErro
 from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
 from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser, parse_error_diag, read_source
-from pto.driver.pipelines import TO_NPU, parse_pipeline, pipeline_spec, to_npu
+from pto.driver.pipelines import TO_NPU, to_npu
 from pto.driver.registry import load_dialects
 from pto.driver.verify import verify_each
 from pto.interp.golden import check, golden_elem
@@ -169,8 +169,7 @@ class Runner:
         return module
 
     def lower(self, module: ModuleOp, level: str) -> None:
-        spec = pipeline_spec(self.args.pass_pipeline) if self.args.pass_pipeline else to_npu(level, self.args.target)
-        lower(self.ctx, module, parse_pipeline(spec).passes)
+        lower(self.ctx, module, self.args.pass_pipeline or to_npu(level, self.args.target))
 
     def inputs(self, module: ModuleOp) -> list[np.ndarray]:
         sig = signature(module)
