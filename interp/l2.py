@@ -8,6 +8,9 @@ the same set are handled in address order, one round each.
 
 `cacheable=False` (NONE_CACHEABLE) looks lines up but never allocates: a read miss
 goes to HBM, a write miss is written through to HBM. Counters are kept per tensor.
+A tensor only ever accessed that way has no line in the cache to find, so the
+machine counts its accesses as misses without looking (`never_cached`, `miss_all`):
+a none-cacheable weight stream is most of a kernel's lines.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class L2Cache:
         self.names: list[str] = []
         self.ids: dict[str, int] = {}
         self.stats: dict[str, TensorStats] = {}
+        self.cached: set[int] = set()  # ids of tensors a cacheable access was made for
 
     def tensor_id(self, name: str) -> int:
         if name not in self.stats:
@@ -68,6 +72,8 @@ class L2Cache:
         sorted) on behalf of `tensor`; return (hits, misses)."""
         tid = self.tensor_id(tensor)
         st = self.stats[tensor]
+        if cacheable:
+            self.cached.add(tid)
         if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
             hits, misses = self._round_small(lines.tolist(), write, cacheable, tid, st)
             st.hits += hits
@@ -90,6 +96,25 @@ class L2Cache:
         st.hits += hits
         st.misses += misses
         return hits, misses
+
+    def never_cached(self, tensor: str) -> bool:
+        """Whether no cacheable access was made for `tensor`: none of the lines only it
+        uses can be in the cache (the caller knows which lines those are)."""
+        return self.ids.get(tensor) not in self.cached
+
+    def miss_all(self, n: int, tensor: str, write: bool) -> tuple[int, int]:
+        """What a none-cacheable `access` of `n` lines none of which is in the cache does:
+        count them as misses to or from HBM. It looks up no way and changes none; the
+        LRU clock advances as for a lookup, so later stamps are the same."""
+        self.tensor_id(tensor)
+        st = self.stats[tensor]
+        self.clock += n
+        st.misses += n
+        if write:
+            st.hbm_written += n * self.line
+        else:
+            st.hbm_read += n * self.line
+        return 0, n
 
     def _round(
         self, batch: np.ndarray, s: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats
@@ -199,6 +224,14 @@ def region_lines(
     # The pattern depends only on where in its line the tile starts: computed once.
     rel = _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
     return rel + start // line
+
+
+def region_line_count(
+    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
+) -> int:
+    """`region_lines(...).size`, without the addresses."""
+    start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
+    return _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line).size
 
 
 @lru_cache(maxsize=1024)

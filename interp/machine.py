@@ -19,7 +19,7 @@ import numpy as np
 
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
-from pto.interp.l2 import L2Cache, region_lines
+from pto.interp.l2 import L2Cache, region_line_count, region_lines
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -231,9 +231,13 @@ class Machine:
     # -- global memory ---------------------------------------------------------------
 
     def gm(self, name: str, array: np.ndarray) -> GmTensor:
+        """A tensor of its own lines. Two tensors of one name would share L2 counters;
+        `gm_access` then cannot tell that the lines of either are never cached."""
         line = self.l2.line
         t = GmTensor(name, array, self.next_addr)
         self.next_addr += math.ceil(max(array.nbytes, 1) / line) * line
+        if name in self.l2.stats:
+            self.l2.cached.add(self.l2.ids[name])
         self.l2.tensor_id(name)
         return t
 
@@ -260,6 +264,10 @@ class Machine:
         """Touch a GM tile's lines in L2; returns (hit lines, miss lines, dirty lines its
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
+        l2 = self.l2
+        if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
+            n = region_line_count(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, l2.line)
+            return (*l2.miss_all(n, t.name, write), 0)
         lines = region_lines(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
         before = self.l2.written_back
         hits, misses = self.l2.access(lines, t.name, write, cacheable, ascending=True)

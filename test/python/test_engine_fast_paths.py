@@ -1,7 +1,8 @@
 """The fast paths taken for the compiled engine's speed give what the plain ones give:
 the L2's three ways through one access (the line-by-line round for a few ascending
 lines, the vector round, the rounds of a set-conflicting access) leave the same cache,
-counter for counter and way for way; bf16 widens to f32 as ml_dtypes' cast does."""
+counter for counter and way for way; a never-cached tensor's accesses counted as misses
+without a lookup leave what the lookup leaves; bf16 widens to f32 as ml_dtypes' cast does."""
 
 from __future__ import annotations
 
@@ -49,6 +50,39 @@ def test_the_reference_cache_takes_the_vector_round(monkeypatch) -> None:
     c = L2Cache(SETS * WAYS * LINE, LINE, WAYS)
     monkeypatch.setattr(L2Cache, "_round_small", lambda *a: pytest.fail("small round without `ascending`"))
     assert c.access(np.array([1, 2], np.int64), "a", False) == (0, 2)
+
+
+def test_a_never_cached_tensor_is_counted_as_the_lookup_would(monkeypatch) -> None:
+    """Windows of a none-cacheable weight between cacheable accesses of another tensor:
+    with the shortcut and without, the same answers and the same cache, and a later
+    cacheable access of the weight turns the shortcut off."""
+    from pto.interp.machine import Machine
+    from pto.targets import load_target
+
+    def machine(shortcut: bool) -> tuple:
+        m = Machine(load_target(), l2_size=SETS * WAYS * 512)
+        if not shortcut:
+            monkeypatch.setattr(m.l2, "never_cached", lambda name: False)
+        return m, m.gm("x", np.zeros((64, 96), np.float32)), m.gm("w", np.zeros((48, 160), np.float32))
+
+    rng = np.random.default_rng(3)
+    steps = []
+    for step in range(300):
+        late = step > 250  # the weight's first cacheable accesses
+        pick = 1 if late else int(rng.integers(2))
+        rows, cols = int(rng.integers(0, 9)), int(rng.integers(1, 40))
+        shape = (64, 96) if pick == 0 else (48, 160)
+        at = (int(rng.integers(0, shape[0] - rows + 1)), int(rng.integers(0, shape[1] - cols + 1)))
+        steps.append((pick, at, (rows, cols), step % 3 == 0, late or pick == 0))
+    fast, ref = machine(True), machine(False)
+    taken = 0
+    for pick, at, ext, write, cacheable in steps:
+        taken += pick == 1 and not cacheable and fast[0].l2.never_cached("w")
+        assert fast[0].gm_access(fast[1 + pick], at, ext, write, cacheable) == ref[0].gm_access(
+            ref[1 + pick], at, ext, write, cacheable
+        )
+    assert state(fast[0].l2) == state(ref[0].l2)
+    assert taken > 50 and not fast[0].l2.never_cached("w")
 
 
 def test_bf16_widens_to_f32_as_ml_dtypes_does_for_every_pattern() -> None:
