@@ -14,11 +14,13 @@ interpreter's. `arith` ops it does not inline run through xDSL's implementation.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Block as IrBlock
@@ -28,6 +30,7 @@ from xdsl.traits import IsTerminator
 from pto.dialects import npu
 from pto.dialects.npu import BufferType, Pipe, Space
 from pto.interp import npu_ops as ops
+from pto.interp import numerics as nx
 from pto.interp.arith import CMP
 from pto.interp.machine import MachineError
 
@@ -69,28 +72,29 @@ def enough(sets: list, count: int) -> bool:
 
 @dataclass
 class Program:
-    """A compiled core program: `fn(machine, core, free values, *block args)` is a
-    generator; `free` lists the values it uses from outside its region."""
+    """A compiled core program: `fn(machine, core, free values, fallback, *block args)`
+    is a generator; `free` lists the values it uses from outside its region."""
 
     fn: Callable
     free: list[SSAValue]
     source: str
 
 
-def compile_region(region: Region, label: str, fallback: Callable) -> Program:
-    """`fallback(op, args) -> results` runs an op the compiler does not inline."""
-    return _Emitter(fallback).program(region, label)
+def compile_region(region: Region, label: str) -> Program:
+    """The program's `fallback(op, args) -> results` argument runs an op the compiler
+    does not inline."""
+    return _Emitter().program(region, label)
 
 
 class _Emitter:
-    def __init__(self, fallback: Callable):
+    def __init__(self) -> None:
         self.ns: dict[str, object] = {
             "ops": ops,
             "YIELD": YIELD,
             "Block": Block,
             "enough": enough,
             "SCALAR": Pipe.SCALAR,
-            "fallback": fallback,
+            "VECTOR": Pipe.VECTOR,
         }
         self.names: dict[SSAValue, str] = {}
         self.free: list[SSAValue] = []
@@ -104,10 +108,11 @@ class _Emitter:
         args = [self.define(a) for a in block.args]
         self.block(block)
         head = [
-            "def program(m, core, fv, *args):",
+            "def program(m, core, fv, fallback, *args):",
             "    busy = core.busy",
             "    ci = m.cost.issue",
             "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait",
+            "    numerics, cost = m.numerics, m.cost",
         ]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
@@ -245,10 +250,15 @@ class _Emitter:
         self.call(f"ops.{fn}({self.const(op)}, {self.use(op.operands[0])})", op)
 
     def offsets(self, static: tuple[int, ...], dyn) -> str:
+        return "".join(f"{o}, " for o in self.offset_list(static, dyn))
+
+    def offset_list(self, static: tuple[int, ...], dyn) -> list[str]:
         it = iter(dyn)
-        return "".join(f"int({self.use(next(it))}), " if s == npu.DYN else f"{s}, " for s in static)
+        return [f"int({self.use(next(it))})" if s == npu.DYN else str(s) for s in static]
 
     def copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
+        if isinstance(op, npu.DmaOp) and self.onchip_dma(op):
+            return
         fn = "dma" if isinstance(op, npu.DmaOp) else "fixpipe"
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
         so = self.offsets(op.static_src.get_values(), op.src_offsets)
@@ -259,6 +269,54 @@ class _Emitter:
             self.emit("yield YIELD")
             self.emit("ops.gm_copy(m, core, gm)")
 
+    def onchip_dma(self, op: npu.DmaOp) -> bool:
+        """A DMA between two allocated on-chip buffers, all of whose rows it copies: its
+        shapes, bytes and rate are static, so only its dynamic offsets are checked here
+        (out of bounds, `ops.dma` runs to raise its error) and `ops.dma`'s work is
+        written out with them. Whether it applies is decided here, once."""
+        src, dst = _static_buffer(op.src), _static_buffer(op.dst)
+        s = ops.CopySpec.of(op)
+        sext = tuple(reversed(s.ext)) if s.transpose else s.ext
+        if src is None or dst is None or s.has_rows or not (len(sext) == src.ndim and len(s.ext) == dst.ndim):
+            return False
+        so = self.offset_list(s.src_static, op.src_offsets)
+        do = self.offset_list(s.dst_static, op.dst_offsets)
+        axes = [*zip(sext, src.shape, strict=True), *zip(s.ext, dst.shape, strict=True)]
+        if False in (_inside(o, e, d) for o, (e, d) in zip(so + do, axes, strict=True)):
+            return False  # outside whatever the loop does: the generic path raises
+        self.flush()
+        names = [self.use(op.src), self.use(op.dst)]
+        so, do = self.bind(so), self.bind(do)
+        tests = [t for o, (e, d) in zip(so + do, axes, strict=True) if isinstance(t := _inside(o, e, d), str)]
+        if tests:
+            self.emit(f"if not ({' and '.join(tests)}):")
+            self.emit(
+                f"    ops.dma(m, core, {self.const(op)}, {self.const(s)}, {names[0]}, {names[1]}, "
+                f"({''.join(f'{o}, ' for o in so)}), ({''.join(f'{o}, ' for o in do)}), None)"
+            )
+        data = f"{names[0]}.array[{_window(so, sext)}]{'.T' if s.transpose else ''}"
+        self.emit("if numerics:")
+        self.emit(f"    ops.move({names[1]}.array[{_window(do, s.ext)}], {data})")
+        nbytes = math.prod(sext) * src.dtype.itemsize
+        cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
+        cycles = f"cost.transposed({cycles})" if s.transpose else cycles
+        self.emit(
+            f"core.run({self.const(op)}, {self.const(s.pipe)}, {cycles}, reads=[{names[0]}.key], "
+            f"writes=[{names[1]}.key], nbytes={nbytes})"
+        )
+        return True
+
+    def bind(self, offsets: list[str]) -> list[str]:
+        """Offsets as names or numbers: an `int(...)` of a dynamic one is taken once."""
+        out: list[str] = []
+        for o in offsets:
+            if not o.lstrip("-").isdigit():
+                name = f"o{len(self.lines)}_{len(out)}"
+                self.emit(f"{name} = {o}")
+                o = name
+            out.append(o)
+        return out
+
     def mmad(self, op: npu.MmadOp) -> None:
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
         acc = f"bool({self.use(op.accumulate)})" if op.accumulate is not None else "False"
@@ -268,6 +326,17 @@ class _Emitter:
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
         *srcs, dst = (self.use(v) for v in op.operands)
+        static = [_static_buffer(v) for v in op.operands]
+        if None not in static:  # `ops.vector` written out: its bytes are the types'
+            nbytes = max(math.prod(b.shape) * b.dtype.itemsize for b in static if b is not None)
+            arrays = "".join(f", {s}.array" for s in srcs)
+            self.call("if numerics:")
+            self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
+            self.emit(
+                f"core.run({self.const(op)}, VECTOR, cost.vector({name!r}, {nbytes}), "
+                f"reads=[{''.join(f'{s}.key, ' for s in srcs)}], writes=[{dst}.key], nbytes={nbytes})"
+            )
+            return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
             f"({''.join(f'{s}, ' for s in srcs)}), {dst})"
@@ -321,6 +390,39 @@ def _only_block(region: Region) -> IrBlock:
             region.parent_op(), "the compiled engine runs core programs of one block (the interp engine can)"
         )
     return region.blocks.first  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _Static:
+    """An on-chip buffer whose array is its type's shape: the result of an `npu.alloc`."""
+
+    space: Space
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def _static_buffer(v: SSAValue) -> _Static | None:
+    t = v.type
+    if not isinstance(v.owner, npu.AllocOp) or not isinstance(t, BufferType) or t.mem == Space.GM:
+        return None
+    return _Static(t.mem, t.get_shape(), np.dtype(nx.DTYPES[t.elem]))
+
+
+def _inside(offset: str, extent: int, dim: int) -> bool | str:
+    """`ops.check` of one axis: True or False if the offset is a number, else the test."""
+    if not extent:
+        return True
+    if offset.lstrip("-").isdigit():
+        return 0 <= int(offset) <= dim - extent
+    return f"0 <= {offset} <= {dim - extent}"
+
+
+def _window(offsets: list[str], extent: tuple[int, ...]) -> str:
+    return ", ".join(f"{o}:{o} + {e}" for o, e in zip(offsets, extent, strict=True))
 
 
 def _mem(v: SSAValue) -> Space:

@@ -116,16 +116,24 @@ def _order(clocks: list[float]) -> list[int]:
 
 
 class Programs:
-    """The compiled programs of one kernel's regions, and how to start one on a core."""
+    """The compiled programs of one kernel's regions, and how to start one on a core.
+
+    A region's program is kept on the region (`_CACHED`), with what it was compiled
+    from, so that the next run of the same module does not compile it again; it goes
+    with the region, and a region changed since (an op, operand, type or attribute
+    replaced, added or moved) is compiled anew."""
 
     def __init__(self, interpreter: Interpreter):
         self.interpreter = interpreter
-        self.cache: dict[Region, Program] = {}
 
     def get(self, region: Region, label: str) -> Program:
-        if region not in self.cache:
-            self.cache[region] = compile_region(region, label, self.fallback)
-        return self.cache[region]
+        source = _compiled_from(region)
+        cached: tuple[list, Program] | None = getattr(region, _CACHED, None)
+        if cached is not None and _same(cached[0], source):
+            return cached[1]
+        program = compile_region(region, label)
+        setattr(region, _CACHED, (source, program))
+        return program
 
     def fallback(self, op, args: tuple) -> tuple:
         return self.interpreter.run_op(op, args)
@@ -135,18 +143,47 @@ class Programs:
         return self.interpreter.get_values(program.free)
 
 
+_CACHED = "_pto_compiled_program"
+
+
+def _compiled_from(region: Region) -> list:
+    """Every object of the region a program is compiled from, in order."""
+    parts: list = []
+    for op in region.walk():
+        parts.append(op)
+        parts.extend(op.operands)
+        parts.extend(r.type for r in op.results)
+        parts.extend(op.properties.values())
+        parts.extend(op.attributes.values())
+        for r in op.regions:
+            for b in r.blocks:
+                parts.extend(b.args)
+    return parts
+
+
+def _same(old: list, new: list) -> bool:
+    """The same objects: the old list keeps them alive, so none's identity is reused."""
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+
+
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
     compiled = [programs.get(g.region, g.label) for g in graph.groups]
     free = [programs.free_values(p) for p in compiled]
 
     def work(core: Core, worker: int) -> Generator:
-        return _tasks(machine, graph, core, worker, compiled, free)
+        return _tasks(machine, graph, core, worker, compiled, free, programs.fallback)
 
     graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
 
 
 def _tasks(
-    m: Machine, graph: TaskGraph, core: Core, worker: int, compiled: list[Program], free: list[tuple]
+    m: Machine,
+    graph: TaskGraph,
+    core: Core,
+    worker: int,
+    compiled: list[Program],
+    free: list[tuple],
+    fallback: Callable,
 ) -> Generator:
     """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
     while True:
@@ -155,7 +192,7 @@ def _tasks(
         if task is None:
             return
         g: Group = task[0]
-        yield from compiled[g.index].fn(m, core, free[g.index], task[1], task[2])
+        yield from compiled[g.index].fn(m, core, free[g.index], fallback, task[1], task[2])
         graph.finish(core, task)
 
 
@@ -172,7 +209,7 @@ def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str
         for i in range(count):
             core = machine.new_core(kind, i)
             cores.append(core)
-            sched.add(core.name, program.fn(machine, core, free, i), partial(_clock, core))
+            sched.add(core.name, program.fn(machine, core, free, programs.fallback, i), partial(_clock, core))
     machine.scheduler = sched
     sched.run_all()
     machine.scheduler = None

@@ -70,15 +70,12 @@ class L2Cache:
     ) -> tuple[int, int]:
         """Touch `lines` (line addresses, unique; `ascending` if the caller knows they are
         sorted) on behalf of `tensor`; return (hits, misses)."""
+        if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
+            return self.access_few(lines.tolist(), tensor, write, cacheable)
         tid = self.tensor_id(tensor)
         st = self.stats[tensor]
         if cacheable:
             self.cached.add(tid)
-        if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
-            hits, misses = self._round_small(lines.tolist(), write, cacheable, tid, st)
-            st.hits += hits
-            st.misses += misses
-            return hits, misses
         hits = misses = 0
         todo = lines
         while todo.size:
@@ -93,6 +90,23 @@ class L2Cache:
             nh, nm = self._round(batch, s, write, cacheable, tid, st)
             hits += nh
             misses += nm
+        st.hits += hits
+        st.misses += misses
+        return hits, misses
+
+    def access_tile(self, first: int, pattern: Pattern, tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
+        """`access` of a tile's lines, `pattern` from line `first` (`tile_lines`)."""
+        if pattern.few is not None and pattern.span < self.sets:
+            return self.access_few([first + r for r in pattern.few], tensor, write, cacheable)
+        return self.access(pattern.rel + first, tensor, write, cacheable, ascending=True)
+
+    def access_few(self, lines: list[int], tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
+        """`access` of at most `SMALL` ascending lines of distinct sets, a Python loop."""
+        tid = self.tensor_id(tensor)
+        st = self.stats[tensor]
+        if cacheable:
+            self.cached.add(tid)
+        hits, misses = self._round_small(lines, write, cacheable, tid, st)
         st.hits += hits
         st.misses += misses
         return hits, misses
@@ -220,18 +234,31 @@ def region_lines(
 ) -> np.ndarray:
     """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
     in address order."""
+    first, pattern = tile_lines(base, shape, offsets, extent, elem_bytes, line)
+    return pattern.rel + first
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The lines of a tile relative to the line it starts in: `rel`, ascending; `few`,
+    the same as Python ints if there are at most `SMALL`; `span`, last minus first."""
+
+    rel: np.ndarray
+    few: tuple[int, ...] | None
+    span: int
+
+    @property
+    def size(self) -> int:
+        return self.rel.size
+
+
+def tile_lines(
+    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
+) -> tuple[int, Pattern]:
+    """The line a tile starts in and the pattern of its lines (`region_lines` in two)."""
     start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
     # The pattern depends only on where in its line the tile starts: computed once.
-    rel = _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
-    return rel + start // line
-
-
-def region_line_count(
-    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
-) -> int:
-    """`region_lines(...).size`, without the addresses."""
-    start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
-    return _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line).size
+    return start // line, _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
 
 
 @lru_cache(maxsize=1024)
@@ -244,10 +271,11 @@ def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int, phase: int) -> np.ndarray:
+def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int, phase: int) -> Pattern:
     lines = _lines(phase, (extent[0], *inner), (0,) * len(extent), extent, elem_bytes, line)
     lines.setflags(write=False)
-    return lines
+    few = tuple(lines.tolist()) if lines.size <= SMALL else None
+    return Pattern(lines, few, int(lines[-1] - lines[0]) if lines.size else 0)
 
 
 def _lines(

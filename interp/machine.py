@@ -19,7 +19,7 @@ import numpy as np
 
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
-from pto.interp.l2 import L2Cache, region_line_count, region_lines
+from pto.interp.l2 import L2Cache, tile_lines
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -265,13 +265,12 @@ class Machine:
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
         l2 = self.l2
+        first, pattern = tile_lines(t.base, t.strides_shape, offsets, extent, t.array.itemsize, l2.line)
         if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
-            n = region_line_count(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, l2.line)
-            return (*l2.miss_all(n, t.name, write), 0)
-        lines = region_lines(t.base, t.strides_shape, tuple(offsets), tuple(extent), t.array.itemsize, self.l2.line)
-        before = self.l2.written_back
-        hits, misses = self.l2.access(lines, t.name, write, cacheable, ascending=True)
-        return hits, misses, self.l2.written_back - before
+            return (*l2.miss_all(pattern.size, t.name, write), 0)
+        before = l2.written_back
+        hits, misses = l2.access_tile(first, pattern, t.name, write, cacheable)
+        return hits, misses, l2.written_back - before
 
     # -- launches ----------------------------------------------------------------------
 

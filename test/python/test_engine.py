@@ -100,6 +100,10 @@ def launch(body: str, vector: int = 1) -> str:
     return f"func.func @k({ARGS}) {{\n  npu.launch vector {vector} (%v) {{\n{body}\n  }}\n  func.return\n}}"
 
 
+def cube_launch(body: str) -> str:
+    return f"func.func @k({ARGS}) {{\n  npu.launch cube 1 (%v) {{\n{body}\n  }}\n  func.return\n}}"
+
+
 def graph(body: str, vector: int = 2) -> str:
     return (
         f"func.func @k({ARGS}) {{\n  %c1 = arith.constant 1 : index\n  npu.graph cube 1 vector {vector} {{\n"
@@ -174,6 +178,37 @@ def test_engines_agree_on_views_workspaces_and_column_copies() -> None:
     ref, got = both(parse(VIEWS), [x])
     same(ref, got)
     assert np.array_equal(got.outputs[0][4:, 40:56], x[4:, 8:24]) and "ws" in got.report.tensors
+
+
+def test_a_program_is_compiled_once_per_region_and_again_after_a_change(monkeypatch) -> None:
+    """Runs of one module reuse its programs; an op's attribute replaced in place (the
+    vcopy's width) or an op erased makes the run compile anew, with the new meaning."""
+    from xdsl.dialects.builtin import IntegerAttr
+
+    from pto.dialects import npu
+    from pto.interp import compiled
+
+    compiles = []
+    real = compiled.compile_region
+    monkeypatch.setattr(compiled, "compile_region", lambda r, label: compiles.append(label) or real(r, label))
+    module = parse(VIEWS)
+    x = np.random.default_rng(4).standard_normal((8, 64)).astype(np.float32)
+    first = run(module, [x])
+    again = run(module, [x])
+    assert compiles == ["vector"]
+    same(first, again)
+    vcopy = next(op for op in module.walk() if isinstance(op, npu.VCopyOp))
+    vcopy.properties["width"] = IntegerAttr.from_index_int_value(8)
+    narrower = run(module, [x])
+    ref = run(module, [x], engine="interp")
+    assert compiles == ["vector"] * 2
+    same(ref, narrower)
+    out = narrower.outputs[0]
+    assert np.array_equal(out[4:, 40:48], x[4:, 8:16]) and not out[4:, 48:56].any()
+    vcopy.detach()
+    vcopy.erase()
+    run(module, [x])
+    assert compiles == ["vector"] * 3
 
 
 # flags waited for by the scalar unit and by a pipe (a store of a buffer the vector
@@ -260,6 +295,22 @@ ERRORS = {
     npu.dma mte2 %x[0, 0] -> %a[%c2, 0] rows %c2 : {GM} -> !npu.buf<4x64xf32, ub>"""),
         MachineError,
         r"destination \[2, \+4\) of axis 0 is outside ub buffer at offset 0",
+    ),
+    # The compiled engine writes an on-chip copy out with the checks of its dynamic offsets
+    # (a static one outside is the verifier's error).
+    "on-chip copy outside by a dynamic offset": (
+        cube_launch("""    %a = npu.alloc l1 [0] : !npu.buf<8x64xbf16, l1>
+    %b = npu.alloc l0a [0] : !npu.buf<4x32xbf16, l0a>
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    scf.for %i = %c2 to %c3 step %c2 {
+      %k = arith.muli %i, %c2 : index
+      npu.dma mte1 %a[%k, 0] -> %b[0, 0] : !npu.buf<8x64xbf16, l1> -> !npu.buf<4x32xbf16, l0a>
+      %c = arith.muli %k, %c2 : index
+      npu.dma mte1 %a[%c, 16] -> %b[0, 0] : !npu.buf<8x64xbf16, l1> -> !npu.buf<4x32xbf16, l0a>
+    }"""),
+        MachineError,
+        r"source \[8, \+4\) of axis 0 is outside l1 buffer at offset 0",
     ),
 }
 
@@ -355,7 +406,7 @@ def test_a_core_program_of_several_blocks_is_refused() -> None:
     region = Region([Block(), Block()])
     holder = ModuleOp(region)
     with pytest.raises(MachineError, match="core programs of one block") as e:
-        compile_region(region, "t", lambda op, args: ())
+        compile_region(region, "t")
     assert e.value.op is holder
 
 
