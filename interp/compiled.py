@@ -37,8 +37,9 @@ class _Wait:
 class EventScheduler:
     """Cores as generators, one running at a time until it yields (`YIELD`, `Block` or
     `_Wait`); the next is chosen by the thread scheduler's rules (`behind`,
-    `first_ready`), evaluated on `clocks()`, every worker's clock in one pass (a graph's
-    `TaskGraph.clocks`), not a call per worker.
+    `first_ready`), evaluated on `clocks()`: every worker's clock and the workers in
+    (clock, index) order, in one pass (a graph's `TaskGraph.clocks`), not a call per
+    worker.
 
     At a `YIELD` only the running core's clock is read anew: the others' cannot change
     while it runs unless the shared state they depend on does, which `version()` counts
@@ -47,7 +48,7 @@ class EventScheduler:
     of them, where a per-worker test was the bulk of a timing-only run."""
 
     workers: list[Worker] = field(default_factory=list)
-    clocks: Callable[[], list[float]] | None = None
+    clocks: Callable[[], tuple[list[float], list[int]]] | None = None
     version: Callable[[], int] = lambda: 0
     _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
     _kept: tuple = (None, [])  # ((turn, version), [(clock, worker)] in clock order)
@@ -60,7 +61,7 @@ class EventScheduler:
 
     def run_all(self) -> None:
         if self.clocks is None:
-            self.clocks = lambda: [w.clock() for w in self.workers]
+            self.clocks = lambda: in_order([w.clock() for w in self.workers])
         w = self._next()
         while w is not None:
             w.waiting = None
@@ -86,8 +87,8 @@ class EventScheduler:
         than `QUANTUM` cycles behind `w`."""
         key = (self._turns, self.version())
         if self._kept[0] != key:
-            clocks = self.clocks()  # type: ignore[misc]
-            self._kept = (key, [(clocks[i], self.workers[i]) for i in _order(clocks)])
+            clocks, order = self.clocks()  # type: ignore[misc]
+            self._kept = (key, [(clocks[i], self.workers[i]) for i in order])
         mine = w.clock()
         for c, o in self._kept[1]:
             if not c + QUANTUM < mine:
@@ -100,7 +101,7 @@ class EventScheduler:
         """`first_ready` on the clocks now."""
         self._turns += 1
         workers = self.workers
-        for i in _order(self.clocks()):  # type: ignore[misc]
+        for i in self.clocks()[1]:  # type: ignore[misc]
             w = workers[i]
             if not w.done and (w.waiting is None or w.waiting()):
                 return w
@@ -110,9 +111,9 @@ class EventScheduler:
         return None
 
 
-def _order(clocks: list[float]) -> list[int]:
-    """Worker indices by (clock, index): a stable sort of the indices by clock."""
-    return sorted(range(len(clocks)), key=clocks.__getitem__)
+def in_order(clocks: list[float]) -> tuple[list[float], list[int]]:
+    """The clocks and the worker indices by (clock, index): a stable sort by clock."""
+    return clocks, sorted(range(len(clocks)), key=clocks.__getitem__)
 
 
 class Programs:
@@ -199,7 +200,7 @@ def _tasks(
 def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str, int, Region]]) -> None:
     """`npu.launch`: each core runs its kind's program with its index."""
     cores: list[Core] = []
-    sched = EventScheduler(clocks=lambda: [c.issue for c in cores])
+    sched = EventScheduler(clocks=lambda: in_order([c.issue for c in cores]))
     for kind, count, region in regions:
         assert kind in KINDS
         if not count:

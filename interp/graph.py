@@ -31,6 +31,7 @@ import heapq
 from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
 from xdsl.ir import Region
 
 from pto.interp.machine import Core, Machine
@@ -70,6 +71,10 @@ class TaskGraph:
         self.turned: dict[int, float] = {}  # id of a core that ran a task: when it may take the next
         self.changes = 0  # takes, ends and releases so far: what idle cores' clocks depend on
         self._slots: list[tuple[Core, int, str]] = []  # (core, id, kind) in scheduler worker order
+        # Per scheduler worker: when its core, idle, may take a task (its start, then
+        # `turned`), and its kind's index in KINDS; what `clocks` computes from.
+        self._free_at = np.zeros(0)
+        self._kind_of = np.zeros(0, np.intp)
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
@@ -95,6 +100,8 @@ class TaskGraph:
             m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores), strict=True) for i in range(n)
         ]
         self._slots = [(c, id(c), c.kind) for c in cores]
+        self._free_at = np.array([c.issue for c in cores], np.float64)
+        self._kind_of = np.array([KINDS.index(c.kind) for c in cores], np.intp)
         for core in cores:
             sched.add(core.name, work(core, len(sched.workers)), partial(self._clock, core))
         m.scheduler = sched
@@ -138,11 +145,11 @@ class TaskGraph:
         """The core's task has run: it ends once all its pipes are done."""
         g, b, i = task
         self.changes += 1
-        taken = self.active.pop(id(core))[2]
+        _, worker, taken = self.active.pop(id(core))
         core.issue = core.end()
         self.machine.task_done(core, g.label, (b, i), taken, core.issue)
         self._ended(g, b, core.issue)
-        self.turned[id(core)] = core.issue + self.machine.cost.task_turnaround
+        self.turned[id(core)] = self._free_at[worker] = core.issue + self.machine.cost.task_turnaround
 
     def _free(self, core: Core) -> float:
         """When an idle core can take its next task: `task_turnaround` after its last one."""
@@ -159,11 +166,15 @@ class TaskGraph:
     def version(self) -> int:
         return self.changes
 
-    def clocks(self) -> list[float]:
-        """`_clock` of every core, in worker order, in one pass."""
-        tops = {k: h[0][0] if h else INF for k, h in self.ready.items()}
-        active, turned = self.active, self.turned
-        return [c.issue if key in active else max(turned.get(key, c.issue), tops[kind]) for c, key, kind in self._slots]
+    def clocks(self) -> tuple[list[float], list[int]]:
+        """`_clock` of every core, in worker order, and the workers in (clock, index)
+        order: numpy over the idle cores' free times and their kind's first ready task,
+        then the running cores' issue times."""
+        tops = np.array([h[0][0] if h else INF for h in (self.ready[k] for k in KINDS)])
+        clocks = np.maximum(self._free_at, tops[self._kind_of])
+        for core, worker, _ in self.active.values():
+            clocks[worker] = core.issue
+        return clocks.tolist(), np.argsort(clocks, kind="stable").tolist()
 
     def may_take(self, core: Core) -> bool:
         heap = self.ready[core.kind]
