@@ -117,7 +117,8 @@ class Core:
 
     def space(self, space: Space) -> np.ndarray:
         if space not in self.mem:
-            self.mem[space] = np.zeros(self.machine.target.capacity(space.value), np.uint8)
+            m = self.machine
+            self.mem[space] = np.zeros(m.target.capacity(space.value), np.uint8) if m.numerics else m.blank(space)
         return self.mem[space]
 
     def scalar(self, cycles: float) -> None:
@@ -223,6 +224,15 @@ class Machine:
         # How many times each element of an output was written (atomic adds excluded):
         # a correct kernel writes every output element exactly once.
         self.write_counts: dict[str, np.ndarray] = {}
+        self._blank: dict[Space, np.ndarray] = {}
+
+    def blank(self, space: Space) -> np.ndarray:
+        """A timing-only run's memory of `space` for every core: nothing is written to it
+        (read-only, so a write would fail), so one array serves all."""
+        if space not in self._blank:
+            self._blank[space] = np.zeros(self.target.capacity(space.value), np.uint8)
+            self._blank[space].setflags(write=False)
+        return self._blank[space]
 
     def count_writes(self, t: GmTensor, offsets, extent) -> None:
         if (c := self.write_counts.get(t.name)) is not None:
