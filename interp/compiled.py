@@ -153,6 +153,7 @@ def _compiled_from(region: Region) -> list:
     for op in region.walk():
         parts.append(op)
         parts.extend(op.operands)
+        parts.extend(v.type for v in op.operands)
         parts.extend(r.type for r in op.results)
         parts.extend(op.properties.values())
         parts.extend(op.attributes.values())

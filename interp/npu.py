@@ -178,7 +178,7 @@ class NpuFunctions(InterpreterFunctions):
         return self._free[region]
 
     def _compiled(self, interpreter: Interpreter) -> compiled.Programs:
-        if self._programs is None:  # compiled once per run, on first use
+        if self._programs is None:  # on first use; each region compiles once (`Programs.get`)
             self._programs = compiled.Programs(interpreter)
         return self._programs
 
