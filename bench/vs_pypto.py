@@ -10,7 +10,8 @@ kernel for the configuration, run by PyPTO's own venv (`--pypto`, default
 that process around the kernel call (its compile and simulation; not the interpreter's
 start or the torch/pypto imports). pto-ir's side is what a tuner pays per
 configuration, in this process: parse the kernel, lower it with the SK-03 pipeline, run
-it with `numerics=False` (columns `ours`; `run` is the run alone). Each side's wall time
+it with `numerics=False` on the zero inputs `pto.run` gives such a run (columns `ours`;
+`run` is the run alone). Each side's wall time
 and CPU time (its process's, all threads, and for PyPTO any child processes it waited
 for; steadier on a shared machine) is the median
 of `--repeat` runs, the two interleaved. The cycle counts of both are printed
@@ -36,7 +37,7 @@ from pto.bench.fidelity import RESULTS, kernel  # type: ignore[attr-defined]
 from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser
 from pto.driver.registry import load_dialects
-from pto.interp.run import random_inputs, run, signature
+from pto.interp.run import run, signature, unread_inputs
 
 HERE = Path(__file__).resolve().parent
 
@@ -76,7 +77,7 @@ def ours_time(c: dict) -> dict:
     ctx = Context()
     load_dialects(ctx)
     m = LocatingParser(ctx, kernel(c), c["id"]).parse_module()
-    inputs = random_inputs(signature(m), c["t"], 0)
+    inputs = unread_inputs(signature(m), c["t"])  # what pto.run gives a timing-only run
     lower(ctx, m, "pto-sk03-pipeline{factors=" + ",".join(map(str, c["unroll"])) + "}")
     ran = time.perf_counter()
     rep = run(m, inputs, numerics=False).report

@@ -32,7 +32,7 @@ from pto.driver.registry import load_dialects
 from pto.frontend.checks import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
-from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature
+from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature, unread_inputs
 from pto.interp.run import run as run_module
 from pto.targets import UnknownTargetError, load_target, target_of
 
@@ -235,8 +235,9 @@ def _check_l2(l2_size: int | None, module: ModuleOp, target: str | None) -> None
         )
 
 
-def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
-    """The input arrays in argument order: given (a list, or a dict by name) or random."""
+def _inputs(sig, inputs, tokens: int | None, seed: int, numerics: bool) -> list[np.ndarray]:
+    """The input arrays in argument order: given (a list, or a dict by name), or random
+    (zeros for a timing-only run, which never reads them)."""
     if inputs is None:
         if tokens is None:
             raise RunError("give inputs, or tokens= for random inputs")
@@ -245,7 +246,7 @@ def _inputs(sig, inputs, tokens: int | None, seed: int) -> list[np.ndarray]:
                 f"tokens={tokens} would need at least {need} bytes for the kernel's arrays, over the "
                 f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)"
             )
-        return random_inputs(sig, tokens, seed)
+        return random_inputs(sig, tokens, seed) if numerics else unread_inputs(sig, tokens)
     if isinstance(inputs, Mapping):
         names = [a.name.lstrip("%") for a in sig.inputs]
         if sorted(map(str, inputs)) != sorted(names) or not all(isinstance(n, str) for n in inputs):
@@ -295,7 +296,7 @@ def run(
         sig = signature(source)
     except InputError as e:
         raise RunError(str(e)) from None
-    xs = _inputs(sig, inputs, tokens, seed)
+    xs = _inputs(sig, inputs, tokens, seed, numerics)
     have = compiled.levels if compiled else {sig.level: source}
     if golden and "pto" not in have:
         raise RunError("golden=True needs the pto level")

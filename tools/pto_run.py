@@ -47,6 +47,7 @@ from pto.interp.run import (
     random_inputs,
     run,
     signature,
+    unread_inputs,
 )
 from pto.targets import UnknownTargetError, load_target
 
@@ -181,6 +182,8 @@ class Runner:
             if self.args.tokens < 0:
                 raise UsageError(f"--tokens must be non-negative, got {self.args.tokens}")
             self.check_memory(sig, self.args.tokens, f"--tokens {self.args.tokens}", UsageError)
+            if not self.args.numerics:  # a timing-only run never reads them
+                return unread_inputs(sig, self.args.tokens)
             return random_inputs(sig, self.args.tokens, self.args.seed)
         if not self.args.input:
             raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
