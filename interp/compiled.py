@@ -129,11 +129,12 @@ class Programs:
 
     def get(self, region: Region, label: str) -> Program:
         source = _compiled_from(region)
-        cached: tuple[list, Program] | None = getattr(region, _CACHED, None)
-        if cached is not None and _same(cached[0], source):
-            return cached[1]
+        cached: tuple[int, list, Program] | None = getattr(region, _CACHED, None)
+        # (a copy of the region made by `copy.deepcopy` carries the attribute: its id differs)
+        if cached is not None and cached[0] == id(region) and _same(cached[1], source):
+            return cached[2]
         program = compile_region(region, label)
-        setattr(region, _CACHED, (source, program))
+        setattr(region, _CACHED, (id(region), source, program))
         return program
 
     def fallback(self, op, args: tuple) -> tuple:

@@ -185,7 +185,10 @@ def test_engines_agree_on_views_workspaces_and_column_copies() -> None:
 
 def test_a_program_is_compiled_once_per_region_and_again_after_a_change(monkeypatch) -> None:
     """Runs of one module reuse its programs; an op's attribute replaced in place (the
-    vcopy's width) or an op erased makes the run compile anew, with the new meaning."""
+    vcopy's width) or an op erased makes the run compile anew, with the new meaning, and
+    so does a deep copy of the module."""
+    import copy
+
     from xdsl.dialects.builtin import IntegerAttr
 
     from pto.dialects import npu
@@ -212,6 +215,9 @@ def test_a_program_is_compiled_once_per_region_and_again_after_a_change(monkeypa
     vcopy.erase()
     run(module, [x])
     assert compiles == ["vector"] * 3
+    copied = copy.deepcopy(module)  # carries the cached program, of the original's ops
+    run(copied, [x])
+    assert compiles == ["vector"] * 4
 
 
 # flags waited for by the scalar unit and by a pipe (a store of a buffer the vector
