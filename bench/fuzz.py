@@ -19,7 +19,8 @@ Kinds of case (case i is of kind kinds[i % len(kinds)]):
 - api:      a Python API program with one or two hostile arguments.
 - engines:  (only when --kinds names it: ten times a semantic case's time) a semantic
             kernel, lowered by pto-sk03-pipeline with its hints, run on 1..40 tokens five
-            times, all traced: engine interp, compiled, compiled again on the same module
+            times (a third in a small L2, whose hits depend on the order of the cores'
+            accesses), all traced: engine interp, compiled, compiled again on the same module
             (its cached programs), then interp and compiled timing-only (numerics=False).
             The engines must agree bit for bit (outputs as raw bytes) and figure for
             figure (report, write counts, trace events), and each timing-only report must
@@ -114,7 +115,7 @@ def fuzz(a: argparse.Namespace) -> dict:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    corpus = load_corpus()
+    corpus = load_corpus() if "text" in a.kinds else []  # seconds of pto-opt; only text cases mutate it
     corpus_files = corpus_paths()
     before = tree_digest(corpus_files)
     log = (lambda *x: None) if a.quiet else (lambda *x: print(*x, file=sys.stderr, flush=True))

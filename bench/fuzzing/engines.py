@@ -7,7 +7,7 @@ full, compiled full again (its programs are kept on their regions, so this one r
 them), interp timing-only and compiled timing-only. A run-time error is fine if every
 run raises it alike (class, message, the same op object); anything else is a finding.
 
-    python -m pto.bench.fuzzing.engines kernel.mlir x.npy w.npy ...   (a reproducer)
+    python -m pto.bench.fuzzing.engines [--l2-size N] kernel.mlir x.npy w.npy ...   (a reproducer)
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ NAMES = ("interp", "compiled", "compiled again", "interp timing-only", "compiled
 # nothing, so only its figures are the full run's.
 PAIRS = ((0, 1, True), (1, 2, True), (3, 4, True), (0, 3, False), (1, 4, False))
 MAX_TOKENS = 40
+# L2 sizes (multiples of 16 ways of 512-byte lines, both targets'): in a small L2 the
+# hits depend on the order of the cores' accesses, so the counters see the interleaving.
+SMALL_L2 = (8192, 16384, 65536, 1 << 20)
 
 
 def gen_engines(rng: random.Random, corpus) -> tuple[str, dict]:
@@ -41,16 +44,27 @@ def gen_engines(rng: random.Random, corpus) -> tuple[str, dict]:
         tokens = min(tokens, 9)  # K up to 16384: seconds per run in the interpreter
     h = kern["hints"]
     label = f"{form} K={kern['args'][0][1][-1]} t={tokens} " + " ".join(f"{k}={v}" for k, v in sorted(h.items()))
-    return label, engines_payload(kern, tokens, rng.randrange(1 << 16))
+    seed = rng.randrange(1 << 16)
+    l2_size = rng.choice(SMALL_L2) if rng.random() < 0.3 else None
+    if l2_size:
+        label += f" l2={l2_size}"
+    return label, engines_payload(kern, tokens, seed, l2_size)
 
 
-def engines_payload(kern: dict, tokens: int, seed: int) -> dict:
+def engines_payload(kern: dict, tokens: int, seed: int, l2_size: int | None = None) -> dict:
     """The kernel's text and inputs as files (for the reproducer), and the kernel as data
     (for simplifying a finding)."""
     files: dict[str, dict[str, object]] = {"kernel.mlir": {"text": emit_mlir(apply_hints(kern))}}
     for i, (name, *_rest) in enumerate(kern["args"]):
         files[f"{name}.npy"] = {"array": {"kernel": kern, "tokens": tokens, "seed": seed, "index": i}}
-    return {"engines": kern, "tokens": tokens, "seed": seed, "files": files, "primary": "kernel.mlir"}
+    return {
+        "engines": kern,
+        "tokens": tokens,
+        "seed": seed,
+        "l2_size": l2_size,
+        "files": files,
+        "primary": "kernel.mlir",
+    }
 
 
 # ---------------------------------------------------------------------------- running
@@ -75,14 +89,14 @@ def lowered(text: str, name: str = "kernel.mlir"):
     return module
 
 
-def five_runs(module, inputs: list[np.ndarray]) -> list:
+def five_runs(module, inputs: list[np.ndarray], l2_size: int | None = None) -> list:
     """Each run's RunResult, or what it raised."""
     from pto.interp.run import run
 
     outs: list = []
     for engine, numerics in RUNS:
         try:
-            outs.append(run(module, inputs, trace=True, engine=engine, numerics=numerics))
+            outs.append(run(module, inputs, l2_size=l2_size, trace=True, engine=engine, numerics=numerics))
         except Exception as e:  # noqa: BLE001 - judged below, against the other runs
             outs.append(e)
     return outs
@@ -105,7 +119,7 @@ def run_engines_case(p: dict, res: Result) -> None:
         res.sig = f"internal: lowering raised {type(cause).__name__} at {res.frame or '?'}"
         res.detail = f"{type(e).__name__}: {e}"[:600]
         return
-    judge(five_runs(module, make_inputs(p["engines"], p["tokens"], p["seed"])), res)
+    judge(five_runs(module, make_inputs(p["engines"], p["tokens"], p["seed"]), p.get("l2_size")), res)
 
 
 # ---------------------------------------------------------------------------- judging
@@ -238,9 +252,12 @@ def _events_difference(a: list, b: list) -> tuple[str, str] | None:
 def main(argv: list[str] | None = None) -> int:
     """Run a reproducer's kernel and inputs (in the kernel's argument order) on both
     engines and print the verdict; 1 if it is a finding."""
-    argv = sys.argv[1:] if argv is None else argv
+    argv = sys.argv[1:] if argv is None else list(argv)
+    l2_size = None
+    if argv[:1] == ["--l2-size"] and len(argv) > 1:
+        l2_size, argv = int(argv[1]), argv[2:]
     if not argv:
-        print("usage: python -m pto.bench.fuzzing.engines kernel.mlir INPUT.npy ...", file=sys.stderr)
+        print("usage: python -m pto.bench.fuzzing.engines [--l2-size N] kernel.mlir INPUT.npy ...", file=sys.stderr)
         return 2
     from pto.tools.pto_run import load_npy
 
@@ -249,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
     inputs = [load_npy(p, a.elem) for p, a in zip(argv[1:], signature(module).inputs, strict=True)]
     res = Result(0, "engines", argv[0], "accepted")
-    judge(five_runs(module, inputs), res)
+    judge(five_runs(module, inputs, l2_size), res)
     print(f"{res.outcome}: {res.sig or '-'}\n{res.detail}")
     return 0 if res.outcome in ("accepted", "clean") else 1
 

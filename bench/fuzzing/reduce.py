@@ -143,7 +143,7 @@ def simplify_engines(case: Case, same) -> Case:
     tokens, seed = p["tokens"], p["seed"]
 
     def trial(k: dict, t: int) -> Case:
-        return Case(case.id, case.kind, case.label, engines_payload(k, t, seed), case.timeout)
+        return Case(case.id, case.kind, case.label, engines_payload(k, t, seed, p.get("l2_size")), case.timeout)
 
     for h in sorted(kern["hints"]):
         fewer = json.loads(json.dumps(kern))
@@ -168,7 +168,8 @@ def write_reproducer(out: Path, n: int, case: Case, res: Result, count: int, fir
     elif "engines" in p:
         materialize(p["files"], str(d))
         inputs = " ".join(f"{name}.npy" for name, *_ in p["engines"]["args"])
-        cmd = f"cd {d} && python -m pto.bench.fuzzing.engines kernel.mlir {inputs}"
+        l2 = f"--l2-size {p['l2_size']} " if p.get("l2_size") else ""
+        cmd = f"cd {d} && python -m pto.bench.fuzzing.engines {l2}kernel.mlir {inputs}"
         (d / "repro.sh").write_text("#!/bin/sh\n" + cmd + "\n")
     else:
         materialize(p["files"], str(d))
