@@ -17,19 +17,34 @@ Kinds of case (case i is of kind kinds[i % len(kinds)]):
 - flags:    bad command lines for `pto-run` and `pto-opt` (numbers out of range, outputs
             onto inputs, empty values, bad pipelines, missing files).
 - api:      a Python API program with one or two hostile arguments.
+- engines:  (only when --kinds names it: ten times a semantic case's time) a semantic
+            kernel, lowered by pto-sk03-pipeline with its hints, run on 1..40 tokens five
+            times (a third in a small L2, whose hits depend on the order of the cores'
+            accesses), all traced: engine interp, compiled, compiled again on the same module
+            (its cached programs), then interp and compiled timing-only (numerics=False).
+            The engines must agree bit for bit (outputs as raw bytes) and figure for
+            figure (report, write counts, trace events), and each timing-only report must
+            be its full run's (`bench/fuzzing/engines.py`).
 
 Outcomes: clean (a diagnosed error), accepted (exit 0), traceback (an exception escaping a
 tool's `main`, or a raw non-pto exception raised inside the project by an API call),
 internal (exit 3 or 'internal error'), hang (over --timeout seconds; the issue's bar is
 10 s for an input under 10 KB), wrong (a golden mismatch, an input file modified, or an
-accepted API module that does not parse back).
+accepted API module that does not parse back). For engines: accepted (all five runs
+agree), clean (the lowering rejects the kernel, or every run raises the same error class
+and message at the same op), wrong (two runs differ: the pair and the first figure that
+differs are the signature), traceback (the runs disagree on raising, raise different
+errors, or raise a non-pto exception), internal (the lowering crashed).
 
 Cases run in-process in a pool of forked workers (the tools' `main(argv)`; stdout and
 stderr captured): a SIGALRM at the timeout records where a hang is, and the parent kills
 a worker that does not answer soon after. A case's content depends only on (--seed, its
 index). Crashes are deduplicated by (outcome, exception type, innermost frame in the pto
 package); each distinct one is reduced (line-based delta debugging of the mutated text,
-keeping the signature) and written to --out/findings/, with results.jsonl and summary.txt.
+keeping the signature; an engines case drops hints and tokens instead, since a valid
+kernel missing a line no longer lowers) and written to --out/findings/, with
+results.jsonl and summary.txt (an engines reproducer: `repro.sh`, which runs
+`python -m pto.bench.fuzzing.engines kernel.mlir INPUTS.npy...`).
 """
 
 from __future__ import annotations
@@ -48,8 +63,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pto.frontend  # noqa: E402, F401  (loaded before the workers fork)
-from pto.bench.fuzzing.cases import BAD, KINDS, PKG, Case, Result  # noqa: E402
+from pto.bench.fuzzing.cases import BAD, DEFAULT_KINDS, KINDS, PKG, Case, Result  # noqa: E402
 from pto.bench.fuzzing.corpus import corpus_paths, load_corpus, tree_digest  # noqa: E402
+from pto.bench.fuzzing.engines import judge  # noqa: E402
 from pto.bench.fuzzing.generate import make_case  # noqa: E402
 from pto.bench.fuzzing.pool import Pool  # noqa: E402
 from pto.bench.fuzzing.reduce import known_label, primary_text, reduce_case, write_reproducer  # noqa: E402
@@ -57,14 +73,27 @@ from pto.bench.fuzzing.semantic import F32_MAX, eval_numpy  # noqa: E402
 from pto.bench.fuzzing.summary import summary_table  # noqa: E402
 
 # The harness as test_fuzz_smoke drives it.
-__all__ = ["BAD", "F32_MAX", "KINDS", "Case", "Pool", "eval_numpy", "fuzz", "load_corpus", "make_case", "parse_args"]
+__all__ = [
+    "BAD",
+    "DEFAULT_KINDS",
+    "F32_MAX",
+    "KINDS",
+    "Case",
+    "Pool",
+    "eval_numpy",
+    "fuzz",
+    "judge",
+    "load_corpus",
+    "make_case",
+    "parse_args",
+]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="bench/fuzz.py", description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--kinds", default=",".join(DEFAULT_KINDS))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="fuzz-out")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a case is a hang")
@@ -86,7 +115,7 @@ def fuzz(a: argparse.Namespace) -> dict:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    corpus = load_corpus()
+    corpus = load_corpus() if "text" in a.kinds else []  # seconds of pto-opt; only text cases mutate it
     corpus_files = corpus_paths()
     before = tree_digest(corpus_files)
     log = (lambda *x: None) if a.quiet else (lambda *x: print(*x, file=sys.stderr, flush=True))

@@ -10,7 +10,10 @@ import pto
 
 PKG = Path(pto.__file__).resolve().parent  # the pto package (the repo root)
 NOT_PROJECT = (PKG / "bench", PKG / "test")  # inside the package dir, but not pto code
-KINDS = ("text", "semantic", "npy", "flags", "api")
+# A campaign runs DEFAULT_KINDS unless --kinds names others: an engines case makes five
+# runs, one on xDSL's interpreter, so it is ten times a semantic case's time.
+DEFAULT_KINDS = ("text", "semantic", "npy", "flags", "api")
+KINDS = (*DEFAULT_KINDS, "engines")
 OUTCOMES = ("clean", "accepted", "traceback", "internal", "hang", "wrong")
 BAD = ("traceback", "internal", "hang", "wrong")
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from pto.bench.fuzzing.cases import KNOWN, Case, Result
+from pto.bench.fuzzing.engines import engines_payload
 from pto.bench.fuzzing.pool import Pool
 from pto.bench.fuzzing.run import materialize, subst
 from pto.bench.fuzzing.semantic import semantic_payload
@@ -81,6 +82,12 @@ def reduce_case(pool: Pool, case: Case, res: Result, max_secs: float, max_tests:
         return r.outcome == res.outcome and r.sig == res.sig
 
     best = case
+    if "engines" in case.payload:  # a kernel as data: its hints and tokens, not its lines
+        try:
+            best = simplify_engines(case, same)
+        except Budget:
+            pass
+        return best, tests[0]
     if "semantic" in case.payload and res.outcome == "wrong":
         try:
             best = simplify_semantic(case, same)
@@ -127,6 +134,29 @@ def simplify_semantic(case: Case, same) -> Case:
     return Case(case.id, case.kind, case.label, semantic_payload(kern, tokens, seed, via), case.timeout)
 
 
+def simplify_engines(case: Case, same) -> Case:
+    """An engines finding with fewer hints and tokens. (The kernel's line-based reduction
+    does not fit: a line dropped from a valid kernel makes an invalid one, which the
+    lowering rejects before the engines run.)"""
+    p = case.payload
+    kern = json.loads(json.dumps(p["engines"]))
+    tokens, seed = p["tokens"], p["seed"]
+
+    def trial(k: dict, t: int) -> Case:
+        return Case(case.id, case.kind, case.label, engines_payload(k, t, seed, p.get("l2_size")), case.timeout)
+
+    for h in sorted(kern["hints"]):
+        fewer = json.loads(json.dumps(kern))
+        del fewer["hints"][h]
+        if same(trial(fewer, tokens)):
+            kern = fewer
+    for t in (1, 2, 3, 5, 9, 17):
+        if t < tokens and same(trial(kern, t)):
+            tokens = t
+            break
+    return trial(kern, tokens)
+
+
 def write_reproducer(out: Path, n: int, case: Case, res: Result, count: int, first: Result, tests: int) -> Path:
     d = out / "findings" / f"{n:03d}-{res.outcome}"
     shutil.rmtree(d, ignore_errors=True)
@@ -135,6 +165,12 @@ def write_reproducer(out: Path, n: int, case: Case, res: Result, count: int, fir
     if "api" in p:
         (d / "repro.py").write_text(p["api"])
         cmd = f"python {d / 'repro.py'}"
+    elif "engines" in p:
+        materialize(p["files"], str(d))
+        inputs = " ".join(f"{name}.npy" for name, *_ in p["engines"]["args"])
+        l2 = f"--l2-size {p['l2_size']} " if p.get("l2_size") else ""
+        cmd = f"cd {d} && python -m pto.bench.fuzzing.engines {l2}kernel.mlir {inputs}"
+        (d / "repro.sh").write_text("#!/bin/sh\n" + cmd + "\n")
     else:
         materialize(p["files"], str(d))
         tool = "pto-run" if p["tool"] == "run" else "pto-opt"

@@ -25,6 +25,7 @@ import numpy as np
 
 from pto.bench.fuzzing.cases import NOT_PROJECT, PKG, Case, Result
 from pto.bench.fuzzing.corpus import level_of, quiet_call
+from pto.bench.fuzzing.engines import run_engines_case
 from pto.bench.fuzzing.npy import npy_bytes
 from pto.bench.fuzzing.semantic import eval_numpy, make_inputs
 from pto.tools import pto_opt, pto_run
@@ -419,6 +420,8 @@ def run_case(case: Case, tmp_root: str) -> Result:
     try:
         if "api" in case.payload:
             run_api_case(case.payload, res, d)
+        elif "engines" in case.payload:
+            run_engines_case(case.payload, res)
         else:
             run_cli_case(case.payload, res, d)
     except Hang:

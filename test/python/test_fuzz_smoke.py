@@ -27,7 +27,7 @@ def campaign(tmp_path_factory):
     args = fuzz.parse_args(
         [
             "--cases",
-            str(CASES_PER_KIND * len(fuzz.KINDS)),
+            str(CASES_PER_KIND * len(fuzz.DEFAULT_KINDS)),
             "--seed",
             "0",
             "--jobs",
@@ -46,7 +46,7 @@ class Campaign(dict):
         return f"<fuzz campaign: {len(self['results'])} cases>"
 
 
-@pytest.mark.parametrize("kind", fuzz.KINDS)
+@pytest.mark.parametrize("kind", fuzz.DEFAULT_KINDS)
 def test_no_bad_outcome(campaign, kind: str) -> None:
     results = [r for r in campaign["results"] if r.kind == kind]
     assert len(results) == CASES_PER_KIND
@@ -64,7 +64,7 @@ def test_inputs_byte_identical(campaign) -> None:
 
 def test_cases_exercise_both_sides(campaign) -> None:
     """A generator that only makes rejected (or only accepted) cases tests little."""
-    by_kind = {k: {r.outcome for r in campaign["results"] if r.kind == k} for k in fuzz.KINDS}
+    by_kind = {k: {r.outcome for r in campaign["results"] if r.kind == k} for k in fuzz.DEFAULT_KINDS}
     for kind in ("text", "semantic", "flags", "api"):
         assert "accepted" in by_kind[kind], kind
     for kind in ("text", "npy", "flags", "api"):
@@ -133,3 +133,121 @@ def test_reference_dequantises_in_f32() -> None:
     acc = np.array([[16129]], dtype=np.int32)
     (y,) = fuzz.eval_numpy(k, [acc, np.array([[2.4e36]], np.float32), np.array([[1e-3]], np.float32)])
     assert np.isinf(y).all()
+
+
+# ------------------------------------------------------------------------- engines
+
+ENGINE_CASES = 12  # about 10 s on one busy core
+
+
+def test_engines_kind_finds_the_engines_agreeing(tmp_path) -> None:
+    """A few engines cases (five runs each, both engines, full and timing-only): no
+    disagreement, and some kernels that run through."""
+    args = ["--kinds", "engines", "--cases", str(ENGINE_CASES), "--seed", "0", "--jobs", "1"]
+    got = fuzz.fuzz(fuzz.parse_args([*args, "--out", str(tmp_path), "--no-reduce", "--quiet"]))
+    bad = [f"{r.sig}  (case {r.id}: {r.label})" for r in got["results"] if r.outcome in fuzz.BAD]
+    assert not bad, "\n".join(bad)
+    assert sum(r.outcome == "accepted" for r in got["results"]) >= ENGINE_CASES // 2
+
+
+# A plain matmul: one cube stage, a vector cast, a few tokens (well under a second a run).
+PLAIN = {
+    "args": [["x", [None, 16], "bf16", False], ["w", [16, 16], "bf16", False]],
+    "ops": [{"op": "matmul", "res": ["v1"], "args": ["x", "w"], "types": [[[None, 16], "f32"]], "b_trans": True}],
+    "rets": ["v1"],
+    "hints": {},
+    "form": "plain",
+}
+
+
+@pytest.fixture(scope="module")
+def five_runs():
+    from pto.bench.fuzzing import engines
+
+    p = engines.engines_payload(PLAIN, 5, 0)
+    module = engines.lowered(p["files"]["kernel.mlir"]["text"])
+    return engines.five_runs(module, engines.make_inputs(PLAIN, 5, 0))
+
+
+def verdict(outs: list) -> fuzz.Result:
+    res = fuzz.Result(0, "engines", "unit", "accepted")
+    fuzz.judge(outs, res)
+    return res
+
+
+def perturbed(outs: list, n: int, change) -> list:
+    """outs with run n deep-copied and changed."""
+    import copy
+
+    outs = list(outs)
+    outs[n] = copy.deepcopy(outs[n])
+    change(outs[n])
+    return outs
+
+
+def _nan_payload(r) -> None:  # the same NaN value, another bit pattern
+    r.outputs[0].view(np.uint32)[0, 0] = 0x7FC00001
+    r.outputs[0].view(np.uint32)[0, 1] = 0x7FC00000
+
+
+@pytest.mark.parametrize(
+    ("n", "change", "key"),
+    [
+        (
+            1,
+            lambda r: r.outputs[0].view(np.uint32).__setitem__((2, 3), r.outputs[0].view(np.uint32)[2, 3] ^ 1),
+            "outputs",
+        ),
+        (2, _nan_payload, "outputs"),
+        (1, lambda r: setattr(r.report, "cycles", r.report.cycles + 1e-9), "report.cycles"),
+        (1, lambda r: r.report.cores[next(iter(r.report.cores))].__setitem__("mte2", 1.5), "report.cores"),
+        (
+            1,
+            lambda r: r.report.tensors["w"].__setitem__("hits", r.report.tensors["w"]["hits"] + 1),
+            "report.tensors.w.hits",
+        ),
+        (
+            1,
+            lambda r: r.report.tensors["w"].__setitem__("hbm_read", r.report.tensors["w"]["hbm_read"] + 32),
+            "hbm_read",
+        ),
+        (1, lambda r: r.report.tasks.__setitem__("cube", r.report.tasks["cube"] + 1), "report.tasks.cube"),
+        (1, lambda r: r.write_counts[0].__setitem__((0, 0), 2), "write_counts"),
+        (1, lambda r: setattr(r.report.events[3], "start", r.report.events[3].start + 1), "trace events (start)"),
+        (1, lambda r: r.report.events.pop(), "trace events (count)"),
+        (
+            3,
+            lambda r: setattr(r.report, "cycles", r.report.cycles * 2),
+            "interp timing-only vs compiled timing-only: report.cycles",
+        ),
+        (4, lambda r: r.report.events.reverse(), "compiled timing-only"),
+    ],
+)
+def test_engines_comparison_sees_a_perturbed_run(five_runs, n: int, change, key: str) -> None:
+    assert verdict(five_runs).outcome == "accepted"
+    res = verdict(perturbed(five_runs, n, change))
+    assert res.outcome == "wrong" and key in res.sig, res
+
+
+def test_engines_comparison_of_errors(five_runs) -> None:
+    """The same error at the same op is clean; another op, a missing error or a raw
+    exception is a traceback."""
+    from pto.interp.machine import MachineError
+
+    op_a, op_b = object(), object()
+    same = [MachineError(op_a, "out of bounds") for _ in range(5)]
+    assert verdict(same).outcome == "clean"
+    other_op = [*same[:4], MachineError(op_b, "out of bounds")]
+    assert verdict(other_op).outcome == "traceback" and "different op" in verdict(other_op).sig
+    other_msg = [*same[:1], MachineError(op_a, "deadlock"), *same[2:]]
+    assert "different message" in verdict(other_msg).sig
+    half = [*same[:2], *five_runs[2:]]
+    assert verdict(half).outcome == "traceback" and "did not" in verdict(half).sig
+    raw = [ValueError("x")] * 5
+    assert verdict(raw).outcome == "traceback" and "ValueError" in verdict(raw).sig
+
+
+def test_engines_comparison_sees_timing_only_reports_off_the_full_ones(five_runs) -> None:
+    """Both timing-only runs agreeing with each other but not with their full runs."""
+    outs = perturbed(perturbed(five_runs, 3, lambda r: r.report.tasks.clear()), 4, lambda r: r.report.tasks.clear())
+    assert verdict(outs).sig == "wrong: engines: interp vs interp timing-only: report.tasks (keys)"
