@@ -77,16 +77,14 @@ class L2Cache:
         if cacheable:
             self.cached.add(tid)
         hits = misses = 0
-        todo = lines
-        while todo.size:
-            sets = todo % self.sets
-            if todo[-1] - todo[0] < self.sets and (ascending or todo.size < 2 or (np.diff(todo) > 0).all()):
-                batch, s, todo = todo, sets, todo[:0]  # ascending within one sweep of the sets: no conflicts
-            else:
-                _, first = np.unique(sets, return_index=True)
-                first.sort()
-                batch, s = todo[first], sets[first]
-                todo = np.delete(todo, first)
+        sets = lines % self.sets
+        if not lines.size:
+            rounds = []
+        elif lines.size < 2 or lines[-1] - lines[0] < self.sets and (ascending or (np.diff(lines) > 0).all()):
+            rounds = [(lines, sets)]  # ascending within one sweep of the sets: no conflicts
+        else:
+            rounds = _rounds(lines, sets)
+        for batch, s in rounds:
             nh, nm = self._round(batch, s, write, cacheable, tid, st)
             hits += nh
             misses += nm
@@ -227,6 +225,19 @@ class L2Cache:
         for owner, n in zip(*np.unique(self.owner[d], return_counts=True), strict=True):
             self.stats[self.names[owner]].hbm_written += int(n) * self.line
         self.dirty[:] = False
+
+
+def _rounds(lines: np.ndarray, sets: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Round r holds the r-th line of each set, in the lines' order: one sort of the sets
+    gives each line its round (a line per round and set, however many share a set)."""
+    by_set = np.argsort(sets, kind="stable")
+    grouped = sets[by_set]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    rank = np.empty(lines.size, np.int64)
+    rank[by_set] = np.arange(lines.size) - np.repeat(starts, np.diff(np.r_[starts, lines.size]))
+    order = np.argsort(rank, kind="stable")
+    ends = np.cumsum(np.bincount(rank))
+    return [(lines[i], sets[i]) for i in np.split(order, ends[:-1])]
 
 
 def region_lines(

@@ -46,6 +46,29 @@ def test_small_vector_and_conflict_rounds_agree(seed: int) -> None:
     assert smalls > 50 and fast.written_back > 0  # both paths taken, evictions seen
 
 
+def test_rounds_of_conflicting_lines_come_from_one_sort() -> None:
+    """`_rounds` splits lines as taking the first line of each set, in order, round after
+    round does (quadratic when many lines share a set: a one-set L2)."""
+    from pto.interp.l2 import _rounds
+
+    def one_by_one(lines: np.ndarray, sets: np.ndarray) -> list:
+        out = []
+        while lines.size:
+            _, first = np.unique(sets, return_index=True)
+            first.sort()
+            out.append((lines[first], sets[first]))
+            lines, sets = np.delete(lines, first), np.delete(sets, first)
+        return out
+
+    rng = np.random.default_rng(7)
+    for n_sets in (1, 2, 3, 8, 64):
+        for _ in range(40):
+            lines = rng.permutation(rng.choice(4 * n_sets + 60, int(rng.integers(1, 60)), replace=False))
+            lines = np.sort(lines) if rng.integers(2) else lines
+            got, want = _rounds(lines, lines % n_sets), one_by_one(lines, lines % n_sets)
+            assert [(a.tolist(), b.tolist()) for a, b in got] == [(a.tolist(), b.tolist()) for a, b in want]
+
+
 def test_the_reference_cache_takes_the_vector_round(monkeypatch) -> None:
     c = L2Cache(SETS * WAYS * LINE, LINE, WAYS)
     monkeypatch.setattr(L2Cache, "_round_small", lambda *a: pytest.fail("small round without `ascending`"))
