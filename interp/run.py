@@ -31,9 +31,9 @@ from pto.interp.tile import TileFunctions
 from pto.targets import Target, load_target, target_of
 
 # How the npu level runs: "interp" is xDSL's interpreter, a CoreInterpreter per core on
-# an OS thread (the reference); "compiled" is each core program compiled to Python
-# once per region (kept for later runs), the cores interleaved in one thread (`pto.interp.compiled`). Both give
-# the same outputs and figures.
+# an OS thread (the reference); "compiled" is each core program compiled to Python once
+# per region (kept for later runs), the cores interleaved in one thread
+# (`pto.interp.compiled`). Both give the same outputs and figures.
 ENGINES = ("interp", "compiled")
 DEFAULT_ENGINE = "compiled"
 
