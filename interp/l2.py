@@ -15,6 +15,7 @@ a none-cacheable weight stream is most of a kernel's lines.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -78,14 +79,18 @@ class L2Cache:
             self.cached.add(tid)
         hits = misses = 0
         sets = lines % self.sets
-        if not lines.size:
-            rounds = []
-        elif lines.size < 2 or lines[-1] - lines[0] < self.sets and (ascending or (np.diff(lines) > 0).all()):
-            rounds = [(lines, sets)]  # ascending within one sweep of the sets: no conflicts
+        if lines.size < 2 or lines[-1] - lines[0] < self.sets and (ascending or (np.diff(lines) > 0).all()):
+            bounds = [0, lines.size]  # ascending within one sweep of the sets: no conflicts
         else:
-            rounds = _rounds(lines, sets)
-        for batch, s in rounds:
-            nh, nm = self._round(batch, s, write, cacheable, tid, st)
+            lines, sets, bounds = _rounds(lines, sets)
+        # A round of a few lines (many lines sharing few sets) runs line by line, as a
+        # small access does; the reference (not `ascending`) keeps the vector round.
+        listed = lines.tolist() if ascending and len(bounds) > 2 else None
+        for a, b in itertools.pairwise(bounds):
+            if listed is not None and b - a <= SMALL:
+                nh, nm = self._round_small(listed[a:b], write, cacheable, tid, st)
+            else:
+                nh, nm = self._round(lines[a:b], sets[a:b], write, cacheable, tid, st)
             hits += nh
             misses += nm
         st.hits += hits
@@ -227,17 +232,17 @@ class L2Cache:
         self.dirty[:] = False
 
 
-def _rounds(lines: np.ndarray, sets: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Round r holds the r-th line of each set, in the lines' order: one sort of the sets
-    gives each line its round (a line per round and set, however many share a set)."""
+def _rounds(lines: np.ndarray, sets: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The lines and their sets reordered into rounds, and where each round starts (and
+    the last ends): round r holds the r-th line of each set, in the lines' order. One
+    sort of the sets gives each line its round, however many lines share a set."""
     by_set = np.argsort(sets, kind="stable")
     grouped = sets[by_set]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
     rank = np.empty(lines.size, np.int64)
     rank[by_set] = np.arange(lines.size) - np.repeat(starts, np.diff(np.r_[starts, lines.size]))
     order = np.argsort(rank, kind="stable")
-    ends = np.cumsum(np.bincount(rank))
-    return [(lines[i], sets[i]) for i in np.split(order, ends[:-1])]
+    return lines[order], sets[order], [0, *np.cumsum(np.bincount(rank)).tolist()]
 
 
 def region_lines(

@@ -47,8 +47,6 @@ def gen_engines(rng: random.Random, corpus) -> tuple[str, dict]:
     label = f"{form} K={kern['args'][0][1][-1]} t={tokens} " + " ".join(f"{k}={v}" for k, v in sorted(h.items()))
     seed = rng.randrange(1 << 16)
     l2_size = rng.choice(SMALL_L2) if rng.random() < 0.3 else None
-    if big:  # thousands of tile accesses through a one-set L2: 20 s a run, in either engine
-        l2_size = None
     if l2_size:
         label += f" l2={l2_size}"
     return label, engines_payload(kern, tokens, seed, l2_size)

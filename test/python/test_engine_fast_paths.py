@@ -6,6 +6,8 @@ without a lookup leave what the lookup leaves; bf16 widens to f32 as ml_dtypes' 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -34,16 +36,17 @@ def accesses(seed: int, n: int, most: int):
 @pytest.mark.parametrize("seed", range(6))
 def test_small_vector_and_conflict_rounds_agree(seed: int) -> None:
     fast, ref = L2Cache(SETS * WAYS * LINE, LINE, WAYS), L2Cache(SETS * WAYS * LINE, LINE, WAYS)
-    smalls = 0
+    smalls = conflicts = 0
     for lines, tensor, write, cacheable in accesses(seed, 400, SMALL + 4):
         got = fast.access(lines, tensor, write, cacheable, ascending=True)
         want = ref.access(lines, tensor, write, cacheable)
         assert got == want
         smalls += lines.size <= SMALL and lines[-1] - lines[0] < SETS
+        conflicts += lines[-1] - lines[0] >= SETS  # rounds, each of a few lines: line by line
     fast.flush()
     ref.flush()
     assert state(fast) == state(ref)
-    assert smalls > 50 and fast.written_back > 0  # both paths taken, evictions seen
+    assert smalls > 50 and conflicts > 50 and fast.written_back > 0  # every path taken, evictions seen
 
 
 def test_rounds_of_conflicting_lines_come_from_one_sort() -> None:
@@ -65,8 +68,9 @@ def test_rounds_of_conflicting_lines_come_from_one_sort() -> None:
         for _ in range(40):
             lines = rng.permutation(rng.choice(4 * n_sets + 60, int(rng.integers(1, 60)), replace=False))
             lines = np.sort(lines) if rng.integers(2) else lines
-            got, want = _rounds(lines, lines % n_sets), one_by_one(lines, lines % n_sets)
-            assert [(a.tolist(), b.tolist()) for a, b in got] == [(a.tolist(), b.tolist()) for a, b in want]
+            ordered, sets, bounds = _rounds(lines, lines % n_sets)
+            got = [(ordered[a:b].tolist(), sets[a:b].tolist()) for a, b in itertools.pairwise(bounds)]
+            assert got == [(a.tolist(), b.tolist()) for a, b in one_by_one(lines, lines % n_sets)]
 
 
 def test_the_reference_cache_takes_the_vector_round(monkeypatch) -> None:
