@@ -76,33 +76,22 @@ class Claim:
         )
 
 
+def versus(key: str, what: str, names: tuple[str, str], a: float, b: float, unit: str, fewer: bool = True) -> Claim:
+    """A claim that the first way gives the smaller number (`fewer`) or the larger."""
+    return Claim(key, what, names[0], a, names[1], b, unit, a < b if fewer else a > b)
+
+
 def claim_a(t: int) -> list[Claim]:
     """Under L2 pressure (a 4 MiB L2; the 8 MiB weight streams through it once per token
     tile), a NONE_CACHEABLE weight leaves L2 to the activations."""
     l2 = 4 * MIB
     nc = measure(pin_cache(STD, "w", "none_cacheable"), t, l2_size=l2)
     normal = measure(pin_cache(STD, "w", "normal"), t, l2_size=l2)
+    ways = ("none_cacheable", "normal")
+    what = "std weight NONE_CACHEABLE, L2 4 MiB: activation misses"
     return [
-        Claim(
-            "a",
-            "std weight NONE_CACHEABLE, L2 4 MiB: activation misses",
-            "none_cacheable",
-            activation_misses(nc, "w"),
-            "normal",
-            activation_misses(normal, "w"),
-            "misses",
-            activation_misses(nc, "w") < activation_misses(normal, "w"),
-        ),
-        Claim(
-            "a",
-            "  ... and total cycles",
-            "none_cacheable",
-            nc.cycles,
-            "normal",
-            normal.cycles,
-            "cycles",
-            nc.cycles < normal.cycles,
-        ),
+        versus("a", what, ways, activation_misses(nc, "w"), activation_misses(normal, "w"), "misses"),
+        versus("a", "  ... and total cycles", ways, nc.cycles, normal.cycles, "cycles"),
     ]
 
 
@@ -110,27 +99,10 @@ def claim_b(t: int) -> list[Claim]:
     """hc_fn is reused by every token tile and fits in L2: NONE_CACHEABLE refetches it."""
     nc = measure(pin_cache(HC, "hc_fn", "none_cacheable"), t)
     normal = measure(pin_cache(HC, "hc_fn", "normal"), t)
+    ways = ("none_cacheable", "normal")
     return [
-        Claim(
-            "b",
-            "hc_pre hc_fn NONE_CACHEABLE: HBM bytes",
-            "none_cacheable",
-            nc.hbm_bytes,
-            "normal",
-            normal.hbm_bytes,
-            "bytes",
-            nc.hbm_bytes > normal.hbm_bytes,
-        ),
-        Claim(
-            "b",
-            "  ... and total cycles",
-            "none_cacheable",
-            nc.cycles,
-            "normal",
-            normal.cycles,
-            "cycles",
-            nc.cycles > normal.cycles,
-        ),
+        versus("b", "hc_pre hc_fn NONE_CACHEABLE: HBM bytes", ways, nc.hbm_bytes, normal.hbm_bytes, "bytes", False),
+        versus("b", "  ... and total cycles", ways, nc.cycles, normal.cycles, "cycles", False),
     ]
 
 
@@ -138,18 +110,8 @@ def claim_c(t: int) -> list[Claim]:
     """The unroll variant's factors against a flat token loop (factor 1 only)."""
     unrolled = measure(HC, t, "256,64,16,4,1")
     flat = measure(HC, t, "1")
-    return [
-        Claim(
-            "c",
-            "hc_pre unroll [256,64,16,4,1] vs flat loop: cycles",
-            "unrolled",
-            unrolled.cycles,
-            "flat",
-            flat.cycles,
-            "cycles",
-            unrolled.cycles < flat.cycles,
-        )
-    ]
+    what = "hc_pre unroll [256,64,16,4,1] vs flat loop: cycles"
+    return [versus("c", what, ("unrolled", "flat"), unrolled.cycles, flat.cycles, "cycles")]
 
 
 def claim_d(t: int) -> list[Claim]:
@@ -157,18 +119,8 @@ def claim_d(t: int) -> list[Claim]:
     tiles = "#pto.cube_tile<m = [16, 16], k = [512, 2048], n = [128, 128]{}>"
     split = measure(pin_cube_tile(HC, "hc-linear", tiles.format(", split_k")), t, "64")
     nosplit = measure(pin_cube_tile(HC, "hc-linear", tiles.format("")), t, "64")
-    return [
-        Claim(
-            "d",
-            "hc_pre split-K vs none (k=[512,2048]): cycles",
-            "split_k",
-            split.cycles,
-            "no split",
-            nosplit.cycles,
-            "cycles",
-            split.cycles < nosplit.cycles,
-        )
-    ]
+    what = "hc_pre split-K vs none (k=[512,2048]): cycles"
+    return [versus("d", what, ("split_k", "no split"), split.cycles, nosplit.cycles, "cycles")]
 
 
 def claim_e(t: int) -> tuple[list[Claim], str]:
@@ -180,16 +132,8 @@ def claim_e(t: int) -> tuple[list[Claim], str]:
         t,
         "64",
     )
-    claim = Claim(
-        "e",
-        "hc_pre host pre-transposed hc_fn vs b_trans: cycles",
-        "host transpose",
-        host.cycles,
-        "b_trans",
-        btrans.cycles,
-        "cycles",
-        host.cycles < btrans.cycles,
-    )
+    what = "hc_pre host pre-transposed hc_fn vs b_trans: cycles"
+    claim = versus("e", what, ("host transpose", "b_trans"), host.cycles, btrans.cycles, "cycles")
     mte1 = [sum(c["mte1"] for c in r.cores.values()) for r in (host, btrans)]
     return [claim], f"    (e) cube MTE1 busy cycles, all cores: host transpose {mte1[0]:,.0f}, b_trans {mte1[1]:,.0f}"
 
