@@ -14,6 +14,14 @@ from pto.driver.verify import verify_each
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
+# The SK-03 examples the end-to-end and engine tests run.
+SK03_NAMES = [
+    "sk03_standard.mlir",
+    "mla_wqa_qrmsnorm.mlir",
+    "mla_wkv_rmsnorm.mlir",
+    "indexer_query_linear_int8.mlir",
+    "hc_pre.mlir",
+]
 
 
 def context() -> Context:
@@ -37,3 +45,15 @@ def lowered(module: ModuleOp, spec: str = "pto-sk03-pipeline") -> ModuleOp:
     m = module.clone()
     lower(context(), m, spec)
     return m
+
+
+_lowered: dict[tuple[str, str], tuple[ModuleOp, ModuleOp]] = {}
+
+
+def lowered_example(name: str, spec: str = "pto-sk03-pipeline") -> tuple[ModuleOp, ModuleOp]:
+    """The example at the pto level and lowered by `spec`, made once per test session
+    (tests only run them)."""
+    if (name, spec) not in _lowered:
+        m = example(name)
+        _lowered[(name, spec)] = (m, lowered(m, spec))
+    return _lowered[(name, spec)]

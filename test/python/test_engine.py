@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernels import example, lowered, parse
+from kernels import SK03_NAMES, example, lowered_example, parse
 
 from pto.frontend import api
 from pto.interp.machine import MachineError
@@ -14,22 +14,11 @@ from pto.interp.run import random_inputs, run, signature, unread_inputs
 from pto.interp.scheduler import DeadlockError
 from pto.tools import pto_run
 
-NAMES = [
-    "sk03_standard.mlir",
-    "mla_wqa_qrmsnorm.mlir",
-    "mla_wkv_rmsnorm.mlir",
-    "indexer_query_linear_int8.mlir",
-    "hc_pre.mlir",
-]
-_lowered: dict[tuple[str, str], tuple] = {}
+NAMES = SK03_NAMES
 
 
 def kernel(name: str, factors: str | None = None):
-    spec = f"pto-sk03-pipeline{{factors={factors}}}" if factors else "pto-sk03-pipeline"
-    if (name, spec) not in _lowered:
-        m = example(name)
-        _lowered[(name, spec)] = (m, lowered(m, spec))
-    return _lowered[(name, spec)]
+    return lowered_example(name, f"pto-sk03-pipeline{{factors={factors}}}" if factors else "pto-sk03-pipeline")
 
 
 def same(a, b) -> None:

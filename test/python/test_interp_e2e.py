@@ -6,28 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernels import example, lowered
+from kernels import SK03_NAMES, example, lowered, lowered_example
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 
 from pto.interp.golden import check
 from pto.interp.run import random_inputs, run, signature
 
 TOKENS = [1, 2, 15, 16, 17, 127, 128, 129, 300]
-NAMES = [
-    "sk03_standard.mlir",
-    "mla_wqa_qrmsnorm.mlir",
-    "mla_wkv_rmsnorm.mlir",
-    "indexer_query_linear_int8.mlir",
-    "hc_pre.mlir",
-]
-_lowered: dict[tuple[str, str], tuple] = {}
-
-
-def compiled(name: str, spec: str = "pto-sk03-pipeline"):
-    if (name, spec) not in _lowered:
-        m = example(name)
-        _lowered[(name, spec)] = (m, lowered(m, spec))
-    return _lowered[(name, spec)]
+NAMES = SK03_NAMES
+compiled = lowered_example
 
 
 def check_run(pto_m, npu_m, tokens: int, seed: int = 0) -> None:
