@@ -68,13 +68,13 @@ class TaskGraph:
         self.untaken = dict.fromkeys(KINDS, 0)
         # id of a core running a task: core, scheduler worker, when it took the task
         self.active: dict[int, tuple[Core, int, float]] = {}
-        self.turned: dict[int, float] = {}  # id of a core that ran a task: when it may take the next
         self.changes = 0  # takes, ends and releases so far: what idle cores' clocks depend on
-        self._slots: list[tuple[Core, int, str]] = []  # (core, id, kind) in scheduler worker order
         # Per scheduler worker: when its core, idle, may take a task (its start, then
-        # `turned`), and its kind's index in KINDS; what `clocks` computes from.
+        # `task_turnaround` after its last task ended) and its kind's index in KINDS;
+        # and the worker of each core, by id.
         self._free_at = np.zeros(0)
         self._kind_of = np.zeros(0, np.intp)
+        self._worker: dict[int, int] = {}
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
@@ -99,11 +99,11 @@ class TaskGraph:
         cores = [
             m.new_core(k, i, m.now) for k, n in zip(KINDS, (cube_cores, vector_cores), strict=True) for i in range(n)
         ]
-        self._slots = [(c, id(c), c.kind) for c in cores]
         self._free_at = np.array([c.issue for c in cores], np.float64)
+        self._worker = {id(c): w for w, c in enumerate(cores)}
         self._kind_of = np.array([KINDS.index(c.kind) for c in cores], np.intp)
-        for core in cores:
-            sched.add(core.name, work(core, len(sched.workers)), partial(self._clock, core))
+        for w, core in enumerate(cores):  # worker w of the new scheduler
+            sched.add(core.name, work(core, w), partial(self._clock, core))
         m.scheduler = sched
         try:
             sched.run_all()
@@ -149,11 +149,11 @@ class TaskGraph:
         core.issue = core.end()
         self.machine.task_done(core, g.label, (b, i), taken, core.issue)
         self._ended(g, b, core.issue)
-        self.turned[id(core)] = self._free_at[worker] = core.issue + self.machine.cost.task_turnaround
+        self._free_at[worker] = core.issue + self.machine.cost.task_turnaround
 
     def _free(self, core: Core) -> float:
         """When an idle core can take its next task: `task_turnaround` after its last one."""
-        return self.turned.get(id(core), core.issue)
+        return float(self._free_at[self._worker[id(core)]])
 
     def _clock(self, core: Core) -> float:
         """A running core's clock is its issue time; an idle one's, when it would start
