@@ -32,7 +32,7 @@ from pto.driver.registry import load_dialects
 from pto.frontend.checks import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
-from pto.interp.run import ENGINES, InputError, check_inputs, random_inputs, signature, unread_inputs
+from pto.interp.run import ENGINES, InputError, check_inputs, made_inputs, signature
 from pto.interp.run import run as run_module
 from pto.targets import UnknownTargetError, load_target, target_of
 
@@ -246,7 +246,7 @@ def _inputs(sig, inputs, tokens: int | None, seed: int, numerics: bool) -> list[
                 f"tokens={tokens} would need at least {need} bytes for the kernel's arrays, over the "
                 f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)"
             )
-        return random_inputs(sig, tokens, seed) if numerics else unread_inputs(sig, tokens)
+        return made_inputs(sig, tokens, seed, numerics)
     if isinstance(inputs, Mapping):
         names = [a.name.lstrip("%") for a in sig.inputs]
         if sorted(map(str, inputs)) != sorted(names) or not all(isinstance(n, str) for n in inputs):

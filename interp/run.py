@@ -159,6 +159,12 @@ def unread_inputs(sig: Signature, tokens: int) -> list[np.ndarray]:
     return [np.zeros(a.concrete(tokens), nx.DTYPES[a.elem]) for a in sig.inputs]
 
 
+def made_inputs(sig: Signature, tokens: int, seed: int, numerics: bool) -> list[np.ndarray]:
+    """The inputs of a run given only a token count: random from `seed`, or unread
+    zeros for a timing-only run."""
+    return random_inputs(sig, tokens, seed) if numerics else unread_inputs(sig, tokens)
+
+
 def _interpreter(module: ModuleOp, machine: Machine | None, engine: str = "interp") -> Interpreter:
     it = Interpreter(module)
     functions: list[tuple[InterpreterFunctions, bool]] = [

@@ -44,10 +44,9 @@ from pto.interp.run import (
     InputError,
     RunResult,
     check_inputs,
-    random_inputs,
+    made_inputs,
     run,
     signature,
-    unread_inputs,
 )
 from pto.targets import UnknownTargetError, load_target
 
@@ -182,9 +181,7 @@ class Runner:
             if self.args.tokens < 0:
                 raise UsageError(f"--tokens must be non-negative, got {self.args.tokens}")
             self.check_memory(sig, self.args.tokens, f"--tokens {self.args.tokens}", UsageError)
-            if not self.args.numerics:  # a timing-only run never reads them
-                return unread_inputs(sig, self.args.tokens)
-            return random_inputs(sig, self.args.tokens, self.args.seed)
+            return made_inputs(sig, self.args.tokens, self.args.seed, self.args.numerics)
         if not self.args.input:
             raise UsageError("give the kernel's inputs with --input FILE.npy ... or use --random-inputs")
         names = sig.inputs

@@ -74,7 +74,7 @@ def test_huge_token_count_is_refused_up_front(capsys, monkeypatch) -> None:
     def no_inputs(*a, **k):
         raise AssertionError("inputs were allocated")
 
-    monkeypatch.setattr(pto_run, "random_inputs", no_inputs)
+    monkeypatch.setattr(pto_run, "made_inputs", no_inputs)
     start = time.perf_counter()
     code, _, err = run_cli(capsys, STD, "--random-inputs", "--tokens", "2147483648")
     assert time.perf_counter() - start < 10
