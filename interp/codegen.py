@@ -5,8 +5,9 @@ SSA values become locals, `scf.for` a Python `for` over `range`, `scf.if` an `if
 `npu` op calls its function in `pto.interp.npu_ops` with its static part decoded here,
 so the numerics and the figures are the interpreter's. The generator yields where the
 interpreter's core would offer the turn to another core: before the timing of a copy
-with a GM end and after a cross-core set (`YIELD`), and at a cross-core wait not yet
-satisfied (`Block`). Each `arith` and `scf` op is charged `latency.issue` of SCALAR
+with a GM end and after a cross-core set (`YIELD`, skipped while the scheduler's
+`calm_until` says it would be refused), and at a cross-core wait not yet satisfied
+(`Block`). Each `arith` and `scf` op is charged `latency.issue` of SCALAR
 as `CoreInterpreter` charges it; the charges of a run of them are added one by one in
 one expression before the next op that reads the clock, so the float sums are the
 interpreter's. `arith` ops it does not inline run through xDSL's implementation.
@@ -32,7 +33,7 @@ from pto.dialects.npu import BufferType, Pipe, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
 from pto.interp.arith import CMP
-from pto.interp.machine import MachineError
+from pto.interp.machine import Event, MachineError
 
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
@@ -95,6 +96,7 @@ class _Emitter:
             "enough": enough,
             "SCALAR": Pipe.SCALAR,
             "VECTOR": Pipe.VECTOR,
+            "Event": Event,
         }
         self.names: dict[SSAValue, str] = {}
         self.free: list[SSAValue] = []
@@ -113,6 +115,9 @@ class _Emitter:
             "    ci = m.cost.issue",
             "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait",
             "    numerics, cost = m.numerics, m.cost",
+            "    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)",
+            "    free, written, read, events = core.free, core.written, core.read, m.events",
+            "    sched = m.scheduler",
         ]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
@@ -144,6 +149,11 @@ class _Emitter:
 
     def results(self, op: Operation) -> str:
         return "".join(f"{self.define(r)}, " for r in op.results)
+
+    def offer_turn(self) -> None:
+        """`yield YIELD`, unless the scheduler has said that no other core is far enough
+        behind for it to take the turn (`EventScheduler.calm_until`)."""
+        self.emit("if core.issue > sched.calm_until: yield YIELD")
 
     def flush(self) -> None:
         """Charge the pending scalar ops, one addition each, as the interpreter does."""
@@ -257,8 +267,11 @@ class _Emitter:
         return [f"int({self.use(next(it))})" if s == npu.DYN else str(s) for s in static]
 
     def copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
-        if isinstance(op, npu.DmaOp) and self.onchip_dma(op):
+        if isinstance(op, npu.DmaOp) and (self.onchip_dma(op) or self.gm_dma(op)):
             return
+        self.generic_copy(op)
+
+    def generic_copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
         fn = "dma" if isinstance(op, npu.DmaOp) else "fixpipe"
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
         so = self.offsets(op.static_src.get_values(), op.src_offsets)
@@ -266,7 +279,7 @@ class _Emitter:
         args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
         self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(ops.CopySpec.of(op))}, {args})")
         if Space.GM in (_mem(op.src), _mem(op.dst)):
-            self.emit("yield YIELD")
+            self.offer_turn()
             self.emit("ops.gm_copy(m, core, gm)")
 
     def onchip_dma(self, op: npu.DmaOp) -> bool:
@@ -300,11 +313,119 @@ class _Emitter:
         nbytes = math.prod(sext) * src.dtype.itemsize
         cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
         cycles = f"cost.transposed({cycles})" if s.transpose else cycles
-        self.emit(
-            f"core.run({self.const(op)}, {self.const(s.pipe)}, {cycles}, reads=[{names[0]}.key], "
-            f"writes=[{names[1]}.key], nbytes={nbytes})"
-        )
+        self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], str(nbytes))
         return True
+
+    def gm_dma(self, op: npu.DmaOp) -> bool:
+        """A DMA between GM and an allocated on-chip buffer, not transposed: `ops.dma` and
+        `ops.gm_copy` written out, under a test of every offset (which a tile outside
+        fails: then the generic copy runs, to raise its error). Cheaper per copy than the
+        two calls and their `GmCopy`, and an op-heavy kernel is mostly these."""
+        s = ops.CopySpec.of(op)
+        load = _mem(op.src) == Space.GM
+        chip = _static_buffer(op.dst if load else op.src)
+        if chip is None or s.transpose or not len(s.ext) == chip.ndim == _rank(op.src) == _rank(op.dst):
+            return False
+        so = self.offset_list(s.src_static, op.src_offsets)
+        do = self.offset_list(s.dst_static, op.dst_offsets)
+        if False in (_inside(o, e, d) for o, e, d in zip(do if load else so, s.ext, chip.shape, strict=True)):
+            return False  # outside whatever the loop does: the generic copy raises
+        self.flush()
+        so, do = self.bind(so), self.bind(do)
+        ext = self.valid_extent(op, s)
+        gm, gm_offs, chip_offs = (self.use(op.src), so, do) if load else (self.use(op.dst), do, so)
+        tests = [
+            t for o, e, d in zip(chip_offs, s.ext, chip.shape, strict=True) if isinstance(t := _inside(o, e, d), str)
+        ]
+        tests += [f"0 <= {o} <= {gm}.array.shape[{i}] - {e}" for i, (o, e) in enumerate(zip(gm_offs, ext, strict=True))]
+        self.emit(f"if {' and '.join(tests)}:")
+        self.indent += 1
+        self.gm_dma_body(op, s, so, do, ext)
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        self.generic_copy(op)
+        self.indent -= 1
+        return True
+
+    def valid_extent(self, op: npu.DmaOp, s: ops.CopySpec) -> list[str]:
+        """The extent the copy moves: of a partial tile (`rows`), its valid rows."""
+        ext = [str(e) for e in s.ext]
+        if op.rows is not None:
+            ext[0] = f"o{len(self.lines)}_rows"
+            self.emit(f"{ext[0]} = max(0, min(int({self.use(op.rows)}), {s.ext[0]}))")
+        return ext
+
+    def gm_dma_body(self, op: npu.DmaOp, s: ops.CopySpec, so: list[str], do: list[str], ext: list[str]) -> None:
+        src, dst = self.use(op.src), self.use(op.dst)
+        load = _mem(op.src) == Space.GM
+        gm, gm_offs = (src, so) if load else (dst, do)
+        self.emit("if numerics:")
+        self.emit(f"    ops.move({dst}.array[{_window(do, ext)}], {src}.array[{_window(so, ext)}])")
+        if load and op.rows is not None:  # the rows past the valid ones are zeroed
+            self.emit(f"    if {ext[0]} < {s.ext[0]}:")
+            self.emit(f"        {dst}.array[{_window(do, s.ext)}][{ext[0]}:] = 0")
+        offs, extent = f"({''.join(f'{o}, ' for o in gm_offs)})", f"({''.join(f'{e}, ' for e in ext)})"
+        if not load:
+            self.emit(f"m.count_writes({gm}, {offs}, {extent})")
+        src_type = op.src.type
+        assert isinstance(src_type, BufferType)
+        self.emit(f"nbytes = {' * '.join(ext)} * {np.dtype(nx.DTYPES[src_type.elem]).itemsize}")
+        self.offer_turn()
+        write, cacheable = not load, s.cacheable
+        self.emit(f"hits, misses, evicted = m.gm_access({gm}, {offs}, {extent}, {write}, {cacheable})")
+        reads, writes = [self.key(op.src)], [self.key(op.dst)]
+        self.begin(s.pipe, reads, writes)
+        fixed = "fixed_out" if write else "fixed_in"
+        cycles = f"{fixed} + cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)"
+        self.commit(op, s.pipe, cycles, reads, writes, "nbytes", latency="cost.gm_latency(misses)")
+
+    # -- pipe timing: `Core.begin` and `Core.commit` written out, the op's pipe and its
+    # buffers' keys constants (in a call, booking an op cost three times as much; the
+    # engine tests hold the two to the same figures).
+
+    def key(self, v: SSAValue) -> str:
+        """The dependence key of a buffer: a constant for an allocated one."""
+        b = _static_buffer(v)
+        return self.const((b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
+
+    def book(self, op: Operation, pipe: Pipe, cycles: str, reads, writes, nbytes: str, also_read=None) -> None:
+        """`core.run`: `also_read`, (a condition, a key), is a read only if it holds."""
+        self.begin(pipe, reads, writes)
+        self.commit(op, pipe, cycles, reads, writes, nbytes, also_read=also_read)
+
+    def begin(self, pipe: Pipe, reads: list[str], writes: list[str]) -> None:
+        """`t = core.begin(pipe, reads, writes)`"""
+        p = self.const(pipe)
+        self.emit("core.issue = t = core.issue + ci")
+        self.emit("busy[SCALAR] = busy[SCALAR] + ci")
+        self.emit(f"if (x := free[{p}]) > t: t = x")
+        self.emit(f"if (x := pipe_wait.get({p}, 0.0)) > t: t = x")
+        for k in reads + writes:
+            self.emit(f"if (x := written.get({k}, 0.0)) > t: t = x")
+        for k in writes:
+            self.emit(f"if (x := read.get({k}, 0.0)) > t: t = x")
+
+    def commit(self, op, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency="", also_read=None) -> None:
+        """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)`"""
+        p = self.const(pipe)
+        lat = ""
+        if latency:
+            self.emit(f"lat = {latency}")
+            lat = " + lat"
+        self.emit(f"c = {cycles}")
+        self.emit(f"done = t + c{lat}")
+        self.emit(f"free[{p}] = t + c")
+        self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
+        self.emit(f"busy[{p}] = busy[{p}] + c")
+        for k in reads:
+            self.emit(f"if done > read.get({k}, 0.0): read[{k}] = done")
+        if also_read is not None:
+            self.emit(f"if {also_read[0]} and done > read.get({also_read[1]}, 0.0): read[{also_read[1]}] = done")
+        for k in writes:
+            self.emit(f"written[{k}] = done")
+        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c{lat}, {nbytes}, c)"
+        self.emit(f"if events is not None: events.append({event})")
 
     def bind(self, offsets: list[str]) -> list[str]:
         """Offsets as names or numbers: an `int(...)` of a dynamic one is taken once."""
@@ -320,8 +441,17 @@ class _Emitter:
     def mmad(self, op: npu.MmadOp) -> None:
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
         acc = f"bool({self.use(op.accumulate)})" if op.accumulate is not None else "False"
-        abc = ", ".join(self.use(v) for v in (op.lhs, op.rhs, op.acc))
-        self.call(f"ops.mmad(m, core, {self.const(op)}, {abc}, {rows}, {acc})")
+        a, b, c = (self.use(v) for v in (op.lhs, op.rhs, op.acc))
+        lhs, rhs = _static_buffer(op.lhs), _static_buffer(op.rhs)
+        if lhs is None or rhs is None or _static_buffer(op.acc) is None:
+            return self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})")
+        (mm, k), n = lhs.shape, rhs.shape[1]
+        self.call(f"accumulate = {acc}")
+        self.emit("if numerics:")
+        self.emit(f"    ops.mmad_value({a}.array, {b}.array, {c}.array, accumulate)")
+        cycles = f"cost.mmad({mm}, {k}, {n}, {nx.NAMES[lhs.dtype]!r}, {rows})"
+        ka, kb, kc = (self.key(v) for v in (op.lhs, op.rhs, op.acc))
+        self.book(op, Pipe.CUBE, cycles, [ka, kb], [kc], "0", also_read=("accumulate", kc))
 
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
@@ -332,10 +462,8 @@ class _Emitter:
             arrays = "".join(f", {s}.array" for s in srcs)
             self.call("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
-            self.emit(
-                f"core.run({self.const(op)}, VECTOR, cost.vector({name!r}, {nbytes}), "
-                f"reads=[{''.join(f'{s}.key, ' for s in srcs)}], writes=[{dst}.key], nbytes={nbytes})"
-            )
+            keys = [self.key(v) for v in op.operands]
+            self.book(op, Pipe.VECTOR, f"cost.vector({name!r}, {nbytes})", keys[:-1], keys[-1:], str(nbytes))
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
@@ -371,7 +499,7 @@ class _Emitter:
 
     def cross_set(self, op: npu.CrossCoreSetOp) -> None:
         self.call(f"m.cross.setdefault({op.flag.value.data}, []).append(core.end())")
-        self.emit("yield YIELD")
+        self.offer_turn()
 
     def cross_wait(self, op: npu.CrossCoreWaitOp) -> None:
         flag = op.flag.value.data
@@ -397,6 +525,7 @@ class _Static:
     """An on-chip buffer whose array is its type's shape: the result of an `npu.alloc`."""
 
     space: Space
+    offset: int
     shape: tuple[int, ...]
     dtype: np.dtype
 
@@ -409,7 +538,8 @@ def _static_buffer(v: SSAValue) -> _Static | None:
     t = v.type
     if not isinstance(v.owner, npu.AllocOp) or not isinstance(t, BufferType) or t.mem == Space.GM:
         return None
-    return _Static(t.mem, t.get_shape(), np.dtype(nx.DTYPES[t.elem]))
+    spec = ops.AllocSpec.of(v.owner)
+    return _Static(t.mem, spec.offset, t.get_shape(), np.dtype(spec.dtype))
 
 
 def _inside(offset: str, extent: int, dim: int) -> bool | str:
@@ -421,8 +551,15 @@ def _inside(offset: str, extent: int, dim: int) -> bool | str:
     return f"0 <= {offset} <= {dim - extent}"
 
 
-def _window(offsets: list[str], extent: tuple[int, ...]) -> str:
+def _window(offsets: list[str], extent) -> str:
+    """`o:o + e` per axis; the extents are numbers or names."""
     return ", ".join(f"{o}:{o} + {e}" for o, e in zip(offsets, extent, strict=True))
+
+
+def _rank(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, BufferType)
+    return len(t.get_shape())
 
 
 def _mem(v: SSAValue) -> Space:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from math import inf as INF
 
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Region
@@ -52,6 +53,12 @@ class EventScheduler:
     version: Callable[[], int] = lambda: 0
     _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
     _kept: tuple = (None, [])  # ((turn, version), [(clock, worker)] in clock order)
+    # Until the running core's clock passes this, a `YIELD` would be refused: no other
+    # core is more than `QUANTUM` behind. Set when one is refused, for the rest of the
+    # turn (the others' clocks are kept that long: `version` changes only between a
+    # core's tasks, where it yields a `_Wait`, which ends the turn); a program tests it
+    # before it yields (`codegen`), which a refused `YIELD` costs most of a run.
+    calm_until: float = -INF
 
     def add(self, name: str, run: Generator, clock: Callable[[], float]) -> None:
         self.workers.append(Worker(len(self.workers), name, run, clock))  # type: ignore[arg-type]
@@ -92,14 +99,17 @@ class EventScheduler:
         mine = w.clock()
         for c, o in self._kept[1]:
             if not c + QUANTUM < mine:
-                return False
+                break
             if o is not w and not o.done and (o.waiting is None or o.waiting()):
                 return True
+        others = [c for c, o in self._kept[1] if o is not w and not o.done]
+        self.calm_until = others[0] + QUANTUM if others else INF
         return False
 
     def _next(self) -> Worker | None:
         """`first_ready` on the clocks now."""
         self._turns += 1
+        self.calm_until = -INF
         workers = self.workers
         for i in self.clocks()[1]:  # type: ignore[misc]
             w = workers[i]

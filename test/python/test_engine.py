@@ -310,6 +310,15 @@ ERRORS = {
         MachineError,
         r"source \[8, \+4\) of axis 0 is outside l1 buffer at offset 0",
     ),
+    # A copy between GM and an allocated buffer is written out under a test of its
+    # offsets, the GM tensor's shape known only at run time.
+    "store outside by a dynamic offset": (
+        launch(f"""    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %c5 = arith.constant 5 : index
+    npu.dma mte3 %a[0, 0] -> %out[%c5, 0] : !npu.buf<4x64xf32, ub> -> {GM}"""),
+        MachineError,
+        r"destination \[5, \+4\) of axis 0 is outside out",
+    ),
 }
 
 
@@ -339,6 +348,26 @@ WHILE = launch("""
       %n = arith.addi %b, %c1 : index
       scf.yield %n : index
     }""")
+
+
+def test_a_core_offers_the_turn_only_where_another_may_take_it(monkeypatch) -> None:
+    """A program skips a `YIELD` the scheduler would refuse (`calm_until`): the
+    scheduler sees far fewer than one per GM copy, and the run is the interpreter's."""
+    from pto.interp import compiled
+
+    offers = []
+    after = compiled.EventScheduler._after
+
+    def counted(self, w, request):
+        offers.append(request is compiled.YIELD)
+        return after(self, w, request)
+
+    monkeypatch.setattr(compiled.EventScheduler, "_after", counted)
+    pto_m, npu_m = kernel("sk03_standard.mlir")
+    ref, got = both(npu_m, random_inputs(signature(pto_m), 40, 0))
+    same(ref, got)
+    gm_copies = sum(e.pipe in ("mte2", "mte3") or e.name == "npu.fixpipe" for e in got.report.events)
+    assert 0 < sum(offers) < gm_copies / 2
 
 
 def test_an_op_the_compiler_lacks_is_a_machine_error_at_it() -> None:
