@@ -322,9 +322,11 @@ class _Emitter:
         fails: then the generic copy runs, to raise its error). Cheaper per copy than the
         two calls and their `GmCopy`, and an op-heavy kernel is mostly these."""
         s = ops.CopySpec.of(op)
-        load = _mem(op.src) == Space.GM
+        load, store = _mem(op.src) == Space.GM, _mem(op.dst) == Space.GM
         chip = _static_buffer(op.dst if load else op.src)
-        if chip is None or s.transpose or not len(s.ext) == chip.ndim == _rank(op.src) == _rank(op.dst):
+        if load == store or chip is None or s.transpose:
+            return False
+        if not len(s.ext) == chip.ndim == _rank(op.src) == _rank(op.dst):
             return False
         so = self.offset_list(s.src_static, op.src_offsets)
         do = self.offset_list(s.dst_static, op.dst_offsets)
