@@ -104,6 +104,7 @@ class _Emitter:
         self.indent = 1
         self.pending = 0  # scalar ops not yet charged
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
+        self.priced: dict[str, str] = {}  # cost expressions of static operands -> their names
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
@@ -119,6 +120,7 @@ class _Emitter:
             "    free, written, read, events = core.free, core.written, core.read, m.events",
             "    sched = m.scheduler",
         ]
+        head += [f"    {name} = {expr}" for expr, name in self.priced.items()]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -146,6 +148,13 @@ class _Emitter:
         name = f"k{len(self.ns)}"
         self.ns[name] = value
         return name
+
+    def price(self, expr: str) -> str:
+        """A cost of static arguments, computed once per run of the program (by the
+        machine's cost model: the program may run on another target next time)."""
+        if expr not in self.priced:
+            self.priced[expr] = f"p{len(self.priced)}"
+        return self.priced[expr]
 
     def results(self, op: Operation) -> str:
         return "".join(f"{self.define(r)}, " for r in op.results)
@@ -297,7 +306,8 @@ class _Emitter:
         axes = [*zip(sext, src.shape, strict=True), *zip(s.ext, dst.shape, strict=True)]
         if False in (_inside(o, e, d) for o, (e, d) in zip(so + do, axes, strict=True)):
             return False  # outside whatever the loop does: the generic path raises
-        self.flush()
+        # (the scalar ops before it are charged by `begin`: the tests are `ops.check`'s,
+        # so the generic path, if taken, raises before any charge matters)
         names = [self.use(op.src), self.use(op.dst)]
         so, do = self.bind(so), self.bind(do)
         tests = [t for o, (e, d) in zip(so + do, axes, strict=True) if isinstance(t := _inside(o, e, d), str)]
@@ -312,7 +322,7 @@ class _Emitter:
         self.emit(f"    ops.move({names[1]}.array[{_window(do, s.ext)}], {data})")
         nbytes = math.prod(sext) * src.dtype.itemsize
         cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
-        cycles = f"cost.transposed({cycles})" if s.transpose else cycles
+        cycles = self.price(f"cost.transposed({cycles})" if s.transpose else cycles)
         self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], str(nbytes))
         return True
 
@@ -399,14 +409,13 @@ class _Emitter:
     def begin(self, pipe: Pipe, reads: list[str], writes: list[str]) -> None:
         """`t = core.begin(pipe, reads, writes)`"""
         p = self.const(pipe)
-        self.emit("core.issue = t = core.issue + ci")
-        self.emit("busy[SCALAR] = busy[SCALAR] + ci")
-        self.emit(f"if (x := free[{p}]) > t: t = x")
-        self.emit(f"if (x := pipe_wait.get({p}, 0.0)) > t: t = x")
-        for k in reads + writes:
-            self.emit(f"if (x := written.get({k}, 0.0)) > t: t = x")
-        for k in writes:
-            self.emit(f"if (x := read.get({k}, 0.0)) > t: t = x")
+        adds = " + ci" * (self.pending + 1)  # the scalar ops not yet charged, then the op's issue
+        self.pending = 0
+        self.emit(f"core.issue = t = core.issue{adds}")
+        self.emit(f"busy[SCALAR] = busy[SCALAR]{adds}")
+        deps = [f"free[{p}]", f"pipe_wait.get({p}, 0.0)"]
+        deps += [f"written.get({k}, 0.0)" for k in reads + writes] + [f"read.get({k}, 0.0)" for k in writes]
+        self.emit(f"t = max(t, {', '.join(deps)})")
 
     def commit(self, op, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency="", also_read=None) -> None:
         """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)`"""
@@ -416,8 +425,11 @@ class _Emitter:
             self.emit(f"lat = {latency}")
             lat = " + lat"
         self.emit(f"c = {cycles}")
-        self.emit(f"done = t + c{lat}")
-        self.emit(f"free[{p}] = t + c")
+        if lat:
+            self.emit(f"done = t + c{lat}")
+            self.emit(f"free[{p}] = t + c")
+        else:
+            self.emit(f"free[{p}] = done = t + c")
         self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
         self.emit(f"busy[{p}] = busy[{p}] + c")
         for k in reads:
@@ -448,10 +460,11 @@ class _Emitter:
         if lhs is None or rhs is None or _static_buffer(op.acc) is None:
             return self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})")
         (mm, k), n = lhs.shape, rhs.shape[1]
-        self.call(f"accumulate = {acc}")
+        self.emit(f"accumulate = {acc}")
         self.emit("if numerics:")
         self.emit(f"    ops.mmad_value({a}.array, {b}.array, {c}.array, accumulate)")
         cycles = f"cost.mmad({mm}, {k}, {n}, {nx.NAMES[lhs.dtype]!r}, {rows})"
+        cycles = self.price(cycles) if op.rows is None else cycles
         ka, kb, kc = (self.key(v) for v in (op.lhs, op.rhs, op.acc))
         self.book(op, Pipe.CUBE, cycles, [ka, kb], [kc], "0", also_read=("accumulate", kc))
 
@@ -462,10 +475,12 @@ class _Emitter:
         if None not in static:  # `ops.vector` written out: its bytes are the types'
             nbytes = max(math.prod(b.shape) * b.dtype.itemsize for b in static if b is not None)
             arrays = "".join(f", {s}.array" for s in srcs)
-            self.call("if numerics:")
+            self.emit("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
             keys = [self.key(v) for v in op.operands]
-            self.book(op, Pipe.VECTOR, f"cost.vector({name!r}, {nbytes})", keys[:-1], keys[-1:], str(nbytes))
+            self.book(
+                op, Pipe.VECTOR, self.price(f"cost.vector({name!r}, {nbytes})"), keys[:-1], keys[-1:], str(nbytes)
+            )
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
