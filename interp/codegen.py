@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ from pto.dialects.npu import BufferType, Pipe, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
 from pto.interp.arith import CMP
-from pto.interp.machine import Event, MachineError
+from pto.interp.machine import MachineError
 
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
@@ -81,14 +81,16 @@ class Program:
     source: str
 
 
-def compile_region(region: Region, label: str) -> Program:
+def compile_region(region: Region, label: str, hot: bool = False) -> Program:
     """The program's `fallback(op, args) -> results` argument runs an op the compiler
-    does not inline."""
-    return _Emitter().program(region, label)
+    does not inline. `hot`: for a region that runs many times, with its copies between
+    GM and allocated buffers written out (`gm_dma`), at twice the source."""
+    return _Emitter(hot).program(region, label)
 
 
 class _Emitter:
-    def __init__(self) -> None:
+    def __init__(self, hot: bool) -> None:
+        self.hot = hot
         self.ns: dict[str, object] = {
             "ops": ops,
             "YIELD": YIELD,
@@ -96,7 +98,6 @@ class _Emitter:
             "enough": enough,
             "SCALAR": Pipe.SCALAR,
             "VECTOR": Pipe.VECTOR,
-            "Event": Event,
         }
         self.names: dict[SSAValue, str] = {}
         self.free: list[SSAValue] = []
@@ -104,7 +105,6 @@ class _Emitter:
         self.indent = 1
         self.pending = 0  # scalar ops not yet charged
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
-        self.priced: dict[str, str] = {}  # cost expressions of static operands -> their names
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
@@ -117,10 +117,8 @@ class _Emitter:
             "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait",
             "    numerics, cost = m.numerics, m.cost",
             "    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)",
-            "    free, written, read, events = core.free, core.written, core.read, m.events",
             "    sched = m.scheduler",
         ]
-        head += [f"    {name} = {expr}" for expr, name in self.priced.items()]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -148,13 +146,6 @@ class _Emitter:
         name = f"k{len(self.ns)}"
         self.ns[name] = value
         return name
-
-    def price(self, expr: str) -> str:
-        """A cost of static arguments, computed once per run of the program (by the
-        machine's cost model: the program may run on another target next time)."""
-        if expr not in self.priced:
-            self.priced[expr] = f"p{len(self.priced)}"
-        return self.priced[expr]
 
     def results(self, op: Operation) -> str:
         return "".join(f"{self.define(r)}, " for r in op.results)
@@ -276,7 +267,7 @@ class _Emitter:
         return [f"int({self.use(next(it))})" if s == npu.DYN else str(s) for s in static]
 
     def copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
-        if isinstance(op, npu.DmaOp) and (self.onchip_dma(op) or self.gm_dma(op)):
+        if isinstance(op, npu.DmaOp) and (self.onchip_dma(op) or (self.hot and self.gm_dma(op))):
             return
         self.generic_copy(op)
 
@@ -306,8 +297,7 @@ class _Emitter:
         axes = [*zip(sext, src.shape, strict=True), *zip(s.ext, dst.shape, strict=True)]
         if False in (_inside(o, e, d) for o, (e, d) in zip(so + do, axes, strict=True)):
             return False  # outside whatever the loop does: the generic path raises
-        # (the scalar ops before it are charged by `begin`: the tests are `ops.check`'s,
-        # so the generic path, if taken, raises before any charge matters)
+        self.flush()
         names = [self.use(op.src), self.use(op.dst)]
         so, do = self.bind(so), self.bind(do)
         tests = [t for o, (e, d) in zip(so + do, axes, strict=True) if isinstance(t := _inside(o, e, d), str)]
@@ -322,15 +312,15 @@ class _Emitter:
         self.emit(f"    ops.move({names[1]}.array[{_window(do, s.ext)}], {data})")
         nbytes = math.prod(sext) * src.dtype.itemsize
         cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
-        cycles = self.price(f"cost.transposed({cycles})" if s.transpose else cycles)
+        cycles = f"cost.transposed({cycles})" if s.transpose else cycles
         self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], str(nbytes))
         return True
 
     def gm_dma(self, op: npu.DmaOp) -> bool:
         """A DMA between GM and an allocated on-chip buffer, not transposed: `ops.dma` and
-        `ops.gm_copy` written out, under a test of every offset (which a tile outside
-        fails: then the generic copy runs, to raise its error). Cheaper per copy than the
-        two calls and their `GmCopy`, and an op-heavy kernel is mostly these."""
+        `ops.gm_copy` in one, under a test of every offset (a tile outside fails it, and
+        the generic copy runs to raise its error). An op-heavy kernel is mostly these, and
+        the two calls and their `GmCopy` were half its time."""
         s = ops.CopySpec.of(op)
         load, store = _mem(op.src) == Space.GM, _mem(op.dst) == Space.GM
         chip = _static_buffer(op.dst if load else op.src)
@@ -384,62 +374,28 @@ class _Emitter:
         assert isinstance(src_type, BufferType)
         self.emit(f"nbytes = {' * '.join(ext)} * {np.dtype(nx.DTYPES[src_type.elem]).itemsize}")
         self.offer_turn()
-        write, cacheable = not load, s.cacheable
+        write, cacheable, pipe = not load, s.cacheable, self.const(s.pipe)
         self.emit(f"hits, misses, evicted = m.gm_access({gm}, {offs}, {extent}, {write}, {cacheable})")
-        reads, writes = [self.key(op.src)], [self.key(op.dst)]
-        self.begin(s.pipe, reads, writes)
+        self.emit(f"reads, writes = ({self.key(op.src)},), ({self.key(op.dst)},)")
+        self.emit(f"t = core.begin({pipe}, reads, writes)")
         fixed = "fixed_out" if write else "fixed_in"
-        cycles = f"{fixed} + cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)"
-        self.commit(op, s.pipe, cycles, reads, writes, "nbytes", latency="cost.gm_latency(misses)")
+        self.emit(f"c = cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)")
+        self.emit(
+            f"core.commit({self.const(op)}, {pipe}, t, {fixed} + c, cost.gm_latency(misses), reads, writes, nbytes)"
+        )
 
-    # -- pipe timing: `Core.begin` and `Core.commit` written out, the op's pipe and its
-    # buffers' keys constants (in a call, booking an op cost three times as much; the
-    # engine tests hold the two to the same figures).
+    # -- pipe timing ---------------------------------------------------------------------
 
     def key(self, v: SSAValue) -> str:
-        """The dependence key of a buffer: a constant for an allocated one."""
+        """The dependence key of a buffer (`Buf.key`): a constant for an allocated one."""
         b = _static_buffer(v)
         return self.const((b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
 
-    def book(self, op: Operation, pipe: Pipe, cycles: str, reads, writes, nbytes: str, also_read=None) -> None:
-        """`core.run`: `also_read`, (a condition, a key), is a read only if it holds."""
-        self.begin(pipe, reads, writes)
-        self.commit(op, pipe, cycles, reads, writes, nbytes, also_read=also_read)
-
-    def begin(self, pipe: Pipe, reads: list[str], writes: list[str]) -> None:
-        """`t = core.begin(pipe, reads, writes)`"""
-        p = self.const(pipe)
-        adds = " + ci" * (self.pending + 1)  # the scalar ops not yet charged, then the op's issue
-        self.pending = 0
-        self.emit(f"core.issue = t = core.issue{adds}")
-        self.emit(f"busy[SCALAR] = busy[SCALAR]{adds}")
-        deps = [f"free[{p}]", f"pipe_wait.get({p}, 0.0)"]
-        deps += [f"written.get({k}, 0.0)" for k in reads + writes] + [f"read.get({k}, 0.0)" for k in writes]
-        self.emit(f"t = max(t, {', '.join(deps)})")
-
-    def commit(self, op, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency="", also_read=None) -> None:
-        """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)`"""
-        p = self.const(pipe)
-        lat = ""
-        if latency:
-            self.emit(f"lat = {latency}")
-            lat = " + lat"
-        self.emit(f"c = {cycles}")
-        if lat:
-            self.emit(f"done = t + c{lat}")
-            self.emit(f"free[{p}] = t + c")
-        else:
-            self.emit(f"free[{p}] = done = t + c")
-        self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
-        self.emit(f"busy[{p}] = busy[{p}] + c")
-        for k in reads:
-            self.emit(f"if done > read.get({k}, 0.0): read[{k}] = done")
-        if also_read is not None:
-            self.emit(f"if {also_read[0]} and done > read.get({also_read[1]}, 0.0): read[{also_read[1]}] = done")
-        for k in writes:
-            self.emit(f"written[{k}] = done")
-        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c{lat}, {nbytes}, c)"
-        self.emit(f"if events is not None: events.append({event})")
+    def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
+        """`core.run` of an op whose cost does not depend on when it starts."""
+        self.flush()
+        r, w = (f"({''.join(f'{k}, ' for k in keys)})" for keys in (reads, writes))
+        self.emit(f"core.run({self.const(op)}, {self.const(pipe)}, {cycles}, 0.0, {r}, {w}, {nbytes})")
 
     def bind(self, offsets: list[str]) -> list[str]:
         """Offsets as names or numbers: an `int(...)` of a dynamic one is taken once."""
@@ -455,18 +411,8 @@ class _Emitter:
     def mmad(self, op: npu.MmadOp) -> None:
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
         acc = f"bool({self.use(op.accumulate)})" if op.accumulate is not None else "False"
-        a, b, c = (self.use(v) for v in (op.lhs, op.rhs, op.acc))
-        lhs, rhs = _static_buffer(op.lhs), _static_buffer(op.rhs)
-        if lhs is None or rhs is None or _static_buffer(op.acc) is None:
-            return self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})")
-        (mm, k), n = lhs.shape, rhs.shape[1]
-        self.emit(f"accumulate = {acc}")
-        self.emit("if numerics:")
-        self.emit(f"    ops.mmad_value({a}.array, {b}.array, {c}.array, accumulate)")
-        cycles = f"cost.mmad({mm}, {k}, {n}, {nx.NAMES[lhs.dtype]!r}, {rows})"
-        cycles = self.price(cycles) if op.rows is None else cycles
-        ka, kb, kc = (self.key(v) for v in (op.lhs, op.rhs, op.acc))
-        self.book(op, Pipe.CUBE, cycles, [ka, kb], [kc], "0", also_read=("accumulate", kc))
+        abc = ", ".join(self.use(v) for v in (op.lhs, op.rhs, op.acc))
+        self.call(f"ops.mmad(m, core, {self.const(op)}, {abc}, {rows}, {acc})")
 
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
@@ -478,9 +424,7 @@ class _Emitter:
             self.emit("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
             keys = [self.key(v) for v in op.operands]
-            self.book(
-                op, Pipe.VECTOR, self.price(f"cost.vector({name!r}, {nbytes})"), keys[:-1], keys[-1:], str(nbytes)
-            )
+            self.book(op, Pipe.VECTOR, f"cost.vector({name!r}, {nbytes})", keys[:-1], keys[-1:], str(nbytes))
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
@@ -568,7 +512,7 @@ def _inside(offset: str, extent: int, dim: int) -> bool | str:
     return f"0 <= {offset} <= {dim - extent}"
 
 
-def _window(offsets: list[str], extent) -> str:
+def _window(offsets: list[str], extent: Sequence[int | str]) -> str:
     """`o:o + e` per axis; the extents are numbers or names."""
     return ", ".join(f"{o}:{o} + {e}" for o, e in zip(offsets, extent, strict=True))
 

@@ -53,11 +53,12 @@ class EventScheduler:
     version: Callable[[], int] = lambda: 0
     _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
     _kept: tuple = (None, [])  # ((turn, version), [(clock, worker)] in clock order)
-    # Until the running core's clock passes this, a `YIELD` would be refused: no other
-    # core is more than `QUANTUM` behind. Set when one is refused, for the rest of the
-    # turn (the others' clocks are kept that long: `version` changes only between a
-    # core's tasks, where it yields a `_Wait`, which ends the turn); a program tests it
-    # before it yields (`codegen`), which a refused `YIELD` costs most of a run.
+    # While the running core's clock is at most this, no other core is more than
+    # `QUANTUM` behind it, so a `YIELD` would be refused: a program tests it and does not
+    # yield (`codegen`; in an op-heavy run, refused turns were about 15% of the time). Set
+    # when a `YIELD` is refused, for the rest of the turn: the others' clocks stay as
+    # kept, since `version` changes only between a core's tasks, where it yields a
+    # `_Wait` and the turn ends.
     calm_until: float = -INF
 
     def add(self, name: str, run: Generator, clock: Callable[[], float]) -> None:
@@ -102,8 +103,8 @@ class EventScheduler:
                 break
             if o is not w and not o.done and (o.waiting is None or o.waiting()):
                 return True
-        others = [c for c, o in self._kept[1] if o is not w and not o.done]
-        self.calm_until = others[0] + QUANTUM if others else INF
+        first = next((c for c, o in self._kept[1] if o is not w and not o.done), INF)
+        self.calm_until = first + QUANTUM
         return False
 
     def _next(self) -> Worker | None:
@@ -137,15 +138,17 @@ class Programs:
     def __init__(self, interpreter: Interpreter):
         self.interpreter = interpreter
 
-    def get(self, region: Region, label: str) -> Program:
+    def get(self, region: Region, label: str, hot: bool = False) -> Program:
+        """The region's program (`hot`: its variant for many runs, `compile_region`)."""
         source = _compiled_from(region)
-        cached: tuple[int, list, Program] | None = getattr(region, _CACHED, None)
+        cached: tuple[int, list, dict[bool, Program]] | None = getattr(region, _CACHED, None)
         # (a copy of the region made by `copy.deepcopy` carries the attribute: its id differs)
-        if cached is not None and cached[0] == id(region) and _same(cached[1], source):
-            return cached[2]
-        program = compile_region(region, label)
-        setattr(region, _CACHED, (id(region), source, program))
-        return program
+        if cached is None or cached[0] != id(region) or not _same(cached[1], source):
+            cached = (id(region), source, {})
+            setattr(region, _CACHED, cached)
+        if hot not in cached[2]:
+            cached[2][hot] = compile_region(region, label, hot)
+        return cached[2][hot]
 
     def fallback(self, op, args: tuple) -> tuple:
         return self.interpreter.run_op(op, args)
@@ -179,12 +182,39 @@ def _same(old: list, new: list) -> bool:
     return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
 
 
+# A group's program is compiled plainly first, and as `hot` once it has run this many
+# tasks: a hot program's GM copies take half the time but compile in several times as
+# long, which only a group of many tasks repays (a tuner compiles every configuration).
+HOT = 32
+
+
+@dataclass
+class _Group:
+    """A graph group's program now, and the values it uses from outside."""
+
+    group: Group
+    program: Program
+    free: tuple
+    runs: int = 0
+
+    def heat(self, programs: Programs) -> None:
+        """Count a task; at the `HOT`-th, change to the hot program (its free values are
+        some of the plain one's: the same ops' operands)."""
+        self.runs += 1
+        if self.runs == HOT and HOT:
+            known = dict(zip(self.program.free, self.free, strict=True))
+            self.program = programs.get(self.group.region, self.group.label, hot=True)
+            self.free = tuple(known[v] for v in self.program.free)
+
+
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
-    compiled = [programs.get(g.region, g.label) for g in graph.groups]
-    free = [programs.free_values(p) for p in compiled]
+    groups = []
+    for g in graph.groups:
+        program = programs.get(g.region, g.label, hot=not HOT)
+        groups.append(_Group(g, program, programs.free_values(program)))
 
     def work(core: Core, worker: int) -> Generator:
-        return _tasks(machine, graph, core, worker, compiled, free, programs.fallback)
+        return _tasks(machine, graph, core, worker, groups, programs)
 
     graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
 
@@ -194,9 +224,8 @@ def _tasks(
     graph: TaskGraph,
     core: Core,
     worker: int,
-    compiled: list[Program],
-    free: list[tuple],
-    fallback: Callable,
+    groups: list[_Group],
+    programs: Programs,
 ) -> Generator:
     """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
     while True:
@@ -204,8 +233,9 @@ def _tasks(
         task = graph.take(core, worker)
         if task is None:
             return
-        g: Group = task[0]
-        yield from compiled[g.index].fn(m, core, free[g.index], fallback, task[1], task[2])
+        g = groups[task[0].index]
+        g.heat(programs)
+        yield from g.program.fn(m, core, g.free, programs.fallback, task[1], task[2])
         graph.finish(core, task)
 
 
@@ -217,7 +247,7 @@ def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str
         assert kind in KINDS
         if not count:
             continue
-        program = programs.get(region, kind)
+        program = programs.get(region, kind, hot=True)  # run once per core, each a whole launch
         free = programs.free_values(program)
         for i in range(count):
             core = machine.new_core(kind, i)

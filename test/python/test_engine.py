@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernels import SK03_NAMES, example, lowered_example, parse
+from kernels import SK03_NAMES, example, lowered, lowered_example, parse
 
 from pto.frontend import api
 from pto.interp.machine import MachineError
@@ -185,7 +185,7 @@ def test_a_program_is_compiled_once_per_region_and_again_after_a_change(monkeypa
 
     compiles = []
     real = compiled.compile_region
-    monkeypatch.setattr(compiled, "compile_region", lambda r, label: compiles.append(label) or real(r, label))
+    monkeypatch.setattr(compiled, "compile_region", lambda r, label, hot: compiles.append(label) or real(r, label, hot))
     module = parse(VIEWS)
     x = np.random.default_rng(4).standard_normal((8, 64)).astype(np.float32)
     first = run(module, [x])
@@ -207,6 +207,36 @@ def test_a_program_is_compiled_once_per_region_and_again_after_a_change(monkeypa
     copied = copy.deepcopy(module)  # carries the cached program, of the original's ops
     run(copied, [x])
     assert compiles == ["vector"] * 4
+
+
+@pytest.mark.parametrize("hot", [0, 1, 7])
+def test_engines_agree_when_a_group_turns_hot_mid_run(monkeypatch, hot: int) -> None:
+    """A graph group changes to its hot program (GM copies written out) at its `HOT`-th
+    task, from the first with 0; the run is the interpreter's either way."""
+    from pto.interp import compiled
+
+    monkeypatch.setattr(compiled, "HOT", hot)
+    for name, tokens in (("sk03_standard.mlir", 40), ("hc_pre.mlir", 9)):
+        pto_m, npu_m = kernel(name)
+        same(*both(npu_m, random_inputs(signature(pto_m), tokens, 2)))
+
+
+def test_a_hot_program_is_compiled_only_for_a_group_of_many_tasks(monkeypatch) -> None:
+    from pto.interp import compiled
+
+    tiers = []
+    real = compiled.compile_region
+    monkeypatch.setattr(
+        compiled, "compile_region", lambda r, label, hot: tiers.append((label, hot)) or real(r, label, hot)
+    )
+    monkeypatch.setattr(compiled, "HOT", 4)
+    pto_m, _ = kernel("sk03_standard.mlir")
+    npu_m = lowered(pto_m)  # a fresh module: nothing compiled yet
+    r = run(npu_m, unread_inputs(signature(pto_m), 40), numerics=False)
+    ran = r.report.to_json()["tasks"]["groups"]
+    hot = [label for label, h in tiers if h]
+    assert sorted(hot) == sorted(label for label, n in ran.items() if n >= 4) and hot
+    assert len(tiers) - len(hot) == len({label for label, _ in tiers})  # each once, plain
 
 
 # flags waited for by the scalar unit and by a pipe (a store of a buffer the vector
