@@ -105,6 +105,8 @@ class _Emitter:
         self.indent = 1
         self.pending = 0  # scalar ops not yet charged
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
+        self.statics: dict[SSAValue, _Static | None] = {}
+        self.specs: dict[Operation, ops.CopySpec] = {}
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
@@ -146,6 +148,17 @@ class _Emitter:
         name = f"k{len(self.ns)}"
         self.ns[name] = value
         return name
+
+    def static(self, v: SSAValue) -> _Static | None:
+        """`_static_buffer`, once per value (a buffer is used by many ops)."""
+        if v not in self.statics:
+            self.statics[v] = _static_buffer(v)
+        return self.statics[v]
+
+    def spec(self, op: npu.DmaOp | npu.FixpipeOp) -> ops.CopySpec:
+        if op not in self.specs:
+            self.specs[op] = ops.CopySpec.of(op)
+        return self.specs[op]
 
     def results(self, op: Operation) -> str:
         return "".join(f"{self.define(r)}, " for r in op.results)
@@ -277,7 +290,7 @@ class _Emitter:
         so = self.offsets(op.static_src.get_values(), op.src_offsets)
         do = self.offsets(op.static_dst.get_values(), op.dst_offsets)
         args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
-        self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(ops.CopySpec.of(op))}, {args})")
+        self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(self.spec(op))}, {args})")
         if Space.GM in (_mem(op.src), _mem(op.dst)):
             self.offer_turn()
             self.emit("ops.gm_copy(m, core, gm)")
@@ -287,8 +300,8 @@ class _Emitter:
         shapes, bytes and rate are static, so only its dynamic offsets are checked here
         (out of bounds, `ops.dma` runs to raise its error) and `ops.dma`'s work is
         written out with them. Whether it applies is decided here, once."""
-        src, dst = _static_buffer(op.src), _static_buffer(op.dst)
-        s = ops.CopySpec.of(op)
+        src, dst = self.static(op.src), self.static(op.dst)
+        s = self.spec(op)
         sext = tuple(reversed(s.ext)) if s.transpose else s.ext
         if src is None or dst is None or s.has_rows or not (len(sext) == src.ndim and len(s.ext) == dst.ndim):
             return False
@@ -321,9 +334,9 @@ class _Emitter:
         `ops.gm_copy` in one, under a test of every offset (a tile outside fails it, and
         the generic copy runs to raise its error). An op-heavy kernel is mostly these, and
         the two calls and their `GmCopy` were half its time."""
-        s = ops.CopySpec.of(op)
+        s = self.spec(op)
         load, store = _mem(op.src) == Space.GM, _mem(op.dst) == Space.GM
-        chip = _static_buffer(op.dst if load else op.src)
+        chip = self.static(op.dst if load else op.src)
         if load == store or chip is None or s.transpose:
             return False
         if not len(s.ext) == chip.ndim == _rank(op.src) == _rank(op.dst):
@@ -388,7 +401,7 @@ class _Emitter:
 
     def key(self, v: SSAValue) -> str:
         """The dependence key of a buffer (`Buf.key`): a constant for an allocated one."""
-        b = _static_buffer(v)
+        b = self.static(v)
         return self.const((b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
 
     def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
@@ -417,7 +430,7 @@ class _Emitter:
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
         *srcs, dst = (self.use(v) for v in op.operands)
-        static = [_static_buffer(v) for v in op.operands]
+        static = [self.static(v) for v in op.operands]
         if None not in static:  # `ops.vector` written out: its bytes are the types'
             nbytes = max(math.prod(b.shape) * b.dtype.itemsize for b in static if b is not None)
             arrays = "".join(f", {s}.array" for s in srcs)
