@@ -33,7 +33,7 @@ from pto.dialects.npu import BufferType, Pipe, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
 from pto.interp.arith import CMP
-from pto.interp.machine import MachineError
+from pto.interp.machine import Event, MachineError
 
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
@@ -98,6 +98,7 @@ class _Emitter:
             "enough": enough,
             "SCALAR": Pipe.SCALAR,
             "VECTOR": Pipe.VECTOR,
+            "Event": Event,
         }
         self.names: dict[SSAValue, str] = {}
         self.free: list[SSAValue] = []
@@ -120,6 +121,7 @@ class _Emitter:
             "    numerics, cost = m.numerics, m.cost",
             "    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)",
             "    sched = m.scheduler",
+            "    free, written, read, events = core.free, core.written, core.read, m.events",
         ]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
@@ -387,15 +389,13 @@ class _Emitter:
         assert isinstance(src_type, BufferType)
         self.emit(f"nbytes = {' * '.join(ext)} * {np.dtype(nx.DTYPES[src_type.elem]).itemsize}")
         self.offer_turn()
-        write, cacheable, pipe = not load, s.cacheable, self.const(s.pipe)
+        write, cacheable = not load, s.cacheable
         self.emit(f"hits, misses, evicted = m.gm_access({gm}, {offs}, {extent}, {write}, {cacheable})")
-        self.emit(f"reads, writes = ({self.key(op.src)},), ({self.key(op.dst)},)")
-        self.emit(f"t = core.begin({pipe}, reads, writes)")
+        reads, writes = [self.key(op.src)], [self.key(op.dst)]
+        self.begin(s.pipe, reads, writes)
         fixed = "fixed_out" if write else "fixed_in"
-        self.emit(f"c = cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)")
-        self.emit(
-            f"core.commit({self.const(op)}, {pipe}, t, {fixed} + c, cost.gm_latency(misses), reads, writes, nbytes)"
-        )
+        self.emit(f"moved = cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)")
+        self.commit(op, s.pipe, f"{fixed} + moved", reads, writes, "nbytes", "cost.gm_latency(misses)")
 
     # -- pipe timing ---------------------------------------------------------------------
 
@@ -405,10 +405,39 @@ class _Emitter:
         return self.const((b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
 
     def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
-        """`core.run` of an op whose cost does not depend on when it starts."""
+        """`core.run` of an op whose cost does not depend on when it starts: a call, or in
+        a hot program written out (`begin`, `commit`), at half the cost per op but three
+        times the source."""
         self.flush()
+        if self.hot:
+            self.begin(pipe, reads, writes)
+            return self.commit(op, pipe, cycles, reads, writes, str(nbytes), "0.0")
         r, w = (f"({''.join(f'{k}, ' for k in keys)})" for keys in (reads, writes))
         self.emit(f"core.run({self.const(op)}, {self.const(pipe)}, {cycles}, 0.0, {r}, {w}, {nbytes})")
+
+    def begin(self, pipe: Pipe, reads: list[str], writes: list[str]) -> None:
+        """`t = core.begin(pipe, reads, writes)` written out, the keys constants."""
+        p = self.const(pipe)
+        self.emit("core.issue = t = core.issue + ci")
+        self.emit("busy[SCALAR] = busy[SCALAR] + ci")
+        deps = [f"free[{p}]", f"pipe_wait.get({p}, 0.0)"]
+        deps += [f"written.get({k}, 0.0)" for k in reads + writes] + [f"read.get({k}, 0.0)" for k in writes]
+        self.emit(f"t = max(t, {', '.join(deps)})")
+
+    def commit(self, op: Operation, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency: str) -> None:
+        """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)` written out."""
+        p = self.const(pipe)
+        self.emit(f"c, lat = {cycles}, {latency}")
+        self.emit("done = t + c + lat")
+        self.emit(f"free[{p}] = t + c")
+        self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
+        self.emit(f"busy[{p}] = busy[{p}] + c")
+        for k in reads:
+            self.emit(f"if done > read.get({k}, 0.0): read[{k}] = done")
+        for k in writes:
+            self.emit(f"written[{k}] = done")
+        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c + lat, {nbytes}, c)"
+        self.emit(f"if events is not None: events.append({event})")
 
     def bind(self, offsets: list[str]) -> list[str]:
         """Offsets as names or numbers: an `int(...)` of a dynamic one is taken once."""
@@ -424,8 +453,23 @@ class _Emitter:
     def mmad(self, op: npu.MmadOp) -> None:
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
         acc = f"bool({self.use(op.accumulate)})" if op.accumulate is not None else "False"
-        abc = ", ".join(self.use(v) for v in (op.lhs, op.rhs, op.acc))
-        self.call(f"ops.mmad(m, core, {self.const(op)}, {abc}, {rows}, {acc})")
+        a, b, c = (self.use(v) for v in (op.lhs, op.rhs, op.acc))
+        lhs, rhs = self.static(op.lhs), self.static(op.rhs)
+        if not self.hot or lhs is None or rhs is None or self.static(op.acc) is None:
+            self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})")
+            return
+        # `ops.mmad` written out: the shapes and the element type are the buffers' types'
+        self.flush()
+        self.emit(f"accumulate = {acc}")
+        self.emit("if numerics:")
+        self.emit(f"    ops.mmad_value({a}.array, {b}.array, {c}.array, accumulate)")
+        (mm, k), n = lhs.shape, rhs.shape[1]
+        ka, kb, kc = (self.key(v) for v in (op.lhs, op.rhs, op.acc))
+        self.begin(Pipe.CUBE, [ka, kb], [kc])
+        self.commit(
+            op, Pipe.CUBE, f"cost.mmad({mm}, {k}, {n}, {nx.NAMES[lhs.dtype]!r}, {rows})", [ka, kb], [kc], "0", "0.0"
+        )
+        self.emit(f"if accumulate and done > read.get({kc}, 0.0): read[{kc}] = done  # the accumulator is read too")
 
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)

@@ -336,16 +336,18 @@ def _fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
 
 def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: int | None, accumulate: bool) -> None:
     if m.numerics:
-        prod = nx.matmul(a.array, b.array)
-        if accumulate:
-            c.array[...] = (
-                (c.array.astype(np.int64) + prod).astype(np.int32) if prod.dtype == np.int32 else c.array + prod
-            )
-        else:
-            c.array[...] = prod
+        mmad_value(a.array, b.array, c.array, accumulate)
     mm, k = a.array.shape
     cycles = m.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
     core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
+
+
+def mmad_value(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool) -> None:
+    prod = nx.matmul(a, b)
+    if accumulate:
+        c[...] = (c.astype(np.int64) + prod).astype(np.int32) if prod.dtype == np.int32 else c + prod
+    else:
+        c[...] = prod
 
 
 # -- vector --------------------------------------------------------------------------------
