@@ -411,9 +411,10 @@ class _Emitter:
         self.flush()
         if self.hot:
             self.begin(pipe, reads, writes)
-            return self.commit(op, pipe, cycles, reads, writes, str(nbytes), "0.0")
-        r, w = (f"({''.join(f'{k}, ' for k in keys)})" for keys in (reads, writes))
-        self.emit(f"core.run({self.const(op)}, {self.const(pipe)}, {cycles}, 0.0, {r}, {w}, {nbytes})")
+            self.commit(op, pipe, cycles, reads, writes, nbytes, "0.0")
+        else:
+            r, w = (f"({''.join(f'{k}, ' for k in keys)})" for keys in (reads, writes))
+            self.emit(f"core.run({self.const(op)}, {self.const(pipe)}, {cycles}, 0.0, {r}, {w}, {nbytes})")
 
     def begin(self, pipe: Pipe, reads: list[str], writes: list[str]) -> None:
         """`t = core.begin(pipe, reads, writes)` written out, the keys constants."""
