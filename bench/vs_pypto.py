@@ -11,7 +11,9 @@ that process around the kernel call (its compile and simulation; not the interpr
 start or the torch/pypto imports). pto-ir's side is what a tuner pays per
 configuration, in this process: parse the kernel, lower it with the SK-03 pipeline, run
 it with `numerics=False` on the zero inputs `pto.run` gives such a run (columns `ours`;
-`run` is the run alone). Each side's wall time
+`run` is the run alone). Before each, the garbage of the configurations before (their
+IR, cyclic) is collected untimed: PyPTO starts from a fresh process each time, and a
+full collection landing in one configuration's parse had cost it up to 0.4 s. Each side's wall time
 and CPU time (its process's, all threads, and for PyPTO any child processes it waited
 for; steadier on a shared machine) is the median
 of `--repeat` runs, the two interleaved. The cycle counts of both are printed
@@ -22,6 +24,7 @@ too (PyPTO's from its report) as a check that the same kernel ran. Goal (issue 1
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import subprocess
@@ -96,6 +99,7 @@ def measure(c: dict, python: str, repeat: int, timeout: float) -> dict:
     ours, theirs = [], []
     for _ in range(repeat):  # interleaved: machine noise hits both sides alike
         theirs.append(pypto_time(python, c, timeout))
+        gc.collect()  # untimed, as PyPTO starts each in a fresh process (see the docstring)
         ours.append(ours_time(c))
 
     def med(rs, k):
