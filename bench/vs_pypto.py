@@ -13,8 +13,8 @@ configuration, in this process: parse the kernel, lower it with the SK-03 pipeli
 it with `numerics=False` on the zero inputs `pto.run` gives such a run (columns `ours`;
 `run` is the run alone). Before each, the garbage of the configurations before (their
 IR, cyclic) is collected untimed: PyPTO starts from a fresh process each time, and a
-full collection landing in one configuration's parse had cost it up to 0.4 s. Each side's wall time
-and CPU time (its process's, all threads, and for PyPTO any child processes it waited
+full collection landing in one configuration's parse had cost it up to 0.4 s. Each
+side's wall time and CPU time (its process's, all threads, and for PyPTO any child processes it waited
 for; steadier on a shared machine) is the median
 of `--repeat` runs, the two interleaved. The cycle counts of both are printed
 too (PyPTO's from its report) as a check that the same kernel ran. Goal (issue 14): ours

@@ -84,7 +84,8 @@ class Program:
 def compile_region(region: Region, label: str, hot: bool = False) -> Program:
     """The program's `fallback(op, args) -> results` argument runs an op the compiler
     does not inline. `hot`: for a region that runs many times, with its copies between
-    GM and allocated buffers written out (`gm_dma`), at twice the source."""
+    GM and allocated buffers, its mmads and its pipe booking written out, at two to three
+    times the source."""
     return _Emitter(hot).program(region, label)
 
 
@@ -119,10 +120,11 @@ class _Emitter:
             "    ci = m.cost.issue",
             "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait",
             "    numerics, cost = m.numerics, m.cost",
-            "    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)",
             "    sched = m.scheduler",
-            "    free, written, read, events = core.free, core.written, core.read, m.events",
         ]
+        if self.hot:  # what the written-out copies and pipe booking read
+            head.append("    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)")
+            head.append("    free, written, read, events = core.free, core.written, core.read, m.events")
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -289,10 +291,10 @@ class _Emitter:
     def generic_copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
         fn = "dma" if isinstance(op, npu.DmaOp) else "fixpipe"
         rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
-        so = self.offsets(op.static_src.get_values(), op.src_offsets)
-        do = self.offsets(op.static_dst.get_values(), op.dst_offsets)
+        s = self.spec(op)
+        so, do = self.offsets(s.src_static, op.src_offsets), self.offsets(s.dst_static, op.dst_offsets)
         args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
-        self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(self.spec(op))}, {args})")
+        self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(s)}, {args})")
         if Space.GM in (_mem(op.src), _mem(op.dst)):
             self.offer_turn()
             self.emit("ops.gm_copy(m, core, gm)")
@@ -334,8 +336,7 @@ class _Emitter:
     def gm_dma(self, op: npu.DmaOp) -> bool:
         """A DMA between GM and an allocated on-chip buffer, not transposed: `ops.dma` and
         `ops.gm_copy` in one, under a test of every offset (a tile outside fails it, and
-        the generic copy runs to raise its error). An op-heavy kernel is mostly these, and
-        the two calls and their `GmCopy` were half its time."""
+        the generic copy runs to raise its error). An op-heavy kernel is mostly these."""
         s = self.spec(op)
         load, store = _mem(op.src) == Space.GM, _mem(op.dst) == Space.GM
         chip = self.static(op.dst if load else op.src)

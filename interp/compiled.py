@@ -98,12 +98,15 @@ class EventScheduler:
             clocks, order = self.clocks()  # type: ignore[misc]
             self._kept = (key, [(clocks[i], self.workers[i]) for i in order])
         mine = w.clock()
+        first = INF  # the earliest other core that is not done
         for c, o in self._kept[1]:
+            if o is w or o.done:
+                continue
+            first = min(first, c)
             if not c + QUANTUM < mine:
                 break
-            if o is not w and not o.done and (o.waiting is None or o.waiting()):
+            if o.waiting is None or o.waiting():
                 return True
-        first = next((c for c, o in self._kept[1] if o is not w and not o.done), INF)
         self.calm_until = first + QUANTUM
         return False
 
@@ -137,15 +140,19 @@ class Programs:
 
     def __init__(self, interpreter: Interpreter):
         self.interpreter = interpreter
+        self.checked: set[int] = set()  # ids of the regions whose cache this run has checked
 
     def get(self, region: Region, label: str, hot: bool = False) -> Program:
         """The region's program (`hot`: its variant for many runs, `compile_region`)."""
-        source = _compiled_from(region)
         cached: tuple[int, list, dict[bool, Program]] | None = getattr(region, _CACHED, None)
         # (a copy of the region made by `copy.deepcopy` carries the attribute: its id differs)
-        if cached is None or cached[0] != id(region) or not _same(cached[1], source):
-            cached = (id(region), source, {})
-            setattr(region, _CACHED, cached)
+        if id(region) not in self.checked:  # a run does not change its IR: checked once
+            self.checked.add(id(region))
+            source = _compiled_from(region)
+            if cached is None or cached[0] != id(region) or not _same(cached[1], source):
+                cached = (id(region), source, {})
+                setattr(region, _CACHED, cached)
+        assert cached is not None
         if hot not in cached[2]:
             cached[2][hot] = compile_region(region, label, hot)
         return cached[2][hot]
