@@ -6,6 +6,9 @@ rounds of at most one line per set (numpy over the round), so the cost is a hand
 vector operations per DMA, not a Python loop per line. Lines of one DMA that map to
 the same set are handled in address order, one round each.
 
+Where a line is, if anywhere, is kept per line address (`slot`, grown as addresses
+appear): a lookup is one gather, not a compare against every way of the line's set.
+
 `cacheable=False` (NONE_CACHEABLE) looks lines up but never allocates: a read miss
 goes to HBM, a write miss is written through to HBM. Counters are kept per tensor.
 A tensor only ever accessed that way has no line in the cache to find, so the
@@ -52,6 +55,14 @@ class L2Cache:
         self.stamp = np.zeros((self.sets, ways), np.int64)  # 0 = never used: the first victim
         self.dirty = np.zeros((self.sets, ways), bool)
         self.owner = np.full((self.sets, ways), -1, np.int64)
+        # The same, one entry per way ("slot": set * ways + way), as views.
+        self._tags, self._stamp, self._dirty, self._owner = (
+            a.reshape(-1) for a in (self.tags, self.stamp, self.dirty, self.owner)
+        )
+        # `slot[line]`: the slot holding `line`, or -1. Its last entry stands for the tag
+        # -1 of an empty way, so that clearing the entries of a round's victims needs no
+        # test for empty ones; no line address reaches it (`_cover`).
+        self.slot = np.full(1, -1, np.int32)  # slots < sets * ways
         self.clock = 0
         self.written_back = 0  # dirty lines evicted by misses, all tensors: HBM writes
         self.names: list[str] = []
@@ -77,12 +88,12 @@ class L2Cache:
         st = self.stats[tensor]
         if cacheable:
             self.cached.add(tid)
+        self._cover(int(lines[-1] if ascending else lines.max()) if lines.size else 0)
         hits = misses = 0
-        sets = lines % self.sets
         if lines.size < 2 or lines[-1] - lines[0] < self.sets and (ascending or (np.diff(lines) > 0).all()):
             bounds = [0, lines.size]  # ascending within one sweep of the sets: no conflicts
         else:
-            lines, sets, bounds = _rounds(lines, sets)
+            lines, _, bounds = _rounds(lines, lines % self.sets)
         # A round of a few lines (many lines sharing few sets) runs line by line, as a
         # small access does; the reference (not `ascending`) keeps the vector round.
         listed = lines.tolist() if ascending and len(bounds) > 2 else None
@@ -90,7 +101,7 @@ class L2Cache:
             if listed is not None and b - a <= SMALL:
                 nh, nm = self._round_small(listed[a:b], write, cacheable, tid, st)
             else:
-                nh, nm = self._round(lines[a:b], sets[a:b], write, cacheable, tid, st)
+                nh, nm = self._round(lines[a:b], write, cacheable, tid, st)
             hits += nh
             misses += nm
         st.hits += hits
@@ -99,9 +110,20 @@ class L2Cache:
 
     def access_tile(self, first: int, pattern: Pattern, tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of a tile's lines, `pattern` from line `first` (`tile_lines`)."""
-        if pattern.few is not None and pattern.span < self.sets:
+        if pattern.span >= self.sets:
+            return self.access(pattern.rel + first, tensor, write, cacheable, ascending=True)
+        if pattern.few is not None:
             return self.access_few([first + r for r in pattern.few], tensor, write, cacheable)
-        return self.access(pattern.rel + first, tensor, write, cacheable, ascending=True)
+        # ascending within one sweep of the sets: one round, as `access` would find
+        tid = self.tensor_id(tensor)
+        st = self.stats[tensor]
+        if cacheable:
+            self.cached.add(tid)
+        self._cover(first + pattern.span)
+        hits, misses = self._round(pattern.rel + first, write, cacheable, tid, st)
+        st.hits += hits
+        st.misses += misses
+        return hits, misses
 
     def access_few(self, lines: list[int], tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of at most `SMALL` ascending lines of distinct sets, a Python loop."""
@@ -109,6 +131,8 @@ class L2Cache:
         st = self.stats[tensor]
         if cacheable:
             self.cached.add(tid)
+        if lines:
+            self._cover(lines[-1])
         hits, misses = self._round_small(lines, write, cacheable, tid, st)
         st.hits += hits
         st.misses += misses
@@ -133,55 +157,58 @@ class L2Cache:
             st.hbm_read += n * self.line
         return 0, n
 
-    def _round(
-        self, batch: np.ndarray, s: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats
-    ) -> tuple[int, int]:
-        """Lines `batch` of distinct sets `s`, stamped in order: (hits, misses). The
+    def _cover(self, line: int) -> None:
+        """Make `slot` long enough for addresses up to `line` (doubling, so that growing
+        costs a constant per address)."""
+        if line >= self.slot.size - 1:
+            grown = np.full(max(2 * self.slot.size, line + 2), -1, np.int32)
+            grown[: self.slot.size - 1] = self.slot[:-1]
+            self.slot = grown
+
+    def _round(self, batch: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats) -> tuple[int, int]:
+        """Lines `batch` of distinct sets, stamped in order: (hits, misses). The
         common rounds, all hits or all misses, skip the selections of the mixed one."""
         n = batch.size
         base = self.clock + 1
         self.clock += n
-        match = self.tags[s] == batch[:, None]
-        nh = int(np.count_nonzero(match))  # a line is in at most one way of its set
-        if nh == n:
-            self._touch(s, match.argmax(axis=1), np.arange(base, base + n), write)
-            return nh, 0
-        if nh:
-            hit = match.any(axis=1)
-            at = hit.nonzero()[0]
-            self._touch(s[at], match[at].argmax(axis=1), base + at, write)
-            at = (~hit).nonzero()[0]
-            batch, s, stamps = batch[at], s[at], base + at
-        nm = n - nh
+        where = self.slot[batch]
+        stamps = np.arange(base, base + n)
+        missed = where < 0
+        nm = int(np.count_nonzero(missed))
+        if not nm:
+            self._touch(where, stamps, write)
+            return n, 0
+        if nm < n:
+            hit = ~missed
+            self._touch(where[hit], stamps[hit], write)
+            batch, stamps = batch[missed], stamps[missed]
         if not cacheable:
             if write:
                 st.hbm_written += nm * self.line
             else:
                 st.hbm_read += nm * self.line
-            return nh, nm
-        self._fill(batch, s, stamps if nh else np.arange(base, base + n), write, tid)
+            return n - nm, nm
+        self._fill(batch, stamps, write, tid)
         if not write:  # a write miss allocates without reading: the DMA writes whole lines
             st.hbm_read += nm * self.line
-        return nh, nm
+        return n - nm, nm
 
     def _round_small(
         self, lines: list[int], write: bool, cacheable: bool, tid: int, st: TensorStats
     ) -> tuple[int, int]:
         """`_round` line by line, for a few lines of distinct sets."""
-        tags, stamp, sets = self.tags, self.stamp, self.sets
+        slot, stamp, dirty = self.slot, self._stamp, self._dirty
         nh, missed = 0, []
         for line in lines:
             self.clock += 1
-            s = line % sets
-            row = tags[s].tolist()
-            if line in row:
-                w = row.index(line)
-                stamp[s, w] = self.clock
+            w = slot[line]
+            if w >= 0:
+                stamp[w] = self.clock
                 if write:
-                    self.dirty[s, w] = True
+                    dirty[w] = True
                 nh += 1
             else:
-                missed.append((line, s, self.clock))
+                missed.append((line, self.clock))
         nm = len(missed)
         if nm and not cacheable:
             if write:
@@ -189,40 +216,48 @@ class L2Cache:
             else:
                 st.hbm_read += nm * self.line
         elif nm:
-            for line, s, when in missed:
-                self._fill_one(line, s, when, write, tid)
+            for line, when in missed:
+                self._fill_one(line, when, write, tid)
             if not write:
                 st.hbm_read += nm * self.line
         return nh, nm
 
-    def _fill_one(self, line: int, s: int, when: int, write: bool, tid: int) -> None:
+    def _fill_one(self, line: int, when: int, write: bool, tid: int) -> None:
         """`_fill` of one line."""
-        w = int(self.stamp[s].argmin())
-        if self.dirty[s, w] and self.tags[s, w] >= 0:
+        s = line % self.sets
+        w = s * self.ways + int(self.stamp[s].argmin())
+        old = int(self._tags[w])
+        if self._dirty[w] and old >= 0:
             self.written_back += 1
-            self.stats[self.names[self.owner[s, w]]].hbm_written += self.line
-        self.tags[s, w] = line
-        self.stamp[s, w] = when
-        self.dirty[s, w] = write
-        self.owner[s, w] = tid
+            self.stats[self.names[self._owner[w]]].hbm_written += self.line
+        self.slot[old] = -1
+        self.slot[line] = w
+        self._tags[w] = line
+        self._stamp[w] = when
+        self._dirty[w] = write
+        self._owner[w] = tid
 
-    def _touch(self, s: np.ndarray, w: np.ndarray, stamps: np.ndarray, write: bool) -> None:
-        self.stamp[s, w] = stamps
+    def _touch(self, where: np.ndarray, stamps: np.ndarray, write: bool) -> None:
+        self._stamp[where] = stamps
         if write:
-            self.dirty[s, w] = True
+            self._dirty[where] = True
 
-    def _fill(self, batch: np.ndarray, s: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
+    def _fill(self, batch: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
         """Missed lines replace the least recently used way of their sets."""
-        victim = self.stamp[s].argmin(axis=1)
-        evict = self.dirty[s, victim] & (self.tags[s, victim] >= 0)
+        s = batch % self.sets
+        victim = s * self.ways + self.stamp[s].argmin(axis=1)
+        old = self._tags[victim]
+        evict = self._dirty[victim] & (old >= 0)
         if evict.any():
             self.written_back += int(np.count_nonzero(evict))
-            for owner, k in zip(*np.unique(self.owner[s, victim][evict], return_counts=True), strict=True):
+            for owner, k in zip(*np.unique(self._owner[victim][evict], return_counts=True), strict=True):
                 self.stats[self.names[owner]].hbm_written += int(k) * self.line
-        self.tags[s, victim] = batch
-        self.stamp[s, victim] = stamps
-        self.dirty[s, victim] = write
-        self.owner[s, victim] = tid
+        self.slot[old] = -1  # an empty way's -1 clears the spare last entry
+        self.slot[batch] = victim
+        self._tags[victim] = batch
+        self._stamp[victim] = stamps
+        self._dirty[victim] = write
+        self._owner[victim] = tid
 
     def flush(self) -> None:
         """Write every dirty line back (the end of the kernel: outputs reach HBM)."""

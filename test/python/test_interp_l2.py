@@ -3,6 +3,8 @@ per-tensor counters, and the lines a tile touches."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,82 @@ def test_written_back_counts_dirty_evictions_only() -> None:
     c.access(lines(2), "x", write=False)  # evicts the clean line 1
     c.access(lines(3), "w", write=False, cacheable=False)  # allocates nothing
     assert c.written_back == 1
+
+
+class LineByLine:
+    """The L2 as docs/model.md states it, one line at a time: a DMA's lines in rounds
+    (the r-th line of each set in round r, rounds in order), each line stamped by a
+    clock that counts lookups; a miss of a cacheable access takes its set's way used
+    least recently (never used first, then the lowest way)."""
+
+    def __init__(self, sets: int, ways: int):
+        self.sets, self.clock, self.written_back = sets, 0, 0
+        self.ways = [[[-1, 0, False, ""] for _ in range(ways)] for _ in range(sets)]  # tag, stamp, dirty, owner
+        self.stats: dict[str, list[int]] = {}  # hits, misses, HBM bytes read, written
+
+    def access(self, addrs: list[int], tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
+        st = self.stats.setdefault(tensor, [0, 0, 0, 0])
+        hits = 0
+        for a in self.rounds(addrs):
+            self.clock += 1
+            ways = self.ways[a % self.sets]
+            way = next((w for w in ways if w[0] == a), None)
+            if way is not None:
+                way[1], way[2], hits = self.clock, way[2] or write, hits + 1
+            elif not cacheable:  # read from HBM or written through to it
+                st[3 if write else 2] += LINE
+            else:  # allocated; a write miss reads nothing (the DMA writes whole lines)
+                victim = min(ways, key=lambda w: w[1])
+                if victim[2] and victim[0] >= 0:
+                    self.written_back += 1
+                    self.stats[victim[3]][3] += LINE
+                victim[:] = [a, self.clock, write, tensor]
+                st[2] += 0 if write else LINE
+        st[0] += hits
+        st[1] += len(addrs) - hits
+        return hits, len(addrs) - hits
+
+    def rounds(self, addrs: list[int]) -> list[int]:
+        rank, seen = [], Counter[int]()
+        for a in addrs:
+            rank.append(seen[a % self.sets])
+            seen[a % self.sets] += 1
+        return [a for _, a in sorted(zip(rank, addrs, strict=True), key=lambda p: p[0])]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_cache_is_the_line_by_line_model(seed: int) -> None:
+    """Random accesses, ascending or not, sharing sets or not, through every path of
+    `access` and `access_tile`: the same answers, ways, stamps and counters as the model."""
+    from pto.interp.l2 import tile_lines
+
+    rng = np.random.default_rng(seed)
+    sets, ways = int(rng.choice([1, 4, 16])), int(rng.choice([1, 2, 4]))
+    c, ref = cache(sets, ways), LineByLine(sets, ways)
+    for _ in range(400):
+        tensor, write, cacheable = f"t{rng.integers(3)}", bool(rng.integers(2)), bool(rng.integers(4))
+        if rng.integers(2):
+            size = int(rng.integers(1, 40))
+            picked = rng.choice(np.arange(int(rng.integers(0, 200)), 260), size, replace=False).astype(np.int64)
+            ascending = bool(rng.integers(2))
+            addrs = np.sort(picked) if ascending else picked
+            got = c.access(addrs, tensor, write, cacheable, ascending=ascending)
+        else:  # a tile of a 40 x 300 f32 tensor at a tensor's own base
+            rows, cols = int(rng.integers(1, 12)), int(rng.integers(1, 300))
+            at = (int(rng.integers(0, 40 - rows + 1)), int(rng.integers(0, 300 - cols + 1)))
+            first, pattern = tile_lines(int(tensor[1]) * 100 * LINE, (40, 300), at, (rows, cols), 4, LINE)
+            addrs = pattern.rel + first
+            got = c.access_tile(first, pattern, tensor, write, cacheable)
+        assert got == ref.access(addrs.tolist(), tensor, write, cacheable)
+    for s in range(sets):
+        assert c.tags[s].tolist() == [w[0] for w in ref.ways[s]]
+        assert c.stamp[s].tolist() == [w[1] for w in ref.ways[s]]
+        assert c.dirty[s].tolist() == [w[2] for w in ref.ways[s]]
+    assert c.written_back == ref.written_back > 0
+    for name, (h, m, r, w) in ref.stats.items():
+        assert (c.stats[name].hits, c.stats[name].misses, c.stats[name].hbm_read, c.stats[name].hbm_written) == (
+            h,
+            m,
+            r,
+            w,
+        )
