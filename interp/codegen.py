@@ -109,6 +109,7 @@ class _Emitter:
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
         self.statics: dict[SSAValue, _Static | None] = {}
         self.specs: dict[Operation, ops.CopySpec] = {}
+        self.hoisted: dict[str, str] = {}  # expression of the target's figures -> its name
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
@@ -125,6 +126,7 @@ class _Emitter:
         if self.hot:  # what the written-out copies and pipe booking read
             head.append("    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)")
             head.append("    free, written, read, events = core.free, core.written, core.read, m.events")
+        head += [f"    {name} = {expr}" for expr, name in self.hoisted.items()]
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -152,6 +154,14 @@ class _Emitter:
         name = f"k{len(self.ns)}"
         self.ns[name] = value
         return name
+
+    def hoist(self, expr: str) -> str:
+        """A name for `expr`, a figure of the target (`cost`'s) that no op changes:
+        evaluated once per run of the program, not per op (an op in a loop runs many
+        times)."""
+        if expr not in self.hoisted:
+            self.hoisted[expr] = f"h{len(self.hoisted)}"
+        return self.hoisted[expr]
 
     def static(self, v: SSAValue) -> _Static | None:
         """`_static_buffer`, once per value (a buffer is used by many ops)."""
@@ -329,7 +339,7 @@ class _Emitter:
         self.emit(f"    ops.move({names[1]}.array[{_window(do, s.ext)}], {data})")
         nbytes = math.prod(sext) * src.dtype.itemsize
         cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
-        cycles = f"cost.transposed({cycles})" if s.transpose else cycles
+        cycles = self.hoist(f"cost.transposed({cycles})" if s.transpose else cycles)
         self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], str(nbytes))
         return True
 
@@ -396,7 +406,8 @@ class _Emitter:
         self.begin(s.pipe, reads, writes)
         fixed = "fixed_out" if write else "fixed_in"
         self.emit(f"moved = cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)")
-        self.commit(op, s.pipe, f"{fixed} + moved", reads, writes, "nbytes", "cost.gm_latency(misses)")
+        latency = f"{self.hoist('cost.gm_latency(1)')} if misses else {self.hoist('cost.gm_latency(0)')}"
+        self.commit(op, s.pipe, f"{fixed} + moved", reads, writes, "nbytes", latency)
 
     # -- pipe timing ---------------------------------------------------------------------
 
@@ -422,8 +433,8 @@ class _Emitter:
         p = self.const(pipe)
         self.emit("core.issue = t = core.issue + ci")
         self.emit("busy[SCALAR] = busy[SCALAR] + ci")
-        deps = [f"free[{p}]", f"pipe_wait.get({p}, 0.0)"]
-        deps += [f"written.get({k}, 0.0)" for k in reads + writes] + [f"read.get({k}, 0.0)" for k in writes]
+        deps = [f"free[{p}]", f"pipe_wait[{p}]"]
+        deps += [f"written[{k}]" for k in reads + writes] + [f"read[{k}]" for k in writes]
         self.emit(f"t = max(t, {', '.join(deps)})")
 
     def commit(self, op: Operation, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency: str) -> None:
@@ -435,7 +446,7 @@ class _Emitter:
         self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
         self.emit(f"busy[{p}] = busy[{p}] + c")
         for k in reads:
-            self.emit(f"if done > read.get({k}, 0.0): read[{k}] = done")
+            self.emit(f"if done > read[{k}]: read[{k}] = done")
         for k in writes:
             self.emit(f"written[{k}] = done")
         event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c + lat, {nbytes}, c)"
@@ -471,7 +482,7 @@ class _Emitter:
         self.commit(
             op, Pipe.CUBE, f"cost.mmad({mm}, {k}, {n}, {nx.NAMES[lhs.dtype]!r}, {rows})", [ka, kb], [kc], "0", "0.0"
         )
-        self.emit(f"if accumulate and done > read.get({kc}, 0.0): read[{kc}] = done  # the accumulator is read too")
+        self.emit(f"if accumulate and done > read[{kc}]: read[{kc}] = done  # the accumulator is read too")
 
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
@@ -483,7 +494,8 @@ class _Emitter:
             self.emit("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
             keys = [self.key(v) for v in op.operands]
-            self.book(op, Pipe.VECTOR, f"cost.vector({name!r}, {nbytes})", keys[:-1], keys[-1:], str(nbytes))
+            cycles = self.hoist(f"cost.vector({name!r}, {nbytes})")
+            self.book(op, Pipe.VECTOR, cycles, keys[:-1], keys[-1:], str(nbytes))
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
@@ -511,7 +523,7 @@ class _Emitter:
             self.emit("    core.issue = t")
         else:
             d = self.const(dst)
-            self.emit(f"if t > pipe_wait.get({d}, 0.0):")
+            self.emit(f"if t > pipe_wait[{d}]:")
             self.emit(f"    pipe_wait[{d}] = t")
 
     def barrier(self, op: npu.BarrierOp) -> None:

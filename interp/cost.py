@@ -53,6 +53,7 @@ class CostModel:
         self.vector_fixed = target.vector.fixed_cycles
         self._paths = target.paths
         self._rates: dict[tuple, float] = {}
+        self._mmads: dict[tuple, float] = {}
 
     # -- data movement ---------------------------------------------------------------
 
@@ -103,14 +104,19 @@ class CostModel:
 
     def mmad(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> float:
         """Cube cycles of an (m x k) @ (k x n) product: whole fractals on every axis.
-        `rows` (valid rows of a partial M tile) prices only the fractals they touch."""
-        f = self.fractal
+        `rows` (valid rows of a partial M tile) prices only the fractals they touch.
+        (Kept per shape: a kernel has a few, priced once per mmad of a run.)"""
+        key = (m, k, n, elem, rows)
+        cycles = self._mmads.get(key)
+        if cycles is None:
+            f = self.fractal
 
-        def pad(x: int) -> int:
-            return math.ceil(x / f) * f
+            def pad(x: int) -> int:
+                return math.ceil(x / f) * f
 
-        mm = m if rows is None else max(0, min(rows, m))
-        return pad(mm) * pad(k) * pad(n) / self.macs[elem]
+            mm = m if rows is None else max(0, min(rows, m))
+            cycles = self._mmads[key] = pad(mm) * pad(k) * pad(n) / self.macs[elem]
+        return cycles
 
     def vector(self, name: str, nbytes: int) -> float:
         """`name` without the dialect prefix (`vexp`); nbytes of its largest operand."""

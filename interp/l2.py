@@ -307,13 +307,19 @@ def tile_lines(
     base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
 ) -> tuple[int, Pattern]:
     """The line a tile starts in and the pattern of its lines (`region_lines` in two)."""
-    start = base + sum(map(operator.mul, offsets, _strides(shape))) * elem_bytes
+    start = base + sum(map(operator.mul, offsets, strides(shape))) * elem_bytes
+    return lines_from(start, tuple(shape[1:]), tuple(extent), elem_bytes, line)
+
+
+def lines_from(start: int, inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int):
+    """`tile_lines` of a tile whose first element is at byte `start`, of a tensor whose
+    dimensions after the first are `inner`."""
     # The pattern depends only on where in its line the tile starts: computed once.
-    return start // line, _pattern(tuple(shape[1:]), tuple(extent), elem_bytes, line, start % line)
+    return start // line, _pattern(inner, extent, elem_bytes, line, start % line)
 
 
 @lru_cache(maxsize=1024)
-def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+def strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """Row-major element strides."""
     strides = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):

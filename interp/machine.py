@@ -12,6 +12,8 @@ point is reached, the buffers it reads are written and the buffers it writes are
 from __future__ import annotations
 
 import math
+import operator
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
-from pto.interp.l2 import L2Cache, tile_lines
+from pto.interp.l2 import L2Cache, lines_from, strides
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -47,9 +49,16 @@ class GmTensor:
     base: int
     layout: tuple[int, ...] | None = None
     key: tuple[str, str] = field(init=False)  # what the pipe timing's data dependences track
+    # What `Machine.gm_access` reads per access: the element strides of `layout`, its
+    # dimensions after the first, the element size.
+    strides: tuple[int, ...] = field(init=False)
+    inner: tuple[int, ...] = field(init=False)
+    itemsize: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.key = ("gm", self.name)
+        layout = tuple(self.strides_shape)
+        self.strides, self.inner, self.itemsize = strides(layout), layout[1:], self.array.itemsize
 
     @property
     def strides_shape(self) -> tuple[int, ...]:
@@ -92,9 +101,12 @@ class Core:
     busy: dict[Pipe, float] = field(default_factory=dict)
     issue: float = 0.0
     flags: dict[tuple[Pipe, Pipe, int], list[float]] = field(default_factory=dict)
-    pipe_wait: dict[Pipe, float] = field(default_factory=dict)
-    written: dict[object, float] = field(default_factory=dict)
-    read: dict[object, float] = field(default_factory=dict)
+    # Every pipe's, 0.0 until a flag is waited for; and per data-dependence key, when its
+    # last writer and its last reader are done, 0.0 for a key never used: so that the
+    # compiled engine's programs index them rather than call `get`.
+    pipe_wait: dict[Pipe, float] = field(default_factory=lambda: dict.fromkeys(Pipe, 0.0))
+    written: defaultdict[object, float] = field(default_factory=lambda: defaultdict(float))
+    read: defaultdict[object, float] = field(default_factory=lambda: defaultdict(float))
     peak: dict[Space, int] = field(default_factory=dict)
     bufs: dict = field(default_factory=dict)  # the compiled engine's buffers, by AllocSpec
 
@@ -255,27 +267,34 @@ class Machine:
         """Cycles to move `nbytes` to or from HBM starting at `start`, at this core's
         `rate` but within the chip's shared bandwidth per window."""
         t, left = start, float(nbytes)
-        win = self.cost.hbm_window
+        used, win = self._hbm_used, self.cost.hbm_window
         cap = self.cost.hbm_total * win
-        while left > 0:
+        while left > 0:  # window by window; tests, not `min`: it runs per GM copy
             w = int(t // win)
-            room = cap - self._hbm_used.get(w, 0.0)
+            u = used.get(w, 0.0)
             end = (w + 1) * win
-            n = min(left, room, rate * (end - t))
+            n = rate * (end - t)
+            if left < n:
+                n = left
+            if cap - u < n:
+                n = cap - u
             if n <= 0:
                 t = end
                 continue
-            self._hbm_used[w] = self._hbm_used.get(w, 0.0) + n
+            used[w] = u + n
             left -= n
             t = t + n / rate if left <= 0 else end
         return t - start
 
-    def gm_access(self, t: GmTensor, offsets, extent, write: bool, cacheable: bool) -> tuple[int, int, int]:
+    def gm_access(
+        self, t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], write: bool, cacheable: bool
+    ) -> tuple[int, int, int]:
         """Touch a GM tile's lines in L2; returns (hit lines, miss lines, dirty lines its
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
         l2 = self.l2
-        first, pattern = tile_lines(t.base, t.strides_shape, offsets, extent, t.array.itemsize, l2.line)
+        start = t.base + sum(map(operator.mul, offsets, t.strides)) * t.itemsize
+        first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
         if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
             return (*l2.miss_all(pattern.size, t.name, write), 0)
         before = l2.written_back
