@@ -156,9 +156,9 @@ class _Emitter:
         return name
 
     def hoist(self, expr: str) -> str:
-        """A name for `expr`, a figure of the target (`cost`'s) that no op changes:
-        evaluated once per run of the program, not per op (an op in a loop runs many
-        times)."""
+        """A name for `expr`, evaluated once per run of the program, not per op (an op in
+        a loop runs many times): a figure of the target (`cost`'s), or an object of the
+        core that its ops change but never replace."""
         if expr not in self.hoisted:
             self.hoisted[expr] = f"h{len(self.hoisted)}"
         return self.hoisted[expr]
@@ -508,16 +508,21 @@ class _Emitter:
     # Flags are inlined `Core.set_flag` / `Core.wait_flag` (a core program is mostly
     # flags: a call each cost as much as the rest of its bookkeeping).
 
+    def flag(self, src: Pipe, dst: Pipe, event: int) -> str:
+        """The core's list of a flag's pending sets (`Core.flags`), taken once per run of
+        the program."""
+        return self.hoist(f"flags.setdefault({self.const((src, dst, event))}, [])")
+
     def set_flag(self, op: npu.SetFlagOp) -> None:
         src, dst, event = op.src_pipe.data, op.dst_pipe.data, op.event.value.data
-        self.call(f"flags.setdefault({self.const((src, dst, event))}, []).append(last_done[{self.const(src)}])")
+        self.call(f"{self.flag(src, dst, event)}.append(last_done[{self.const(src)}])")
 
     def wait_flag(self, op: npu.WaitFlagOp) -> None:
         src, dst, event = op.src_pipe.data, op.dst_pipe.data, op.event.value.data
-        self.call(f"pending = flags.get({self.const((src, dst, event))})")
-        self.emit("if not pending:  # never set: the interpreter's error")
+        pending = self.flag(src, dst, event)
+        self.call(f"if not {pending}:  # never set: the interpreter's error")
         self.emit(f"    core.wait_flag({self.const(op)}, {self.const(src)}, {self.const(dst)}, {event})")
-        self.emit("t = pending.pop(0)")
+        self.emit(f"t = {pending}.pop(0)")
         if dst == Pipe.SCALAR:
             self.emit("if t > core.issue:")
             self.emit("    core.issue = t")
