@@ -21,7 +21,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Region
 
 from pto.interp.codegen import YIELD, Block, Program, compile_region
-from pto.interp.graph import KINDS, Group, TaskGraph
+from pto.interp.graph import KINDS, TaskGraph
 from pto.interp.machine import Core, Machine
 from pto.interp.scheduler import QUANTUM, Worker, deadlock
 
@@ -189,36 +189,22 @@ def _same(old: list, new: list) -> bool:
     return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
 
 
-# A group's program is compiled plainly first, and as `hot` once it has run this many
-# tasks: a hot program's GM copies take half the time but compile in several times as
-# long, which only a group of many tasks repays (a tuner compiles every configuration).
+# A graph group of at least this many tasks runs its program's `hot` variant, a smaller
+# one the plain variant: a hot program's GM copies take half the time but compile in
+# several times as long, which only a group of many tasks repays (a tuner compiles every
+# configuration). The group's task count is known before its first task runs.
 HOT = 32
 
 
-@dataclass
-class _Group:
-    """A graph group's program now, and the values it uses from outside."""
-
-    group: Group
-    program: Program
-    free: tuple
-    runs: int = 0
-
-    def heat(self, programs: Programs) -> None:
-        """Count a task; at the `HOT`-th, change to the hot program (its free values are
-        some of the plain one's: the same ops' operands)."""
-        self.runs += 1
-        if self.runs == HOT and HOT:
-            known = dict(zip(self.program.free, self.free, strict=True))
-            self.program = programs.get(self.group.region, self.group.label, hot=True)
-            self.free = tuple(known[v] for v in self.program.free)
-
-
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
-    groups = []
+    groups: list[tuple[Program, tuple] | None] = []
     for g in graph.groups:
-        program = programs.get(g.region, g.label, hot=not HOT)
-        groups.append(_Group(g, program, programs.free_values(program)))
+        tasks = g.bodies * g.per_body
+        if not tasks:  # (an unroll factor the token count leaves unused): not compiled
+            groups.append(None)
+            continue
+        program = programs.get(g.region, g.label, hot=tasks >= HOT)
+        groups.append((program, programs.free_values(program)))
 
     def work(core: Core, worker: int) -> Generator:
         return _tasks(machine, graph, core, worker, groups, programs)
@@ -231,7 +217,7 @@ def _tasks(
     graph: TaskGraph,
     core: Core,
     worker: int,
-    groups: list[_Group],
+    groups: list[tuple[Program, tuple] | None],
     programs: Programs,
 ) -> Generator:
     """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
@@ -240,9 +226,8 @@ def _tasks(
         task = graph.take(core, worker)
         if task is None:
             return
-        g = groups[task[0].index]
-        g.heat(programs)
-        yield from g.program.fn(m, core, g.free, programs.fallback, task[1], task[2])
+        program, free = groups[task[0].index]  # type: ignore[misc]  # (a group with a task)
+        yield from program.fn(m, core, free, programs.fallback, task[1], task[2])
         graph.finish(core, task)
 
 
