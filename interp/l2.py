@@ -248,10 +248,9 @@ class L2Cache:
         victim = s * self.ways + self.stamp[s].argmin(axis=1)
         old = self._tags[victim]
         evict = self._dirty[victim] & (old >= 0)
-        if evict.any():
-            self.written_back += int(np.count_nonzero(evict))
-            for owner, k in zip(*np.unique(self._owner[victim][evict], return_counts=True), strict=True):
-                self.stats[self.names[owner]].hbm_written += int(k) * self.line
+        if n := int(np.count_nonzero(evict)):
+            self.written_back += n
+            self._written_back_by(self._owner[victim][evict])
         self.slot[old] = -1  # an empty way's -1 clears the spare last entry
         self.slot[batch] = victim
         self._tags[victim] = batch
@@ -259,11 +258,15 @@ class L2Cache:
         self._dirty[victim] = write
         self._owner[victim] = tid
 
+    def _written_back_by(self, owners: np.ndarray) -> None:
+        """Count dirty lines written back to HBM, given the tensor id of each."""
+        lines = np.bincount(owners)  # (a sort, as np.unique does, was most of a full cache's fills)
+        for owner in lines.nonzero()[0].tolist():
+            self.stats[self.names[owner]].hbm_written += int(lines[owner]) * self.line
+
     def flush(self) -> None:
         """Write every dirty line back (the end of the kernel: outputs reach HBM)."""
-        d = self.dirty & (self.tags >= 0)
-        for owner, n in zip(*np.unique(self.owner[d], return_counts=True), strict=True):
-            self.stats[self.names[owner]].hbm_written += int(n) * self.line
+        self._written_back_by(self.owner[self.dirty & (self.tags >= 0)])
         self.dirty[:] = False
 
 
