@@ -109,7 +109,7 @@ class _Emitter:
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
         self.statics: dict[SSAValue, _Static | None] = {}
         self.specs: dict[Operation, ops.CopySpec] = {}
-        self.hoisted: dict[str, str] = {}  # expression of the target's figures -> its name
+        self.hoisted: dict[str, str] = {}  # expression evaluated once per program run -> its name
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
