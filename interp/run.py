@@ -17,7 +17,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.utils.exceptions import InterpretationError
 
-from pto.dialects import tile
+from pto.dialects import npu, tile
 from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType
 from pto.interp import blas
@@ -213,6 +213,8 @@ def run(
         _call(_interpreter(module, None), sig, [*(x.copy() for x in inputs), *outs])
         return RunResult(outs, "tile")
     tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)
+    if target:
+        check_paths(module, tgt)
     m = Machine(tgt, l2_size, trace, numerics)
     args, notes = [], []
     for a, x in zip(sig.inputs, inputs, strict=True):
@@ -230,6 +232,16 @@ def run(
         _call(_interpreter(module, m, engine), sig, [*args, *gm_outs])
     m.l2.flush()
     return RunResult(outs, "npu", make_report(m), notes, [m.write_counts[g.name] for g in gm_outs])
+
+
+def check_paths(module: ModuleOp, tgt: Target) -> None:
+    """A kernel run on a target given to `run`: the verifier checked its copies' data
+    paths against the kernel's own target, so check them against this one."""
+    for op in module.walk():
+        if isinstance(op, npu.DmaOp | npu.FixpipeOp):
+            src, dst = (v.type.mem.value for v in (op.src, op.dst))  # type: ignore[attr-defined]
+            if not tgt.has_path(src, dst):
+                raise MachineError(op, f"target {tgt.name} has no data path {src} -> {dst}")
 
 
 def _gm_input(x: np.ndarray, numerics: bool) -> np.ndarray:

@@ -420,6 +420,27 @@ def test_engines_report_the_same_error_at_the_same_op(case: str, numerics: bool)
     assert getattr(errors[0], "op", None) is getattr(errors[1], "op", None)
 
 
+def test_a_target_given_to_run_without_a_path_the_kernel_uses_is_an_error_at_the_copy() -> None:
+    """The verifier checked the kernel's copies against its own target; a target given to
+    `run` is checked too, before any op runs, a copy that never runs included."""
+    from pto.targets import load_target
+
+    module = parse(
+        launch(f"""    %a = npu.alloc ub [0] : {UB}
+    %no = arith.constant false
+    scf.if %no {{
+      npu.dma mte2 %x[0, 0] -> %a[0, 0] : {GM} -> {UB}
+    }}""")
+    )
+    base = load_target()
+    lacking = base.changed(paths={p: r for p, r in base.paths.items() if p != "gm->ub"})
+    for engine in ("interp", "compiled"):
+        with pytest.raises(MachineError, match=f"target {base.name} has no data path gm -> ub") as e:
+            run(module, [np.ones((8, 64), np.float32)], target=lacking, engine=engine)
+        assert e.value.op.name == "npu.dma"
+    run(module, [np.ones((8, 64), np.float32)], target=base)
+
+
 WHILE = launch("""
     %c0 = arith.constant 0 : index
     %c2 = arith.constant 2 : index
