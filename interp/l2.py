@@ -77,6 +77,13 @@ class L2Cache:
             self.stats[name] = TensorStats()
         return self.ids[name]
 
+    def _open(self, tensor: str, cacheable: bool) -> tuple[int, TensorStats]:
+        """An access on behalf of `tensor` begins: its id and counters."""
+        tid = self.tensor_id(tensor)
+        if cacheable:
+            self.cached.add(tid)
+        return tid, self.stats[tensor]
+
     def access(
         self, lines: np.ndarray, tensor: str, write: bool, cacheable: bool = True, ascending: bool = False
     ) -> tuple[int, int]:
@@ -84,10 +91,7 @@ class L2Cache:
         sorted) on behalf of `tensor`; return (hits, misses)."""
         if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
             return self.access_few(lines.tolist(), tensor, write, cacheable)
-        tid = self.tensor_id(tensor)
-        st = self.stats[tensor]
-        if cacheable:
-            self.cached.add(tid)
+        tid, st = self._open(tensor, cacheable)
         self._cover(int(lines[-1] if ascending else lines.max()) if lines.size else 0)
         hits = misses = 0
         if lines.size < 2 or lines[-1] - lines[0] < self.sets and (ascending or (np.diff(lines) > 0).all()):
@@ -115,10 +119,7 @@ class L2Cache:
         if pattern.few is not None:
             return self.access_few([first + r for r in pattern.few], tensor, write, cacheable)
         # ascending within one sweep of the sets: one round, as `access` would find
-        tid = self.tensor_id(tensor)
-        st = self.stats[tensor]
-        if cacheable:
-            self.cached.add(tid)
+        tid, st = self._open(tensor, cacheable)
         self._cover(first + pattern.span)
         hits, misses = self._round(pattern.rel + first, write, cacheable, tid, st)
         st.hits += hits
@@ -127,10 +128,7 @@ class L2Cache:
 
     def access_few(self, lines: list[int], tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of at most `SMALL` ascending lines of distinct sets, a Python loop."""
-        tid = self.tensor_id(tensor)
-        st = self.stats[tensor]
-        if cacheable:
-            self.cached.add(tid)
+        tid, st = self._open(tensor, cacheable)
         if lines:
             self._cover(lines[-1])
         hits, misses = self._round_small(lines, write, cacheable, tid, st)
@@ -314,7 +312,9 @@ def tile_lines(
     return lines_from(start, tuple(shape[1:]), tuple(extent), elem_bytes, line)
 
 
-def lines_from(start: int, inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int):
+def lines_from(
+    start: int, inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
+) -> tuple[int, Pattern]:
     """`tile_lines` of a tile whose first element is at byte `start`, of a tensor whose
     dimensions after the first are `inner`."""
     # The pattern depends only on where in its line the tile starts: computed once.
@@ -324,10 +324,10 @@ def lines_from(start: int, inner: tuple[int, ...], extent: tuple[int, ...], elem
 @lru_cache(maxsize=1024)
 def strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """Row-major element strides."""
-    strides = [1] * len(shape)
+    out = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * shape[i + 1]
-    return tuple(strides)
+        out[i] = out[i + 1] * shape[i + 1]
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)

@@ -239,7 +239,7 @@ def check_paths(module: ModuleOp, tgt: Target) -> None:
     paths against the kernel's own target, so check them against this one."""
     for op in module.walk():
         if isinstance(op, npu.DmaOp | npu.FixpipeOp):
-            src, dst = (v.type.mem.value for v in (op.src, op.dst))  # type: ignore[attr-defined]
+            src, dst = (npu.buf(v).mem.value for v in (op.src, op.dst))
             if not tgt.has_path(src, dst):
                 raise MachineError(op, f"target {tgt.name} has no data path {src} -> {dst}")
 
