@@ -294,7 +294,9 @@ class _Emitter:
         return [f"int({self.use(next(it))})" if s == npu.DYN else str(s) for s in static]
 
     def copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
-        if isinstance(op, npu.DmaOp) and (self.onchip_dma(op) or (self.hot and self.gm_dma(op))):
+        if isinstance(op, npu.DmaOp) and self.onchip_dma(op):
+            return
+        if self.hot and self.gm_dma(op):
             return
         self.generic_copy(op)
 
@@ -343,14 +345,17 @@ class _Emitter:
         self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], str(nbytes))
         return True
 
-    def gm_dma(self, op: npu.DmaOp) -> bool:
-        """A DMA between GM and an allocated on-chip buffer, not transposed: `ops.dma` and
+    def gm_dma(self, op: npu.DmaOp | npu.FixpipeOp) -> bool:
+        """A DMA between GM and an allocated on-chip buffer, not transposed, or a fixpipe
+        from one to GM that is not an atomic add: `ops.dma` (`ops.fixpipe`) and
         `ops.gm_copy` in one, under a test of every offset (a tile outside fails it, and
         the generic copy runs to raise its error). An op-heavy kernel is mostly these."""
         s = self.spec(op)
         load, store = _mem(op.src) == Space.GM, _mem(op.dst) == Space.GM
         chip = self.static(op.dst if load else op.src)
         if load == store or chip is None or s.transpose:
+            return False
+        if isinstance(op, npu.FixpipeOp) and op.atomic_add is not None:
             return False
         if not len(s.ext) == chip.ndim == _rank(op.src) == _rank(op.dst):
             return False
@@ -384,21 +389,27 @@ class _Emitter:
             self.emit(f"{ext[0]} = max(0, min(int({self.use(op.rows)}), {s.ext[0]}))")
         return ext
 
-    def gm_dma_body(self, op: npu.DmaOp, s: ops.CopySpec, so: list[str], do: list[str], ext: list[str]) -> None:
+    def gm_dma_body(
+        self, op: npu.DmaOp | npu.FixpipeOp, s: ops.CopySpec, so: list[str], do: list[str], ext: list[str]
+    ) -> None:
         src, dst = self.use(op.src), self.use(op.dst)
         load = _mem(op.src) == Space.GM
         gm, gm_offs = (src, so) if load else (dst, do)
+        into, data = f"{dst}.array[{_window(do, ext)}]", f"{src}.array[{_window(so, ext)}]"
         self.emit("if numerics:")
-        self.emit(f"    ops.move({dst}.array[{_window(do, ext)}], {src}.array[{_window(so, ext)}])")
+        if isinstance(op, npu.DmaOp):
+            self.emit(f"    ops.move({into}, {data})")
+        else:
+            self.emit(f"    ops.fixpipe_value({self.const(op)}, {data}, {into})")
         if load and op.rows is not None:  # the rows past the valid ones are zeroed
             self.emit(f"    if {ext[0]} < {s.ext[0]}:")
             self.emit(f"        {dst}.array[{_window(do, s.ext)}][{ext[0]}:] = 0")
         offs, extent = f"({''.join(f'{o}, ' for o in gm_offs)})", f"({''.join(f'{e}, ' for e in ext)})"
         if not load:
             self.emit(f"m.count_writes({gm}, {offs}, {extent})")
-        src_type = op.src.type
-        assert isinstance(src_type, BufferType)
-        self.emit(f"nbytes = {' * '.join(ext)} * {np.dtype(nx.DTYPES[src_type.elem]).itemsize}")
+        moved = op.src.type if isinstance(op, npu.DmaOp) else op.dst.type  # (a fixpipe converts)
+        assert isinstance(moved, BufferType)
+        self.emit(f"nbytes = {' * '.join(ext)} * {np.dtype(nx.DTYPES[moved.elem]).itemsize}")
         self.offer_turn()
         write, cacheable = not load, s.cacheable
         self.emit(f"hits, misses, evicted = m.gm_access({gm}, {offs}, {extent}, {write}, {cacheable})")

@@ -221,8 +221,9 @@ def _tasks(
     programs: Programs,
 ) -> Generator:
     """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
+    wait = _Wait(partial(graph.may_take, core), graph.waits_for(core))  # the same each time
     while True:
-        yield _Wait(partial(graph.may_take, core), graph.waits_for(core))
+        yield wait
         task = graph.take(core, worker)
         if task is None:
             return

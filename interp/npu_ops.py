@@ -304,7 +304,7 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     acc = tile(op, src, so, vext, "source")
     out = tile(op, dst, do, vext, "destination")
     if m.numerics:
-        _fixpipe_value(op, acc, out)
+        fixpipe_value(op, acc, out)
     reads, writes = [key(src)], [key(dst)]
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
@@ -317,7 +317,7 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     return None
 
 
-def _fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
+def fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
     s_el, d_el = nx.NAMES[acc.dtype], nx.NAMES[out.dtype]
     val: np.ndarray = acc
     if op.deq is not None:

@@ -281,6 +281,15 @@ def test_engines_agree_on_cube_ops() -> None:
     a = rng.integers(-128, 128, (32, 64)).astype(np.int8)
     b = rng.integers(-128, 128, (64, 16)).astype(np.int8)
     same(*both(parse(cube_kernel("", CUBE_ARGS.replace("%b:", "%bt:"), vector=0, cube=CUBE)), [a, b]))
+    # a fixpipe to GM that adds into it (split-K's) is not written out: its generic path
+    plain = parse(cube_kernel("", CUBE_ARGS.replace("%b:", "%bt:"), vector=0, cube=CUBE))
+    atomic = CUBE.replace("-> %o1[0, 0] :", "-> %o1[0, 0] atomic_add :").replace(
+        "npu.barrier all",
+        "npu.fixpipe %acc[0, 0] -> %o1[0, 0] : !npu.buf<32x16xi32, l0c> -> !npu.buf<32x16xi32, gm>\n      npu.barrier all",
+    )
+    ref, got = both(parse(cube_kernel("", CUBE_ARGS.replace("%b:", "%bt:"), vector=0, cube=atomic)), [a, b])
+    same(ref, got)
+    np.testing.assert_array_equal(got.outputs[1], 2 * run(plain, [a, b]).outputs[1])
 
 
 A0, B0, ACC = "!npu.buf<32x64xi8, l0a>", "!npu.buf<64x16xi8, l0b>", "!npu.buf<32x16xi32, l0c>"
@@ -400,6 +409,13 @@ ERRORS = {
         launch(f"""    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
     %c5 = arith.constant 5 : index
     npu.dma mte3 %a[0, 0] -> %out[%c5, 0] : !npu.buf<4x64xf32, ub> -> {GM}"""),
+        MachineError,
+        r"destination \[5, \+4\) of axis 0 is outside out",
+    ),
+    "fixpipe outside by a dynamic offset": (
+        cube_launch("""    %acc = npu.alloc l0c [0] : !npu.buf<4x64xf32, l0c>
+    %c5 = arith.constant 5 : index
+    npu.fixpipe %acc[0, 0] -> %out[%c5, 0] : !npu.buf<4x64xf32, l0c> -> !npu.buf<8x64xf32, gm>"""),
         MachineError,
         r"destination \[5, \+4\) of axis 0 is outside out",
     ),
