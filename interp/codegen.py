@@ -109,7 +109,7 @@ class _Emitter:
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
         self.statics: dict[SSAValue, _Static | None] = {}
         self.specs: dict[Operation, ops.CopySpec] = {}
-        self.hoisted: dict[str, str] = {}  # expression evaluated once per program run -> its name
+        self.hoisted: dict[str, str] = {}  # expression evaluated once per core -> its name
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
@@ -122,11 +122,18 @@ class _Emitter:
             "    flags, last_done, pipe_wait = core.flags, core.last_done, core.pipe_wait",
             "    numerics, cost = m.numerics, m.cost",
             "    sched = m.scheduler",
+            "    bufs = core.bufs",
         ]
         if self.hot:  # what the written-out copies and pipe booking read
             head.append("    fixed_in, fixed_out = cost.dma_fixed(False), cost.dma_fixed(True)")
             head.append("    free, written, read, events = core.free, core.written, core.read, m.events")
-        head += [f"    {name} = {expr}" for expr, name in self.hoisted.items()]
+        if self.hoisted:  # evaluated on a core's first run of the program, kept after
+            key = self.const(object())
+            names = "".join(f"{name}, " for name in self.hoisted.values())
+            head.append(f"    hoisted = core.memo.get({key})")
+            head.append("    if hoisted is None:")
+            head.append(f"        hoisted = core.memo[{key}] = ({''.join(f'{e}, ' for e in self.hoisted)})")
+            head.append(f"    {names}= hoisted")
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
@@ -156,9 +163,9 @@ class _Emitter:
         return name
 
     def hoist(self, expr: str) -> str:
-        """A name for `expr`, evaluated once per run of the program, not per op (an op in
-        a loop runs many times): a figure of the target (`cost`'s), or an object of the
-        core that its ops change but never replace."""
+        """A name for `expr`, evaluated once per core, not per op (an op in a loop runs
+        many times, a core runs many tasks): a figure of the target (`cost`'s), or an
+        object of the core that its ops change but never replace."""
         if expr not in self.hoisted:
             self.hoisted[expr] = f"h{len(self.hoisted)}"
         return self.hoisted[expr]
@@ -280,7 +287,11 @@ class _Emitter:
         o = self.const(op)
         if t.mem == Space.GM:
             return self.call(f"ops.gm_alloc(m, {o}, ({''.join(f'{self.use(v)}, ' for v in op.operands)}))", op)
-        self.call(f"ops.alloc_once(m, core, {o}, {self.const(ops.AllocSpec.of(op))})", op)
+        spec = self.const(ops.AllocSpec.of(op))
+        self.flush()
+        v = self.define(op.result)
+        self.emit(f"{v} = bufs.get({spec})")  # (`alloc_once` after a core's first run: a call saved)
+        self.emit(f"if {v} is None: {v} = ops.alloc_once(m, core, {o}, {spec})")
 
     def value_op(self, op: npu.DimOp | npu.ReshapeOp | npu.ViewOp) -> None:
         fn = {npu.DimOp: "dim", npu.ReshapeOp: "reshape", npu.ViewOp: "view"}[type(op)]
@@ -451,16 +462,21 @@ class _Emitter:
     def commit(self, op: Operation, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency: str) -> None:
         """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)` written out."""
         p = self.const(pipe)
-        self.emit(f"c, lat = {cycles}, {latency}")
-        self.emit("done = t + c + lat")
-        self.emit(f"free[{p}] = t + c")
+        if latency == "0.0":  # (t, a float, + c + 0.0 is t + c: an addition saved per op)
+            self.emit(f"c = {cycles}")
+            self.emit(f"free[{p}] = done = t + c")
+        else:
+            self.emit(f"c, lat = {cycles}, {latency}")
+            self.emit("done = t + c + lat")
+            self.emit(f"free[{p}] = t + c")
+            latency = "lat"
         self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
         self.emit(f"busy[{p}] = busy[{p}] + c")
         for k in reads:
             self.emit(f"if done > read[{k}]: read[{k}] = done")
         for k in writes:
             self.emit(f"written[{k}] = done")
-        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c + lat, {nbytes}, c)"
+        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c + {latency}, {nbytes}, c)"
         self.emit(f"if events is not None: events.append({event})")
 
     def bind(self, offsets: list[str]) -> list[str]:

@@ -52,7 +52,7 @@ class EventScheduler:
     clocks: Callable[[], tuple[list[float], list[int]]] | None = None
     version: Callable[[], int] = lambda: 0
     _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
-    _kept: tuple = (None, [])  # ((turn, version), [(clock, worker)] in clock order)
+    _kept: tuple = (None, ([], []))  # ((turn, version), `clocks()` then)
     # While the running core's clock is at most this, no other core is more than
     # `QUANTUM` behind it, so a `YIELD` would be refused: a program tests it and does not
     # yield (`codegen`; in an op-heavy run, refused turns were about 15% of the time). Set
@@ -95,11 +95,12 @@ class EventScheduler:
         than `QUANTUM` cycles behind `w`."""
         key = (self._turns, self.version())
         if self._kept[0] != key:
-            clocks, order = self.clocks()  # type: ignore[misc]
-            self._kept = (key, [(clocks[i], self.workers[i]) for i in order])
-        mine = w.clock()
+            self._kept = (key, self.clocks())  # type: ignore[misc]
+        clocks, order = self._kept[1]
+        workers, mine = self.workers, w.clock()
         first = INF  # the earliest other core that is not done
-        for c, o in self._kept[1]:
+        for i in order:  # (most turns stop at the first few)
+            o, c = workers[i], clocks[i]
             if o is w or o.done:
                 continue
             first = min(first, c)

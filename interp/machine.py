@@ -109,6 +109,7 @@ class Core:
     read: defaultdict[object, float] = field(default_factory=lambda: defaultdict(float))
     peak: dict[Space, int] = field(default_factory=dict)
     bufs: dict = field(default_factory=dict)  # the compiled engine's buffers, by AllocSpec
+    memo: dict = field(default_factory=dict)  # a compiled program's values per core (`codegen`)
 
     def __post_init__(self) -> None:
         self.issue = self.start
@@ -222,6 +223,9 @@ class Machine:
         self.l2_size = self.l2.sets * self.l2.ways * self.l2.line
         self.cost = CostModel(target)
         self._hbm_used: dict[int, float] = {}
+        # What `hbm_time` reads per call: a window's cycles, the bytes all cores move in one.
+        self._hbm_window = self.cost.hbm_window
+        self._hbm_cap = self.cost.hbm_total * self.cost.hbm_window
         self.next_addr = 0
         self.now = 0.0
         self.cores: list[Core] = []
@@ -267,8 +271,7 @@ class Machine:
         """Cycles to move `nbytes` to or from HBM starting at `start`, at this core's
         `rate` but within the chip's shared bandwidth per window."""
         t, left = start, float(nbytes)
-        used, win = self._hbm_used, self.cost.hbm_window
-        cap = self.cost.hbm_total * win
+        used, win, cap = self._hbm_used, self._hbm_window, self._hbm_cap
         while left > 0:  # window by window; tests, not `min`: it runs per GM copy
             w = int(t // win)
             u = used.get(w, 0.0)
