@@ -392,7 +392,7 @@ class _Emitter:
         self.indent -= 1
         return True
 
-    def valid_extent(self, op: npu.DmaOp, s: ops.CopySpec) -> list[str]:
+    def valid_extent(self, op: npu.DmaOp | npu.FixpipeOp, s: ops.CopySpec) -> list[str]:
         """The extent the copy moves: of a partial tile (`rows`), its valid rows."""
         ext = [str(e) for e in s.ext]
         if op.rows is not None:

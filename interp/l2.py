@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -29,6 +29,9 @@ import numpy as np
 # (a few microseconds of numpy calls; an access of one or two lines is common: one
 # token's row of a tile).
 SMALL = 8
+# Phases of one tile pattern whose rounds are kept (`L2Cache._rounds_of`): a loop over
+# tiles repeats a few; a bound, so that a pattern met at every phase does not grow.
+ROUNDS_KEPT = 256
 
 
 @dataclass
@@ -65,9 +68,9 @@ class L2Cache:
         self.slot = np.full(1, -1, np.int32)  # slots < sets * ways
         # The same arrays as memoryviews, for the line-by-line paths: an item of one is a
         # Python int, read or written at several times the speed of a numpy scalar.
-        self._slot_mv = memoryview(self.slot)
-        self._stamp_mv, self._dirty_mv = memoryview(self._stamp), memoryview(self._dirty)
-        self._tags_mv, self._owner_mv = memoryview(self._tags), memoryview(self._owner)
+        self._slot_mv = self.slot.data
+        self._stamp_mv, self._dirty_mv = self._stamp.data, self._dirty.data
+        self._tags_mv, self._owner_mv = self._tags.data, self._owner.data
         self.clock = 0
         self.written_back = 0  # dirty lines evicted by misses, all tensors: HBM writes
         self.names: list[str] = []
@@ -96,13 +99,19 @@ class L2Cache:
         sorted) on behalf of `tensor`; return (hits, misses)."""
         if ascending and lines.size <= SMALL and (lines.size < 2 or lines[-1] - lines[0] < self.sets):
             return self.access_few(lines.tolist(), tensor, write, cacheable)
-        tid, st = self._open(tensor, cacheable)
         self._cover(int(lines[-1] if ascending else lines.max()) if lines.size else 0)
-        hits = misses = 0
         if lines.size < 2 or lines[-1] - lines[0] < self.sets and (ascending or (np.diff(lines) > 0).all()):
             bounds = [0, lines.size]  # ascending within one sweep of the sets: no conflicts
         else:
             lines, _, bounds = _rounds(lines, lines % self.sets)
+        return self._access_rounds(lines, bounds, tensor, write, cacheable, ascending)
+
+    def _access_rounds(
+        self, lines: np.ndarray, bounds: list[int], tensor: str, write: bool, cacheable: bool, ascending: bool
+    ) -> tuple[int, int]:
+        """`access` of lines in rounds (`_rounds`), `bounds` where each starts."""
+        tid, st = self._open(tensor, cacheable)
+        hits = misses = 0
         # A round of a few lines (many lines sharing few sets) runs line by line, as a
         # small access does; the reference (not `ascending`) keeps the vector round.
         listed = lines.tolist() if ascending and len(bounds) > 2 else None
@@ -119,8 +128,10 @@ class L2Cache:
 
     def access_tile(self, first: int, pattern: Pattern, tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of a tile's lines, `pattern` from line `first` (`tile_lines`)."""
-        if pattern.span >= self.sets:
-            return self.access(pattern.rel + first, tensor, write, cacheable, ascending=True)
+        if pattern.span >= self.sets:  # over more than one sweep of the sets: rounds
+            self._cover(first + pattern.span)
+            order, bounds = self._rounds_of(pattern, first % self.sets)
+            return self._access_rounds(pattern.rel[order] + first, bounds, tensor, write, cacheable, True)
         if pattern.few is not None:
             return self.access_few([first + r for r in pattern.few], tensor, write, cacheable)
         # ascending within one sweep of the sets: one round, as `access` would find
@@ -130,6 +141,20 @@ class L2Cache:
         st.hits += hits
         st.misses += misses
         return hits, misses
+
+    def _rounds_of(self, pattern: Pattern, phase: int) -> tuple[np.ndarray, list[int]]:
+        """`_rounds` of the pattern's lines from a first line of set `phase`: which lines
+        share a set depends on nothing else, so it is sorted out once per phase (a tile
+        loop's copies repeat a few phases) and kept on the pattern."""
+        key = (self.sets, phase)
+        got = pattern.rounds.get(key)
+        if got is None:
+            rel = pattern.rel
+            order, _, bounds = _rounds(np.arange(rel.size), (rel + phase) % self.sets)
+            got = (order, bounds)
+            if len(pattern.rounds) < ROUNDS_KEPT:
+                pattern.rounds[key] = got
+        return got
 
     def access_few(self, lines: list[int], tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of at most `SMALL` ascending lines of distinct sets, a Python loop."""
@@ -166,7 +191,7 @@ class L2Cache:
         if line >= self.slot.size - 1:
             grown = np.full(max(2 * self.slot.size, line + 2), -1, np.int32)
             grown[: self.slot.size - 1] = self.slot[:-1]
-            self.slot, self._slot_mv = grown, memoryview(grown)
+            self.slot, self._slot_mv = grown, grown.data
 
     def _round(self, batch: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats) -> tuple[int, int]:
         """Lines `batch` of distinct sets, stamped in order: (hits, misses). The
@@ -300,11 +325,13 @@ def region_lines(
 @dataclass(frozen=True)
 class Pattern:
     """The lines of a tile relative to the line it starts in: `rel`, ascending; `few`,
-    the same as Python ints if there are at most `SMALL`; `span`, last minus first."""
+    the same as Python ints if there are at most `SMALL`; `span`, last minus first;
+    `rounds`, `L2Cache._rounds_of`'s, per (sets, phase)."""
 
     rel: np.ndarray
     few: tuple[int, ...] | None
     span: int
+    rounds: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:

@@ -173,3 +173,22 @@ def test_the_cache_is_the_line_by_line_model(seed: int) -> None:
     assert c.written_back == ref.written_back > 0
     counters = {n: [s.hits, s.misses, s.hbm_read, s.hbm_written] for n, s in c.stats.items()}
     assert counters == ref.stats
+
+
+def test_a_tile_pattern_sorts_its_rounds_once_per_phase(monkeypatch) -> None:
+    """The rounds of a tile over more than one sweep of the sets depend only on where in
+    the sets it starts: sorted once per phase, the same accesses as the plain path."""
+    from pto.interp import l2
+    from pto.interp.l2 import tile_lines
+
+    sorts = []
+    real = l2._rounds
+    monkeypatch.setattr(l2, "_rounds", lambda *a: sorts.append(1) or real(*a))
+    c, ref = cache(4, 2), cache(4, 2)
+    _, pattern = tile_lines(0, (40, 300), (0, 0), (8, 40), 4, LINE)
+    assert pattern.span >= 4
+    for first in (0, 4, 9, 1, 8, 13):  # phases 0, 0, 1, 1, 0, 1
+        addrs = pattern.rel + first
+        assert c.access_tile(first, pattern, "t", first % 3 == 0, True) == ref.access(addrs, "t", first % 3 == 0)
+    assert len(sorts) == 2 + 6  # once per phase for the tile; every time for the plain path
+    assert (c.tags == ref.tags).all() and (c.stamp == ref.stamp).all() and c.stats == ref.stats
