@@ -52,7 +52,7 @@ class EventScheduler:
     clocks: Callable[[], tuple[list[float], list[int]]] | None = None
     version: Callable[[], int] = lambda: 0
     _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
-    _kept: tuple = (None, ([], []))  # ((turn, version), `clocks()` then)
+    _kept: tuple = ((None, None), ([], []))  # ((turn, version), `clocks()` then)
     # While the running core's clock is at most this, no other core is more than
     # `QUANTUM` behind it, so a `YIELD` would be refused: a program tests it and does not
     # yield (`codegen`; in an op-heavy run, refused turns were about 15% of the time). Set
@@ -92,11 +92,23 @@ class EventScheduler:
 
     def _behind(self, w: Worker) -> bool:
         """`pto.interp.scheduler.behind`: whether another core that may go on is more
-        than `QUANTUM` cycles behind `w`."""
+        than `QUANTUM` cycles behind `w`.
+
+        The clocks `_next` read at the start of this turn bound the others' clocks now
+        from below: since then the running core has only taken its task (a pop, which
+        can only make an idle core's clock later) and run its own ops; ends and releases
+        come at the end of a turn. If no core is behind on those, none is now, and they
+        are not read again (a flat loop's task is one turn: it was a `clocks()` each)."""
         key = (self._turns, self.version())
-        if self._kept[0] != key:
-            self._kept = (key, self.clocks())  # type: ignore[misc]
-        clocks, order = self._kept[1]
+        if self._kept[0] == key:
+            return self._behind_on(w, *self._kept[1])
+        if self._kept[0][0] == self._turns and not self._behind_on(w, *self._kept[1]):
+            return False
+        self._kept = (key, self.clocks())  # type: ignore[misc]
+        return self._behind_on(w, *self._kept[1])
+
+    def _behind_on(self, w: Worker, clocks: list[float], order: list[int]) -> bool:
+        """`_behind` on the given clocks; False sets `calm_until` from them."""
         workers, mine = self.workers, w.clock()
         first = INF  # the earliest other core that is not done
         for i in order:  # (most turns stop at the first few)
@@ -116,7 +128,8 @@ class EventScheduler:
         self._turns += 1
         self.calm_until = -INF
         workers = self.workers
-        for i in self.clocks()[1]:  # type: ignore[misc]
+        self._kept = ((self._turns, self.version()), self.clocks())  # type: ignore[misc]
+        for i in self._kept[1][1]:
             w = workers[i]
             if not w.done and (w.waiting is None or w.waiting()):
                 return w

@@ -509,6 +509,23 @@ def test_a_core_offers_the_turn_only_where_another_may_take_it(monkeypatch) -> N
     assert 0 < sum(offers) < gm_copies / 2
 
 
+def test_a_turn_reads_the_graph_clocks_about_once(monkeypatch) -> None:
+    """`_behind` first tries the clocks `_next` read at the turn's start (lower bounds of
+    the others' now): in a flat loop, where each task is a turn, `TaskGraph.clocks` is
+    read about once per turn, not twice, and the run is the interpreter's."""
+    from pto.interp import compiled, graph
+
+    reads, turns = [], []
+    clocks, nxt = graph.TaskGraph.clocks, compiled.EventScheduler._next
+    monkeypatch.setattr(graph.TaskGraph, "clocks", lambda self: reads.append(1) or clocks(self))
+    monkeypatch.setattr(compiled.EventScheduler, "_next", lambda self: turns.append(1) or nxt(self))
+    pto_m, npu_m = kernel("sk03_standard.mlir", "1")
+    inputs = random_inputs(signature(pto_m), 24, 0)
+    got = run(npu_m, inputs, trace=True, engine="compiled")
+    assert len(turns) > 100 and len(reads) < 1.2 * len(turns)
+    same(run(npu_m, inputs, trace=True, engine="interp"), got)
+
+
 def test_an_op_the_compiler_lacks_is_a_machine_error_at_it() -> None:
     module = parse(WHILE)
     x = np.ones((8, 64), np.float32)
