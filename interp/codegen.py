@@ -8,9 +8,11 @@ interpreter's core would offer the turn to another core: before the timing of a 
 with a GM end and after a cross-core set (`YIELD`, skipped while the scheduler's
 `calm_until` says it would be refused), and at a cross-core wait not yet satisfied
 (`Block`). Each `arith` and `scf` op is charged `latency.issue` of SCALAR
-as `CoreInterpreter` charges it; the charges of a run of them are added one by one in
-one expression before the next op that reads the clock, so the float sums are the
-interpreter's. `arith` ops it does not inline run through xDSL's implementation.
+as `CoreInterpreter` charges it; the charges of a run of them are added to the clock
+one by one in one expression before the next op that reads it, so the float sums are
+the interpreter's, and counted in `Core.issued` once per straight run of code (SCALAR's
+busy cycles, `Core.settle`). `arith` ops it does not inline run through xDSL's
+implementation.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class _Emitter:
         self.lines: list[str] = []
         self.indent = 1
         self.pending = 0  # scalar ops not yet charged
+        self.issued = 0  # issue slots charged since the last `core.issued` update (`count`)
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
         self.statics: dict[SSAValue, _Static | None] = {}
         self.specs: dict[Operation, ops.CopySpec] = {}
@@ -192,10 +195,18 @@ class _Emitter:
     def flush(self) -> None:
         """Charge the pending scalar ops, one addition each, as the interpreter does."""
         if self.pending:
-            adds = " + ci" * self.pending
-            self.emit(f"core.issue = core.issue{adds}")
-            self.emit(f"busy[SCALAR] = busy[SCALAR]{adds}")
+            self.emit(f"core.issue = core.issue{' + ci' * self.pending}")
+            self.issued += self.pending
             self.pending = 0
+
+    def count(self) -> None:
+        """Add the issue slots charged since the last count to `core.issued` (SCALAR's
+        busy cycles, `Core.settle`): once per straight run of code, not per op, so at
+        the end of a block and before a loop or branch."""
+        self.flush()
+        if self.issued:
+            self.emit(f"core.issued += {self.issued}")
+            self.issued = 0
 
     # -- structure -------------------------------------------------------------------------
 
@@ -203,7 +214,7 @@ class _Emitter:
         start = len(self.lines)
         for op in block.ops:
             self.op(op)
-        self.flush()
+        self.count()
         if len(self.lines) == start:
             self.emit("pass")
 
@@ -230,7 +241,7 @@ class _Emitter:
         self.indent -= 1
 
     def scf_for(self, op: scf.ForOp) -> None:
-        self.flush()
+        self.count()
         carried = [self.define(r) for r in op.results]
         if carried:
             self.emit(f"{', '.join(carried)}, = {', '.join(self.use(v) for v in op.iter_args)},")
@@ -241,7 +252,7 @@ class _Emitter:
         self.nested(op.body, carried)
 
     def scf_if(self, op: scf.IfOp) -> None:
-        self.flush()
+        self.count()
         targets = [self.define(r) for r in op.results]
         self.emit(f"if {self.use(op.cond)}:")
         self.nested(op.true_region, targets)
@@ -384,10 +395,13 @@ class _Emitter:
         tests += [f"0 <= {o} <= {gm}.array.shape[{i}] - {e}" for i, (o, e) in enumerate(zip(gm_offs, ext, strict=True))]
         self.emit(f"if {' and '.join(tests)}:")
         self.indent += 1
+        before = self.issued
         self.gm_dma_body(op, s, so, do, ext)
         self.indent -= 1
         self.emit("else:")
         self.indent += 1
+        # the generic copy counts its own slot: the written-out one is taken back here
+        self.emit(f"core.issued -= {self.issued - before}")
         self.generic_copy(op)
         self.indent -= 1
         return True
@@ -454,7 +468,7 @@ class _Emitter:
         """`t = core.begin(pipe, reads, writes)` written out, the keys constants."""
         p = self.const(pipe)
         self.emit("core.issue = t = core.issue + ci")
-        self.emit("busy[SCALAR] = busy[SCALAR] + ci")
+        self.issued += 1
         deps = [f"free[{p}]", f"pipe_wait[{p}]"]
         deps += [f"written[{k}]" for k in reads + writes] + [f"read[{k}]" for k in writes]
         self.emit(f"t = max(t, {', '.join(deps)})")

@@ -110,6 +110,10 @@ class Core:
     peak: dict[Space, int] = field(default_factory=dict)
     bufs: dict = field(default_factory=dict)  # the compiled engine's buffers, by AllocSpec
     memo: dict = field(default_factory=dict)  # a compiled program's values per core (`codegen`)
+    # Scalar issue slots charged: SCALAR's busy cycles are this many `latency.issue`
+    # additions to 0.0, whatever the order they came in, so they are counted and summed
+    # once, when the launch ends (`settle`), not added op by op.
+    issued: int = 0
 
     def __post_init__(self) -> None:
         self.issue = self.start
@@ -134,18 +138,30 @@ class Core:
             self.mem[space] = np.zeros(m.target.capacity(space.value), np.uint8) if m.numerics else m.blank(space)
         return self.mem[space]
 
-    def scalar(self, cycles: float) -> None:
-        self.issue += cycles
-        self.busy[Pipe.SCALAR] += cycles
+    def scalar(self) -> None:
+        """Issue one scalar op."""
+        self.issue += self.machine.cost.issue
+        self.issued += 1
+
+    def settle(self) -> None:
+        """SCALAR's busy cycles from the slots issued: `issued` additions of the issue
+        cost to 0.0 in sequence (an integer cost's sum is exact, so it is one product)."""
+        ci, n = self.machine.cost.issue, self.issued
+        if float(ci).is_integer() and abs(n * ci) < 2**53:
+            self.busy[Pipe.SCALAR] = float(n * ci)
+            return
+        total = 0.0
+        for _ in range(n):
+            total += ci
+        self.busy[Pipe.SCALAR] = total
 
     def begin(self, pipe: Pipe, reads=(), writes=()) -> float:
         """Issue one op on `pipe` and return when it can start: its issue point, the pipe
         being free, a flag the pipe waits for, and its data dependences. Ops whose cost
         depends on when they start (shared HBM) are priced between `begin` and `commit`.
         (Tests instead of `max` calls: this runs once per op of a run.)"""
-        ci = self.machine.cost.issue
-        self.issue = t = self.issue + ci
-        self.busy[Pipe.SCALAR] += ci
+        self.issue = t = self.issue + self.machine.cost.issue
+        self.issued += 1
         if (x := self.free[pipe]) > t:
             t = x
         if (x := self.pipe_wait.get(pipe, 0.0)) > t:
@@ -317,6 +333,8 @@ class Machine:
 
     def finish_launch(self, cores: list[Core]) -> None:
         self.launches += 1
+        for c in cores:
+            c.settle()
         if cores:
             self.now = max(c.end() for c in cores)
 

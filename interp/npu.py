@@ -49,11 +49,11 @@ class _ScalarIssue(Interpreter.Listener):
     core, before it runs."""
 
     def __init__(self, core: Core):
-        self.core, self.cost = core, core.machine.cost.issue
+        self.core = core
 
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
         if op.name.startswith(ops.SCALAR_OPS):
-            self.core.scalar(self.cost)
+            self.core.scalar()
 
 
 def free_values(region: Region) -> tuple[SSAValue, ...]:

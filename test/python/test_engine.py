@@ -526,6 +526,28 @@ def test_a_turn_reads_the_graph_clocks_about_once(monkeypatch) -> None:
     same(run(npu_m, inputs, trace=True, engine="interp"), got)
 
 
+def test_scalar_busy_is_the_issue_cost_added_once_per_slot() -> None:
+    """SCALAR's busy cycles are counted in slots and summed when the launch ends
+    (`Core.settle`): with an issue cost of 0.1, the sequential sum of that many 0.1s (not
+    a product, which differs in the last bits), in both engines."""
+    from pto.targets import load_target
+
+    pto_m, npu_m = kernel("sk03_standard.mlir")
+    inputs = random_inputs(signature(pto_m), 17, 0)
+    tgt = load_target("ascend910b1")
+    ones = run(npu_m, inputs, target=tgt.changed(latency__issue=1), numerics=False).report
+    ref, got = both(npu_m, inputs, target=tgt.changed(latency__issue=0.1), numerics=False)
+    same(ref, got)
+    products = 0
+    for name, pipes in ones.cores.items():
+        total = 0.0
+        for _ in range(int(pipes["scalar"])):
+            total += 0.1
+        assert got.report.cores[name]["scalar"] == total
+        products += total != int(pipes["scalar"]) * 0.1
+    assert products  # (the sum and the product differ for some core: the test tells them apart)
+
+
 def test_an_op_the_compiler_lacks_is_a_machine_error_at_it() -> None:
     module = parse(WHILE)
     x = np.ones((8, 64), np.float32)
