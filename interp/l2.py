@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -133,7 +134,7 @@ class L2Cache:
             order, bounds = self._rounds_of(pattern, first % self.sets)
             return self._access_rounds(pattern.rel[order] + first, bounds, tensor, write, cacheable, True)
         if pattern.few is not None:
-            return self.access_few([first + r for r in pattern.few], tensor, write, cacheable)
+            return self.access_few(pattern.few, tensor, write, cacheable, first)
         # ascending within one sweep of the sets: one round, as `access` would find
         tid, st = self._open(tensor, cacheable)
         self._cover(first + pattern.span)
@@ -156,12 +157,15 @@ class L2Cache:
                 pattern.rounds[key] = got
         return got
 
-    def access_few(self, lines: list[int], tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
-        """`access` of at most `SMALL` ascending lines of distinct sets, a Python loop."""
+    def access_few(
+        self, lines: Sequence[int], tensor: str, write: bool, cacheable: bool, base: int = 0
+    ) -> tuple[int, int]:
+        """`access` of at most `SMALL` ascending lines of distinct sets, `base` added to
+        each (a tile pattern's few lines, from its first), a Python loop."""
         tid, st = self._open(tensor, cacheable)
         if lines:
-            self._cover(lines[-1])
-        hits, misses = self._round_small(lines, write, cacheable, tid, st)
+            self._cover(base + lines[-1])
+        hits, misses = self._round_small(lines, write, cacheable, tid, st, base)
         st.hits += hits
         st.misses += misses
         return hits, misses
@@ -222,12 +226,13 @@ class L2Cache:
         return n - nm, nm
 
     def _round_small(
-        self, lines: list[int], write: bool, cacheable: bool, tid: int, st: TensorStats
+        self, lines: Sequence[int], write: bool, cacheable: bool, tid: int, st: TensorStats, base: int = 0
     ) -> tuple[int, int]:
-        """`_round` line by line, for a few lines of distinct sets."""
+        """`_round` line by line, for a few lines of distinct sets (`base` added to each)."""
         slot, stamp, dirty = self._slot_mv, self._stamp_mv, self._dirty_mv
         nh, missed, clock = 0, [], self.clock
         for line in lines:
+            line += base
             clock += 1
             w = slot[line]
             if w >= 0:
