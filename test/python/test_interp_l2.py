@@ -192,3 +192,21 @@ def test_a_tile_pattern_sorts_its_rounds_once_per_phase(monkeypatch) -> None:
         assert c.access_tile(first, pattern, "t", first % 3 == 0, True) == ref.access(addrs, "t", first % 3 == 0)
     assert len(sorts) == 2 + 6  # once per phase for the tile; every time for the plain path
     assert (c.tags == ref.tags).all() and (c.stamp == ref.stamp).all() and c.stats == ref.stats
+
+
+def test_an_access_of_several_rounds_all_in_the_cache_is_one_stamping(monkeypatch) -> None:
+    """Lines of one access that share sets, all of them cached: no round fills or
+    evicts, so they are stamped in round order in one step, as the model's rounds do."""
+    from pto.interp.l2 import tile_lines
+
+    c, ref = cache(4, 8), LineByLine(4, 8)
+    first, pattern = tile_lines(0, (40, 300), (0, 0), (6, 20), 4, LINE)
+    addrs = (pattern.rel + first).tolist()
+    assert pattern.span >= 4 and len(addrs) <= 32  # several rounds, all of them fit
+    for write in (False, True):
+        assert c.access_tile(first, pattern, "t", write, True) == ref.access(addrs, "t", write, True)
+        for way in ("_round", "_round_small"):  # the second access takes neither
+            monkeypatch.setattr(L2Cache, way, lambda *a: pytest.fail("a round after all lines are cached"))
+    assert c.tags.tolist() == [[w[0] for w in s] for s in ref.ways]
+    assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways]
+    assert c.dirty.tolist() == [[w[2] for w in s] for s in ref.ways]
