@@ -479,18 +479,19 @@ class _Emitter:
         if latency == "0.0":  # (t, a float, + c + 0.0 is t + c: an addition saved per op)
             self.emit(f"c = {cycles}")
             self.emit(f"free[{p}] = done = t + c")
+            took = "c + 0.0"
         else:
             self.emit(f"c, lat = {cycles}, {latency}")
             self.emit("done = t + c + lat")
             self.emit(f"free[{p}] = t + c")
-            latency = "lat"
+            took = "c + lat"
         self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
         self.emit(f"busy[{p}] = busy[{p}] + c")
         for k in reads:
             self.emit(f"if done > read[{k}]: read[{k}] = done")
         for k in writes:
             self.emit(f"written[{k}] = done")
-        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, c + {latency}, {nbytes}, c)"
+        event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, {took}, {nbytes}, c)"
         self.emit(f"if events is not None: events.append({event})")
 
     def bind(self, offsets: list[str]) -> list[str]:

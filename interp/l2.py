@@ -364,7 +364,7 @@ def lines_from(
     """`tile_lines` of a tile whose first element is at byte `start`, of a tensor whose
     dimensions after the first are `inner`."""
     # The pattern depends only on where in its line the tile starts: computed once.
-    return start // line, tile_pattern(inner, extent, elem_bytes, line, start % line)
+    return start // line, _pattern(inner, extent, elem_bytes, line, start % line)
 
 
 @lru_cache(maxsize=1024)
@@ -377,7 +377,7 @@ def strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def tile_pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int, phase: int) -> Pattern:
+def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int, phase: int) -> Pattern:
     """The lines of a tile `extent` of a tensor whose dimensions after the first are
     `inner`, starting `phase` bytes into a line: they depend on nothing else."""
     lines = _lines(phase, (extent[0], *inner), (0,) * len(extent), extent, elem_bytes, line)

@@ -21,7 +21,7 @@ import numpy as np
 
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
-from pto.interp.l2 import L2Cache, strides, tile_pattern
+from pto.interp.l2 import L2Cache, lines_from, strides
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -242,7 +242,6 @@ class Machine:
         # What `hbm_time` reads per call: a window's cycles, the bytes all cores move in one.
         self._hbm_window = self.cost.hbm_window
         self._hbm_cap = self.cost.hbm_total * self.cost.hbm_window
-        self._line = self.l2.line
         self.next_addr = 0
         self.now = 0.0
         self.cores: list[Core] = []
@@ -312,12 +311,12 @@ class Machine:
         """Touch a GM tile's lines in L2; returns (hit lines, miss lines, dirty lines its
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
-        l2, line = self.l2, self._line
+        l2 = self.l2
         if len(offsets) == 2:  # (most tiles: `sum(map(...))` cost more than the rest of this)
             start = t.base + (offsets[0] * t.strides[0] + offsets[1]) * t.itemsize
         else:
             start = t.base + sum(map(operator.mul, offsets, t.strides)) * t.itemsize
-        first, pattern = start // line, tile_pattern(t.inner, extent, t.itemsize, line, start % line)
+        first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
         if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
             return (*l2.miss_all(pattern.size, t.name, write), 0)
         before = l2.written_back
