@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -71,6 +73,27 @@ class Block:
 
 def enough(sets: list, count: int) -> bool:
     return len(sets) >= count
+
+
+# Sources compiled so far, most recently used last, at most `CODE_KEPT`. A program's
+# source names its values (`const`, `num`, `hoist`), each bound in its own namespace,
+# and spells out only what decides its structure, so one source is one code object
+# whatever the numbers: the groups of one loop's unroll factors and a tuner's
+# configurations repeat a few sources, and `compile()` was about two thirds of the time
+# to compile a program. A code object is named after the first region compiled to it.
+CODE_KEPT = 64
+_CODES: OrderedDict[str, CodeType] = OrderedDict()
+
+
+def _code(source: str, label: str) -> CodeType:
+    code = _CODES.get(source)
+    if code is None:
+        code = _CODES[source] = compile(source, f"<npu program {label}>", "exec")
+        if len(_CODES) > CODE_KEPT:
+            _CODES.popitem(last=False)
+    else:
+        _CODES.move_to_end(source)
+    return code
 
 
 @dataclass
@@ -142,7 +165,7 @@ class _Emitter:
         if args:
             head.append(f"    {', '.join(args)}, = args")
         source = "\n".join([*head, *self.lines, "    return", "    yield"]) + "\n"
-        exec(compile(source, f"<npu program {label}>", "exec"), self.ns)  # noqa: S102
+        exec(_code(source, label), self.ns)  # noqa: S102
         return Program(self.ns["program"], self.free, source)  # type: ignore[arg-type]
 
     # -- names and lines ---------------------------------------------------------------------
@@ -164,6 +187,21 @@ class _Emitter:
         name = f"k{len(self.ns)}"
         self.ns[name] = value
         return name
+
+    def num(self, n: int) -> str:
+        """A number of the region's shapes (an extent, a bound, a byte count) as a name,
+        not spelled out: the programs of the same ops on tiles of other sizes are then
+        one source, compiled once (`_code`)."""
+        return self.const(n)
+
+    def inside(self, offset: str, extent: int, dim: int) -> bool | str:
+        """`_inside`, its bound a `num`."""
+        test = _inside(offset, extent, dim)
+        return f"0 <= {offset} <= {self.num(dim - extent)}" if isinstance(test, str) else test
+
+    def window(self, offsets: list[str], extent: Sequence[int | str]) -> str:
+        """`_window`, its numeric extents `num`s."""
+        return _window(offsets, [self.num(e) if isinstance(e, int) else e for e in extent])
 
     def hoist(self, expr: str) -> str:
         """A name for `expr`, evaluated once per core, not per op (an op in a loop runs
@@ -351,20 +389,20 @@ class _Emitter:
         self.flush()
         names = [self.use(op.src), self.use(op.dst)]
         so, do = self.bind(so), self.bind(do)
-        tests = [t for o, (e, d) in zip(so + do, axes, strict=True) if isinstance(t := _inside(o, e, d), str)]
+        tests = [t for o, (e, d) in zip(so + do, axes, strict=True) if isinstance(t := self.inside(o, e, d), str)]
         if tests:
             self.emit(f"if not ({' and '.join(tests)}):")
             self.emit(
                 f"    ops.dma(m, core, {self.const(op)}, {self.const(s)}, {names[0]}, {names[1]}, "
                 f"({''.join(f'{o}, ' for o in so)}), ({''.join(f'{o}, ' for o in do)}), None)"
             )
-        data = f"{names[0]}.array[{_window(so, sext)}]{'.T' if s.transpose else ''}"
+        data = f"{names[0]}.array[{self.window(so, sext)}]{'.T' if s.transpose else ''}"
         self.emit("if numerics:")
-        self.emit(f"    ops.move({names[1]}.array[{_window(do, s.ext)}], {data})")
-        nbytes = math.prod(sext) * src.dtype.itemsize
+        self.emit(f"    ops.move({names[1]}.array[{self.window(do, s.ext)}], {data})")
+        nbytes = self.num(math.prod(sext) * src.dtype.itemsize)
         cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
         cycles = self.hoist(f"cost.transposed({cycles})" if s.transpose else cycles)
-        self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], str(nbytes))
+        self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], nbytes)
         return True
 
     def gm_dma(self, op: npu.DmaOp | npu.FixpipeOp) -> bool:
@@ -390,7 +428,9 @@ class _Emitter:
         ext = self.valid_extent(op, s)
         gm, gm_offs, chip_offs = (self.use(op.src), so, do) if load else (self.use(op.dst), do, so)
         tests = [
-            t for o, e, d in zip(chip_offs, s.ext, chip.shape, strict=True) if isinstance(t := _inside(o, e, d), str)
+            t
+            for o, e, d in zip(chip_offs, s.ext, chip.shape, strict=True)
+            if isinstance(t := self.inside(o, e, d), str)
         ]
         tests += [f"0 <= {o} <= {gm}.array.shape[{i}] - {e}" for i, (o, e) in enumerate(zip(gm_offs, ext, strict=True))]
         self.emit(f"if {' and '.join(tests)}:")
@@ -408,10 +448,10 @@ class _Emitter:
 
     def valid_extent(self, op: npu.DmaOp | npu.FixpipeOp, s: ops.CopySpec) -> list[str]:
         """The extent the copy moves: of a partial tile (`rows`), its valid rows."""
-        ext = [str(e) for e in s.ext]
+        ext = [self.num(e) for e in s.ext]
         if op.rows is not None:
-            ext[0] = f"o{len(self.lines)}_rows"
-            self.emit(f"{ext[0]} = max(0, min(int({self.use(op.rows)}), {s.ext[0]}))")
+            rows, ext[0] = ext[0], f"o{len(self.lines)}_rows"
+            self.emit(f"{ext[0]} = max(0, min(int({self.use(op.rows)}), {rows}))")
         return ext
 
     def gm_dma_body(
@@ -420,15 +460,15 @@ class _Emitter:
         src, dst = self.use(op.src), self.use(op.dst)
         load = _mem(op.src) == Space.GM
         gm, gm_offs = (src, so) if load else (dst, do)
-        into, data = f"{dst}.array[{_window(do, ext)}]", f"{src}.array[{_window(so, ext)}]"
+        into, data = f"{dst}.array[{self.window(do, ext)}]", f"{src}.array[{self.window(so, ext)}]"
         self.emit("if numerics:")
         if isinstance(op, npu.DmaOp):
             self.emit(f"    ops.move({into}, {data})")
         else:
             self.emit(f"    ops.fixpipe_value({self.const(op)}, {data}, {into})")
         if load and op.rows is not None:  # the rows past the valid ones are zeroed
-            self.emit(f"    if {ext[0]} < {s.ext[0]}:")
-            self.emit(f"        {dst}.array[{_window(do, s.ext)}][{ext[0]}:] = 0")
+            self.emit(f"    if {ext[0]} < {self.num(s.ext[0])}:")
+            self.emit(f"        {dst}.array[{self.window(do, s.ext)}][{ext[0]}:] = 0")
         offs, extent = f"({''.join(f'{o}, ' for o in gm_offs)})", f"({''.join(f'{e}, ' for e in ext)})"
         if not load:
             self.emit(f"m.count_writes({gm}, {offs}, {extent})")
@@ -522,7 +562,13 @@ class _Emitter:
         ka, kb, kc = (self.key(v) for v in (op.lhs, op.rhs, op.acc))
         self.begin(Pipe.CUBE, [ka, kb], [kc])
         self.commit(
-            op, Pipe.CUBE, f"cost.mmad({mm}, {k}, {n}, {nx.NAMES[lhs.dtype]!r}, {rows})", [ka, kb], [kc], "0", "0.0"
+            op,
+            Pipe.CUBE,
+            f"cost.mmad({self.num(mm)}, {self.num(k)}, {self.num(n)}, {nx.NAMES[lhs.dtype]!r}, {rows})",
+            [ka, kb],
+            [kc],
+            "0",
+            "0.0",
         )
         self.emit(f"if accumulate and done > read[{kc}]: read[{kc}] = done  # the accumulator is read too")
 
@@ -531,13 +577,13 @@ class _Emitter:
         *srcs, dst = (self.use(v) for v in op.operands)
         static = [self.static(v) for v in op.operands]
         if None not in static:  # `ops.vector` written out: its bytes are the types'
-            nbytes = max(math.prod(b.shape) * b.dtype.itemsize for b in static if b is not None)
+            nbytes = self.num(max(math.prod(b.shape) * b.dtype.itemsize for b in static if b is not None))
             arrays = "".join(f", {s}.array" for s in srcs)
             self.emit("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
             keys = [self.key(v) for v in op.operands]
             cycles = self.hoist(f"cost.vector({name!r}, {nbytes})")
-            self.book(op, Pipe.VECTOR, cycles, keys[:-1], keys[-1:], str(nbytes))
+            self.book(op, Pipe.VECTOR, cycles, keys[:-1], keys[-1:], nbytes)
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "

@@ -259,6 +259,39 @@ def test_a_hot_program_is_compiled_only_for_a_group_of_many_tasks(monkeypatch) -
     assert sorted(label for label, _ in tiers) == sorted(ran) and len(hot) < len(tiers)
 
 
+@pytest.mark.parametrize("hot", [0, 10**9])
+def test_the_groups_of_one_loops_unroll_factors_share_one_code_object(monkeypatch, hot: int) -> None:
+    """The same ops on tiles of other sizes (the loop's groups of 32 and 8 tokens at
+    t=40) are one source, compiled once, each program with its own numbers; in both
+    tiers, and the run is the interpreter's."""
+    from pto.interp import codegen, compiled
+
+    programs = {}
+    real = compiled.compile_region
+    monkeypatch.setattr(compiled, "HOT", hot)
+    monkeypatch.setattr(codegen, "_CODES", codegen.OrderedDict())
+    monkeypatch.setattr(compiled, "compile_region", lambda r, label, h: programs.setdefault(label, real(r, label, h)))
+    pto_m, _ = kernel("sk03_standard.mlir")
+    npu_m = lowered(pto_m)
+    same(*both(npu_m, random_inputs(signature(pto_m), 40, 3)))
+    assert sorted(programs) == ["linear.32", "linear.8", "rmsnorm.32", "rmsnorm.8"]
+    for kind in ("linear", "rmsnorm"):
+        big, small = programs[f"{kind}.32"], programs[f"{kind}.8"]
+        assert big.fn.__code__ is small.fn.__code__ and big.fn.__globals__ is not small.fn.__globals__
+    assert len(codegen._CODES) == 2
+
+
+def test_the_code_kept_is_bounded_and_the_least_recently_used_goes_first(monkeypatch) -> None:
+    from pto.interp import codegen
+
+    monkeypatch.setattr(codegen, "_CODES", codegen.OrderedDict())
+    monkeypatch.setattr(codegen, "CODE_KEPT", 2)
+    a, b, c = (codegen._code(f"x = {i}\n", "t") for i in range(3))
+    assert list(codegen._CODES) == ["x = 1\n", "x = 2\n"]
+    assert codegen._code("x = 1\n", "t") is b and codegen._code("x = 0\n", "t") is not a
+    assert list(codegen._CODES) == ["x = 1\n", "x = 0\n"]
+
+
 # flags waited for by the scalar unit and by a pipe (a store of a buffer the vector
 # pipe never wrote: only the flag holds it), two sets of one flag queued and consumed in
 # order (the compiled engine inlines them)
