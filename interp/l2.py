@@ -67,11 +67,17 @@ class L2Cache:
         # -1 of an empty way, so that clearing the entries of a round's victims needs no
         # test for empty ones; no line address reaches it (`_cover`).
         self.slot = np.full(1, -1, np.int32)  # slots < sets * ways
+        # `used[set]`: how many of the set's ways have ever held a line. A never-used way
+        # (stamp 0) is the least recently used, the lowest first, so a set's ways fill in
+        # order and ways 0 .. used - 1 are the used ones: while a set has a free way, a
+        # miss takes way `used` and evicts nothing, with no look at the stamps.
+        self.used = np.zeros(self.sets, np.int64)
         # The same arrays as memoryviews, for the line-by-line paths: an item of one is a
         # Python int, read or written at several times the speed of a numpy scalar.
         self._slot_mv = self.slot.data
         self._stamp_mv, self._dirty_mv = self._stamp.data, self._dirty.data
         self._tags_mv, self._owner_mv = self._tags.data, self._owner.data
+        self._used_mv = self.used.data
         self.clock = 0
         self.written_back = 0  # dirty lines evicted by misses, all tensors: HBM writes
         self.names: list[str] = []
@@ -266,13 +272,17 @@ class L2Cache:
     def _fill_one(self, line: int, when: int, write: bool, tid: int) -> None:
         """`_fill` of one line."""
         s = line % self.sets
-        w = s * self.ways + int(self.stamp[s].argmin())
         slot, tags, owner = self._slot_mv, self._tags_mv, self._owner_mv
-        old = tags[w]
-        if self._dirty_mv[w] and old >= 0:
-            self.written_back += 1
-            self.stats[self.names[owner[w]]].hbm_written += self.line
-        slot[old] = -1
+        if (u := self._used_mv[s]) < self.ways:  # a free way: the victim, nothing evicted
+            w = s * self.ways + u
+            self._used_mv[s] = u + 1
+        else:
+            w = s * self.ways + int(self.stamp[s].argmin())
+            old = tags[w]
+            if self._dirty_mv[w]:
+                self.written_back += 1
+                self.stats[self.names[owner[w]]].hbm_written += self.line
+            slot[old] = -1
         slot[line] = w
         tags[w] = line
         self._stamp_mv[w] = when
@@ -287,13 +297,20 @@ class L2Cache:
     def _fill(self, batch: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
         """Missed lines replace the least recently used way of their sets."""
         s = batch % self.sets
-        victim = s * self.ways + self.stamp[s].argmin(axis=1)
-        old = self._tags[victim]
-        evict = self._dirty[victim] & (old >= 0)
-        if n := int(np.count_nonzero(evict)):
-            self.written_back += n
-            self._written_back_by(self._owner[victim][evict])
-        self.slot[old] = -1  # an empty way's -1 clears the spare last entry
+        used = self.used[s]
+        if used.max() < self.ways:  # every set has a free way (`used`): nothing is evicted
+            victim = s * self.ways + used
+            self.used[s] = used + 1
+        else:
+            victim = s * self.ways + self.stamp[s].argmin(axis=1)
+            old = self._tags[victim]
+            free = old < 0
+            evict = self._dirty[victim] & ~free
+            if n := int(np.count_nonzero(evict)):
+                self.written_back += n
+                self._written_back_by(self._owner[victim][evict])
+            self.used[s] = used + free
+            self.slot[old] = -1  # a free way's -1 clears the spare last entry
         self.slot[batch] = victim
         self._tags[victim] = batch
         self._stamp[victim] = stamps

@@ -210,3 +210,28 @@ def test_an_access_of_several_rounds_all_in_the_cache_is_one_stamping(monkeypatc
     assert c.tags.tolist() == [[w[0] for w in s] for s in ref.ways]
     assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways]
     assert c.dirty.tolist() == [[w[2] for w in s] for s in ref.ways]
+
+
+def test_a_miss_into_a_set_with_a_free_way_looks_at_no_stamps(monkeypatch) -> None:
+    """Ways fill in order (a never-used way is the least recently used, the lowest
+    first), so until a set is full its next miss takes way `used` without comparing
+    stamps, in the vector and the line-by-line paths alike; once sets are full, the
+    least recently used way goes as before: the model's ways, stamps and counters."""
+    fills = []
+    for way in ("_fill", "_fill_one"):
+        real = getattr(L2Cache, way)
+        monkeypatch.setattr(L2Cache, way, lambda self, *a, real=real, way=way: fills.append(way) or real(self, *a))
+    c, ref = cache(16, 4), LineByLine(16, 4)
+    stamps, c.stamp = c.stamp, None  # (the stamps' (sets, ways) view: the victim search's)
+    accesses = [(list(range(0, 32, 3)), "a", True), ([5, 6, 7], "b", False), (list(range(1, 65, 2)), "b", True)]
+    accesses += [(list(range(0, 64, 5)), "a", False), ([16, 17, 18, 19], "a", True)]
+    for addrs, tensor, write in accesses:
+        assert c.access(lines(*addrs), tensor, write, True, ascending=True) == ref.access(addrs, tensor, write, True)
+    assert c.used.tolist() == [sum(w[0] >= 0 for w in s) for s in ref.ways]
+    assert set(fills) == {"_fill", "_fill_one"}
+    c.stamp = stamps
+    for addrs in (list(range(40, 120)), [3, 19, 35, 51, 67, 83], list(range(200, 208))):
+        assert c.access(lines(*addrs), "b", True, True, ascending=True) == ref.access(addrs, "b", True, True)
+    assert c.used.tolist() == [4] * 16 and c.written_back == ref.written_back > 0
+    assert c.tags.tolist() == [[w[0] for w in s] for s in ref.ways]
+    assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways]
