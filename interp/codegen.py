@@ -490,7 +490,7 @@ class _Emitter:
     def key(self, v: SSAValue) -> str:
         """The dependence key of a buffer (`Buf.key`): a constant for an allocated one."""
         b = self.static(v)
-        return self.const((b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
+        return self.const(ops.buf_key(b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
 
     def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
         """`core.run` of an op whose cost does not depend on when it starts: a call, or in

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,7 @@ class GmTensor:
     array: np.ndarray
     base: int
     layout: tuple[int, ...] | None = None
-    key: tuple[str, str] = field(init=False)  # what the pipe timing's data dependences track
+    key: str = field(init=False)  # what the pipe timing's data dependences track (`npu_ops.buf_key`)
     # What `Machine.gm_access` reads per access: the element strides of `layout`, its
     # dimensions after the first, the element size.
     strides: tuple[int, ...] = field(init=False)
@@ -56,7 +57,7 @@ class GmTensor:
     itemsize: int = field(init=False)
 
     def __post_init__(self) -> None:
-        self.key = ("gm", self.name)
+        self.key = sys.intern(f"gm:{self.name}")
         layout = tuple(self.strides_shape)
         self.strides, self.inner, self.itemsize = strides(layout), layout[1:], self.array.itemsize
 

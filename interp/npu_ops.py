@@ -14,6 +14,7 @@ unchanged.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,10 +40,17 @@ class Buf:
     array: np.ndarray
     space: Space
     offset: int
-    key: tuple[Space, int] = field(init=False)  # what the pipe timing's data dependences track
+    key: str = field(init=False)  # what the pipe timing's data dependences track (`buf_key`)
 
     def __post_init__(self) -> None:
-        self.key = (self.space, self.offset)
+        self.key = buf_key(self.space, self.offset)
+
+
+def buf_key(space: Space, offset: int) -> str:
+    """An on-chip buffer's dependence key: an interned string, so that the pipe timing's
+    dict lookups (several per op) compare it by identity and hash it once (a tuple is
+    hashed at every lookup). A GM tensor's is `gm:<name>`; no on-chip space is `gm`."""
+    return sys.intern(f"{space.value}:{offset}")
 
 
 def key(v: Buf | GmTensor) -> object:

@@ -138,3 +138,18 @@ def test_a_copy_moves_the_same_bits_as_an_assignment(elem: str) -> None:
     widened = np.zeros((8, 8), np.float32)
     move(widened, narrow)  # unequal dtypes: a converting assignment
     assert np.array_equal(widened, narrow.astype(np.float32))
+
+
+def test_a_buffers_dependence_key_is_one_interned_string_per_buffer() -> None:
+    """The pipe timing looks a buffer's key up several times per op: the key a compiled
+    program holds as a constant is the very object a `Buf` carries, so a lookup compares
+    identities, and on-chip and GM keys never collide."""
+    from pto.dialects.npu import Space
+    from pto.interp import npu_ops as ops
+    from pto.interp.machine import GmTensor
+
+    buf = ops.Buf(np.zeros(4, np.float32), Space.L1, 64)
+    assert buf.key is ops.buf_key(Space.L1, int("64")) and isinstance(buf.key, str)
+    assert buf.key != ops.buf_key(Space.UB, 64) != ops.buf_key(Space.L1, 0)
+    gm = GmTensor("l1:64", np.zeros(4, np.float32), 0)
+    assert gm.key is GmTensor("l1:64", np.zeros(2, np.float32), 512).key and gm.key != buf.key
