@@ -72,6 +72,7 @@ class L2Cache:
         # order and ways 0 .. used - 1 are the used ones: while a set has a free way, a
         # miss takes way `used` and evicts nothing, with no look at the stamps.
         self.used = np.zeros(self.sets, np.int64)
+        self.free_ways = self.sets * ways  # never-used ways left: at 0, `used` is all `ways`
         # The same arrays as memoryviews, for the line-by-line paths: an item of one is a
         # Python int, read or written at several times the speed of a numpy scalar.
         self._slot_mv = self.slot.data
@@ -273,9 +274,10 @@ class L2Cache:
         """`_fill` of one line."""
         s = line % self.sets
         slot, tags, owner = self._slot_mv, self._tags_mv, self._owner_mv
-        if (u := self._used_mv[s]) < self.ways:  # a free way: the victim, nothing evicted
+        if self.free_ways and (u := self._used_mv[s]) < self.ways:  # a free way: no eviction
             w = s * self.ways + u
             self._used_mv[s] = u + 1
+            self.free_ways -= 1
         else:
             w = s * self.ways + int(self.stamp[s].argmin())
             old = tags[w]
@@ -297,10 +299,11 @@ class L2Cache:
     def _fill(self, batch: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
         """Missed lines replace the least recently used way of their sets."""
         s = batch % self.sets
-        used = self.used[s]
-        if used.max() < self.ways:  # every set has a free way (`used`): nothing is evicted
+        used = self.used[s] if self.free_ways else None
+        if used is not None and used.max() < self.ways:  # each set has a free way: no eviction
             victim = s * self.ways + used
             self.used[s] = used + 1
+            self.free_ways -= batch.size
         else:
             victim = s * self.ways + self.stamp[s].argmin(axis=1)
             old = self._tags[victim]
@@ -309,7 +312,9 @@ class L2Cache:
             if n := int(np.count_nonzero(evict)):
                 self.written_back += n
                 self._written_back_by(self._owner[victim][evict])
-            self.used[s] = used + free
+            if used is not None:  # (a full cache keeps no count)
+                self.used[s] = used + free
+                self.free_ways -= int(np.count_nonzero(free))
             self.slot[old] = -1  # a free way's -1 clears the spare last entry
         self.slot[batch] = victim
         self._tags[victim] = batch

@@ -166,6 +166,8 @@ def test_the_cache_is_the_line_by_line_model(seed: int) -> None:
             addrs = pattern.rel + first
             got = c.access_tile(first, pattern, tensor, write, cacheable)
         assert got == ref.access(addrs.tolist(), tensor, write, cacheable)
+    assert c.used.tolist() == [sum(w[0] >= 0 for w in s) for s in ref.ways]
+    assert c.free_ways == sets * ways - int(c.used.sum())
     for s in range(sets):
         assert c.tags[s].tolist() == [w[0] for w in ref.ways[s]]
         assert c.stamp[s].tolist() == [w[1] for w in ref.ways[s]]
@@ -228,10 +230,11 @@ def test_a_miss_into_a_set_with_a_free_way_looks_at_no_stamps(monkeypatch) -> No
     for addrs, tensor, write in accesses:
         assert c.access(lines(*addrs), tensor, write, True, ascending=True) == ref.access(addrs, tensor, write, True)
     assert c.used.tolist() == [sum(w[0] >= 0 for w in s) for s in ref.ways]
+    assert c.free_ways == 16 * 4 - sum(c.used) > 0
     assert set(fills) == {"_fill", "_fill_one"}
     c.stamp = stamps
     for addrs in (list(range(40, 120)), [3, 19, 35, 51, 67, 83], list(range(200, 208))):
         assert c.access(lines(*addrs), "b", True, True, ascending=True) == ref.access(addrs, "b", True, True)
-    assert c.used.tolist() == [4] * 16 and c.written_back == ref.written_back > 0
+    assert c.used.tolist() == [4] * 16 and c.free_ways == 0 and c.written_back == ref.written_back > 0
     assert c.tags.tolist() == [[w[0] for w in s] for s in ref.ways]
     assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways]
