@@ -42,6 +42,10 @@ from pto.interp.machine import Event, MachineError
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
 
+# Lines `_Emitter.program` replaces, once every state a hot program keeps in locals is
+# known: the locals written back to the core's tables, read from them again.
+_STORE, _LOAD = "\x00store", "\x00load"
+
 # The index arithmetic of `pto.interp.arith`, as Python source over its operands.
 _INLINE: dict[type[Operation], str] = {
     arith.AddiOp: "{0} + {1}",
@@ -136,6 +140,8 @@ class _Emitter:
         self.statics: dict[SSAValue, _Static | None] = {}
         self.specs: dict[Operation, ops.CopySpec] = {}
         self.hoisted: dict[str, str] = {}  # expression evaluated once per core -> its name
+        # A hot program's pipe timing state in locals (`state`): (table, key) -> local.
+        self.states: dict[tuple[str, object], str] = {}
 
     def program(self, region: Region, label: str) -> Program:
         block = _only_block(region)
@@ -164,9 +170,20 @@ class _Emitter:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
         if args:
             head.append(f"    {', '.join(args)}, = args")
-        source = "\n".join([*head, *self.lines, "    return", "    yield"]) + "\n"
+        lines = [*head, f"    {_LOAD}", *self.lines, f"    {_STORE}", "    return", "    yield"]
+        source = "\n".join(self.states_synced(lines)) + "\n"
         exec(_code(source, label), self.ns)  # noqa: S102
         return Program(self.ns["program"], self.free, source)  # type: ignore[arg-type]
+
+    def states_synced(self, lines: list[str]) -> list[str]:
+        """`lines` with each `_STORE` / `_LOAD` the assignment of every state kept in a
+        local to its table entry / from it (or nothing: a program that keeps none)."""
+        if not self.states:
+            return [line for line in lines if line.strip() not in (_STORE, _LOAD)]
+        names = ", ".join(self.states.values())
+        entries = ", ".join(f"{table}[{self.const(key)}]" for table, key in self.states)
+        sync = {_STORE: f"{entries} = {names}", _LOAD: f"{names} = {entries}"}
+        return [line.replace(m, sync[m]) if (m := line.strip()) in sync else line for line in lines]
 
     # -- names and lines ---------------------------------------------------------------------
 
@@ -202,6 +219,32 @@ class _Emitter:
     def window(self, offsets: list[str], extent: Sequence[int | str]) -> str:
         """`_window`, its numeric extents `num`s."""
         return _window(offsets, [self.num(e) if isinstance(e, int) else e for e in extent])
+
+    def state(self, table: str, key: object) -> str:
+        """An entry of the core's pipe timing tables (`free`, `pipe_wait`, `last_done`,
+        `busy` by pipe; `written`, `read` by an allocated buffer's key): in a hot program
+        a local, read when the program starts and written back when it ends and around
+        every call that may read or write the tables (`synced`); nothing else does while
+        the program runs (the scheduler reads only `issue`), and a dict lookup per use
+        was a third of an op's booking. A key computed at run time (a GM tensor's,
+        `_DynamicKey`) stays a lookup: no allocated buffer's key is a GM tensor's."""
+        if isinstance(key, _DynamicKey):
+            return f"{table}[{key.expr}]"
+        if not self.hot:
+            return f"{table}[{self.const(key)}]"
+        if (table, key) not in self.states:
+            self.states[(table, key)] = f"s{len(self.states)}"
+        return self.states[(table, key)]
+
+    def synced(self, *lines: str) -> None:
+        """Lines that call what may read or write the core's pipe timing tables: the
+        locals `state` keeps are written back before and read again after."""
+        if self.hot:
+            self.emit(_STORE)
+        for line in lines:
+            self.emit(line)
+        if self.hot:
+            self.emit(_LOAD)
 
     def hoist(self, expr: str) -> str:
         """A name for `expr`, evaluated once per core, not per op (an op in a loop runs
@@ -306,7 +349,11 @@ class _Emitter:
     def generic(self, op: Operation) -> None:
         args = "".join(f"{self.use(v)}, " for v in op.operands)
         out = self.results(op)
-        self.emit(f"{out} = fallback({self.const(op)}, ({args}))" if out else f"fallback({self.const(op)}, ({args}))")
+        line = f"{out} = fallback({self.const(op)}, ({args}))" if out else f"fallback({self.const(op)}, ({args}))"
+        if op.name.startswith(ops.SCALAR_OPS):  # (xDSL's arith: values only)
+            self.emit(line)
+        else:
+            self.synced(line)
 
     # -- scalar ----------------------------------------------------------------------------------
 
@@ -325,10 +372,15 @@ class _Emitter:
 
     # -- npu ---------------------------------------------------------------------------------------
 
-    def call(self, expr: str, op: Operation | None = None) -> None:
-        """An op with effects on the machine: charge the scalar ops before it first."""
+    def call(self, expr: str, op: Operation | None = None, tables: bool = False) -> None:
+        """An op with effects on the machine: charge the scalar ops before it first.
+        `tables`: it may read or write the core's pipe timing tables (`synced`)."""
         self.flush()
-        self.emit(f"{self.define(op.results[0])} = {expr}" if op is not None else expr)
+        line = f"{self.define(op.results[0])} = {expr}" if op is not None else expr
+        if tables:
+            self.synced(line)
+        else:
+            self.emit(line)
 
     def alloc(self, op: npu.AllocOp) -> None:
         t = op.result.type
@@ -366,10 +418,11 @@ class _Emitter:
         s = self.spec(op)
         so, do = self.offsets(s.src_static, op.src_offsets), self.offsets(s.dst_static, op.dst_offsets)
         args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
-        self.call(f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(s)}, {args})")
+        self.flush()
+        copy = [f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(s)}, {args})"]
         if Space.GM in (_mem(op.src), _mem(op.dst)):
-            self.offer_turn()
-            self.emit("ops.gm_copy(m, core, gm)")
+            copy += ["if core.issue > sched.calm_until: yield YIELD", "ops.gm_copy(m, core, gm)"]  # (`offer_turn`)
+        self.synced(*copy)
 
     def onchip_dma(self, op: npu.DmaOp) -> bool:
         """A DMA between two allocated on-chip buffers, all of whose rows it copies: its
@@ -487,12 +540,13 @@ class _Emitter:
 
     # -- pipe timing ---------------------------------------------------------------------
 
-    def key(self, v: SSAValue) -> str:
-        """The dependence key of a buffer (`Buf.key`): a constant for an allocated one."""
+    def key(self, v: SSAValue) -> Key:
+        """The dependence key of a buffer (`Buf.key`): known for an allocated one, else
+        read at run time."""
         b = self.static(v)
-        return self.const(ops.buf_key(b.space, b.offset)) if b is not None else f"{self.use(v)}.key"
+        return ops.buf_key(b.space, b.offset) if b is not None else _DynamicKey(f"{self.use(v)}.key")
 
-    def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
+    def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[Key], writes: list[Key], nbytes: str) -> None:
         """`core.run` of an op whose cost does not depend on when it starts: a call, or in
         a hot program written out (`begin`, `commit`), at half the cost per op but three
         times the source."""
@@ -501,36 +555,40 @@ class _Emitter:
             self.begin(pipe, reads, writes)
             self.commit(op, pipe, cycles, reads, writes, nbytes, "0.0")
         else:
-            r, w = (f"({''.join(f'{k}, ' for k in keys)})" for keys in (reads, writes))
+            r, w = (f"({''.join(f'{self.key_expr(k)}, ' for k in keys)})" for keys in (reads, writes))
             self.emit(f"core.run({self.const(op)}, {self.const(pipe)}, {cycles}, 0.0, {r}, {w}, {nbytes})")
 
-    def begin(self, pipe: Pipe, reads: list[str], writes: list[str]) -> None:
-        """`t = core.begin(pipe, reads, writes)` written out, the keys constants."""
-        p = self.const(pipe)
+    def key_expr(self, key: Key) -> str:
+        return key.expr if isinstance(key, _DynamicKey) else self.const(key)
+
+    def begin(self, pipe: Pipe, reads: list[Key], writes: list[Key]) -> None:
+        """`t = core.begin(pipe, reads, writes)` written out (`state`)."""
         self.emit("core.issue = t = core.issue + ci")
         self.issued += 1
-        deps = [f"free[{p}]", f"pipe_wait[{p}]"]
-        deps += [f"written[{k}]" for k in reads + writes] + [f"read[{k}]" for k in writes]
+        deps = [self.state("free", pipe), self.state("pipe_wait", pipe)]
+        deps += [self.state("written", k) for k in reads + writes] + [self.state("read", k) for k in writes]
         self.emit(f"t = max(t, {', '.join(deps)})")
 
-    def commit(self, op: Operation, pipe: Pipe, cycles: str, reads, writes, nbytes: str, latency: str) -> None:
+    def commit(
+        self, op: Operation, pipe: Pipe, cycles: str, reads: list[Key], writes: list[Key], nbytes: str, latency: str
+    ) -> None:
         """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)` written out."""
-        p = self.const(pipe)
+        free, last, busy = (self.state(table, pipe) for table in ("free", "last_done", "busy"))
         if latency == "0.0":  # (t, a float, + c + 0.0 is t + c: an addition saved per op)
             self.emit(f"c = {cycles}")
-            self.emit(f"free[{p}] = done = t + c")
+            self.emit(f"{free} = done = t + c")
             took = "c + 0.0"
         else:
             self.emit(f"c, lat = {cycles}, {latency}")
             self.emit("done = t + c + lat")
-            self.emit(f"free[{p}] = t + c")
+            self.emit(f"{free} = t + c")
             took = "c + lat"
-        self.emit(f"if done > last_done[{p}]: last_done[{p}] = done")
-        self.emit(f"busy[{p}] = busy[{p}] + c")
+        self.emit(f"if done > {last}: {last} = done")
+        self.emit(f"{busy} = {busy} + c")
         for k in reads:
-            self.emit(f"if done > read[{k}]: read[{k}] = done")
+            self.emit(f"if done > {self.state('read', k)}: {self.state('read', k)} = done")
         for k in writes:
-            self.emit(f"written[{k}] = done")
+            self.emit(f"{self.state('written', k)} = done")
         event = f"Event(core.name, {pipe.value!r}, {op.name!r}, t, {took}, {nbytes}, c)"
         self.emit(f"if events is not None: events.append({event})")
 
@@ -551,7 +609,7 @@ class _Emitter:
         a, b, c = (self.use(v) for v in (op.lhs, op.rhs, op.acc))
         lhs, rhs = self.static(op.lhs), self.static(op.rhs)
         if not self.hot or lhs is None or rhs is None or self.static(op.acc) is None:
-            self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})")
+            self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})", tables=True)
             return
         # `ops.mmad` written out: the shapes and the element type are the buffers' types'
         self.flush()
@@ -570,7 +628,8 @@ class _Emitter:
             "0",
             "0.0",
         )
-        self.emit(f"if accumulate and done > read[{kc}]: read[{kc}] = done  # the accumulator is read too")
+        acc_read = self.state("read", kc)
+        self.emit(f"if accumulate and done > {acc_read}: {acc_read} = done  # the accumulator is read too")
 
     def vector(self, op: Operation) -> None:
         name, compute = ops.vector_kernel(op)
@@ -587,11 +646,12 @@ class _Emitter:
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "
-            f"({''.join(f'{s}, ' for s in srcs)}), {dst})"
+            f"({''.join(f'{s}, ' for s in srcs)}), {dst})",
+            tables=True,
         )
 
     def vcopy(self, op: npu.VCopyOp) -> None:
-        self.call(f"ops.vcopy(m, core, {self.const(op)}, {self.use(op.src)}, {self.use(op.dst)})")
+        self.call(f"ops.vcopy(m, core, {self.const(op)}, {self.use(op.src)}, {self.use(op.dst)})", tables=True)
 
     # Flags are inlined `Core.set_flag` / `Core.wait_flag` (a core program is mostly
     # flags: a call each cost as much as the rest of its bookkeeping).
@@ -603,27 +663,29 @@ class _Emitter:
 
     def set_flag(self, op: npu.SetFlagOp) -> None:
         src, dst, event = op.src_pipe.data, op.dst_pipe.data, op.event.value.data
-        self.call(f"{self.flag(src, dst, event)}.append(last_done[{self.const(src)}])")
+        self.flush()
+        self.emit(f"{self.flag(src, dst, event)}.append({self.state('last_done', src)})")
 
     def wait_flag(self, op: npu.WaitFlagOp) -> None:
         src, dst, event = op.src_pipe.data, op.dst_pipe.data, op.event.value.data
         pending = self.flag(src, dst, event)
-        self.call(f"if not {pending}:  # never set: the interpreter's error")
+        self.flush()
+        self.emit(f"if not {pending}:  # never set: the interpreter's error (it raises)")
         self.emit(f"    core.wait_flag({self.const(op)}, {self.const(src)}, {self.const(dst)}, {event})")
         self.emit(f"t = {pending}.pop(0)")
         if dst == Pipe.SCALAR:
             self.emit("if t > core.issue:")
             self.emit("    core.issue = t")
         else:
-            d = self.const(dst)
-            self.emit(f"if t > pipe_wait[{d}]:")
-            self.emit(f"    pipe_wait[{d}] = t")
+            wait = self.state("pipe_wait", dst)
+            self.emit(f"if t > {wait}:")
+            self.emit(f"    {wait} = t")
 
     def barrier(self, op: npu.BarrierOp) -> None:
-        self.call(f"core.barrier({self.const(op.pipe.data)})")
+        self.call(f"core.barrier({self.const(op.pipe.data)})", tables=True)
 
     def cross_set(self, op: npu.CrossCoreSetOp) -> None:
-        self.call(f"m.cross.setdefault({op.flag.value.data}, []).append(core.end())")
+        self.call(f"m.cross.setdefault({op.flag.value.data}, []).append(core.end())", tables=True)
         self.offer_turn()
 
     def cross_wait(self, op: npu.CrossCoreWaitOp) -> None:
@@ -635,6 +697,19 @@ class _Emitter:
         waiting = f"f'cross-core flag {flag} ({{n}} sets)'"
         self.emit(f"        yield Block(lambda sets=sets, n=n: enough(sets, n), {waiting})")
         self.emit(f"    ops.cross_wait_time(m, core, {flag}, n)")
+
+
+@dataclass(frozen=True)
+class _DynamicKey:
+    """A buffer's dependence key read at run time (`expr`): a GM tensor's, or a buffer
+    that is not an `npu.alloc`'s result."""
+
+    expr: str
+
+
+# A dependence key: an allocated buffer's (`npu_ops.buf_key`), known when compiling, or
+# one read at run time.
+Key = str | _DynamicKey
 
 
 def _only_block(region: Region) -> IrBlock:

@@ -559,6 +559,44 @@ def test_a_turn_reads_the_graph_clocks_about_once(monkeypatch) -> None:
     same(run(npu_m, inputs, trace=True, engine="interp"), got)
 
 
+def test_a_hot_program_keeps_its_pipe_tables_in_locals(monkeypatch) -> None:
+    """A hot program reads the core's data dependence entries (`written`, `read`) when it
+    starts and writes them back when it ends (and around calls that use them), not a
+    lookup per op and entry; the run is the interpreter's."""
+    from collections import defaultdict
+
+    from pto.interp import compiled, machine
+
+    class Counted(defaultdict):
+        uses = 0
+
+        def __getitem__(self, key):
+            Counted.uses += 1
+            return super().__getitem__(key)
+
+        def __setitem__(self, key, value):
+            Counted.uses += 1
+            super().__setitem__(key, value)
+
+    post = machine.Core.__post_init__
+
+    def counted(core) -> None:
+        post(core)
+        core.written, core.read = Counted(float, core.written), Counted(float, core.read)
+
+    monkeypatch.setattr(compiled, "HOT", 0)
+    pto_m, npu_m = kernel("sk03_standard.mlir")
+    inputs = random_inputs(signature(pto_m), 40, 0)
+    monkeypatch.setattr(machine.Core, "__post_init__", counted)
+    got = run(npu_m, inputs, trace=True, engine="compiled")
+    monkeypatch.undo()
+    booked = sum(e.pipe != machine.TASK_TRACK for e in got.report.events)
+    # (a lookup per op and table was 7.7 per booked op here; each task now reads and
+    # writes back its program's entries once, 2.6 per op at these short tasks)
+    assert booked > 1000 and Counted.uses < 3 * booked
+    same(run(npu_m, inputs, trace=True, engine="interp"), got)
+
+
 def test_scalar_busy_is_the_issue_cost_added_once_per_slot() -> None:
     """SCALAR's busy cycles are counted in slots and summed when the launch ends
     (`Core.settle`): with an issue cost of 0.1, the sequential sum of that many 0.1s (not
