@@ -12,7 +12,8 @@ as `CoreInterpreter` charges it; the charges of a run of them are added to the c
 one by one in one expression before the next op that reads it, so the float sums are
 the interpreter's, and counted in `Core.issued` once per straight run of code (SCALAR's
 busy cycles, `Core.settle`). `arith` ops it does not inline run through xDSL's
-implementation.
+implementation. A hot program keeps the pipe timing entries it uses in locals
+(`_Emitter.state`), synced with the core's tables around calls that use them.
 """
 
 from __future__ import annotations
