@@ -456,7 +456,7 @@ class _Emitter:
         nbytes = self.num(math.prod(sext) * src.dtype.itemsize)
         cycles = f"{nbytes} / cost.path_rate({self.const(src.space)}, {self.const(dst.space)})"
         cycles = self.hoist(f"cost.transposed({cycles})" if s.transpose else cycles)
-        self.book(op, s.pipe, cycles, [self.key(op.src)], [self.key(op.dst)], nbytes)
+        self.book(op, s.pipe, cycles, [self.static_key(op.src)], [self.static_key(op.dst)], nbytes)
         return True
 
     def gm_dma(self, op: npu.DmaOp | npu.FixpipeOp) -> bool:
@@ -544,34 +544,43 @@ class _Emitter:
     def key(self, v: SSAValue) -> Key:
         """The dependence key of a buffer (`Buf.key`): known for an allocated one, else
         read at run time."""
-        b = self.static(v)
-        return ops.buf_key(b.space, b.offset) if b is not None else _DynamicKey(f"{self.use(v)}.key")
+        return self.static_key(v) if self.static(v) is not None else _DynamicKey(f"{self.use(v)}.key")
 
-    def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[Key], writes: list[Key], nbytes: str) -> None:
-        """`core.run` of an op whose cost does not depend on when it starts: a call, or in
-        a hot program written out (`begin`, `commit`), at half the cost per op but three
-        times the source."""
+    def static_key(self, v: SSAValue) -> str:
+        """The dependence key of an allocated buffer (`_static_buffer`)."""
+        b = self.static(v)
+        assert b is not None
+        return ops.buf_key(b.space, b.offset)
+
+    def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
+        """`core.run` of an op on allocated buffers (`static_key`) whose cost does not
+        depend on when it starts: a call, or in a hot program written out (`begin`,
+        `commit`), at half the cost per op but three times the source."""
         self.flush()
         if self.hot:
             self.begin(pipe, reads, writes)
             self.commit(op, pipe, cycles, reads, writes, nbytes, "0.0")
         else:
-            r, w = (f"({''.join(f'{self.key_expr(k)}, ' for k in keys)})" for keys in (reads, writes))
+            r, w = (f"({''.join(f'{self.const(k)}, ' for k in keys)})" for keys in (reads, writes))
             self.emit(f"core.run({self.const(op)}, {self.const(pipe)}, {cycles}, 0.0, {r}, {w}, {nbytes})")
 
-    def key_expr(self, key: Key) -> str:
-        return key.expr if isinstance(key, _DynamicKey) else self.const(key)
-
-    def begin(self, pipe: Pipe, reads: list[Key], writes: list[Key]) -> None:
+    def begin(self, pipe: Pipe, reads: Sequence[Key], writes: Sequence[Key]) -> None:
         """`t = core.begin(pipe, reads, writes)` written out (`state`)."""
         self.emit("core.issue = t = core.issue + ci")
         self.issued += 1
         deps = [self.state("free", pipe), self.state("pipe_wait", pipe)]
-        deps += [self.state("written", k) for k in reads + writes] + [self.state("read", k) for k in writes]
+        deps += [self.state("written", k) for k in [*reads, *writes]] + [self.state("read", k) for k in writes]
         self.emit(f"t = max(t, {', '.join(deps)})")
 
     def commit(
-        self, op: Operation, pipe: Pipe, cycles: str, reads: list[Key], writes: list[Key], nbytes: str, latency: str
+        self,
+        op: Operation,
+        pipe: Pipe,
+        cycles: str,
+        reads: Sequence[Key],
+        writes: Sequence[Key],
+        nbytes: str,
+        latency: str,
     ) -> None:
         """`core.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)` written out."""
         free, last, busy = (self.state(table, pipe) for table in ("free", "last_done", "busy"))
@@ -618,7 +627,7 @@ class _Emitter:
         self.emit("if numerics:")
         self.emit(f"    ops.mmad_value({a}.array, {b}.array, {c}.array, accumulate)")
         (mm, k), n = lhs.shape, rhs.shape[1]
-        ka, kb, kc = (self.key(v) for v in (op.lhs, op.rhs, op.acc))
+        ka, kb, kc = (self.static_key(v) for v in (op.lhs, op.rhs, op.acc))
         self.begin(Pipe.CUBE, [ka, kb], [kc])
         self.commit(
             op,
@@ -641,7 +650,7 @@ class _Emitter:
             arrays = "".join(f", {s}.array" for s in srcs)
             self.emit("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
-            keys = [self.key(v) for v in op.operands]
+            keys = [self.static_key(v) for v in op.operands]
             cycles = self.hoist(f"cost.vector({name!r}, {nbytes})")
             self.book(op, Pipe.VECTOR, cycles, keys[:-1], keys[-1:], nbytes)
             return
