@@ -46,6 +46,8 @@ YIELD = "yield"
 # Lines `_Emitter.program` replaces, once every state a hot program keeps in locals is
 # known: the locals written back to the core's tables, read from them again.
 _STORE, _LOAD = "\x00store", "\x00load"
+# `_Emitter.offer_turn`'s line.
+_OFFER = "if core.issue > sched.calm_until: yield YIELD"
 
 # The index arithmetic of `pto.interp.arith`, as Python source over its operands.
 _INLINE: dict[type[Operation], str] = {
@@ -272,7 +274,7 @@ class _Emitter:
     def offer_turn(self) -> None:
         """`yield YIELD`, unless the scheduler has said that no other core is far enough
         behind for it to take the turn (`EventScheduler.calm_until`)."""
-        self.emit("if core.issue > sched.calm_until: yield YIELD")
+        self.emit(_OFFER)
 
     def flush(self) -> None:
         """Charge the pending scalar ops, one addition each, as the interpreter does."""
@@ -422,7 +424,7 @@ class _Emitter:
         self.flush()
         copy = [f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(s)}, {args})"]
         if Space.GM in (_mem(op.src), _mem(op.dst)):
-            copy += ["if core.issue > sched.calm_until: yield YIELD", "ops.gm_copy(m, core, gm)"]  # (`offer_turn`)
+            copy += [_OFFER, "ops.gm_copy(m, core, gm)"]
         self.synced(*copy)
 
     def onchip_dma(self, op: npu.DmaOp) -> bool:
