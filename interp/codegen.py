@@ -93,13 +93,12 @@ _CODES: OrderedDict[str, CodeType] = OrderedDict()
 
 
 def _code(source: str, label: str) -> CodeType:
-    code = _CODES.get(source)
+    code = _CODES.pop(source, None)  # (taken out and put back last: most recently used)
     if code is None:
-        code = _CODES[source] = compile(source, f"<npu program {label}>", "exec")
-        if len(_CODES) > CODE_KEPT:
-            _CODES.popitem(last=False)
-    else:
-        _CODES.move_to_end(source)
+        code = compile(source, f"<npu program {label}>", "exec")
+    _CODES[source] = code
+    if len(_CODES) > CODE_KEPT:
+        _CODES.popitem(last=False)
     return code
 
 
