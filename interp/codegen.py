@@ -38,7 +38,7 @@ from pto.dialects.npu import BufferType, Pipe, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
 from pto.interp.arith import CMP
-from pto.interp.machine import Event, MachineError
+from pto.interp.machine import Event, MachineError, dependence_key
 
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
@@ -214,9 +214,9 @@ class _Emitter:
         return self.const(n)
 
     def inside(self, offset: str, extent: int, dim: int) -> bool | str:
-        """`_inside`, its bound a `num`."""
-        test = _inside(offset, extent, dim)
-        return f"0 <= {offset} <= {self.num(dim - extent)}" if isinstance(test, str) else test
+        """`_inside`, or the run-time test of an offset that is a name, its bound a `num`."""
+        known = _inside(offset, extent, dim)
+        return f"0 <= {offset} <= {self.num(dim - extent)}" if known is None else known
 
     def window(self, offsets: list[str], extent: Sequence[int | str]) -> str:
         """`_window`, its numeric extents `num`s."""
@@ -551,7 +551,7 @@ class _Emitter:
         """The dependence key of an allocated buffer (`_static_buffer`)."""
         b = self.static(v)
         assert b is not None
-        return ops.buf_key(b.space, b.offset)
+        return dependence_key(b.space, b.offset)
 
     def book(self, op: Operation, pipe: Pipe, cycles: str, reads: list[str], writes: list[str], nbytes: str) -> None:
         """`core.run` of an op on allocated buffers (`static_key`) whose cost does not
@@ -718,7 +718,7 @@ class _DynamicKey:
     expr: str
 
 
-# A dependence key: an allocated buffer's (`npu_ops.buf_key`), known when compiling, or
+# A dependence key: an allocated buffer's (`machine.dependence_key`), known when compiling, or
 # one read at run time.
 Key = str | _DynamicKey
 
@@ -753,13 +753,14 @@ def _static_buffer(v: SSAValue) -> _Static | None:
     return _Static(t.mem, spec.offset, t.get_shape(), np.dtype(spec.dtype))
 
 
-def _inside(offset: str, extent: int, dim: int) -> bool | str:
-    """`ops.check` of one axis: True or False if the offset is a number, else the test."""
+def _inside(offset: str, extent: int, dim: int) -> bool | None:
+    """`ops.check` of one axis: True or False if the offset is a number, None if it is
+    known only at run time (`_Emitter.inside` writes the test)."""
     if not extent:
         return True
     if offset.lstrip("-").isdigit():
         return 0 <= int(offset) <= dim - extent
-    return f"0 <= {offset} <= {dim - extent}"
+    return None
 
 
 def _window(offsets: list[str], extent: Sequence[int | str]) -> str:

@@ -39,6 +39,14 @@ class MachineError(Exception):
         self.op = op
 
 
+def dependence_key(space: Space, where: int | str) -> str:
+    """What the pipe timing's data dependences track: an on-chip buffer's space and
+    offset, or a GM tensor's name (space `gm`), as one interned string, so that an op's
+    several dict lookups compare it by identity and hash it once (a tuple is hashed at
+    every lookup)."""
+    return sys.intern(f"{space.value}:{where}")
+
+
 @dataclass
 class GmTensor:
     """A tensor in global memory: a numpy view, the byte address of its first element
@@ -49,7 +57,7 @@ class GmTensor:
     array: np.ndarray
     base: int
     layout: tuple[int, ...] | None = None
-    key: str = field(init=False)  # what the pipe timing's data dependences track (`npu_ops.buf_key`)
+    key: str = field(init=False)  # what the pipe timing's data dependences track (`dependence_key`)
     # What `Machine.gm_access` reads per access: the element strides of `layout`, its
     # dimensions after the first, the element size.
     strides: tuple[int, ...] = field(init=False)
@@ -57,7 +65,7 @@ class GmTensor:
     itemsize: int = field(init=False)
 
     def __post_init__(self) -> None:
-        self.key = sys.intern(f"gm:{self.name}")
+        self.key = dependence_key(Space.GM, self.name)
         layout = tuple(self.strides_shape)
         self.strides, self.inner, self.itemsize = strides(layout), layout[1:], self.array.itemsize
 

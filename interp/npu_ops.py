@@ -14,7 +14,6 @@ unchanged.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -27,7 +26,7 @@ from pto.dialects import npu
 from pto.dialects.common import CachePolicy, RoundMode
 from pto.dialects.npu import DYN, BufferType, Pipe, Space
 from pto.interp import numerics as nx
-from pto.interp.machine import Core, GmTensor, Machine, MachineError
+from pto.interp.machine import Core, GmTensor, Machine, MachineError, dependence_key
 
 # Ops charged `latency.issue` of SCALAR each (index arithmetic, loop control).
 SCALAR_OPS = ("arith.", "scf.")
@@ -40,17 +39,10 @@ class Buf:
     array: np.ndarray
     space: Space
     offset: int
-    key: str = field(init=False)  # what the pipe timing's data dependences track (`buf_key`)
+    key: str = field(init=False)  # what the pipe timing's data dependences track
 
     def __post_init__(self) -> None:
-        self.key = buf_key(self.space, self.offset)
-
-
-def buf_key(space: Space, offset: int) -> str:
-    """An on-chip buffer's dependence key: an interned string, so that the pipe timing's
-    dict lookups (several per op) compare it by identity and hash it once (a tuple is
-    hashed at every lookup). A GM tensor's is `gm:<name>`; no on-chip space is `gm`."""
-    return sys.intern(f"{space.value}:{offset}")
+        self.key = dependence_key(self.space, self.offset)
 
 
 def key(v: Buf | GmTensor) -> object:

@@ -146,10 +146,10 @@ def test_a_buffers_dependence_key_is_one_interned_string_per_buffer() -> None:
     identities, and on-chip and GM keys never collide."""
     from pto.dialects.npu import Space
     from pto.interp import npu_ops as ops
-    from pto.interp.machine import GmTensor
+    from pto.interp.machine import GmTensor, dependence_key
 
     buf = ops.Buf(np.zeros(4, np.float32), Space.L1, 64)
-    assert buf.key is ops.buf_key(Space.L1, int("64")) and isinstance(buf.key, str)
-    assert buf.key != ops.buf_key(Space.UB, 64) != ops.buf_key(Space.L1, 0)
+    assert buf.key is dependence_key(Space.L1, int("64")) and isinstance(buf.key, str)
+    assert buf.key != dependence_key(Space.UB, 64) != dependence_key(Space.L1, 0)
     gm = GmTensor("l1:64", np.zeros(4, np.float32), 0)
     assert gm.key is GmTensor("l1:64", np.zeros(2, np.float32), 512).key and gm.key != buf.key
