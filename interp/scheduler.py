@@ -12,8 +12,9 @@ and L2 sees the GM accesses of all cores in roughly model-time order.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -34,19 +35,29 @@ class Worker:
     waiting: Callable[[], bool] | None = None  # set while blocked: True when it may go on
     what: str = ""
     done: bool = False
+
+
+W = TypeVar("W", bound=Worker)
+
+
+@dataclass
+class ThreadWorker(Worker):
+    """A worker in its own thread, which waits on `turn` for the baton (the compiled
+    engine's workers are generators: a `threading.Event` each cost 3% of a run there)."""
+
     turn: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
 class Scheduler:
-    workers: list[Worker] = field(default_factory=list)
+    workers: list[ThreadWorker] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _current: int = -1
     _error: BaseException | None = None
     _local: threading.local = field(default_factory=threading.local)
 
     def add(self, name: str, run: Callable[[], None], clock: Callable[[], float]) -> None:
-        self.workers.append(Worker(len(self.workers), name, run, clock))
+        self.workers.append(ThreadWorker(len(self.workers), name, run, clock))
 
     def run_all(self) -> None:
         if not self.workers:
@@ -67,7 +78,7 @@ class Scheduler:
         """Let a core that is behind in model time run. A core within `QUANTUM` cycles of
         the slowest ready one keeps going: switching threads at every GM access would
         cost more than the accesses."""
-        w: Worker = self._local.worker
+        w: ThreadWorker = self._local.worker
         if not behind(self.workers, w):
             return
         with self._lock:
@@ -75,7 +86,7 @@ class Scheduler:
         self._await_turn(w)
 
     def block_until(self, ready: Callable[[], bool], what: str) -> None:
-        w: Worker = self._local.worker
+        w: ThreadWorker = self._local.worker
         if ready():
             return
         with self._lock:
@@ -88,7 +99,7 @@ class Scheduler:
         """Like `block_until`, but hand the baton on even if `ready` holds already: of
         the cores that may go on, the one with the smallest clock goes first (a task
         graph's idle cores take tasks in the order they would on the machine)."""
-        w: Worker = self._local.worker
+        w: ThreadWorker = self._local.worker
         with self._lock:
             w.waiting, w.what = ready, what
             self._pass_baton()
@@ -101,7 +112,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------
 
-    def _body(self, w: Worker) -> None:
+    def _body(self, w: ThreadWorker) -> None:
         self._local.worker = w
         try:
             self._await_turn(w)
@@ -116,7 +127,7 @@ class Scheduler:
             w.done = True
             self._pass_baton()
 
-    def _await_turn(self, w: Worker) -> None:
+    def _await_turn(self, w: ThreadWorker) -> None:
         w.turn.wait()
         w.turn.clear()
         if self._error is not None:
@@ -137,7 +148,7 @@ class Scheduler:
             w.turn.set()
 
 
-def behind(workers: list[Worker], w: Worker) -> bool:
+def behind(workers: Sequence[Worker], w: Worker) -> bool:
     """Whether a core that may go on is more than `QUANTUM` cycles behind `w`: then `w`
     yields. A blocked core whose wait is over counts too: it should not lag until `w`
     blocks. The clock test comes first, as it is the cheap one."""
@@ -147,7 +158,7 @@ def behind(workers: list[Worker], w: Worker) -> bool:
     )
 
 
-def first_ready(live: list[Worker]) -> Worker | None:
+def first_ready(live: Sequence[W]) -> W | None:
     """The core that runs next: the first that may go on in (clock, index) order; waits
     are only tested until then."""
     for w in sorted(live, key=lambda w: (w.clock(), w.index)):
@@ -156,7 +167,7 @@ def first_ready(live: list[Worker]) -> Worker | None:
     return None
 
 
-def deadlock(live: list[Worker]) -> DeadlockError:
+def deadlock(live: Sequence[Worker]) -> DeadlockError:
     waits = "; ".join(f"{w.name} waits for {w.what}" for w in live)
     return DeadlockError(f"deadlock: {waits}")
 
