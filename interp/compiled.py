@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from math import inf as INF
 
+import numpy as np
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Region
 
@@ -38,9 +39,8 @@ class _Wait:
 class EventScheduler:
     """Cores as generators, one running at a time until it yields (`YIELD`, `Block` or
     `_Wait`); the next is chosen by the thread scheduler's rules (`behind`,
-    `first_ready`), evaluated on `clocks()`: every worker's clock and the workers in
-    (clock, index) order, in one pass (a graph's `TaskGraph.clocks`), not a call per
-    worker.
+    `first_ready`), evaluated on `clocks()`: every worker's clock in one array (a
+    graph's `TaskGraph.clocks`), not a call per worker, taken as a `Clocks`.
 
     At a `YIELD` only the running core's clock is read anew: the others' cannot change
     while it runs unless the shared state they depend on does, which `version()` counts
@@ -49,10 +49,11 @@ class EventScheduler:
     of them, where a per-worker test was the bulk of a timing-only run."""
 
     workers: list[Worker] = field(default_factory=list)
-    clocks: Callable[[], tuple[list[float], list[int]]] | None = None
+    # Every worker's clock, in worker order; a done worker's may be any (infinite is best).
+    clocks: Callable[[], np.ndarray] | None = None
     version: Callable[[], int] = lambda: 0
     _turns: int = 0  # choices of the next worker so far: the clocks kept are of one turn
-    _kept: tuple = ((None, None), ([], []))  # ((turn, version), `clocks()` then)
+    _kept: tuple = ((None, None), None)  # ((turn, version), `Clocks` of `clocks()` then)
     # While the running core's clock is at most this, no other core is more than
     # `QUANTUM` behind it, so a `YIELD` would be refused: a program tests it and does not
     # yield (`codegen`; in an op-heavy run, refused turns were about 15% of the time). Set
@@ -69,7 +70,7 @@ class EventScheduler:
 
     def run_all(self) -> None:
         if self.clocks is None:
-            self.clocks = lambda: in_order([w.clock() for w in self.workers])
+            self.clocks = lambda: np.array([INF if w.done else w.clock() for w in self.workers])
         w = self._next()
         while w is not None:
             w.waiting = None
@@ -101,18 +102,23 @@ class EventScheduler:
         are not read again (a flat loop's task is one turn: it was a `clocks()` each)."""
         key = (self._turns, self.version())
         if self._kept[0] == key:
-            return self._behind_on(w, *self._kept[1])
-        if self._kept[0][0] == self._turns and not self._behind_on(w, *self._kept[1]):
+            return self._behind_on(w, self._kept[1])
+        if self._kept[0][0] == self._turns and not self._behind_on(w, self._kept[1]):
             return False
-        self._kept = (key, self.clocks())  # type: ignore[misc]
-        return self._behind_on(w, *self._kept[1])
+        self._kept = (key, Clocks(self.clocks()))  # type: ignore[misc]
+        return self._behind_on(w, self._kept[1])
 
-    def _behind_on(self, w: Worker, clocks: list[float], order: list[int]) -> bool:
+    def _behind_on(self, w: Worker, clocks: Clocks) -> bool:
         """`_behind` on the given clocks; False sets `calm_until` from them."""
-        workers, mine = self.workers, w.clock()
+        mine = w.clock()
+        least = clocks.least_besides(w.index)
+        if not least + QUANTUM < mine:  # (nearly every time: the walk would stop at once)
+            self.calm_until = least + QUANTUM
+            return False
+        workers, at = self.workers, clocks.at.tolist()
         first = INF  # the earliest other core that is not done
-        for i in order:  # (most turns stop at the first few)
-            o, c = workers[i], clocks[i]
+        for i in clocks.order():  # (most turns stop at the first few)
+            o, c = workers[i], at[i]
             if o is w or o.done:
                 continue
             first = min(first, c)
@@ -128,20 +134,53 @@ class EventScheduler:
         self._turns += 1
         self.calm_until = -INF
         workers = self.workers
-        self._kept = ((self._turns, self.version()), self.clocks())  # type: ignore[misc]
-        for i in self._kept[1][1]:
-            w = workers[i]
-            if not w.done and (w.waiting is None or w.waiting()):
+        clocks = Clocks(self.clocks())  # type: ignore[misc]
+        self._kept = ((self._turns, self.version()), clocks)
+        if workers:
+            w = workers[clocks.first()]
+            if not w.done and (w.waiting is None or w.waiting()):  # (nearly every time)
                 return w
+            for i in clocks.order()[1:]:
+                w = workers[i]
+                if not w.done and (w.waiting is None or w.waiting()):
+                    return w
         live = [w for w in workers if not w.done]
         if live:
             raise deadlock(live)
         return None
 
 
-def in_order(clocks: list[float]) -> tuple[list[float], list[int]]:
-    """The clocks and the worker indices by (clock, index): a stable sort by clock."""
-    return clocks, sorted(range(len(clocks)), key=clocks.__getitem__)
+class Clocks:
+    """Every worker's clock at one moment (`at`, in worker order) and the workers in
+    (clock, index) order, which the scheduler's rules walk. A turn nearly always wants
+    only the earliest worker and the earliest but the running one: an argmin and a
+    partition, where sorting all of them was a tenth of a flat loop's run. The whole
+    order is sorted only when asked for."""
+
+    __slots__ = ("at", "_order", "_two")
+
+    def __init__(self, at: np.ndarray):
+        self.at = at
+        self._order: list[int] | None = None
+        self._two: tuple[float, float] | None = None
+
+    def first(self) -> int:
+        """The earliest worker, the lowest index of a tie (the order's first)."""
+        return int(self.at.argmin())
+
+    def order(self) -> list[int]:
+        if self._order is None:
+            self._order = self.at.argsort(kind="stable").tolist()
+        return self._order
+
+    def least_besides(self, i: int) -> float:
+        """The earliest clock of the workers other than `i`: the smallest but one if
+        `i`'s is the smallest (equal to it if another's is too), else the smallest."""
+        if self._two is None:
+            low = np.partition(self.at, 1)[:2].tolist() if self.at.size > 1 else [self.at.min(), INF]
+            self._two = (low[0], low[1])
+        smallest, next_ = self._two
+        return next_ if self.at[i] == smallest else smallest
 
 
 class Programs:
@@ -249,7 +288,7 @@ def _tasks(
 def run_launch(machine: Machine, programs: Programs, regions: Iterable[tuple[str, int, Region]]) -> None:
     """`npu.launch`: each core runs its kind's program with its index."""
     cores: list[Core] = []
-    sched = EventScheduler(clocks=lambda: in_order([c.issue for c in cores]))
+    sched = EventScheduler()
     for kind, count, region in regions:
         assert kind in KINDS
         if not count:

@@ -167,15 +167,15 @@ class TaskGraph:
     def version(self) -> int:
         return self.changes
 
-    def clocks(self) -> tuple[list[float], list[int]]:
-        """`_clock` of every core, in worker order, and the workers in (clock, index)
-        order: numpy over the idle cores' free times and their kind's first ready task,
-        then the running cores' issue times."""
+    def clocks(self) -> np.ndarray:
+        """`_clock` of every core, in worker order: numpy over the idle cores' free times
+        and their kind's first ready task, then the running cores' issue times. (A core
+        that is done has no task of its kind left: its clock is infinite.)"""
         tops = np.array([h[0][0] if h else INF for h in self._heaps])
         clocks = np.maximum(self._free_at, tops[self._kind_of])
         if active := self.active.values():  # (one assignment: a numpy item set per core cost more)
             clocks[[w for _, w, _ in active]] = [core.issue for core, _, _ in active]
-        return clocks.tolist(), clocks.argsort(kind="stable").tolist()  # (the method: half np.argsort's cost)
+        return clocks
 
     def may_take(self, core: Core) -> bool:
         heap = self.ready[core.kind]

@@ -3,7 +3,8 @@ the L2's three ways through one access (the line-by-line round for a few ascendi
 lines, the vector round, the rounds of a set-conflicting access) leave the same cache,
 counter for counter and way for way; a never-cached tensor's accesses counted as misses
 without a lookup leave what the lookup leaves; bf16 widens to f32 as ml_dtypes' cast does;
-a copy, a product accumulated in place and a poison fill give the plain forms' bits."""
+a copy, a product accumulated in place and a poison fill give the plain forms' bits; the
+scheduler's earliest workers without a sort are the sorted order's."""
 
 from __future__ import annotations
 
@@ -188,3 +189,19 @@ def test_a_buffers_dependence_key_is_one_interned_string_per_buffer() -> None:
     assert buf.key != dependence_key(Space.UB, 64) != dependence_key(Space.L1, 0)
     gm = GmTensor("l1:64", np.zeros(4, np.float32), 0)
     assert gm.key is GmTensor("l1:64", np.zeros(2, np.float32), 512).key and gm.key != buf.key
+
+
+def test_the_earliest_workers_without_a_sort_are_the_sorted_orders() -> None:
+    """`Clocks.first` and `least_besides` (an argmin and a partition) against the stable
+    sort the rules are written on, with ties and infinite clocks."""
+    from pto.interp.compiled import Clocks
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 9, 72):
+        for _ in range(200):
+            at = rng.choice([0.0, 5.0, 5.0, 7.5, np.inf], n) if n > 1 else rng.choice([1.0, np.inf], 1)
+            c = Clocks(at.copy())
+            order = sorted(range(n), key=lambda i: (at[i], i))
+            assert c.first() == order[0] and c.order() == order
+            for i in range(n):
+                assert c.least_besides(i) == min((at[j] for j in range(n) if j != i), default=np.inf)
