@@ -114,8 +114,8 @@ class Core:
     # last writer and its last reader are done, 0.0 for a key never used: so that the
     # compiled engine's programs index them rather than call `get`.
     pipe_wait: dict[Pipe, float] = field(default_factory=lambda: dict.fromkeys(Pipe, 0.0))
-    written: defaultdict[object, float] = field(default_factory=lambda: defaultdict(float))
-    read: defaultdict[object, float] = field(default_factory=lambda: defaultdict(float))
+    written: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    read: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     peak: dict[Space, int] = field(default_factory=dict)
     bufs: dict = field(default_factory=dict)  # the compiled engine's buffers, by AllocSpec
     memo: dict = field(default_factory=dict)  # a compiled program's values per core (`codegen`)

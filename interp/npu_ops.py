@@ -45,10 +45,6 @@ class Buf:
         self.key = dependence_key(self.space, self.offset)
 
 
-def key(v: Buf | GmTensor) -> object:
-    return v.key
-
-
 def space(v: Buf | GmTensor) -> Space:
     return v.space if isinstance(v, Buf) else Space.GM
 
@@ -315,7 +311,7 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     out = tile(op, dst, do, vext, "destination")
     if m.numerics:
         fixpipe_value(op, acc, out)
-    reads, writes = [key(src)], [key(dst)]
+    reads, writes = [src.key], [dst.key]
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
         if not atomic:  # atomic adds accumulate: not counted as writes
