@@ -240,6 +240,44 @@ def test_engines_agree_with_hot_and_plain_groups(monkeypatch, hot: int) -> None:
         same(*both(npu_m, random_inputs(signature(pto_m), tokens, 2)))
 
 
+# A tail's tiles past the tensor's last row: no rows, so no access, but outside the
+# hot copy's bounds test: its slow path runs (`_STORE_COLD` / `_LOAD_COLD`) and the
+# program goes on.
+TAIL = graph(f"""    %n = arith.constant 4 : index
+    npu.tasks "tail" vector (%b, %i) in (%n, 1) {{
+      %a = npu.alloc ub [0] : !npu.buf<2x64xf32, ub>
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c8 = arith.constant 8 : index
+      %r = arith.muli %b, %c3 : index
+      %past = arith.maxui %r, %c8 : index
+      %left = arith.subi %past, %r : index
+      %rows = arith.minui %left, %c2 : index
+      npu.dma mte2 %x[%r, 0] -> %a[0, 0] rows %rows : {GM} -> !npu.buf<2x64xf32, ub>
+      npu.set_flag mte2 -> vector, 0
+      npu.wait_flag mte2 -> vector, 0
+      npu.vmuls %a, 2.0 -> %a : !npu.buf<2x64xf32, ub> -> !npu.buf<2x64xf32, ub>
+      npu.set_flag vector -> mte3, 0
+      npu.wait_flag vector -> mte3, 0
+      npu.dma mte3 %a[0, 0] -> %out[%r, 0] rows %rows : !npu.buf<2x64xf32, ub> -> {GM}
+    }}""")
+
+
+def test_a_hot_copys_slow_path_keeps_the_pipe_tables(monkeypatch) -> None:
+    from pto.interp import codegen, compiled
+
+    monkeypatch.setattr(compiled, "HOT", 0)
+    slow, real = [], codegen.states_in
+    monkeypatch.setattr(codegen, "states_in", lambda core, entries: slow.append(1) or real(core, entries))
+    x = np.random.default_rng(5).standard_normal((8, 64)).astype(np.float32)
+    runs = {numerics: both(parse(TAIL), [x], numerics=numerics) for numerics in (True, False)}
+    for ref, got in runs.values():
+        same(ref, got)
+    assert len(slow) == 4  # the last task's two copies, in each mode
+    written = [0, 1, 3, 4, 6, 7]
+    np.testing.assert_array_equal(runs[True][1].outputs[0][written], 2 * x[written])
+
+
 def test_a_hot_program_is_compiled_only_for_a_group_of_many_tasks(monkeypatch) -> None:
     from pto.interp import compiled
 
