@@ -37,8 +37,9 @@ from pto.dialects import npu
 from pto.dialects.npu import BufferType, Pipe, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
-from pto.interp.arith import CMP
+from pto.interp.arith import CMP, nonzero
 from pto.interp.machine import Event, MachineError, dependence_key
+from pto.interp.scf import positive_step
 
 # A core program yields this to offer the turn (the interpreter's `yield_now`).
 YIELD = "yield"
@@ -65,6 +66,8 @@ _INLINE: dict[type[Operation], str] = {
     arith.MinUIOp: "min({0}, {1})",
     arith.MaxUIOp: "max({0}, {1})",
 }
+# The inlined divisions: a divisor not known to be a non-zero constant is tested first.
+_DIVISIONS = (arith.DivUIOp, arith.RemUIOp, arith.CeilDivUIOp)
 _INFIX = {
     operator.eq: "==",
     operator.ne: "!=",
@@ -146,6 +149,8 @@ class _Emitter:
             "enough": enough,
             "states_out": states_out,
             "states_in": states_in,
+            "nonzero": nonzero,
+            "positive_step": positive_step,
             "SCALAR": Pipe.SCALAR,
             "VECTOR": Pipe.VECTOR,
             "Event": Event,
@@ -158,6 +163,7 @@ class _Emitter:
         self.issued = 0  # issue slots charged since the last `core.issued` update (`count`)
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
         self.statics: dict[SSAValue, _Static | None] = {}
+        self.known: dict[SSAValue, object] = {}  # the region's constants' values
         self.specs: dict[Operation, ops.CopySpec] = {}
         self.hoisted: dict[str, str] = {}  # expression evaluated once per core -> its name
         # A hot program's pipe timing state in locals (`state`): (table, key) -> local.
@@ -354,7 +360,10 @@ class _Emitter:
         if carried:
             self.emit(f"{', '.join(carried)}, = {', '.join(self.use(v) for v in op.iter_args)},")
         iv, *args = op.body.block.args
-        self.emit(f"for {self.define(iv)} in range({self.use(op.lb)}, {self.use(op.ub)}, {self.use(op.step)}):")
+        step = self.use(op.step)
+        if not self.known_int(op.step) > 0:
+            self.emit(f"if not {step} > 0: positive_step({self.const(op)}, {step})")
+        self.emit(f"for {self.define(iv)} in range({self.use(op.lb)}, {self.use(op.ub)}, {step}):")
         if args:
             self.emit(f"    {', '.join(self.define(a) for a in args)}, = {', '.join(carried)},")
         self.nested(op.body, carried)
@@ -387,9 +396,18 @@ class _Emitter:
     def constant(self, op: arith.ConstantOp) -> None:
         if not isinstance(op.value, IntegerAttr | FloatAttr):
             return self.generic(op)
+        self.known[op.result] = op.value.value.data
         self.emit(f"{self.define(op.result)} = {self.const(op.value.value.data)}")
 
+    def known_int(self, v: SSAValue) -> int:
+        """The value of an integer constant of the region; 0 for any other value."""
+        value = self.known.get(v)
+        return value if isinstance(value, int) else 0
+
     def inline(self, op: Operation) -> None:
+        if isinstance(op, _DIVISIONS) and not self.known_int(op.operands[1]):
+            divisor = self.use(op.operands[1])
+            self.emit(f"if not {divisor}: nonzero({self.const(op)}, {divisor})")
         expr = _INLINE[type(op)].format(*(self.use(v) for v in op.operands))
         self.emit(f"{self.define(op.results[0])} = {expr}")
 

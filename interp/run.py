@@ -22,11 +22,12 @@ from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType
 from pto.interp import blas
 from pto.interp import numerics as nx
-from pto.interp.arith import FastIndexArithFunctions, IndexArithFunctions
+from pto.interp.arith import CheckedArithFunctions, FastIndexArithFunctions, IndexArithFunctions
 from pto.interp.machine import Machine, MachineError
 from pto.interp.npu import NpuFunctions
 from pto.interp.pto import PtoFunctions
 from pto.interp.report import Report, make_report
+from pto.interp.scf import CheckedScfFunctions
 from pto.interp.tile import TileFunctions
 from pto.targets import Target, load_target, target_of
 
@@ -178,7 +179,7 @@ def _interpreter(module: ModuleOp, machine: Machine | None, engine: str = "inter
             TileFunctions(),
         )
     ]
-    functions.append((FastIndexArithFunctions(), True))
+    functions += [(FastIndexArithFunctions(), True), (CheckedArithFunctions(), True), (CheckedScfFunctions(), True)]
     if machine is not None:
         functions.append((NpuFunctions(machine, engine, functions), False))
     for fns, override in functions:

@@ -508,6 +508,71 @@ ERRORS = {
         MachineError,
         r"destination \[5, \+4\) of axis 0 is outside out",
     ),
+    # Undefined in arith and scf: errors at the op, not Python's (the compiled engine
+    # tests a divisor or a step it does not know to be a constant that is fine).
+    "division by zero": (
+        launch("""    %c4 = arith.constant 4 : index
+    %q = arith.divui %c4, %v : index"""),
+        MachineError,
+        "'arith.divui' divides by zero",
+    ),
+    "remainder by a constant zero in a task": (
+        graph("""    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
+      %c0 = arith.constant 0 : index
+      %r = arith.remui %b, %c0 : index
+    }"""),
+        MachineError,
+        "'arith.remui' divides by zero",
+    ),
+    "ceil-division by zero in a task": (
+        graph("""    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
+      %r = arith.ceildivui %c1, %b : index
+    }"""),
+        MachineError,
+        "'arith.ceildivui' divides by zero",
+    ),
+    "signed division by zero": (
+        launch("""    %r = arith.divsi %v, %v : index"""),
+        MachineError,
+        "'arith.divsi' divides by zero",
+    ),
+    "signed remainder by zero": (
+        launch("""    %r = arith.remsi %v, %v : index"""),
+        MachineError,
+        "'arith.remsi' divides by zero",
+    ),
+    "floor division by zero": (
+        launch("""    %r = arith.floordivsi %v, %v : index"""),
+        MachineError,
+        "'arith.floordivsi' divides by zero",
+    ),
+    "shift left by a negative amount": (
+        launch("""    %m = arith.constant -1 : index
+    %r = arith.shli %v, %m : index"""),
+        MachineError,
+        r"'arith.shli' shifts by a negative amount \(-1\)",
+    ),
+    "shift right by a negative amount": (
+        launch("""    %m = arith.constant -2 : index
+    %r = arith.shrsi %v, %m : index"""),
+        MachineError,
+        r"'arith.shrsi' shifts by a negative amount \(-2\)",
+    ),
+    "loop of step zero": (
+        launch("""    %c3 = arith.constant 3 : index
+    scf.for %i = %v to %c3 step %v {
+    }"""),
+        MachineError,
+        "'scf.for' step must be positive, got 0",
+    ),
+    "loop of a negative step": (
+        launch("""    %c3 = arith.constant 3 : index
+    %m = arith.constant -1 : index
+    scf.for %i = %c3 to %v step %m {
+    }"""),
+        MachineError,
+        "'scf.for' step must be positive, got -1",
+    ),
 }
 
 
