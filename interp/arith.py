@@ -116,7 +116,7 @@ class CheckedArithFunctions(InterpreterFunctions):
     @impl(arith.ShLIOp)
     def run_shli(self, interpreter, op, args):
         _shift(op, args[1])
-        return ArithFunctions.run_shli(_XDSL, interpreter, op, args).values
+        return ArithFunctions.run_shlsi(_XDSL, interpreter, op, args).values  # (xDSL names it so)
 
     @impl(arith.ShRSIOp)
     def run_shrsi(self, interpreter, op, args):

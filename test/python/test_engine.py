@@ -576,6 +576,39 @@ ERRORS = {
 }
 
 
+@pytest.mark.parametrize(
+    ("expr", "row"),
+    [
+        ("arith.divui %c7, %c2", 3),
+        ("arith.remui %c7, %c2", 1),
+        ("arith.ceildivui %c7, %c2", 4),
+        ("arith.divui %c7, %two", 3),  # (a divisor the compiled engine tests)
+        ("arith.divsi %c7, %c2", 3),
+        ("arith.remsi %c7, %c2", 1),
+        ("arith.floordivsi %c7, %c2", 3),
+        ("arith.shli %c1, %c2", 4),
+        ("arith.shrsi %c7, %c1", 3),
+    ],
+)
+def test_checked_index_arithmetic_computes_its_values(expr: str, row: int) -> None:
+    """The divisions and shifts tested for undefined operands compute as before: the
+    result, a row offset, picks the row copied."""
+    text = launch(f"""    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c7 = arith.constant 7 : index
+    %two = arith.addi %c1, %c1 : index
+    %r = {expr} : index
+    %a = npu.alloc ub [0] : !npu.buf<1x64xf32, ub>
+    npu.dma mte2 %x[%r, 0] -> %a[0, 0] : {GM} -> !npu.buf<1x64xf32, ub>
+    npu.set_flag mte2 -> mte3, 0
+    npu.wait_flag mte2 -> mte3, 0
+    npu.dma mte3 %a[0, 0] -> %out[0, 0] : !npu.buf<1x64xf32, ub> -> {GM}""")
+    x = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
+    ref, got = both(parse(text), [x])
+    same(ref, got)
+    np.testing.assert_array_equal(got.outputs[0][0], x[row])
+
+
 @pytest.mark.parametrize("numerics", [True, False])
 @pytest.mark.parametrize("case", ERRORS)
 def test_engines_report_the_same_error_at_the_same_op(case: str, numerics: bool) -> None:
