@@ -15,7 +15,7 @@ from pto.passes.pto_fuse_stages import PtoFuseStagesPass
 from pto.passes.tile_annotate_cache import TileAnnotateCachePass
 from pto.passes.tile_apply_settings import TileApplySettingsPass
 from pto.passes.tile_assign_shapes import TileAssignShapesPass
-from pto.passes.tile_unroll import TileUnrollPass
+from pto.passes.tile_unroll import TileUnrollPass, check_factors
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class PtoSk03PipelinePass(ModulePass):
 
     target: str = ""
     factors: tuple[int, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        check_factors(self.factors)  # (the sub-passes are made when the pass runs)
 
     def passes(self) -> list[ModulePass]:
         return [

@@ -112,6 +112,13 @@ def specialise(
                 tainted.add(r)
 
 
+def check_factors(factors: Sequence[int]) -> None:
+    """A `factors` option given is positive, whether or not a kernel pins its own (a
+    bad option is a bad command line, not one the kernel happens to ignore)."""
+    if any(f < 1 for f in factors):
+        raise ValueError(f"unroll factors must be positive, got {list(factors)}")
+
+
 @dataclass(frozen=True)
 class TileUnrollPass(ModulePass):
     """Turn each one-row token loop into a cascade of loops, one per unroll factor.
@@ -133,6 +140,9 @@ class TileUnrollPass(ModulePass):
     name = "tile-unroll"
 
     factors: tuple[int, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        check_factors(self.factors)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):

@@ -20,5 +20,9 @@
 // PINNED: step 16
 // PINNED-NOT: step 8
 // PINNED: step 1
+// A bad factors option is a bad command line, also for a kernel that pins its own.
 // RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=4,0}' 2>&1 | filecheck %s --check-prefix=BAD
-// BAD: error: unroll factors must be positive, got [4, 0]
+// RUN: not pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=4,0}' 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: pto-opt: error: bad pass pipeline '{{.*}}': unroll factors must be positive, got [4, 0]
+// RUN: not pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-sk03-pipeline{factors=0}' 2>&1 | filecheck %s --check-prefix=BAD0
+// BAD0: pto-opt: error: bad pass pipeline 'pto-sk03-pipeline{factors=0}': unroll factors must be positive, got [0]
