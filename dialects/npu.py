@@ -1199,6 +1199,17 @@ class VDupOp(VectorOp):
     def __init__(self, scalar: float, dst: SSAValue):
         super().__init__(operands=[dst], properties={"scalar": FloatAttr(scalar, f32)})
 
+    def verify_vector(self) -> None:
+        t = self.dst.type
+        elem = t.elem if isinstance(t, BufferType) else ""
+        bits = {"i8": 8, "i32": 32}.get(elem)
+        value = self.scalar.value.data
+        if bits is not None and not (float(value).is_integer() and -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)):
+            raise VerifyException(
+                f"'npu.vdup' immediate {value:g} is not a value of {elem}: "
+                f"an integer in [{-(2 ** (bits - 1))}, {2 ** (bits - 1) - 1}]"
+            )
+
 
 @irdl_op_definition
 class VReduceOp(VectorOp):

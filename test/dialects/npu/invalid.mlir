@@ -607,6 +607,40 @@ func.func @f(%g: !npu.buf<?x64xf32, gm>, %g3: !npu.buf<4x4x4xf32, gm>) {
 }
 // -----
 
+// An integer buffer is filled with an integer of its range (the immediate is an f32).
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xi8, ub>
+    %b = npu.alloc ub [256] : !npu.buf<4x64xi32, ub>
+    npu.vdup -128.0 -> %a : !npu.buf<4x64xi8, ub>
+    npu.vdup 1.0e+09 -> %b : !npu.buf<4x64xi32, ub>
+    // expected-error@+1 {{'npu.vdup' immediate 200 is not a value of i8: an integer in [-128, 127]}}
+    npu.vdup 200.0 -> %a : !npu.buf<4x64xi8, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xi8, ub>
+    // expected-error@+1 {{'npu.vdup' immediate 2.5 is not a value of i8: an integer in [-128, 127]}}
+    npu.vdup 2.5 -> %a : !npu.buf<4x64xi8, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %b = npu.alloc ub [0] : !npu.buf<4x64xi32, ub>
+    // expected-error@+1 {{'npu.vdup' immediate 1e+30 is not a value of i32: an integer in [-2147483648, 2147483647]}}
+    npu.vdup 1.0e+30 -> %b : !npu.buf<4x64xi32, ub>
+  }
+  func.return
+}
+// -----
+
 func.func @f() {
   // expected-error@+1 {{cube core count 25 is outside 0..24 of target ascend910b1}}
   npu.launch cube 25 (%c) {
