@@ -382,6 +382,44 @@ def test_engines_agree_on_cube_ops() -> None:
 
 
 A0, B0, ACC = "!npu.buf<32x64xi8, l0a>", "!npu.buf<64x16xi8, l0b>", "!npu.buf<32x16xi32, l0c>"
+
+# An i8 product accumulated 17 times (sums above 2^24), stored, then added again.
+BIG_SUMS = f"""func.func @k(%a: !npu.buf<32x64xi8, gm>, %b: !npu.buf<64x16xi8, gm>,
+    %o: !npu.buf<32x16xi32, gm> {{pto.output}}) {{
+  npu.launch cube 1 (%c) {{
+      %a1 = npu.alloc l1 [0] : !npu.buf<32x64xi8, l1>
+      %b1 = npu.alloc l1 [2048] : !npu.buf<64x16xi8, l1>
+      %a0 = npu.alloc l0a [0] : {A0}
+      %b0 = npu.alloc l0b [0] : {B0}
+      %acc = npu.alloc l0c [0] : {ACC}
+      %t = arith.constant true
+      npu.dma mte2 %a[0, 0] -> %a1[0, 0] : !npu.buf<32x64xi8, gm> -> !npu.buf<32x64xi8, l1>
+      npu.dma mte2 %b[0, 0] -> %b1[0, 0] : !npu.buf<64x16xi8, gm> -> !npu.buf<64x16xi8, l1>
+      npu.dma mte1 %a1[0, 0] -> %a0[0, 0] : !npu.buf<32x64xi8, l1> -> {A0}
+      npu.dma mte1 %b1[0, 0] -> %b0[0, 0] : !npu.buf<64x16xi8, l1> -> {B0}
+      npu.mmad %a0, %b0 -> %acc : {A0}, {B0} -> {ACC}
+{"".join(f"      npu.mmad %a0, %b0 -> %acc acc %t : {A0}, {B0} -> {ACC}{chr(10)}" for _ in range(16))}\
+      npu.fixpipe %acc[0, 0] -> %o[0, 0] : {ACC} -> !npu.buf<32x16xi32, gm>
+      npu.barrier all
+      npu.fixpipe %acc[0, 0] -> %o[0, 0] atomic_add : {ACC} -> !npu.buf<32x16xi32, gm>
+  }}
+  func.return
+}}"""
+
+
+def test_an_integer_atomic_add_is_exact() -> None:
+    """An i32 fixpipe that adds into GM adds integers: a sum above 2^24 keeps its low
+    bits (it went through f32)."""
+    a = np.full((32, 64), 127, np.int8)
+    b = np.full((64, 16), 127, np.int8)
+    b[0, 0] = 126
+    ref, got = both(parse(BIG_SUMS), [a, b])
+    same(ref, got)
+    once = 17 * (a.astype(np.int64) @ b.astype(np.int64))
+    assert once.max() > 2**24
+    np.testing.assert_array_equal(got.outputs[0], 2 * once)
+
+
 # Buffers carried through a loop are block arguments, not `npu.alloc` results: every op
 # on them takes the compiled engine's generic path (a DMA between L1 and a carried L0
 # buffer is neither written-out kind).
