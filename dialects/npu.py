@@ -82,6 +82,7 @@ from xdsl.utils.str_enum import StrEnum
 from pto.diagnostics import DiagnosticError
 from pto.dialects.common import (
     ELEM_BYTES,
+    FLOAT_ELEMS,
     AngleEnum,
     CachePolicy,
     CachePolicyAttr,
@@ -1201,13 +1202,13 @@ class VDupOp(VectorOp):
 
     def verify_vector(self) -> None:
         t = self.dst.type
-        elem = t.elem if isinstance(t, BufferType) else ""
-        bits = {"i8": 8, "i32": 32}.get(elem)
+        if not isinstance(t, BufferType) or t.elem in FLOAT_ELEMS:
+            return
+        low, high = -(2 ** (8 * ELEM_BYTES[t.elem] - 1)), 2 ** (8 * ELEM_BYTES[t.elem] - 1) - 1
         value = self.scalar.value.data
-        if bits is not None and not (float(value).is_integer() and -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)):
+        if not (float(value).is_integer() and low <= value <= high):
             raise VerifyException(
-                f"'npu.vdup' immediate {value:g} is not a value of {elem}: "
-                f"an integer in [{-(2 ** (bits - 1))}, {2 ** (bits - 1) - 1}]"
+                f"'npu.vdup' immediate {value:g} is not a value of {t.elem}: an integer in [{low}, {high}]"
             )
 
 
