@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from pto.diagnostics import DiagnosticError
+from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import tile
 from pto.dialects.common import CubeTileAttr, Form, FormAttr
 
@@ -123,8 +123,9 @@ def check_factors(factors: Sequence[int]) -> None:
 class TileUnrollPass(ModulePass):
     """Turn each one-row token loop into a cascade of loops, one per unroll factor.
 
-    Factors: the kernel's pinned `pto.unroll`, else the `factors` option, else the
-    form's default (mhc_pre: [16]; otherwise the seed's candidates 128,64,32,16,8,1).
+    Factors: the kernel's pinned `pto.unroll` (a different `factors` option is a
+    warning), else the `factors` option, else the form's default (mhc_pre: [16];
+    otherwise the seed's candidates 128,64,32,16,8,1).
     They are made unique, sorted descending, and 1 is appended. Factor f covers as many
     whole f-row tiles as fit from where the previous factor stopped, so any list is
     correct (PyPTO 0.2.0 computes each tail from the original start and overruns for
@@ -154,6 +155,9 @@ class TileUnrollPass(ModulePass):
         pinned = f.attributes.get("pto.unroll")
         if isinstance(pinned, DenseArrayBase):
             chosen: Sequence[int] = pinned.get_values()
+            if self.factors and tuple(self.factors) != tuple(chosen):
+                given = list(self.factors)
+                warn(f, f"pto.unroll {list(chosen)} pins the unroll factors: the factors option {given} is not used")
         elif self.factors:
             chosen = self.factors
         else:

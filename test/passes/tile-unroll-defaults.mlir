@@ -20,6 +20,11 @@
 // PINNED: step 16
 // PINNED-NOT: step 8
 // PINNED: step 1
+// A kernel's pinned factors win over the option, with a warning.
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=4,1}' 2>&1 >/dev/null | filecheck %s --check-prefix=IGNORED
+// IGNORED: mla_wqa_qrmsnorm.mlir:5:1: warning: pto.unroll [128, 64, 32, 16, 1] pins the unroll factors: the factors option [4, 1] is not used
+// RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,32,16,1}' 2>&1 >/dev/null | filecheck %s --check-prefix=SAME --allow-empty
+// SAME-NOT: warning
 // A bad factors option is a bad command line, also for a kernel that pins its own.
 // RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=4,0}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: not pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=4,0}' 2>&1 | filecheck %s --check-prefix=BAD
