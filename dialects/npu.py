@@ -1204,7 +1204,8 @@ class VDupOp(VectorOp):
         t = self.dst.type
         if not isinstance(t, BufferType) or t.elem in FLOAT_ELEMS:
             return
-        low, high = -(2 ** (8 * ELEM_BYTES[t.elem] - 1)), 2 ** (8 * ELEM_BYTES[t.elem] - 1) - 1
+        half = 2 ** (8 * ELEM_BYTES[t.elem] - 1)
+        low, high = -half, half - 1
         value = self.scalar.value.data
         if not (float(value).is_integer() and low <= value <= high):
             raise VerifyException(

@@ -329,10 +329,13 @@ def fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
     if op.deq is not None:
         val, s_el = nx.f32(acc) * np.float32(op.deq.value.data), "f32"
     mode = op.round.data if op.round is not None else RoundMode.RINT
-    if op.atomic_add is not None and d_el == s_el == "i32":  # an integer add: exact (and wraps)
-        out[...] = out + val
-    elif op.atomic_add is not None:
-        out[...] = nx.cast(nx.f32(out) + nx.f32(val), "f32", d_el, mode) if d_el != "f32" else out + nx.f32(val)
+    if op.atomic_add is not None:
+        if d_el == s_el == "i32":  # an integer add: exact (and wraps)
+            out[...] = out + val
+        elif d_el != "f32":
+            out[...] = nx.cast(nx.f32(out) + nx.f32(val), "f32", d_el, mode)
+        else:
+            out[...] = out + nx.f32(val)
     elif s_el != d_el:
         out[...] = nx.cast(val, s_el, d_el, mode)
     else:
