@@ -66,7 +66,9 @@ class L2Cache:
         # `slot[line]`: the slot holding `line`, or -1. Its last entry stands for the tag
         # -1 of an empty way, so that clearing the entries of a round's victims needs no
         # test for empty ones; no line address reaches it (`_cover`).
-        self.slot = np.full(1, -1, np.int32)  # slots < sets * ways
+        # (intp, not the int32 that slots fit: a slot array indexes the way arrays, and
+        # numpy converts any other index type first, which made a round's stamping 4x slower)
+        self.slot = np.full(1, -1, np.intp)
         # `used[set]`: how many of the set's ways have ever held a line. A never-used way
         # (stamp 0) is the least recently used, the lowest first, so a set's ways fill in
         # order and ways 0 .. used - 1 are the used ones: while a set has a free way, a
@@ -207,7 +209,7 @@ class L2Cache:
         """Make `slot` long enough for addresses up to `line` (doubling, so that growing
         costs a constant per address)."""
         if line >= self.slot.size - 1:
-            grown = np.full(max(2 * self.slot.size, line + 2), -1, np.int32)
+            grown = np.full(max(2 * self.slot.size, line + 2), -1, np.intp)
             grown[: self.slot.size - 1] = self.slot[:-1]
             self.slot, self._slot_mv = grown, grown.data
 

@@ -276,8 +276,17 @@ class Machine:
         return self._blank[space]
 
     def count_writes(self, t: GmTensor, offsets, extent) -> None:
-        if (c := self.write_counts.get(t.name)) is not None:
-            c.reshape(t.array.shape)[tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))] += 1
+        """Count a write of the tile in the output's per-element counts, through `t`'s
+        shape (the output, or a reshape of it)."""
+        if (c := self.write_counts.get(t.name)) is None:
+            return
+        if c.shape != t.array.shape:
+            c = c.reshape(t.array.shape)
+        if len(offsets) == 2:  # (most tiles: building the slices in a loop was most of this)
+            (o0, o1), (e0, e1) = offsets, extent
+            c[o0 : o0 + e0, o1 : o1 + e1] += 1
+        else:
+            c[tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))] += 1
 
     # -- global memory ---------------------------------------------------------------
 

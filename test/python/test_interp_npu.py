@@ -8,7 +8,7 @@ import pytest
 from kernels import parse
 
 from pto.interp.machine import MachineError
-from pto.interp.run import run
+from pto.interp.run import ENGINES, run
 from pto.interp.scheduler import DeadlockError
 
 
@@ -154,6 +154,23 @@ def test_reshape_dim_and_tail_rows() -> None:
     out = run_ir(text, x).outputs[0]
     np.testing.assert_array_equal(out[:3], x.reshape(3, 64) + 1)
     np.testing.assert_array_equal(out[3:], 1.0)  # a tail load zero-fills the rest of the tile
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_writes_through_a_reshape_of_an_output_are_counted_where_they_land(engine: str) -> None:
+    """A tile written through a reshaped view counts on the output's own elements."""
+    text = kernel(
+        """
+      %wide = npu.reshape %out : !npu.buf<8x64xf32, gm> -> !npu.buf<16x32xf32, gm>
+      %a = npu.alloc ub [0] : !npu.buf<2x32xf32, ub>
+      npu.vdup 5.0 -> %a : !npu.buf<2x32xf32, ub>
+      npu.dma mte3 %a[0, 0] -> %wide[3, 0] : !npu.buf<2x32xf32, ub> -> !npu.buf<16x32xf32, gm>"""
+    )
+    r = run_ir(text, np.zeros((8, 64), np.float32), engine=engine)
+    want = np.zeros(8 * 64, np.int32)
+    want[3 * 32 : 5 * 32] = 1  # rows 3-4 of the 16x32 view: the second half of row 1, the first of row 2
+    np.testing.assert_array_equal(r.write_counts[0], want.reshape(8, 64))
+    np.testing.assert_array_equal(r.outputs[0].reshape(-1)[want == 1], 5.0)
 
 
 # ------------------------------------------------------------------------- timing
