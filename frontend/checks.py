@@ -47,13 +47,18 @@ _API_PACKAGES = ("pto.frontend", "pto.pypto")
 def caller() -> tuple[str, int] | None:
     """The first stack frame outside the Python API: where the user built the op."""
     f: FrameType | None = sys._getframe(1)
-    while f is not None and (
+    while f is not None and in_api(f):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+def in_api(f: FrameType) -> bool:
+    """Whether the frame runs the Python API's own code, not the user's."""
+    return (
         os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _HERE
         or f.f_globals.get("__name__", "").startswith(_API_PACKAGES)
         or _generated_here(f)
-    ):
-        f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+    )
 
 
 # ------------------------------------------------------------- argument checks

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 
 from pto.frontend import api
 from pto.frontend import builder as b
+from pto.frontend.checks import _is_int
 from pto.interp.report import Report
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.loops import pass_options, status_dim
@@ -50,17 +51,35 @@ class _Param:
 
 def _to_numpy(x: object, what: str) -> np.ndarray:
     """A numpy view of an argument (a torch tensor's storage is shared, so outputs land in it)."""
-    if type(x).__module__.startswith("torch"):
+    if type(x).__module__.startswith("torch") and hasattr(x, "numpy"):  # (not a torch.Size, a dtype, a module)
         if str(getattr(x, "device", "cpu")) != "cpu":
             refuse(f"{what} is on {x.device}: pass CPU tensors")  # type: ignore[attr-defined]
-        if str(x.dtype) == "torch.bfloat16":  # type: ignore[attr-defined]
-            import torch
+        try:
+            if str(x.dtype) == "torch.bfloat16":  # type: ignore[attr-defined]
+                import torch
 
-            return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)  # type: ignore[attr-defined]
-        return x.numpy()  # type: ignore[attr-defined]
+                return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)  # type: ignore[attr-defined]
+            return x.numpy()
+        except (AttributeError, RuntimeError, TypeError) as e:  # a grad, neg-bit, sparse or nested tensor
+            refuse(f"{what} cannot be read as a dense CPU array ({type(e).__name__}: {e})")
     if not isinstance(x, np.ndarray):
         refuse(f"{what} must be a numpy array or a torch CPU tensor, got {type(x).__name__}")
     return x
+
+
+def _positive(v: object) -> bool:
+    return _is_int(v) and 1 <= v < 2**63  # type: ignore[operator]
+
+
+def _self_overlapping(a: np.ndarray) -> bool:
+    """Whether two elements of `a` may share memory: it does not hold when each stride,
+    smallest first, steps past everything the smaller ones span."""
+    span = a.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n > 1):
+        if stride < span:
+            return a.size > 0
+        span = stride * (n - 1) + span
+    return False
 
 
 def _signature(fn: Callable) -> inspect.Signature:
@@ -82,6 +101,9 @@ class JitKernel:
         self.fn = fn
         self.pass_options = dict(pass_opts or {})
         self.runtime_options = dict(runtime_opts or {})
+        for key in RUNTIME_MODELLED:  # (checked here: a trace writes them into the IR)
+            if key in self.runtime_options and not _positive(self.runtime_options[key]):
+                refuse(f"runtime option {key} must be a positive integer, got {self.runtime_options[key]!r}")
         self.ignored = {k: v for k, v in ignored.items() if v is not None}
         self.sig = _signature(fn)
         self.params = [
@@ -94,7 +116,7 @@ class JitKernel:
         self.report: Report | None = None
         self.result: api.Result | None = None
         self.outputs: list[int] = []  # the output parameters of the last kernel traced
-        self._outputs: list[int] = []  # those of the last kernel compiled
+        self._outputs_of: dict[tuple, list[int]] = {}  # those of each kernel in `compiled`
 
     # -- arguments ----------------------------------------------------------------
 
@@ -224,25 +246,56 @@ class JitKernel:
         values, arrays = self._bind(args, kwargs)
         shapes, t = self._shapes(arrays)
         self._options_notes()
-        key = tuple((tuple(str(d) for d in s), str(p.ann._dtype)) for s, p in zip(shapes, self.params, strict=True))
-        if key not in self.compiled:
-            module = self._trace(values, shapes)
-            failed: str | None
-            try:
-                self.compiled[key] = api.compile(module)
-            except api.CompileError as e:
-                failed = str(e)
-            else:
-                failed = None
-            if failed is not None:
-                refuse(f"{self.fn.__name__} does not lower:\n{failed}")
-            self._outputs = self.outputs
-        outs = self._outputs
+        scalars = self._scalars(values)
+        types = tuple((tuple(map(str, s)), str(p.ann._dtype)) for s, p in zip(shapes, self.params, strict=True))
+        key = (types, scalars)
+        compiled = self.compiled.get(key) if scalars is not None else None
+        if compiled is None:
+            compiled = self._compile(values, shapes)
+            if scalars is not None:
+                self.compiled[key], self._outputs_of[key] = compiled, self.outputs
+        outs = self._outputs_of[key] if scalars is not None else self.outputs
+        self._check_outputs([arrays[self.params[i].index] for i in outs], [self.params[i].name for i in outs])
         ins = [arrays[p.index] for i, p in enumerate(self.params) if i not in outs]
-        self.result = api.run(self.compiled[key], ins)
+        self.result = api.run(compiled, ins)
         self.report = self.result.report
         for i, got in zip(outs, self.result.outputs, strict=True):
             arrays[self.params[i].index][...] = got
+
+    def _scalars(self, values: dict) -> tuple | None:
+        """The arguments that are not tensors, which the trace takes as constants (PyPTO
+        keys its cache on them too); None if they cannot be a key: each call traces anew."""
+        tensors = {p.name for p in self.params}
+        # (type and, for a float, repr: 1, 1.0 and True, or 0.0 and -0.0, are equal keys)
+        got = tuple((n, type(v), repr(v) if isinstance(v, float) else v) for n, v in values.items() if n not in tensors)
+        try:
+            hash(got)
+        except TypeError:
+            return None
+        return got
+
+    def _compile(self, values: dict, shapes: list[list]) -> api.Compiled:
+        module = self._trace(values, shapes)
+        failed: str | None
+        try:
+            compiled = api.compile(module)
+        except api.CompileError as e:
+            failed = str(e)
+        else:
+            failed = None
+        if failed is not None:
+            refuse(f"{self.fn.__name__} does not lower:\n{failed}")
+        return compiled
+
+    @staticmethod
+    def _check_outputs(arrays: list[np.ndarray], names: list[str]) -> None:
+        """An output is written in place after the run: it must be writable, and no two of
+        its elements may share memory (each would get whichever result came last)."""
+        for a, name in zip(arrays, names, strict=True):
+            if not a.flags.writeable:
+                refuse(f"output '{name}' is read-only")
+            if _self_overlapping(a):
+                refuse(f"output '{name}' has elements that share memory (strides {a.strides}): pass a plain array")
 
 
 def jit(

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int
@@ -82,8 +82,11 @@ def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
         b._pinned[-1] = dataclasses.replace(entry)  # each factor's body starts from the hints at the loop
         tr.iteration, tr.loop.p = i, p  # type: ignore[union-attr]
         tr.sigs.append([])
+        tr.body_ops.append([])
+        tr.assembled.append([])
         yield value(p)
     tr.iteration = -1
+    _same_bodies(tr, factors)
     first = tr.sigs[0]
     for i, sig in enumerate(tr.sigs[1:], 1):
         if [s[0] for s in sig] != [s[0] for s in first]:
@@ -97,6 +100,66 @@ def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
             for op, mine, base in zip(tr.emitted, sig, first, strict=True):
                 if mine[2] != base[2] and mine[2] is not None:
                     _pin_for_factor(op, factors[i], mine[0], mine[2])
+
+
+# Attributes a factor's body may set for itself: the hints (`_pin_for_factor` keeps them).
+_HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile")
+
+
+def _same_bodies(tr: Trace, factors: list[int]) -> None:
+    """Each factor's body computes what the first's does, from the same values with the
+    same scalars and attributes (not only the same ops), and assembles the same tiles
+    into the same outputs: the kernel has one body. The other factors' ops are erased."""
+    for i in range(1, len(factors)):
+        if (where := _body_differs(tr, i)) is not None:
+            refuse(
+                f"the loop body traced for p={factors[i]} differs from the one for p={factors[0]} in {where}: "
+                "one body for every factor is supported"
+            )
+    for body in reversed(tr.body_ops[1:]):
+        for op in reversed(body):
+            op.detach()
+            op.erase()
+
+
+def _body_differs(tr: Trace, i: int) -> str | None:
+    """Where factor `i`'s body differs from the first's, or None."""
+    mine, first = tr.assembled[i], tr.assembled[0]
+    if [d for d, _ in mine] != [d for d, _ in first]:
+        return "the outputs it assembles into"
+    if not tr.emit:
+        return None
+    same: dict = {}  # this factor's values -> the first's
+    for n, (a, o) in enumerate(zip(tr.body_ops[0], tr.body_ops[i], strict=False)):
+        if not _same_op(a, o, same):
+            return f"its op #{n + 1} ({a.name}: an operand, a scalar or an attribute)"
+    if len(tr.body_ops[0]) != len(tr.body_ops[i]):
+        return "the number of ops it computes"
+    if any(same.get(v, v) is not w for v, w in zip(_tiles(mine), _tiles(first), strict=True)):
+        return "the tiles it assembles"
+    return None
+
+
+def _tiles(assembled: list[tuple[int, Tensor]]) -> list:
+    return [src.built.value for _, src in assembled]
+
+
+def _same_op(a: Operation, o: Operation, same: dict) -> bool:
+    """`o` does what `a` does, on the values `same` maps its operands to (then maps its results)."""
+    attrs = lambda op: {k: v for k, v in op.attributes.items() if k not in _HINTS}  # noqa: E731
+    if (
+        a.name != o.name
+        or a.properties != o.properties
+        or attrs(a) != attrs(o)
+        or a.result_types != o.result_types
+        or a.regions
+        or o.regions
+        or len(a.operands) != len(o.operands)
+        or any(same.get(y, y) is not x for x, y in zip(a.operands, o.operands, strict=True))
+    ):
+        return False
+    same.update(zip(o.results, a.results, strict=True))
+    return True
 
 
 def _pin_for_factor(op, factor: int, kind: str, tiles) -> None:
@@ -255,7 +318,9 @@ def view(
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
-    return Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
+    tile = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
+    tile._body = input._body
+    return tile
 
 
 def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
@@ -292,6 +357,8 @@ def assemble(*args, parallel: bool = False) -> None:
         refuse("pypto.assemble into a scratch tensor is not supported: assemble into an output parameter")
     if tr.loop is None or tr.iteration < 0 or not src._tok:
         refuse("pypto.assemble writes token tiles inside the token loop")
+    if src._body not in (-1, tr.iteration):
+        refuse("pypto.assemble of a tile computed in the loop body for another unroll factor")
     offsets = list(offsets)
     if len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
@@ -301,6 +368,7 @@ def assemble(*args, parallel: bool = False) -> None:
     if dst._param in tr.outputs and tr.iteration == 0:
         refuse("each output parameter is assembled once per loop body")
     tr.seen_token.add(dst._param)
+    tr.assembled[tr.iteration].append((dst._param, src))
     if tr.iteration == 0:
         tr.outputs[dst._param] = src
 
@@ -342,6 +410,11 @@ def pass_options(tr: Trace, options: dict) -> None:
         if key in MODELLED_OPTIONS:
             if not isinstance(val, dict):
                 refuse(f"pass option '{key}' must be a dict {{axis: count}}, got {val!r}")
+            for axis, count in val.items():  # (the builder's checks, at the user's line)
+                if not _is_int(axis) and not isinstance(axis, str):
+                    refuse(f"pass option '{key}': axis {axis!r} must be an integer")
+                if not _is_int(count) or not 1 <= count < 2**63:
+                    refuse(f"pass option '{key}': the count for axis {axis} must be a positive integer, got {count!r}")
             tr.options[key] = {**tr.options.get(key, {}), **val}
         elif val is not None:
             not_modelled(f"pass option {key}", tr.notes)

@@ -62,7 +62,7 @@ def _slice(x: Tensor) -> Tensor:
         y = weight_view(src, x.shape, [0] * (len(x.shape) - 1) + [c0])
     else:
         y = _result("slice", [src], x.shape, src.known_dtype, lambda v: b.slice(v, c0, c1 - c0))
-    x._lazy, x._val, x._tok = None, y._val, y._tok
+    x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
     return x
 
 
@@ -74,14 +74,30 @@ def _result(
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     tr = current(f"pypto.{kind}")
     tr.record(kind)
+    if any(i._body >= 0 and i._body != tr.iteration for i in inputs):
+        where = "another unroll factor" if tr.iteration >= 0 else "after the loop"
+        refuse(f"pypto.{kind} uses a value computed in the loop body for {where}")
     val = None
-    if tr.emitting:
-        if any(i._val is None for i in inputs):
-            refuse(f"pypto.{kind} uses a value computed in the loop body for another unroll factor")
+    if tr.emit:
+        block = tr.kernel.block  # type: ignore[union-attr]
+        last = block.last_op
         val = build(*(i._val for i in inputs))
+        if tr.iteration >= 0:
+            tr.body_ops[tr.iteration] += _ops_after(block, last)
         if tr.iteration == 0:
             tr.emitted.append(val.value.owner)
-    return Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
+    t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
+    t._body = tr.iteration
+    return t
+
+
+def _ops_after(block, last) -> list:
+    """The ops of the kernel's block after `last` (None: all): what one build appended."""
+    out, op = [], block.first_op if last is None else last.next_op
+    while op is not None:
+        out.append(op)
+        op = op.next_op
+    return out
 
 
 def _scalar(v: object) -> TypeGuard[float]:  # any real but bool; float in the numeric tower

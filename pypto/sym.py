@@ -6,9 +6,10 @@ them at sample points."""
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable, Mapping
 
-from pto.frontend.checks import _is_int
+from pto.frontend.checks import _is_int, in_api
 from pto.pypto.errors import refuse
 
 
@@ -71,6 +72,20 @@ class Sym:
         refuse(f"the symbolic integer {self} has no value while the kernel is traced")
 
     __lt__ = __le__ = __gt__ = __ge__ = lambda self, o: self.__bool__()  # noqa: E731
+
+    def __eq__(self, other: object) -> bool:
+        """In the API's own shape tests a symbol equals only itself; in the kernel's code
+        (`if idx == 0:`) it has no value to compare, as for `<`."""
+        if in_api(sys._getframe(1)):
+            return self is other
+        return self.__bool__()
+
+    def __ne__(self, other: object) -> bool:
+        if in_api(sys._getframe(1)):
+            return self is not other
+        return self.__bool__()
+
+    __hash__ = object.__hash__
 
 
 def names_of(*vs: object) -> frozenset[str]:

@@ -44,13 +44,13 @@ class Trace:
     iteration: int = -1  # which factor's body runs (-1: outside the loop)
     sigs: list[list[tuple]] = field(default_factory=list)  # per factor: the ops traced and their hints
     emitted: list = field(default_factory=list)  # the ops of the first factor's body, in trace order
+    # Per factor, every op its body built and each (output parameter, tile) it assembled:
+    # the bodies of the other factors are built too, compared with the first's, then erased.
+    body_ops: list[list] = field(default_factory=list)
+    assembled: list[list[tuple[int, Tensor]]] = field(default_factory=list)
     cache: dict[int, CachePolicy] = field(default_factory=dict)
     options: dict[str, dict[int | str, int]] = field(default_factory=dict)
     notes: set[str] = field(default_factory=set)
-
-    @property
-    def emitting(self) -> bool:
-        return self.emit and self.iteration <= 0
 
     def record(self, kind: str) -> None:
         if self.iteration >= 0:
@@ -98,12 +98,13 @@ class Tensor:
         self._param: int | None = None  # which kernel parameter it is
         self._view_of: int | None = None  # the parameter an in-place reshape views
         self._lazy: tuple | None = None  # ("const", c) of pypto.full, ("recip", (x, c)) of c / x
+        self._body = -1  # which factor's loop body computed it (-1: not the loop body)
 
     @classmethod
     def traced(cls, shape: list, dtype: DataType, val: b.Tensor | None, tok: bool, lazy: tuple | None = None) -> Tensor:
         t = cls.__new__(cls)
         t._shape, t._dtype, t.name, t._val, t._tok, t._param, t._lazy = list(shape), dtype, "", val, tok, None, lazy
-        t._view_of = None
+        t._view_of, t._body = None, -1
         return t
 
     @property

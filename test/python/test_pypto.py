@@ -332,6 +332,14 @@ def _kernel(body):
         (lambda xt, i, p: pypto.view(xt, [p, 32], [0, 40]), "views here take whole tensors"),
         (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "views here take whole tensors"),
         (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
+        # the same ops, but not the same body: each factor would run the first's
+        (lambda xt, i, p: xt * (2.0 if p == 2 else 3.0), "differs from the one for p=2 in its op #1 (pto.muls"),
+        (
+            lambda xt, i, p: pypto.sub(xt, pypto.exp(xt)) if p == 2 else pypto.sub(pypto.exp(xt), xt),
+            "differs from the one for p=2 in its op #2 (pto.sub",
+        ),
+        (lambda xt, i, p: pypto.sqrt(xt) if i == 0 else xt, "the symbolic integer idx has no value"),
+        (lambda xt, i, p: pypto.sqrt(xt) if i != 0 else xt, "the symbolic integer idx has no value"),
         (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
         (lambda xt, i, p: pypto.add(xt, pypto.cast(xt, BF16)), "cast one first"),
     ],
@@ -352,6 +360,115 @@ def test_arguments_are_checked_against_the_annotations() -> None:
         k(np.ones((3, K), np.float32), np.zeros((4, K), np.float32))
     with pytest.raises(pto.BuildError, match="must be a numpy array or a torch CPU tensor"):
         k([1, 2], np.zeros((3, K), np.float32))
+
+
+def test_a_value_of_one_factors_body_is_not_used_by_another() -> None:
+    kept = []
+
+    def body(xt, i, p):
+        kept.append(pypto.exp(xt))
+        return pypto.sqrt(kept[0])
+
+    with pytest.raises(pto.BuildError, match="computed in the loop body for another unroll factor"):
+        _kernel(body)(np.ones((3, K), np.float32), np.zeros((3, K), np.float32))
+
+
+def test_bodies_that_assemble_into_other_outputs_per_factor_are_refused() -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        a: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        b: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            pypto.assemble(pypto.exp(xt), [idx, 0], a if p == 2 else b)
+            pypto.assemble(pypto.sqrt(xt), [idx, 0], b if p == 2 else a)
+
+    x = np.ones((3, K), np.float32)
+    with pytest.raises(pto.BuildError, match="differs from the one for p=2 in the outputs it assembles into"):
+        k(x, np.zeros_like(x), np.zeros_like(x))
+
+
+def _linear(scale=1.0):
+    """y = x @ w.T * scale, unroll [2, 1]."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+        scale=scale,
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
+            pypto.assemble(y * scale, [idx, 0], out)
+
+    return k
+
+
+def test_scalar_arguments_are_part_of_the_trace() -> None:
+    # PyPTO keys its compiled kernels on non-tensor arguments too: each value its own trace
+    k = _linear()
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((3, N), np.float32)
+    k(x, w, out)
+    base = out.copy()
+    for scale in (3.0, 5.0, 3.0, -0.0, np.float32(2.0)):
+        k(x, w, out, scale)
+        want = base * np.float32(scale)
+        assert np.array_equal(out, want) and np.array_equal(np.signbit(out), np.signbit(want)), scale
+    assert len(k.compiled) == 5  # 1.0, 3.0, 5.0, -0.0 and np.float32(2.0)
+
+
+def test_outputs_are_checked_before_the_run() -> None:
+    k = _linear()
+    x, w = np.ones((3, K), np.float32), np.ones((N, K), np.float32)
+    read_only = np.zeros((3, N), np.float32)
+    read_only.setflags(write=False)
+    with pytest.raises(pto.BuildError, match="output 'out' is read-only"):
+        k(x, w, read_only)
+    rows = np.lib.stride_tricks.as_strided(np.zeros(N, np.float32), (3, N), (0, 4), writeable=True)
+    with pytest.raises(pto.BuildError, match="output 'out' has elements that share memory"):
+        k(x, w, rows)
+    assert k.report is None  # nothing ran
+    out = np.zeros((N, 3), np.float32).T  # strided, but no two elements share memory: written
+    k(x, w, out)
+    assert np.array_equal(out, np.full((3, N), K, np.float32))
+
+
+def test_a_torch_tensor_numpy_cannot_read_is_refused() -> None:
+    class Tensor:  # as torch's, for a tensor that requires grad
+        __module__ = "torch"
+        device, dtype = "cpu", "torch.float32"
+
+        def numpy(self):
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad")
+
+    k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
+    with pytest.raises(pto.BuildError, match="argument 'x' cannot be read as a dense CPU array"):
+        k(Tensor(), np.zeros((3, K), np.float32))
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"pass_options": {"vec_nbuffer_setting": {0: 2.5}}}, "the count for axis 0 must be a positive integer"),
+        ({"pass_options": {"vec_nbuffer_setting": {0: None}}}, "the count for axis 0 must be a positive integer"),
+        ({"pass_options": {"vec_nbuffer_setting": {1.5: 2}}}, "axis 1.5 must be an integer"),
+        ({"runtime_options": {"stitch_function_max_num": 1.5}}, "stitch_function_max_num must be a positive integer"),
+    ],
+)
+def test_option_values_are_checked(options, message) -> None:
+    with pytest.raises(pto.BuildError, match=message):
+
+        @pypto.frontend.jit(**options)
+        def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+            for idx, p in pypto.loop_unroll(0, x.shape[0], 1):
+                pypto.assemble(pypto.view(x, [p, K], [idx, 0]), [idx, 0], out)
+
+        k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
 
 
 def test_options_not_modelled_are_reported_once() -> None:
