@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
-from pto.pypto.errors import NotModelledWarning, refuse
+from pto.pypto.errors import NotModelledWarning, unsupported_name
 from pto.pypto.loops import (
     assemble,
     loop,
@@ -76,7 +76,17 @@ OTHER_PYPTO_NAMES = (
     "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt maximum minimum mrgsort "
     "ne neg one_hot ones pad pow prelu prod relu remainder round scaled_mm scatter scatter_ scatter_update "
     "sign signbit sin softmax sort32 topk tril triu trunc unsqueeze var where set_matrix_size "
-    "set_conv_tile_shapes from_torch"
+    "set_conv_tile_shapes from_torch "
+    # its configuration, symbols and types beyond the ones SK-03 kernels use
+    "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
+    "get_current_function get_current_scope get_debug_options get_global_config get_host_options "
+    "get_last_function get_options_tree get_pass_config get_pass_configs get_pass_default_config "
+    "get_pass_options get_scatter_mode get_vec_tile_shapes get_verify_options is_loop_begin is_loop_end "
+    "pass_verify_print pass_verify_save reset_options set_codegen_options set_debug_options "
+    "set_global_config set_host_options set_options set_pass_config set_pass_default_config "
+    "set_verify_golden_data set_verify_options to_sym to_syms verify "
+    "AtomicType CompStage ConfigScope ConvParams ConvTile CubeTile Element Function OpType OutType "
+    "PassConfigKey PassConfigs ReLuType ReduceMode ScatterMode SymInt SymbolicScalar TransMode"
 ).split()
 
 
@@ -136,10 +146,4 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name in OTHER_PYPTO_NAMES:
-
-        def unsupported(*args, **kwargs):
-            refuse(f"pypto.{name} is outside SK-03 as modelled here (see docs/pypto.md)")
-
-        return unsupported
-    raise AttributeError(f"module 'pto.pypto' has no attribute '{name}'")
+    return unsupported_name(__name__, name, tuple(OTHER_PYPTO_NAMES))

@@ -27,3 +27,27 @@ def not_modelled(what: str, seen: set[str]) -> None:
             where[0] if where else "<pypto>",
             where[1] if where else 0,
         )
+
+
+def unsupported_name(module: str, name: str, others: tuple[str, ...]):
+    """A module's `__getattr__`: PyPTO 0.2.0's other public names of `module` are refused
+    where they are used (called, or an attribute of them read), at the user's line."""
+    if name not in others:
+        raise AttributeError(f"module '{module}' has no attribute '{name}'")
+    return _Unsupported(f"{module.replace('pto.pypto', 'pypto')}.{name}")
+
+
+class _Unsupported:
+    def __init__(self, name: str):
+        self._name = name
+
+    def _refuse(self):
+        refuse(f"{self._name} is outside SK-03 as modelled here (see docs/pypto.md)")
+
+    def __call__(self, *args, **kwargs):
+        self._refuse()
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._refuse()

@@ -32,7 +32,7 @@ from pto.frontend import api
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int
 from pto.interp.report import Report
-from pto.pypto.errors import not_modelled, refuse
+from pto.pypto.errors import not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Tensor, Trace, _traces
@@ -333,3 +333,7 @@ def jit(
 
 
 __all__ = ["jit", "JitKernel", "DataType"]
+
+
+def __getattr__(name: str):  # PyPTO 0.2.0's other frontend names: refused where used
+    return unsupported_name(__name__, name, ("function", "dynamic", "SymbolicScalar"))

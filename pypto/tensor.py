@@ -10,6 +10,7 @@ the others must trace the same computation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from pto.frontend import builder as b
 from pto.pypto.errors import refuse
@@ -167,6 +168,34 @@ class Tensor:
     def __neg__(self):
         return _ops().mul(self, -1.0)  # noqa: E704
 
+    def __abs__(self):
+        return _ops().abs(self)  # noqa: E704
+
+    def __getattr__(self, name: str):
+        """PyPTO's Tensor methods: those of the supported ops are the ops with the tensor
+        first (`x.matmul(w, ...)` is `pypto.matmul(x, w, ...)`, `out.assemble(y, offsets)`
+        is `pypto.assemble(y, offsets, out)`); the others are refused by name."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in METHODS:
+            import pto.pypto as pypto
+
+            return partial(getattr(pypto, name), self)
+        if name == "assemble":
+            from pto.pypto.loops import assemble
+
+            return lambda input, offsets: assemble(input, offsets, self)  # noqa: A006
+        refuse(f"Tensor.{name} is outside SK-03 as modelled here (see docs/pypto.md)")
+
+    def _operator(self, *args):
+        refuse(
+            "this Python operator on a tensor is not supported here: SK-03 kernels use + - * / and unary -, "
+            "and pypto's functions (pypto.matmul, pypto.amax, ...)"
+        )
+
+    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
+    __lt__ = __le__ = __gt__ = __ge__ = _operator
+
     def __getitem__(self, key):
         """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`."""
         from pto.pypto.loops import view
@@ -194,6 +223,12 @@ class Tensor:
     def __repr__(self) -> str:
         dt = self._dtype.name if self._dtype is not None else "?"
         return f"pypto.Tensor({self.shape}, {dt})"
+
+
+# PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
+METHODS = (
+    "add amax amin clone div exp matmul mul reciprocal reshape rsqrt sigmoid sqrt sub sum transpose view"
+).split()
 
 
 def _ops():

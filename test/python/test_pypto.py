@@ -352,6 +352,49 @@ def test_unsupported_pypto_is_refused_at_the_users_line(body, message) -> None:
     assert message in str(e.value) and f"{__file__}:" in str(e.value), str(e.value)
 
 
+def test_tensor_methods_are_the_ops_with_the_tensor_first() -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            xt = pypto.view(x, [p, K], [idx, 0])
+            y = abs(xt.exp().sqrt()).matmul(w, FP32, b_trans=True)
+            out.assemble(y.mul(2.0), [idx, 0])
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((3, N), np.float32)
+    k(x, w, out)
+    assert check(out, (np.sqrt(np.exp(x)) @ w.T) * 2).ok
+
+
+@pytest.mark.parametrize(
+    "use, message",
+    [
+        (lambda xt: xt.softmax(-1), "Tensor.softmax is outside SK-03"),
+        (lambda xt: xt.valid_shape, "Tensor.valid_shape is outside SK-03"),
+        (lambda xt: xt @ xt, "this Python operator on a tensor is not supported"),
+        (lambda xt: xt**2, "this Python operator on a tensor is not supported"),
+        (lambda xt: xt > 0, "this Python operator on a tensor is not supported"),
+        (lambda xt: pypto.get_vec_tile_shapes(), "pypto.get_vec_tile_shapes is outside SK-03"),
+        (lambda xt: pypto.ReduceMode.SUM, "pypto.ReduceMode is outside SK-03"),
+        (lambda xt: pypto.frontend.function(xt), "pypto.frontend.function is outside SK-03"),
+        (lambda xt: pypto.experimental.nop(), "pypto.experimental.nop is outside SK-03"),
+    ],
+)
+def test_other_pypto_names_and_operators_are_refused_by_name(use, message) -> None:
+    k = _kernel(lambda xt, i, p: use(xt))
+    x = np.ones((3, K), np.float32)
+    with pytest.raises(pto.BuildError, match="pto.pypto") as e:
+        k(x, np.zeros_like(x))
+    assert message in str(e.value) and f"{__file__}:" in str(e.value), str(e.value)
+    with pytest.raises(AttributeError):
+        pypto.no_such_name  # noqa: B018 (not a PyPTO name: Python's own error)
+
+
 def test_arguments_are_checked_against_the_annotations() -> None:
     k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
     with pytest.raises(pto.BuildError, match="argument 'x' is float64, its annotation DT_FP32"):
