@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import ml_dtypes
 import numpy as np
@@ -62,6 +63,8 @@ def _to_numpy(x: object, what: str) -> np.ndarray:
             return x.numpy()
         except (AttributeError, RuntimeError, TypeError) as e:  # a grad, neg-bit, sparse or nested tensor
             refuse(f"{what} cannot be read as a dense CPU array ({type(e).__name__}: {e})")
+    if isinstance(x, Tensor):
+        refuse(f"{what} is a tensor of a kernel being traced: a jit kernel is not called inside another")
     if not isinstance(x, np.ndarray):
         refuse(f"{what} must be a numpy array or a torch CPU tensor, got {type(x).__name__}")
     return x
@@ -117,6 +120,11 @@ class JitKernel:
         self.result: api.Result | None = None
         self.outputs: list[int] = []  # the output parameters of the last kernel traced
         self._outputs_of: dict[tuple, list[int]] = {}  # those of each kernel in `compiled`
+
+    def __get__(self, obj, objtype=None):
+        """A kernel defined in a class is a method: the instance is its first argument
+        (not a tensor: part of the trace's key, as any other)."""
+        return self if obj is None else partial(self, obj)
 
     # -- arguments ----------------------------------------------------------------
 
@@ -325,7 +333,7 @@ def jit(
         refuse(f"jit's runtime_options must be a dict, got {runtime_options!r}")
 
     def wrap(fn: Callable) -> JitKernel:
-        if not callable(fn):
+        if not callable(fn) or isinstance(fn, JitKernel):
             refuse(f"jit decorates a function, got {fn!r}")
         return JitKernel(fn, pass_options, runtime_options, ignored)
 

@@ -264,6 +264,8 @@ def _token_param(tr: Trace, x: Tensor, what: str) -> int:
     p = x._param if x._param is not None else x._view_of
     if p is None:
         refuse(f"{what} of a computed value is not supported: take token tiles of the kernel's parameters")
+    if tr.params[p]._lazy == ("output", p):  # (known in the second run: the probe found the outputs)
+        refuse(f"parameter '{tr.names[p]}' is both read and assembled into: in-place kernels are not supported")
     return p
 
 

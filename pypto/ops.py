@@ -79,6 +79,8 @@ def _result(
         refuse(f"pypto.{kind} uses a value computed in the loop body for {where}")
     val = None
     if tr.emit:
+        if any(i._val is None for i in inputs):  # (each way to get here is refused earlier, by name)
+            refuse(f"pypto.{kind} reads a tensor that has no value in this kernel")
         block = tr.kernel.block  # type: ignore[union-attr]
         last = block.last_op
         val = build(*(i._val for i in inputs))
@@ -133,6 +135,20 @@ def _adds(x: Tensor, c: float) -> Tensor:
     return x if c == 0 else _result("add", [x], x.shape, x.known_dtype, lambda v: b.adds(v, float(c)))
 
 
+def _const(full: object, partner: object, what: str) -> float | None:
+    """The value of a `pypto.full` operand, folded into the scalar op on `partner`: its
+    shape must broadcast to the partner's (the result keeps that) and its dtype match."""
+    c = _lazy(full, "const")
+    if c is None or not isinstance(partner, Tensor) or partner._shape is None:
+        return c
+    fs, ps = full.shape, partner.shape  # type: ignore[attr-defined]
+    if len(fs) != len(ps) or any(f != 1 and f != d for f, d in zip(fs, ps, strict=True)):
+        refuse(f"{what} of pypto.full({fs}) and a {ps} tensor: the full's shape does not broadcast to it")
+    if full._dtype is not partner._dtype:  # type: ignore[attr-defined]
+        refuse(f"{what} of a {full.dtype.name} pypto.full and a {partner.known_dtype.name} tensor: cast one first")  # type: ignore[attr-defined]
+    return c
+
+
 def _lazy(x: object, kind: str) -> Any:  # the payload's type depends on `kind`
     return x._lazy[1] if isinstance(x, Tensor) and x._lazy is not None and x._lazy[0] == kind else None
 
@@ -140,7 +156,7 @@ def _lazy(x: object, kind: str) -> Any:  # the payload's type depends on `kind`
 def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  # noqa: A002
     if not _scalar(alpha):
         refuse(f"pypto.add's alpha must be a number, got {alpha!r}")
-    if (c := _lazy(other, "const")) is not None:
+    if (c := _const(other, input, "pypto.add")) is not None:
         other = c
     if _lazy(input, "partial") is not None and _lazy(other, "partial") is not None and alpha == 1:
         if (both := split_k.merge(input, other)) is not None:  # type: ignore[arg-type]
@@ -152,8 +168,10 @@ def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
 
 
 def sub(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  # noqa: A002
-    if (c := _lazy(other, "const")) is not None:
+    if (c := _const(other, input, "pypto.sub")) is not None:
         other = c
+    if (c := _const(input, other, "pypto.sub")) is not None and _scalar(alpha):
+        return rsub(_muls(_tensor(other, "pypto.sub's other"), alpha), c)  # c - alpha * other
     if _scalar(other) and _scalar(alpha):
         return _adds(_tensor(input, "pypto.sub's input"), -alpha * other)
     if not _scalar(alpha):
@@ -171,7 +189,7 @@ def rsub(x: Tensor, c: object) -> Tensor:
 
 def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
     for a, o in ((input, other), (other, input)):
-        if (c := _lazy(o, "const")) is not None:
+        if (c := _const(o, a, "pypto.mul")) is not None:
             o = c
         if (r := _lazy(a, "recip")) is not None and _scalar(o):
             return _recip(r[0], r[1] * o)
@@ -184,7 +202,7 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
 
 
 def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
-    if (c := _lazy(other, "const")) is not None:
+    if (c := _const(other, input, "pypto.div")) is not None:
         other = c
     if _scalar(other):
         if other == 0:
@@ -192,7 +210,7 @@ def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
         if (r := _lazy(input, "recip")) is not None:
             return _recip(r[0], r[1] / other)
         return _muls(_tensor(input, "pypto.div's input"), 1.0 / other)
-    if (c := _lazy(input, "const")) is not None:
+    if (c := _const(input, other, "pypto.div")) is not None:
         return rdiv(other, c)  # type: ignore[arg-type]
     return _binary("div", _tensor(input, "pypto.div's input"), _tensor(other, "pypto.div's other"))
 

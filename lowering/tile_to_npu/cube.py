@@ -70,10 +70,11 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     n1 = n0 = min(n0, n)
     k1 = min(k1, k)
     k0 = min(k0, k1)
-    if n % n1 or k % k1 or k1 % k0:
-        raise unsupported(
-            st, f"N = {n} or K = {k} not a multiple of its tile (nL0 = {n1}, kL1 = {k1}), or kL1 not of kL0 = {k0}"
-        )
+    bad = [f"N = {n} not a multiple of its tile nL0 = {n1}"] if n % n1 else []
+    bad += [f"K = {k} not a multiple of its tile kL1 = {k1}"] if k % k1 else []
+    bad += [f"kL1 = {k1} not a multiple of kL0 = {k0}"] if k1 % k0 else []
+    if bad:
+        raise unsupported(st, ", ".join(bad))
     return Tiles(
         m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, tensor_type(mm.lhs).element_type) if st.tiles.is_split_k else 1
     )

@@ -395,6 +395,86 @@ def test_other_pypto_names_and_operators_are_refused_by_name(use, message) -> No
         pypto.no_such_name  # noqa: B018 (not a PyPTO name: Python's own error)
 
 
+@pytest.mark.parametrize(
+    "body, want",
+    [
+        (lambda xt, p: pypto.sub(pypto.full([p, K], 2.0, FP32), xt), lambda x: 2 - x),
+        (lambda xt, p: pypto.sub(pypto.full([1, K], 2.0, FP32), xt, alpha=3), lambda x: 2 - 3 * x),
+        (lambda xt, p: pypto.add(xt, pypto.full([p, 1], 0.5, FP32)), lambda x: x + 0.5),
+    ],
+)
+def test_a_full_folds_into_either_operand(body, want) -> None:
+    k = _linear_of(body)
+    x, w = np.random.default_rng(4).standard_normal((3, K), dtype=np.float32), np.eye(N, K, dtype=np.float32)
+    out = np.zeros((3, N), np.float32)
+    k(x, w, out)
+    assert check(out, want(x)[:, :N]).ok
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (lambda xt, p: pypto.add(xt, pypto.full([p + 3, K + 1], 2.0, FP32)), "does not broadcast"),
+        (lambda xt, p: pypto.mul(pypto.full([p, K], 2.0, BF16), xt), "cast one first"),
+    ],
+)
+def test_a_full_that_does_not_fit_its_operand_is_refused(body, message) -> None:
+    x = np.ones((3, K), np.float32)
+    with pytest.raises(pto.BuildError, match=message):
+        _linear_of(body)(x, np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
+
+
+def _linear_of(body):
+    """out = body(x tile) @ w.T"""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            y = body(pypto.view(x, [p, K], [idx, 0]), p)
+            pypto.assemble(pypto.matmul(y, w, FP32, b_trans=True), [idx, 0], out)
+
+    return k
+
+
+def test_an_input_that_is_also_assembled_into_is_refused() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32), [idx, 0], x)
+
+    with pytest.raises(pto.BuildError, match="parameter 'x' is both read and assembled into"):
+        k(np.ones((3, K), np.float32), np.ones((K, K), np.float32))
+
+
+def test_a_kernel_that_is_a_method_and_kernels_that_are_not_supported() -> None:
+    class Model:
+        scale = 2.0
+
+        @pypto.frontend.jit
+        def k(
+            self,
+            x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+            w: pypto.Tensor([N, K], FP32),
+            out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+        ):
+            for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+                y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
+                pypto.assemble(y * self.scale, [idx, 0], out)
+
+    x, w, out = np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32)
+    Model().k(x, w, out)
+    assert np.array_equal(out, np.full((3, N), 2.0 * K, np.float32))
+    with pytest.raises(pto.BuildError, match="jit decorates a function"):
+        pypto.frontend.jit(Model.k)
+    inner = _linear()
+    with pytest.raises(pto.BuildError, match="a jit kernel is not called inside another"):
+        _linear_of(lambda xt, p: inner(xt, xt, xt))(x, w, out)
+
+
 def test_arguments_are_checked_against_the_annotations() -> None:
     k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
     with pytest.raises(pto.BuildError, match="argument 'x' is float64, its annotation DT_FP32"):
