@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from pto.frontend import builder as b
+from pto.frontend.checks import _is_int
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.types import CachePolicy, DataType, StatusType, TileOpFormat
@@ -85,6 +86,8 @@ class Tensor:
     ):
         if shape is not None and not isinstance(shape, list | tuple):
             refuse(f"pypto.Tensor's shape must be a list, got {shape!r}")
+        if shape is not None and any(not isinstance(d, StatusType | Sym) and not (_is_int(d) and d > 0) for d in shape):
+            refuse(f"pypto.Tensor's dimensions are positive integers, DYNAMIC or STATIC, got {list(shape)!r}")
         if dtype is not None and not isinstance(dtype, DataType):
             refuse(f"pypto.Tensor's dtype must be a pypto.DataType (pypto.DT_BF16, ...), got {dtype!r}")
         if format not in (None, TileOpFormat.TILEOP_ND):

@@ -77,6 +77,9 @@ class StatusType(enum.Enum):
     STATIC = "static"
     DYN = "dyn"
 
+    def __repr__(self) -> str:  # as the kernel spells it, in messages that print a shape
+        return f"pypto.{self.name}"
+
 
 class RunMode(enum.Enum):
     NPU = 0

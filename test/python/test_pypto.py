@@ -475,6 +475,16 @@ def test_a_kernel_that_is_a_method_and_kernels_that_are_not_supported() -> None:
         _linear_of(lambda xt, p: inner(xt, xt, xt))(x, w, out)
 
 
+def test_annotations_are_checked_and_printed_as_written() -> None:
+    with pytest.raises(
+        pto.BuildError, match=r"dimensions are positive integers, DYNAMIC or STATIC, got \[pypto.DYNAMIC, 0\]"
+    ):
+        pypto.Tensor([pypto.DYNAMIC, 0], FP32)
+    k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
+    with pytest.raises(pto.BuildError, match=r"its annotation \[pypto.DYNAMIC, 64\]"):
+        k(np.ones((3, K + 1), np.float32), np.zeros((3, K), np.float32))
+
+
 def test_arguments_are_checked_against_the_annotations() -> None:
     k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
     with pytest.raises(pto.BuildError, match="argument 'x' is float64, its annotation DT_FP32"):
