@@ -11,6 +11,7 @@ Exit codes: 0 done; 1 a kernel the tuner cannot take (a diagnostic, or one error
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,8 +20,10 @@ from xdsl.utils.exceptions import ParseError
 from pto.diagnostics import Diagnostic, DiagnosticError, collect, render
 from pto.driver.errors import UsageError
 from pto.driver.parse import parse_error_diag, read_source
+from pto.driver.verify import verify_each
 from pto.targets import UnknownTargetError, load_target
 from pto.tuner.kernel import TuneError
+from pto.tuner.tune import MAX_JOBS
 
 EXIT_USER, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -63,7 +66,18 @@ def _int_list(text: str, what: str) -> list[int]:
         raise UsageError(f"{what} must be comma-separated integers, got '{text}'") from None
     if not vals:
         raise UsageError(f"{what} needs at least one value")
+    if min(vals) < 1:
+        raise UsageError(f"{what} must be positive, got {min(vals)}")
     return vals
+
+
+def _writable(path: str, flag: str) -> None:
+    """A file the run will write: checked before anything is measured."""
+    where = os.path.dirname(os.path.abspath(path))
+    if not path or os.path.isdir(path):
+        raise UsageError(f"{flag} needs a file name, got '{path}'")
+    if not os.path.isdir(where) or not os.access(where, os.W_OK):
+        raise UsageError(f"{flag} '{path}': cannot write in '{where}'")
 
 
 def _value(text: str):
@@ -97,22 +111,27 @@ def _check(a: argparse.Namespace) -> None:
     for flag in ("budget", "jobs"):
         if getattr(a, flag) is not None and getattr(a, flag) < 1:
             raise UsageError(f"--{flag} must be a positive integer, got {getattr(a, flag)}")
-    if a.target:
-        load_target(a.target)
+    if a.jobs is not None and a.jobs > MAX_JOBS:
+        raise UsageError(f"--jobs must be at most {MAX_JOBS}, got {a.jobs}")
+    if a.target is not None:
+        load_target(a.target)  # ('' too: an unknown target)
+    for flag in ("out", "write_best", "plot"):
+        if (path := getattr(a, flag)) is not None:
+            _writable(path, "--" + flag.replace("_", "-"))
+    if a.plot is not None and not a.plot.lower().endswith(".png"):
+        raise UsageError(f"--plot writes a PNG: give a .png file, got '{a.plot}'")
     if a.exhaustive and a.budget is not None:
         raise UsageError("give --exhaustive or --budget, not both")
 
 
 def _kernel_text(path: str, sink, sources: dict[str, str]) -> str:
-    try:
-        text = read_source(path)
-    except UsageError as e:
-        raise TuneError(str(e)) from None
+    """The kernel's text, parsed and verified here so that a diagnostic shows its line."""
+    text = read_source(path)  # (a UsageError, as pto-opt's)
     sources[path] = text
     from pto.tuner.evaluate import _parsed
 
     try:
-        _parsed(text, path)
+        verify_each(_parsed(text, path))
     except ParseError as e:
         sink(parse_error_diag(e))
         raise TuneError("") from None

@@ -17,10 +17,10 @@ from xdsl.ir import BlockArgument
 from pto.dialects import pto
 from pto.dialects.common import MATMUL_OUT, FormAttr, elem_name
 from pto.dialects.pto import tensor_type
-from pto.interp.run import signature
+from pto.interp.run import InputError, signature
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
 from pto.passes.pto_fuse_stages import PtoFuseStagesPass
-from pto.targets import Target, load_target, target_of
+from pto.targets import Target, UnknownTargetError, load_target, target_of
 
 # The fused vector ops that carry a stage's vector tile (see `pin_vec_tiles`).
 VEC_TILED = (pto.RmsNormOp, pto.QuantOp, pto.DequantOp)
@@ -80,7 +80,11 @@ def _classified(module: ModuleOp) -> ModuleOp:
 
 def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
     """The facts of `module`'s kernel; a DiagnosticError if it is not an SK-03 kernel."""
-    sig = signature(module)
+    try:
+        sig = signature(module)
+        tgt = load_target(target) if target else target_of(sig.func)
+    except (InputError, UnknownTargetError) as e:
+        raise TuneError(str(e)) from None
     if sig.level != "pto":
         raise TuneError(f"the tuner takes a kernel at the pto level, this one is at the {sig.level} level")
     f = signature(_classified(module)).func
@@ -103,5 +107,5 @@ def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
         _weights(f, mm),
         mm.b_trans is not None and isinstance(mm.rhs, BlockArgument),
         cols,
-        load_target(target) if target else target_of(sig.func),
+        tgt,
     )

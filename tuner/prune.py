@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from pto.dialects.common import ELEM_BYTES
+from pto.lowering.tile_to_npu.events import max_copies
 from pto.passes.tile_assign_shapes import ceil16
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.tuner.kernel import KernelInfo
@@ -54,6 +55,8 @@ def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
     cube = [c[d] == AUTO for d in CUBE_DIMS if d in c]
     if any(cube) and not all(cube):
         return "cube tile partly auto (the passes choose it whole)"
+    if given(c, "vec_nbuffer") and c["vec_nbuffer"] > max_copies(info.target.sync.event_ids):
+        return "vec_nbuffer above the copies the flags tell apart"  # tile-to-npu's limit
     if not given(c, "k"):
         return None
     (k0, k1), n, t = c["k"], c["n"], info.target

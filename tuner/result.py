@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from pto.interp.run import signature
 from pto.tuner.baselines import baselines
-from pto.tuner.kernel import KernelInfo
+from pto.tuner.kernel import KernelInfo, TuneError
 from pto.tuner.pin import pin
 from pto.tuner.search import Sweep, best_keys
 from pto.tuner.space import Config, describe, key
@@ -42,14 +43,21 @@ class TuneResult:
         return self.sweep.results[best_keys(self.sweep, 1)[0]][0]
 
     def cycles(self, c: Config) -> float | None:
+        """The objective of a measured configuration (None if it failed)."""
+        if key(c) not in self.sweep.results:
+            raise TuneError(f"{describe(c)} was not measured in this run")
         return self.sweep.cost(key(c))
 
     def baseline_cycles(self) -> dict[str, float | None]:
-        return {name: self.cycles(c) for name, c in baselines(self.info).items()}
+        return {name: self.sweep.cost(key(c)) for name, c in baselines(self.info).items()}
 
     def best_at(self, t: int) -> tuple[Config, float]:
         """The winner at one token count."""
+        if t not in self.tokens:
+            raise TuneError(f"t={t} was not tuned (tokens: {', '.join(map(str, self.tokens))})")
         ok = [(c, rs[t]["cycles"]) for c, rs in self.sweep.results.values() if "error" not in rs[t]]
+        if not ok:
+            raise TuneError(f"every configuration failed at t={t}")
         return min(ok, key=lambda x: x[1])
 
     def curve(self) -> list[float]:
@@ -67,11 +75,18 @@ class TuneResult:
             f"// pto-tune: best of {self.evaluated} configurations at tokens "
             f"{','.join(map(str, self.tokens))} on {self.info.target.name}: {describe(self.best)}\n"
         )
-        return head + str(pin(self.module, self.best)) + "\n"
+        m = pin(self.module, self.best)
+        # tuned for this target: the kernel says so (pto-run and pto-opt read it)
+        signature(m).func.attributes["pto.target"] = StringAttr(self.info.target.name)
+        return head + str(m) + "\n"
 
     def write_best(self, path: str) -> None:
-        with open(path, "w") as f:
-            f.write(self.pinned())
+        text = self.pinned()
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise TuneError(f"cannot write '{path}': {e.strerror or e}") from None
 
     def table(self) -> str:
         from pto.tuner.table import render

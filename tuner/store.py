@@ -9,10 +9,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 
 from pto import __version__
+from pto.tuner.kernel import TuneError
 from pto.tuner.space import Config, key
 
 # What the measured cycles depend on: the lowering, the model and the target figures.
@@ -35,26 +37,38 @@ def record_key(kernel: str, c: Config, target: str, tokens: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+# The figures a record of a measured configuration has (`evaluate.figures`, and the time).
+FIGURES = ("cycles", "cube_util", "hbm_bytes", "l2_hit_rate", "seconds")
+
+
 class Store:
-    """Records by key; `add` appends to the file (if any) at once."""
+    """Records by key; `add` appends to the file (if any) at once. A store that cannot be
+    read or written is a TuneError before anything is measured."""
 
     def __init__(self, path: str | None, resume: bool):
         self.path = path
         self.records: dict[str, dict] = {}
-        if path and resume and os.path.exists(path):
-            self._load(path)
-        elif path:
-            open(path, "w").close()  # a new sweep starts an empty store
+        self._newline = False  # the file ends in a line cut short: the next record starts a new one
+        try:
+            if path and resume and os.path.exists(path):
+                self._load(path)
+                open(path, "a").close()  # (writable, as the sweep will need)
+            elif path:
+                open(path, "w").close()  # a new sweep starts an empty store
+        except OSError as e:
+            raise TuneError(f"cannot use the store '{path}': {e.strerror or e}") from None
 
     def _load(self, path: str) -> None:
-        with open(path) as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError:  # a line cut short by an interruption
-                    continue
-                if isinstance(r, dict) and "key" in r:
-                    self.records[r["key"]] = r
+        with open(path, "rb") as f:
+            data = f.read()
+        self._newline = bool(data) and not data.endswith(b"\n")
+        for line in data.splitlines():
+            try:
+                r = json.loads(line.decode())
+            except (UnicodeDecodeError, json.JSONDecodeError):  # a line cut short, or not this tool's
+                continue
+            if _valid(r):  # (any other line is measured again: a store's figures decide the result)
+                self.records[r["key"]] = r
 
     def get(self, k: str) -> dict | None:
         return self.records.get(k)
@@ -62,5 +76,23 @@ class Store:
     def add(self, r: dict) -> None:
         self.records[r["key"]] = r
         if self.path:
-            with open(self.path, "a") as f:
-                f.write(json.dumps(r) + "\n")
+            try:
+                with open(self.path, "a") as f:
+                    f.write(("\n" if self._newline else "") + json.dumps(r) + "\n")
+            except OSError as e:
+                raise TuneError(f"cannot write the store '{self.path}': {e.strerror or e}") from None
+            self._newline = False
+
+
+def _valid(r: object) -> bool:
+    """A record as `Sweep.measure` writes it: its key, its token count, and an error or
+    every figure, the cycles a finite number >= 0."""
+    if not isinstance(r, dict) or not isinstance(r.get("key"), str) or not _number(r.get("tokens")):
+        return False
+    if "error" in r:
+        return isinstance(r["error"], str)
+    return all(_number(r.get(f)) for f in FIGURES)
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0

@@ -9,6 +9,7 @@ import pytest
 
 import pto
 import pto.pypto as pypto
+from pto.tuner import pool, prune
 from pto.tuner.kernel import TuneError
 from pto.tuner.space import key
 
@@ -19,6 +20,12 @@ SMALL = """func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) ->
   %o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>
   func.return %o : tensor<?x128xbf16>
 }"""
+
+# f32 -> i8 with rint: not one of the hardware's casts (a kernel that parses, not verifies)
+_BAD_CAST = SMALL.replace("xbf16>) -> tensor<?x128xbf16>", "xbf16>) -> tensor<?x128xi8>").replace(
+    "%o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>\n  func.return %o : tensor<?x128xbf16>",
+    "%o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xi8>\n  func.return %o : tensor<?x128xi8>",
+)
 
 # 8 configurations: two unroll lists, two N tiles, two cache policies.
 DIMS = {
@@ -81,15 +88,18 @@ def test_guided_search_keeps_to_its_budget():
     assert r.cycles(r.best) <= min(r.baseline_cycles().values())
 
 
-def test_pruning_counts_reasons_and_failures_are_recorded():
-    # N = 128 is not a multiple of 96; vec_nbuffer 5 passes the analytic checks and fails in tile-to-npu.
-    r = pto.tune(
-        SMALL,
-        [8],
-        jobs=1,
-        exhaustive=True,
-        dims={**DIMS, "unroll": [[8, 1]], "n": [64, 96], "vec_nbuffer": [2, 5], "cache.w": ["normal"]},
-    )
+def test_pruning_counts_reasons_and_failures_are_recorded(monkeypatch):
+    # N = 128 is not a multiple of 96; vec_nbuffer 5 is more copies than the flags tell apart.
+    dims = {**DIMS, "unroll": [[8, 1]], "n": [64, 96], "vec_nbuffer": [2, 5], "cache.w": ["normal"]}
+    r = pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims=dims)
+    assert r.plan.reasons == {
+        "K or N not a multiple of its tile": 1,
+        "vec_nbuffer above the copies the flags tell apart": 2,
+    }
+    assert not r.failed
+    # a configuration pruning lets through and tile-to-npu rejects is recorded, not raised
+    monkeypatch.setattr(prune, "max_copies", lambda ids: 99)
+    r = pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims=dims)
     assert r.plan.reasons == {"K or N not a multiple of its tile": 2}
     assert len(r.failed) == 1 and r.failed[0][0]["vec_nbuffer"] == 5
     assert "failed" not in r.table().split("per token count")[0].split("\n")[4]
@@ -103,7 +113,17 @@ def test_pruning_counts_reasons_and_failures_are_recorded():
         ({"dims": {"split_k": ["yes"]}}, "does not fit this kernel"),
         ({"dims": {"n": [48]}}, "no legal configuration"),
         ({"budget": 0}, "budget must be a positive integer"),
-        ({"jobs": 0}, "jobs must be a positive integer"),
+        ({"jobs": 0}, r"jobs must be an integer in \[1, 1024\]"),
+        ({"jobs": 10**30}, r"jobs must be an integer in \[1, 1024\]"),
+        ({"dims": "m=16"}, "dims must be a dict"),
+        ({"dims": {"m": 16}}, "dimension 'm' takes a list of values"),
+        ({"dims": {"m": "16"}}, "dimension 'm' takes a list of values"),
+        ({"dims": {"m": [10**20]}}, "does not fit this kernel"),
+        ({"dims": {"split_k": [1]}}, "does not fit this kernel"),
+        ({"out": 5}, "out must be a file path"),
+        ({"resume": "yes"}, "resume must be True or False"),
+        ({"exhaustive": True, "budget": 1}, "not both"),
+        ({"target": "nope"}, "unknown target 'nope'"),
     ],
 )
 def test_bad_input_is_one_error(kwargs, message):
@@ -116,6 +136,110 @@ def test_bad_tokens_and_kernel():
         pto.tune(SMALL, [0])
     with pytest.raises(TuneError, match="kernel must be"):
         pto.tune(42, [8])
+    with pytest.raises(TuneError, match="the kernel does not parse"):
+        pto.tune("garbage", [8])
+    with pytest.raises(TuneError, match="the kernel does not verify"):
+        pto.tune(_BAD_CAST, [8])
+    with pytest.raises(TuneError, match="expected one kernel function in the module, found 0"):
+        pto.tune("builtin.module {}", [8])
+    with pytest.raises(TuneError, match="would need at least .* bytes .* over the memory budget"):
+        pto.tune(SMALL, [10**14])
+
+
+def test_a_run_where_every_configuration_fails_is_one_error(monkeypatch):
+    def fails(text, name, c, tokens, target):
+        return [{"tokens": t, "error": "the model failed", "seconds": 0.0} for t in tokens]
+
+    monkeypatch.setattr(pool, "evaluate", fails)  # (jobs=1 evaluates in this process)
+    with pytest.raises(TuneError, match=r"every configuration failed \(\d+\); the first, .*: the model failed"):
+        pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims=DIMS)
+
+
+def test_a_damaged_store_is_measured_again(exhaustive, tmp_path):
+    r, out = exhaustive
+    lines = out.read_text().splitlines()
+    bad = [json.loads(line) for line in lines[:3]]
+    bad[0]["cycles"] = -5
+    bad[1]["cycles"] = float("nan")
+    del bad[2]["cycles"]
+    damaged = tmp_path / "damaged.jsonl"
+    # three damaged records in place of good ones, and the last line cut short without its newline
+    damaged.write_text("\n".join([*map(json.dumps, bad), *lines[3:-1]]) + "\n" + lines[-1][:40])
+    again = pto.tune(SMALL, [8, 20], jobs=1, dims=DIMS, exhaustive=True, out=str(damaged), resume=True)
+    assert again.best == r.best and again.cycles(again.best) == r.cycles(r.best)
+    assert all(again.cycles(c) == r.cycles(c) for c, _ in r.sweep.results.values())
+    tail = damaged.read_text().splitlines()[len(lines) - 1 :]
+    assert tail[0] == lines[-1][:40] and len(tail) == 1 + 4  # the cut line kept, the four measured again after it
+    assert sorted(json.loads(line)["key"] for line in tail[1:]) == sorted(
+        json.loads(x)["key"] for x in [*lines[:3], lines[-1]]
+    )
+
+
+def test_a_store_that_cannot_be_used_is_one_error(tmp_path):
+    for out, resume in ((tmp_path / "no" / "s.jsonl", False), (tmp_path, True)):
+        with pytest.raises(TuneError, match="cannot use the store"):
+            pto.tune(SMALL, [8], jobs=1, dims=DIMS, out=str(out), resume=resume)
+
+
+def test_the_winner_is_written_for_the_target_it_was_tuned_on(tmp_path):
+    r = pto.tune(SMALL, [8], jobs=1, dims={**DIMS, "unroll": [[8, 1]], "n": [64]}, target="ascend950")
+    assert 'pto.target = "ascend950"' in r.pinned()
+    from pto.tuner.evaluate import _parsed
+
+    best = _parsed(r.pinned(), "best")  # no target given: the kernel's own
+    assert pto.run(best, tokens=8, numerics=False).report.cycles == r.best_at(8)[1]
+
+
+@pytest.mark.parametrize(
+    "argv, code, message",
+    [
+        (["--tokens", "0"], 2, "--tokens must be positive, got 0"),
+        (["--tokens", "8", "--jobs", str(10**30)], 2, "--jobs must be at most 1024"),
+        (["--tokens", "8", "--target", ""], 2, "unknown target ''"),
+        (["--tokens", "8", "--out", ""], 2, "--out needs a file name"),
+        (
+            ["--tokens", "8", "--write-best", "/nonexistent/b.mlir"],
+            2,
+            "--write-best '/nonexistent/b.mlir': cannot write",
+        ),
+        (["--tokens", "8", "--plot", "p.xyz"], 2, "--plot writes a PNG"),
+        (["--tokens", "8", "--out", "/nonexistent/s.jsonl"], 2, "cannot write in '/nonexistent'"),
+        (["--tokens", str(10**14)], 1, "over the memory budget"),
+    ],
+)
+def test_pto_tune_bad_flags_exit_before_measuring(tmp_path, capsys, argv, code, message):
+    from pto.tools import pto_tune
+
+    kernel = tmp_path / "k.mlir"
+    kernel.write_text(SMALL)
+    assert pto_tune.main([str(kernel), "--quiet", *argv]) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_pto_tune_kernel_problems_exit_1(tmp_path, capsys):
+    from pto.tools import pto_tune
+
+    for text, message in (
+        (
+            SMALL.replace("@small(", "@small(").replace("{\n", ' attributes {pto.target = "zzz"} {\n', 1),
+            "unknown target 'zzz'",
+        ),
+        (SMALL + "\n" + SMALL.replace("@small", "@other"), "expected one kernel function in the module, found 2"),
+        (_BAD_CAST, "k.mlir:5:3: error: 'pto.cast'"),  # verified up front: a diagnostic at the op
+    ):
+        kernel = tmp_path / "k.mlir"
+        kernel.write_text(text)
+        assert pto_tune.main([str(kernel), "--tokens", "8", "--quiet"]) == 1
+        assert message in capsys.readouterr().err
+
+
+def test_result_lookups_of_what_was_not_tuned_are_errors(exhaustive):
+    r, _ = exhaustive
+    with pytest.raises(TuneError, match="t=5 was not tuned"):
+        r.best_at(5)
+    with pytest.raises(TuneError, match="was not measured in this run"):
+        r.cycles({"m": 16})
 
 
 def test_dask_matches_the_local_pool(exhaustive):
