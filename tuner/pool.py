@@ -46,6 +46,8 @@ class Dask:
         if isinstance(scheduler, Client):
             self.client, self.own = scheduler, False
             return
+        if not isinstance(scheduler, str):
+            raise TuneError(f"dask must be a scheduler's address or a distributed.Client, got {scheduler!r}")
         try:
             self.client, self.own = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT), True
         except (OSError, TimeoutError, ValueError) as e:

@@ -253,6 +253,12 @@ def test_dask_matches_the_local_pool(exhaustive):
     assert {k: d.sweep.cost(k) for k in d.sweep.results} == {k: r.sweep.cost(k) for k in r.sweep.results}
 
 
+def test_a_dask_that_is_not_a_scheduler():
+    pytest.importorskip("distributed")
+    with pytest.raises(TuneError, match="dask must be a scheduler's address or a distributed.Client, got 5"):
+        pto.tune(SMALL, [8], dims=DIMS, dask=5)
+
+
 def test_unreachable_dask_scheduler():
     pytest.importorskip("distributed")
     with pytest.raises(TuneError, match="cannot reach the Dask scheduler"):
