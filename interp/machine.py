@@ -266,6 +266,7 @@ class Machine:
         # a correct kernel writes every output element exactly once.
         self.write_counts: dict[str, np.ndarray] = {}
         self._blank: dict[Space, np.ndarray] = {}
+        self.blank_bufs: dict = {}  # AllocSpec -> its Buf of the blank memory (`npu_ops.alloc`)
 
     def blank(self, space: Space) -> np.ndarray:
         """A timing-only run's memory of `space` for every core: nothing is written to it
