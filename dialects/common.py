@@ -250,6 +250,8 @@ def check_cast(src: str, dst: str, mode: RoundMode, sat: bool) -> str | None:
         return f"conversion {src} -> {dst} is exact: round mode must be 'none', got '{mode.value}'"
     if exact and sat:
         return f"conversion {src} -> {dst} is exact: saturation does not apply"
+    if sat and not dst.startswith("i"):  # (a float overflow goes to inf: clamping it is not modelled)
+        return f"saturation applies to integer destinations only, not {dst}"
     if not exact and mode == RoundMode.NONE:
         return f"conversion {src} -> {dst} rounds: give a round mode (rint, round, trunc, floor, ceil)"
     return None

@@ -1255,9 +1255,9 @@ class VReduceOp(VectorOp):
 
 @irdl_op_definition
 class VCastOp(VectorOp):
-    """`npu.vcast %a -> %d rint sat : !npu.buf<..xf32, ub> -> !npu.buf<..xbf16, ub>`:
-    convert element types with a round mode and optional saturation (the same table of
-    conversions as `pto.cast`)."""
+    """`npu.vcast %a -> %d trunc sat : !npu.buf<..xf16, ub> -> !npu.buf<..xi8, ub>`:
+    convert element types with a round mode and, to an integer type, optional saturation
+    (the same table of conversions as `pto.cast`)."""
 
     name = "npu.vcast"
     src = operand_def(BufferType)

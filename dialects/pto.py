@@ -243,7 +243,7 @@ class CastBase(ShapedOp):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    # `%y = pto.cast %x rint sat : tensor<..xf32> -> tensor<..xbf16>`
+    # `%y = pto.cast %x trunc sat : tensor<..xf16> -> tensor<..xi8>`
     @classmethod
     def parse(cls, parser: Parser):
         x = parser.parse_unresolved_operand()

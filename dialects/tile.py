@@ -268,12 +268,12 @@ class VecStageOp(StageBase):
             raise VerifyException("'tile.vec_stage' tile sizes must be positive")
         for op in self.body.block.ops:
             if isinstance(op, pto.ShapedOp) and not isinstance(op, ReshapeOp | ViewOp):  # views move no data
-                t = op.operands[0].type
-                assert isinstance(t, TensorType)
-                if t.get_num_dims() != len(shape):
+                # (the widest operand's rank: a broadcast operand may come first, `b - x`)
+                rank = max(o.type.get_num_dims() for o in op.operands if isinstance(o.type, TensorType))
+                if rank != len(shape):
                     raise VerifyException(
                         f"vector tile [{', '.join(map(str, shape))}] has rank {len(shape)} "
-                        f"but '{op.name}' works on rank-{t.get_num_dims()} data"
+                        f"but '{op.name}' works on rank-{rank} data"
                     )
 
 

@@ -118,6 +118,10 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
 def _quant(op: tile.QuantOp, e: _Emit) -> None:
     r, cols = e.r, tensor_type(op.input).get_shape()[-1]
     x = e.ub.bufs[op.input]
+    if elem_name(tensor_type(op.input).element_type) != "f32":  # a bf16/f16 input: widened (exact)
+        wide = e.tmp([r, cols], f32)
+        npu.VCastOp(x, wide, RoundMode.NONE)
+        x = wide
     amax = e.tmp([r, 1], f32)
     npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
     divide(amax, 127, e.tmp([r, 1], f32), e.out(op.scale))

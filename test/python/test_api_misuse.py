@@ -352,6 +352,15 @@ def test_compile_misuse(call, msg) -> None:
     assert msg in str(e.value)
 
 
+def test_a_lowered_module_compiles_to_its_own_levels_only() -> None:
+    c = compiled()
+    again = pto.compile(c.npu)
+    assert list(again.levels) == ["npu"]
+    with pytest.raises(RunError, match="golden=True needs the pto level"):
+        pto.run(again, tokens=3, golden=True)  # (not the npu output checked against itself)
+    assert list(pto.compile(c.tile).levels) == ["tile", "npu"]
+
+
 @pytest.mark.parametrize("level", ["bogus", 5, None, []])
 def test_missing_level_is_a_level_error(level) -> None:
     with pytest.raises(LevelError, match="level in this compilation") as e:

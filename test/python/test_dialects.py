@@ -78,7 +78,7 @@ def test_pto_ops_build_and_roundtrip():
         acc = pto.MatmulOp(q.quantized, wq, T(D, 16, el=i32), b_trans=True).result
         pto.DequantOp(acc, q.scale, ws)
         pto.ReshapeOp(n, T(D, 4, 16), inplace=True)
-        pto.CastOp(n, T(D, 64, el=bf16), RoundMode.RINT, sat=True)
+        pto.CastOp(n, T(D, 64, el=bf16), RoundMode.RINT)
 
     m = kernel([T(D, 64), T(64), T(16, 64, el=bf16), T(D, 1), T(16, 64, el=i8), T(16, 1)], build)
     roundtrip(m)
@@ -213,7 +213,7 @@ def test_npu_ops_build_and_roundtrip():
                 cls(s, 0.5, s)
             npu.VDupOp(0.0, s)
             npu.VReduceOp(ReduceKind.ABSMAX, f, s)
-            npu.VCastOp(f, u, RoundMode.RINT, sat=True)
+            npu.VCastOp(f, u, RoundMode.RINT)
             npu.DmaOp(Pipe.MTE3, u, [0, 0], x, [v, 0])
             npu.CrossCoreSetOp(0)
         npu.AllocOp(gm, dyn_sizes=[n])

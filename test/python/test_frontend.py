@@ -253,3 +253,26 @@ def test_python_examples(name: str, capsys) -> None:
     assert strip(built) == strip(ref)
     ex.main(tokens=(3,))
     assert "ok" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_quant_of_a_narrow_float_is_widened_first(dtype: str) -> None:
+    k = pto.Kernel("k")
+    x, w = k.arg("x", [None, 64], dtype), k.arg("w", [32, 64], "i8")
+    q, s = pto.quant(x)
+    k.ret(pto.dequant(pto.matmul(q, w, b_trans=True), s))
+    c = pto.compile(k.module())
+    assert "npu.vcast" in c.text("npu")
+    want = pto.run(c, tokens=5, seed=1, level="pto").outputs[0]
+    for engine in ("interp", "compiled"):
+        assert np.array_equal(pto.run(c, tokens=5, seed=1, engine=engine).outputs[0], want)
+
+
+@pytest.mark.parametrize("op", [pto.sub, pto.add, pto.mul, pto.div])
+def test_a_broadcast_operand_may_come_first(op) -> None:
+    k = pto.Kernel("k")
+    x, w, b = k.arg("x", [None, 64], "f32"), k.arg("w", [32, 64], "f32"), k.arg("b", [64], "f32")
+    k.ret(pto.matmul(op(b, x), w, b_trans=True))
+    c = pto.compile(k.module())  # (the vector tile's rank is the widest operand's)
+    got = [pto.run(c, tokens=5, seed=2, engine=e, golden=True) for e in ("interp", "compiled")]
+    assert all(r.ok for r in got) and np.array_equal(got[0].outputs[0], got[1].outputs[0])
