@@ -10,6 +10,7 @@ does. `kernel.report` is the last run's report, `kernel.result` its `pto.Result`
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,6 +69,19 @@ def _to_numpy(x: object, what: str) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         refuse(f"{what} must be a numpy array or a torch CPU tensor, got {type(x).__name__}")
     return x
+
+
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), enum.Enum, np.generic)
+
+
+def _frozen(v: object) -> tuple:
+    """A key equal only for equal immutable values (a tuple of them too); 1, 1.0 and True
+    or 0.0 and -0.0 differ. A TypeError for anything else."""
+    if isinstance(v, tuple):
+        return (type(v), tuple(_frozen(x) for x in v))
+    if not isinstance(v, _IMMUTABLE):
+        raise TypeError(type(v).__name__)
+    return (type(v), repr(v))
 
 
 def _positive(v: object) -> bool:
@@ -272,15 +286,13 @@ class JitKernel:
 
     def _scalars(self, values: dict) -> tuple | None:
         """The arguments that are not tensors, which the trace takes as constants (PyPTO
-        keys its cache on them too); None if they cannot be a key: each call traces anew."""
+        keys its cache on them too); None if one is not an immutable value (a list, an
+        object whose fields may change since): then each call traces anew."""
         tensors = {p.name for p in self.params}
-        # (type and, for a float, repr: 1, 1.0 and True, or 0.0 and -0.0, are equal keys)
-        got = tuple((n, type(v), repr(v) if isinstance(v, float) else v) for n, v in values.items() if n not in tensors)
         try:
-            hash(got)
+            return tuple((n, _frozen(v)) for n, v in values.items() if n not in tensors)
         except TypeError:
             return None
-        return got
 
     def _compile(self, values: dict, shapes: list[list]) -> api.Compiled:
         module = self._trace(values, shapes)

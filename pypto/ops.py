@@ -18,6 +18,7 @@ from typing import Any, TypeGuard
 from pto.frontend import builder as b
 from pto.pypto import heads, scratch, split_k
 from pto.pypto.errors import refuse
+from pto.pypto.sym import Sym
 from pto.pypto.tensor import Tensor, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
 
@@ -158,6 +159,8 @@ def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
         refuse(f"pypto.add's alpha must be a number, got {alpha!r}")
     if (c := _const(other, input, "pypto.add")) is not None:
         other = c
+    elif (c := _const(input, other, "pypto.add")) is not None:
+        return _adds(_muls(_tensor(other, "pypto.add's other"), alpha), c)  # c + alpha * other
     if _lazy(input, "partial") is not None and _lazy(other, "partial") is not None and alpha == 1:
         if (both := split_k.merge(input, other)) is not None:  # type: ignore[arg-type]
             return both
@@ -368,7 +371,7 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
         return heads.join(x, list(shape), concat)
     if isinstance(shape, list | tuple) and (h := heads.split(x, list(shape), split_k.column_view, _slice)):
         return h
-    rows_kept = x._tok and len(shape or []) > 0 and shape[0] is x.shape[0]  # the token count itself
+    rows_kept = x._tok and len(shape or []) > 0 and isinstance(shape[0], Sym) and shape[0] == x.shape[0]  # T itself
     if not isinstance(shape, list | tuple) or not all(isinstance(d, int) for d in shape[1 if rows_kept else 0 :]):
         refuse(f"pypto.reshape's shape must be a list of integers (dim 0 may be the token count), got {shape!r}")
     if valid_shape is not None and list(valid_shape) != list(shape):
@@ -378,6 +381,8 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
         refuse(f"pypto.reshape of a token tile must keep its rows ({x.shape[0]}), got {new}")
     if math.prod(new) != math.prod(d for d in x.shape if isinstance(d, int)) and not x._tok:
         refuse(f"pypto.reshape of {x.shape} to {new} changes the element count")
+    if new == x.shape:  # to its own shape: the tensor itself (no pto.reshape to lower)
+        return x
     to = [None, *new[1:]] if x._tok else new
     out = _result("reshape", [x], new, x.known_dtype, lambda v: b.reshape(v, to, bool(inplace)))
     if inplace:  # a view of a parameter: the loop may take token tiles of it

@@ -74,18 +74,36 @@ class Sym:
     __lt__ = __le__ = __gt__ = __ge__ = lambda self, o: self.__bool__()  # noqa: E731
 
     def __eq__(self, other: object) -> bool:
-        """In the API's own shape tests a symbol equals only itself; in the kernel's code
-        (`if idx == 0:`) it has no value to compare, as for `<`."""
+        """In the API's own shape tests a symbol equals the symbols of the same expression
+        (every parameter's token count is `T`); in the kernel's code (`if idx == 0:`, `idx
+        in {0}`) it has no value to compare, as for `<`."""
         if in_api(sys._getframe(1)):
-            return self is other
+            return self._same(other)
         return self.__bool__()
 
     def __ne__(self, other: object) -> bool:
         if in_api(sys._getframe(1)):
-            return self is not other
+            return not self._same(other)
         return self.__bool__()
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        if in_api(sys._getframe(1)):
+            return hash(self.name)
+        return self.__bool__()
+
+    def _same(self, other: object) -> bool:
+        return self is other or isinstance(other, Sym) and (self.name, self.names) == (other.name, other.names)
+
+    def __neg__(self):
+        return self._bin(-1, operator.mul, "*", True)  # noqa: E704
+
+    def _no_value(self, *args):
+        refuse(
+            f"the symbolic integer {self}: only + - * // % and unary - combine it (it has no value while "
+            "the kernel is traced)"
+        )
+
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __abs__ = __round__ = _no_value
 
 
 def names_of(*vs: object) -> frozenset[str]:

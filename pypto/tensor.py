@@ -171,6 +171,9 @@ class Tensor:
     def __neg__(self):
         return _ops().mul(self, -1.0)  # noqa: E704
 
+    def __pos__(self):
+        return self  # noqa: E704
+
     def __abs__(self):
         return _ops().abs(self)  # noqa: E704
 

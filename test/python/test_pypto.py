@@ -340,6 +340,9 @@ def _kernel(body):
         ),
         (lambda xt, i, p: pypto.sqrt(xt) if i == 0 else xt, "the symbolic integer idx has no value"),
         (lambda xt, i, p: pypto.sqrt(xt) if i != 0 else xt, "the symbolic integer idx has no value"),
+        (lambda xt, i, p: pypto.sqrt(xt) if i in {0} else xt, "the symbolic integer idx has no value"),
+        (lambda xt, i, p: pypto.view(xt, [p, K], [abs(i), 0]), "only + - * // % and unary - combine it"),
+        (lambda xt, i, p: pypto.view(xt, [p, K], [i / 1, 0]), "only + - * // % and unary - combine it"),
         (lambda xt, i, p: pypto.cast(xt, pypto.DT_INT64), "DT_INT64 is not modelled"),
         (lambda xt, i, p: pypto.add(xt, pypto.cast(xt, BF16)), "cast one first"),
     ],
@@ -398,6 +401,8 @@ def test_other_pypto_names_and_operators_are_refused_by_name(use, message) -> No
 @pytest.mark.parametrize(
     "body, want",
     [
+        (lambda xt, p: pypto.add(pypto.full([p, K], 2.0, FP32), xt, alpha=3), lambda x: 2 + 3 * x),
+        (lambda xt, p: +pypto.reshape(xt, [p, K]), lambda x: x),  # to its own shape: xt itself
         (lambda xt, p: pypto.sub(pypto.full([p, K], 2.0, FP32), xt), lambda x: 2 - x),
         (lambda xt, p: pypto.sub(pypto.full([1, K], 2.0, FP32), xt, alpha=3), lambda x: 2 - 3 * x),
         (lambda xt, p: pypto.add(xt, pypto.full([p, 1], 0.5, FP32)), lambda x: x + 0.5),
@@ -438,6 +443,27 @@ def _linear_of(body):
             pypto.assemble(pypto.matmul(y, w, FP32, b_trans=True), [idx, 0], out)
 
     return k
+
+
+def test_every_parameters_token_count_is_the_token_count() -> None:
+    hc, d, mix = 4, 16, 32
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, hc, d], FP32),
+        fn: pypto.Tensor([mix, hc * d], FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, mix], FP32),
+    ):
+        x2 = pypto.reshape(x, [y.shape[0], hc * d], inplace=True)  # y's T: x's too
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            tile = pypto.view(x2, [p, hc * d], [i + (-i) + i, 0])  # (-i: a symbolic integer negated)
+            pypto.assemble(pypto.matmul(tile, fn, FP32, b_trans=True), [i, 0], y)
+
+    rng = np.random.default_rng(1)
+    x, fn = rng.standard_normal((7, hc, d), dtype=np.float32), rng.standard_normal((mix, hc * d), dtype=np.float32)
+    out = np.zeros((7, mix), np.float32)
+    k(x, fn, out)
+    assert check(out, x.reshape(7, -1) @ fn.T).ok
 
 
 def test_an_input_that_is_also_assembled_into_is_refused() -> None:
@@ -553,6 +579,32 @@ def test_scalar_arguments_are_part_of_the_trace() -> None:
         want = base * np.float32(scale)
         assert np.array_equal(out, want) and np.array_equal(np.signbit(out), np.signbit(want)), scale
     assert len(k.compiled) == 5  # 1.0, 3.0, 5.0, -0.0 and np.float32(2.0)
+
+
+def test_an_argument_whose_value_may_change_is_traced_at_each_call() -> None:
+    class Config:  # hashed by identity: its field may change between calls
+        scale = 2.0
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+        cfg=None,
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
+            pypto.assemble(y * cfg.scale, [idx, 0], out)
+
+    cfg, rng = Config(), np.random.default_rng(0)
+    x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((3, N), np.float32)
+    k(x, w, out, cfg)
+    base = out / np.float32(2.0)
+    cfg.scale = 5.0
+    k(x, w, out, cfg)
+    assert np.array_equal(out, base * np.float32(5.0))
+    assert not k.compiled  # (nothing kept for such an argument)
 
 
 def test_outputs_are_checked_before_the_run() -> None:
