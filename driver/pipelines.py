@@ -25,6 +25,8 @@ LOWERINGS = {"pto-to-tile": "pto", "tile-to-npu": "tile"}
 def pipeline_spec(text: str) -> str:
     """`builtin.module(a,b{k=v})` -> `a,b{k=v}` (xDSL's spelling); plain lists pass."""
     text = text.strip()
+    if text.count("(") != text.count(")") or text.count("{") != text.count("}"):
+        raise UsageError(f"pass pipeline '{text}' has unbalanced brackets")
     if text.startswith("builtin.module(") and text.endswith(")"):
         return text[len("builtin.module(") : -1]
     if re.match(r"^[\w.]+\(", text):

@@ -73,6 +73,7 @@ from pto.frontend.checks import (
 from pto.frontend.checks import (
     element_type as element_type,
 )
+from pto.targets import UnknownTargetError, load_target
 
 DYN = None  # a dimension written None (or DYN) is the dynamic token axis
 
@@ -101,16 +102,29 @@ class Tensor:
     def dtype(self) -> str:
         return elem_name(self.value.type.element_type)  # type: ignore[attr-defined]
 
-    def __add__(self, other: Tensor) -> Tensor:
-        return add(self, other)
+    # With a number: `adds`/`muls` (they check it); `x - c` is `x + (-c)` and `c - x` is
+    # `(-x) + c`, the same values. `x / c` is refused: a multiply by 1 / c would round.
+    def __add__(self, other: Tensor | float) -> Tensor:
+        return add(self, other) if isinstance(other, Tensor) else adds(self, other)
 
-    def __sub__(self, other: Tensor) -> Tensor:
-        return sub(self, other)
+    def __radd__(self, other: float) -> Tensor:
+        return adds(self, other)
+
+    def __sub__(self, other: Tensor | float) -> Tensor:
+        return sub(self, other) if isinstance(other, Tensor) else adds(self, -_check_number("a scalar", other))
+
+    def __rsub__(self, other: float) -> Tensor:
+        return adds(muls(self, -1.0), other)
 
     def __mul__(self, other: Tensor | float) -> Tensor:
         return mul(self, other) if isinstance(other, Tensor) else muls(self, other)  # muls checks the scalar
 
+    def __rmul__(self, other: float) -> Tensor:
+        return muls(self, other)
+
     def __truediv__(self, other: Tensor) -> Tensor:
+        if not isinstance(other, Tensor):
+            _fail(f"x / {other!r}: a tensor divides by a tensor here; write pto.muls(x, 1 / c) for a scalar")
         return div(self, other)
 
     def __neg__(self) -> Tensor:
@@ -137,6 +151,11 @@ class Kernel:
         # checked here, at the user's line, not when module() prints or verifies them
         _check_str("a kernel's name", self.name)
         _check_opt_str("target", self.target)
+        if self.target is not None:
+            try:
+                load_target(self.target)
+            except UnknownTargetError as e:
+                _fail(str(e))
         if self.unroll is not None:
             self.unroll = _check_sizes("unroll", self.unroll)
         if self.options is not None:

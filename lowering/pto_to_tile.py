@@ -119,6 +119,11 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
             raise DiagnosticError(
                 v.owner if isinstance(v.owner, Operation) else f, f"only the token axis (dim 0) may be dynamic, got {t}"
             )
+    for a in body.args:  # (legal at the pto level, whose golden runs them; no buffer holds them)
+        t = a.type
+        if isinstance(t, TensorType) and (not t.get_shape() or 0 in t.get_shape()):
+            name = (a.name_hint or f"arg{a.index}").lstrip("%")
+            raise DiagnosticError(f, f"argument '{name}' is {t}: only tensors of rank >= 1 with positive sizes lower")
     token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
     if not token_args:
         raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")

@@ -82,6 +82,14 @@ func.func @static(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf3
 
 // -----
 
+// expected-error@+1 {{argument 'z' is tensor<?x0xf32>: only tensors of rank >= 1 with positive sizes lower}}
+func.func @empty(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %z: tensor<?x0xf32>) -> tensor<?x64xf32> {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
 func.func @weight_only(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<64x64xf32>) {
   %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
   %a = pto.abs %w : tensor<64x64xf32> -> tensor<64x64xf32>

@@ -305,6 +305,8 @@ BUILD = [
         traced(lambda x, xt, out, idx, p: pto.set_cache_policy(None, "normal")),
         "set_cache_policy's tensor must be a Tensor",
     ),
+    ("kernel target unknown", lambda: pto.Kernel("k", target="gpu"), "unknown target 'gpu'"),
+    ("divide by a scalar", lambda: small()[1] / 2.0, "a tensor divides by a tensor here"),
     (
         "pass options int (loop)",
         traced(lambda x, xt, out, idx, p: pto.set_pass_options(vec_nbuffer_setting=5)),
@@ -333,7 +335,13 @@ COMPILE = [
     ("module Compiled", lambda: pto.compile(compiled()), "module must be an xDSL ModuleOp"),
     ("module empty", lambda: pto.compile(ModuleOp([])), "expected one kernel function in the module, found 0"),
     ("pipeline int", lambda: pto.compile(module(), pipeline=5), "pipeline must be a pass pipeline string"),
-    ("pipeline anchor", lambda: pto.compile(module(), pipeline="builtin.module((("), "is not supported"),
+    ("pipeline anchor", lambda: pto.compile(module(), pipeline="func.func(cse)"), "is not supported"),
+    ("pipeline brackets", lambda: pto.compile(module(), pipeline="builtin.module((("), "has unbalanced brackets"),
+    (
+        "pipeline unclosed",
+        lambda: pto.compile(module(), pipeline="builtin.module(pto-sk03-pipeline{factors=4,1"),
+        "has unbalanced brackets",
+    ),
     ("target int", lambda: pto.compile(module(), target=5), "target must be a target name, got int"),
     ("target unknown", lambda: pto.compile(module(), target="bogus"), "unknown target 'bogus'"),
     ("target with brace", lambda: pto.compile(module(), target="a}"), "unknown target 'a}'"),

@@ -110,7 +110,10 @@ def test_illegal_builds(build, msg) -> None:
 
 
 def test_unknown_target_and_bad_options() -> None:
-    k, x, _ = small(target="nosuch")
+    with pytest.raises(BuildError, match="unknown target 'nosuch'"):
+        small(target="nosuch")  # (at the Kernel, the user's line)
+    k, x, _ = small()
+    k.target = "nosuch"  # (set afterwards: found when the module is built)
     k.ret(pto.abs(x))
     with pytest.raises(BuildError, match="unknown target 'nosuch'"):
         k.module()
@@ -276,3 +279,23 @@ def test_a_broadcast_operand_may_come_first(op) -> None:
     c = pto.compile(k.module())  # (the vector tile's rank is the widest operand's)
     got = [pto.run(c, tokens=5, seed=2, engine=e, golden=True) for e in ("interp", "compiled")]
     assert all(r.ok for r in got) and np.array_equal(got[0].outputs[0], got[1].outputs[0])
+
+
+def test_numbers_on_either_side_of_a_tensor() -> None:
+    k = pto.Kernel("k")
+    x, w = k.arg("x", [None, 64], "f32"), k.arg("w", [32, 64], "f32")
+    k.ret(pto.matmul(3.0 - (2.0 * x + 1.0 - 0.5), w, b_trans=True))
+    c = pto.compile(k.module())
+    assert [
+        line.split("=")[1].split()[0] for line in c.text("pto").splitlines() if "pto.muls" in line or "pto.adds" in line
+    ] == [
+        "pto.muls",
+        "pto.adds",
+        "pto.adds",
+        "pto.muls",
+        "pto.adds",
+    ]
+    xs = np.random.default_rng(5).standard_normal((4, 64), dtype=np.float32)
+    ws = np.random.default_rng(6).standard_normal((32, 64), dtype=np.float32)
+    y = (np.float32(3.0) - ((np.float32(2.0) * xs + np.float32(1.0)) - np.float32(0.5))).astype(np.float32)
+    assert np.array_equal(pto.run(c, [xs, ws], level="pto").outputs[0], y @ ws.T)
