@@ -442,3 +442,9 @@ def test_unroll_factors_that_never_run_make_no_other_kernel():
     assert [c["unroll"] for c in p.candidates] == [[16, 1], [8, 1]]
     assert p.reasons == {"same kernel as another at these token counts": 1}
     assert len(plan(_info(), [16, 200], dims, None, True).candidates) == 3  # 200 = 12 x 16 + 8
+
+
+def test_a_matmul_smaller_than_every_tile_gets_one_tile_of_its_size():
+    tiny = SMALL.replace("256", "64").replace("128", "32")  # K = 64, N = 32
+    r = pto.tune(tiny, [5], jobs=1, budget=2)
+    assert r.best["k"] == [64, 64] and r.best["n"] == 32 and r.cycles(r.best) is not None
