@@ -292,6 +292,12 @@ def run(
     _check_machine_args(level, target, l2_size, trace)
     _check_engine_args(level, engine, numerics, golden)
     compiled = kernel if isinstance(kernel, Compiled) else None
+    if compiled and (
+        not isinstance(compiled.levels, dict)
+        or not compiled.levels
+        or not all(isinstance(m, ModuleOp) for m in compiled.levels.values())
+    ):  # (a Compiled whose levels were changed since compile)
+        raise RunError("kernel is a Compiled whose levels are not modules: compile it again")
     source = compiled.levels[next(iter(compiled.levels))] if compiled else kernel
     assert isinstance(source, ModuleOp)
     try:

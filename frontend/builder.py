@@ -235,6 +235,8 @@ class Kernel:
             return self._module
         if not self.results:
             raise BuildError(f"kernel '{self.name}' has no results: call ret(...)", caller())
+        self.__post_init__()  # the hints again, and the results: fields may be set after the Kernel
+        self.ret(*self.results)
         ret = func.ReturnOp(*(r.value for r in self.results))
         self.block.add_op(ret)
         f = func.FuncOp(

@@ -360,6 +360,27 @@ def test_compile_misuse(call, msg) -> None:
     assert msg in str(e.value)
 
 
+def test_fields_changed_after_the_kernel_are_checked_when_it_is_built() -> None:
+    for change, msg in (
+        (lambda k: setattr(k, "unroll", "abc"), "unroll must be a non-empty list"),
+        (lambda k: setattr(k, "options", {"vec_nbuffer_setting": {0: "x"}}), "group 0 must be an integer"),
+        (lambda k: k.results.append(object()), "a result must be a Tensor of a kernel"),
+    ):
+        k, x, w = small()
+        k.ret(pto.matmul(x, w, b_trans=True))
+        change(k)
+        with pytest.raises(BuildError, match=msg):
+            k.module()
+
+
+def test_a_compiled_whose_levels_were_changed_is_refused() -> None:
+    for change in (lambda c: c.levels.clear(), lambda c: c.levels.__setitem__("npu", None)):
+        c = compiled()
+        change(c)
+        with pytest.raises(RunError, match="a Compiled whose levels are not modules"):
+            pto.run(c, tokens=3)
+
+
 def test_a_lowered_module_compiles_to_its_own_levels_only() -> None:
     c = compiled()
     again = pto.compile(c.npu)
