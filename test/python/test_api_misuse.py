@@ -375,7 +375,7 @@ def test_fields_changed_after_the_kernel_are_checked_when_it_is_built() -> None:
 
 def test_a_compiled_whose_levels_were_changed_is_refused() -> None:
     for change in (lambda c: c.levels.clear(), lambda c: c.levels.__setitem__("npu", None)):
-        c = compiled()
+        c = pto.compile(module())  # (not the shared `compiled()`)
         change(c)
         with pytest.raises(RunError, match="a Compiled whose levels are not modules"):
             pto.run(c, tokens=3)
