@@ -137,7 +137,7 @@ class JitKernel:
 
     def __get__(self, obj, objtype=None):
         """A kernel defined in a class is a method: the instance is its first argument
-        (not a tensor: part of the trace's key, as any other)."""
+        (not a tensor, and not an immutable value: each call traces anew, `_scalars`)."""
         return self if obj is None else partial(self, obj)
 
     # -- arguments ----------------------------------------------------------------
