@@ -127,6 +127,9 @@ class Tensor:
             _fail(f"x / {other!r}: a tensor divides by a tensor here; write pto.muls(x, 1 / c) for a scalar")
         return div(self, other)
 
+    def __rtruediv__(self, other: float) -> Tensor:
+        _fail(f"{other!r} / x: a number divided by a tensor is pto.muls(pto.reciprocal(x), c) here")
+
     def __neg__(self) -> Tensor:
         return muls(self, -1.0)
 

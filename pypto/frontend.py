@@ -14,7 +14,6 @@ import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 import ml_dtypes
 import numpy as np
@@ -138,7 +137,7 @@ class JitKernel:
     def __get__(self, obj, objtype=None):
         """A kernel defined in a class is a method: the instance is its first argument
         (not a tensor, and not an immutable value: each call traces anew, `_scalars`)."""
-        return self if obj is None else partial(self, obj)
+        return self if obj is None else _Bound(self, obj)
 
     # -- arguments ----------------------------------------------------------------
 
@@ -316,6 +315,26 @@ class JitKernel:
                 refuse(f"output '{name}' is read-only")
             if _self_overlapping(a):
                 refuse(f"output '{name}' has elements that share memory (strides {a.strides}): pass a plain array")
+
+
+class _Bound:
+    """A kernel read from an instance: the instance is its first argument; its report,
+    result and the rest are the kernel's."""
+
+    def __init__(self, kernel: JitKernel, obj: object):
+        self._kernel, self._obj = kernel, obj
+
+    def __call__(self, *args, **kwargs) -> None:
+        self._kernel(self._obj, *args, **kwargs)
+
+    def trace(self, *args, **kwargs) -> ModuleOp:
+        return self._kernel.trace(self._obj, *args, **kwargs)
+
+    def tune(self, *args, **kwargs):
+        return self._kernel.tune(self._obj, *args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._kernel, name)
 
 
 def jit(

@@ -72,10 +72,15 @@ def _int_list(text: str, what: str) -> list[int]:
 
 
 def _writable(path: str, flag: str) -> None:
-    """A file the run will write: checked before anything is measured."""
-    where = os.path.dirname(os.path.abspath(path))
+    """A file the run will write: checked before anything is measured (the file if it
+    exists, else its folder, as the path is resolved on disk: `a/../b` needs `a`)."""
     if not path or os.path.isdir(path):
         raise UsageError(f"{flag} needs a file name, got '{path}'")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"{flag} '{path}' is not writable")
+        return
+    where = os.path.dirname(path) or "."
     if not os.path.isdir(where) or not os.access(where, os.W_OK):
         raise UsageError(f"{flag} '{path}': cannot write in '{where}'")
 

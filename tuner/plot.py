@@ -30,5 +30,9 @@ def plot(result, path: str) -> None:
     ax.set_title(f"pto-tune @{result.info.name} on {result.info.target.name}")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        fig.savefig(path)
+    except OSError as e:
+        raise TuneError(f"cannot write '{path}': {e.strerror or e}") from None
+    finally:
+        plt.close(fig)

@@ -44,9 +44,9 @@ def _cube_dims(info: KernelInfo) -> dict[str, list]:
         return {}
     split = [False, True] if info.acc_elem == "f32" else [False]  # no split-K with an i32 accumulator
     ks = [[k0, k0 * t] for k0 in K_L0 for t in K_L1_TIMES]
-    # A matmul smaller than every tile on an axis gets the one tile of its whole size.
-    ns = list(N_TILES) if info.n >= min(N_TILES) else [info.n]
-    ks = ks if info.k >= min(K_L0) else [[info.k, info.k]]
+    # A matmul that no candidate tile divides on an axis gets the one tile of its whole size.
+    ns = list(N_TILES) if any(info.n % n == 0 for n in N_TILES) else [info.n]
+    ks = ks if any(k1 <= info.k and info.k % k1 == 0 for _, k1 in ks) else [[info.k, info.k]]
     return {"m": list(M_TILES), "n": ns, "k": ks, "split_k": split}
 
 

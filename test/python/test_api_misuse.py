@@ -307,6 +307,7 @@ BUILD = [
     ),
     ("kernel target unknown", lambda: pto.Kernel("k", target="gpu"), "unknown target 'gpu'"),
     ("divide by a scalar", lambda: small()[1] / 2.0, "a tensor divides by a tensor here"),
+    ("divide a scalar", lambda: 2.0 / small()[1], "a number divided by a tensor is"),
     (
         "pass options int (loop)",
         traced(lambda x, xt, out, idx, p: pto.set_pass_options(vec_nbuffer_setting=5)),

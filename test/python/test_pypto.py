@@ -492,8 +492,10 @@ def test_a_kernel_that_is_a_method_and_kernels_that_are_not_supported() -> None:
                 pypto.assemble(y * self.scale, [idx, 0], out)
 
     x, w, out = np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32)
-    Model().k(x, w, out)
+    m = Model()
+    m.k(x, w, out)
     assert np.array_equal(out, np.full((3, N), 2.0 * K, np.float32))
+    assert m.k.report is Model.k.report is not None and "pto.matmul" in str(m.k.trace(x, w, out))
     with pytest.raises(pto.BuildError, match="jit decorates a function"):
         pypto.frontend.jit(Model.k)
     inner = _linear()

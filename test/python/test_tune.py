@@ -204,6 +204,7 @@ def test_the_winner_is_written_for_the_target_it_was_tuned_on(tmp_path):
         ),
         (["--tokens", "8", "--plot", "p.xyz"], 2, "--plot writes a PNG"),
         (["--tokens", "8", "--out", "/nonexistent/s.jsonl"], 2, "cannot write in '/nonexistent'"),
+        (["--tokens", "8", "--plot", "nosuch/../p.png"], 2, "cannot write in 'nosuch/..'"),  # (resolved on disk)
         (["--tokens", str(10**14)], 1, "over the memory budget"),
     ],
 )
@@ -444,7 +445,8 @@ def test_unroll_factors_that_never_run_make_no_other_kernel():
     assert len(plan(_info(), [16, 200], dims, None, True).candidates) == 3  # 200 = 12 x 16 + 8
 
 
-def test_a_matmul_smaller_than_every_tile_gets_one_tile_of_its_size():
-    tiny = SMALL.replace("256", "64").replace("128", "32")  # K = 64, N = 32
-    r = pto.tune(tiny, [5], jobs=1, budget=2)
-    assert r.best["k"] == [64, 64] and r.best["n"] == 32 and r.cycles(r.best) is not None
+@pytest.mark.parametrize("k, n", [(64, 32), (192, 96)])  # smaller than every tile; no tile divides them
+def test_a_matmul_no_tile_fits_gets_one_tile_of_its_size(k, n):
+    odd = SMALL.replace("256", str(k)).replace("128", str(n))
+    r = pto.tune(odd, [5], jobs=1, budget=2)
+    assert r.best["k"] == [k, k] and r.best["n"] == n and r.cycles(r.best) is not None
