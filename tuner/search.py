@@ -31,9 +31,21 @@ class Sweep:
     """Measured configurations of one kernel, target and set of token counts."""
 
     def __init__(
-        self, text: str, name: str, info: KernelInfo, tokens: list[int], store: Store, executor, progress: bool = True
+        self,
+        text: str,
+        name: str,
+        info: KernelInfo,
+        tokens: list[int],
+        store: Store,
+        executor,
+        progress: bool = True,
+        key_text: str | None = None,
     ):
         self.text, self.name, self.info, self.tokens = text, name, info, tokens
+        # What the store's keys hash (default `text`): `tune` gives the kernel as printed,
+        # so one kernel given as text or as a module finds the same records (the workers
+        # get `text`, with the file's locations for their diagnostics).
+        self.key_text = text if key_text is None else key_text
         self.store, self.executor = store, executor
         self.progress = progress
         self.results: dict[str, tuple[Config, dict[int, dict]]] = {}
@@ -49,7 +61,7 @@ class Sweep:
             self.bar.close()
 
     def _key(self, c: Config, t: int) -> str:
-        return record_key(self.text, c, self.info.target.name, t)
+        return record_key(self.key_text, c, self.info.target.name, t)
 
     def measure(self, configs: list[Config]) -> None:
         """Measure what the store lacks, then record every configuration's figures."""

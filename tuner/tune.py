@@ -185,7 +185,7 @@ def tune(
     p = plan(info, ts, dims, budget, exhaustive)
     store = _store(out, resume)
     ex = executor(workers, dask)
-    sweep = Sweep(text, name, info, ts, store, ex, progress)
+    sweep = Sweep(text, name, info, ts, store, ex, progress, key_text=str(module))
     base = list(baselines(info).values())
     sweep.expect(len(base) + (len(p.candidates) if p.exhaustive else p.budget))
     try:

@@ -155,6 +155,17 @@ def test_a_run_where_every_configuration_fails_is_one_error(monkeypatch):
         pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims=DIMS)
 
 
+def test_a_store_serves_the_kernel_as_text_or_as_a_module(exhaustive, monkeypatch):
+    r, out = exhaustive
+    from pto.tuner.evaluate import _parsed
+
+    monkeypatch.setattr(pool, "evaluate", lambda *a: pytest.fail("measured again"))  # (jobs=1: in process)
+    again = pto.tune(
+        _parsed(SMALL, "k").clone(), [8, 20], jobs=1, dims=DIMS, exhaustive=True, out=str(out), resume=True
+    )
+    assert again.cycles(again.best) == r.cycles(r.best)
+
+
 def test_a_damaged_store_is_measured_again(exhaustive, tmp_path):
     r, out = exhaustive
     lines = out.read_text().splitlines()
