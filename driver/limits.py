@@ -47,3 +47,13 @@ def array_bytes(sig: Signature, tokens: int) -> int:
         return n * (np.dtype(DTYPES[a.elem]).itemsize + extra)
 
     return sum(2 * nbytes(a) for a in sig.inputs) + sum(nbytes(a, WRITE_COUNT_BYTES) for a in sig.outputs)
+
+
+def over_budget(sig: Signature, tokens: int, budget: int | None = None) -> str | None:
+    """Why the kernel's arrays at `tokens` do not fit `budget` (by default
+    `default_memory_budget()`), or None: "would need at least ... bytes ..."."""
+    budget = default_memory_budget() if budget is None else budget
+    need = array_bytes(sig, tokens)
+    if need <= budget:
+        return None
+    return f"would need at least {need} bytes for the kernel's arrays, over the memory budget of {budget} bytes"

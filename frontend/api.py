@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError, DiagnosticLog, collect, render
 from pto.driver.errors import UsageError
-from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
+from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import KeepLevels, Verify, lower
 from pto.driver.pipelines import expand, parse_pipeline, pipeline_spec
 from pto.driver.registry import load_dialects
@@ -243,11 +243,8 @@ def _inputs(sig, inputs, tokens: int | None, seed: int, numerics: bool) -> list[
     if inputs is None:
         if tokens is None:
             raise RunError("give inputs, or tokens= for random inputs")
-        if (need := array_bytes(sig, tokens)) > (budget := default_memory_budget()):
-            raise RunError(
-                f"tokens={tokens} would need at least {need} bytes for the kernel's arrays, over the "
-                f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)"
-            )
+        if why := over_budget(sig, tokens):
+            raise RunError(f"tokens={tokens} {why} (PTO_RUN_MAX_MEMORY raises it)")
         return made_inputs(sig, tokens, seed, numerics)
     if isinstance(inputs, Mapping):
         names = [a.name.lstrip("%") for a in sig.inputs]

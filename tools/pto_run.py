@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import Diagnostic, DiagnosticError, DiagnosticLog, collect, render_all
 from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError
-from pto.driver.limits import L2_SIZE_CAP, array_bytes, default_memory_budget
+from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser, parse_error_diag, read_source
 from pto.driver.pipelines import TO_NPU, to_npu
@@ -194,13 +194,8 @@ class Runner:
         return xs
 
     def check_memory(self, sig, tokens: int, what: str, error: type[Exception] = UserError) -> None:
-        budget = self.args.max_memory if self.args.max_memory is not None else default_memory_budget()
-        need = array_bytes(sig, tokens)
-        if need > budget:
-            raise error(
-                f"{what} would need at least {need} bytes for the kernel's arrays, over the memory "
-                f"budget of {budget} bytes (--max-memory or PTO_RUN_MAX_MEMORY raises it)"
-            )
+        if why := over_budget(sig, tokens, self.args.max_memory):
+            raise error(f"{what} {why} (--max-memory or PTO_RUN_MAX_MEMORY raises it)")
 
     def check_flags(self) -> None:
         a = self.args

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import DiagnosticError
-from pto.driver.limits import array_bytes, default_memory_budget
+from pto.driver.limits import over_budget
 from pto.driver.verify import verify_each
 from pto.interp.run import signature
 from pto.tuner.baselines import baselines
@@ -143,12 +143,8 @@ def _store(out, resume) -> Store:
 def _check_memory(module: ModuleOp, tokens: list[int]) -> None:
     """The largest token count's arrays fit the run's memory budget (as `pto-run` checks),
     else every configuration would fail on it."""
-    need, budget = array_bytes(signature(module), tokens[-1]), default_memory_budget()
-    if need > budget:
-        raise TuneError(
-            f"tokens={tokens[-1]} would need at least {need} bytes for the kernel's arrays, over the "
-            f"memory budget of {budget} bytes (PTO_RUN_MAX_MEMORY raises it)"
-        )
+    if why := over_budget(signature(module), tokens[-1]):
+        raise TuneError(f"tokens={tokens[-1]} {why} (PTO_RUN_MAX_MEMORY raises it)")
 
 
 def tune(
