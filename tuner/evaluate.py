@@ -30,6 +30,11 @@ def _parsed(text: str, name: str) -> ModuleOp:
     return LocatingParser(ctx, text, name).parse_module()
 
 
+# The figures of a measured record (`figures`'s, and the seconds it took): the store
+# believes a record only with all of them.
+FIGURES = ("cycles", "cube_util", "hbm_bytes", "l2_hit_rate", "seconds")
+
+
 def figures(r: Report) -> dict:
     """The figures a configuration is judged by (cycles) and explained by."""
     cube = [c for c in r.cores if c.startswith("aic")]

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from pto import __version__
+from pto.tuner.evaluate import FIGURES
 from pto.tuner.kernel import TuneError
 from pto.tuner.space import Config, key
 
@@ -35,10 +36,6 @@ def model_version() -> str:
 def record_key(kernel: str, c: Config, target: str, tokens: int) -> str:
     text = "\0".join((kernel, key(c), target, str(tokens), model_version()))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-# The figures a record of a measured configuration has (`evaluate.figures`, and the time).
-FIGURES = ("cycles", "cube_util", "hbm_bytes", "l2_hit_rate", "seconds")
 
 
 class Store:

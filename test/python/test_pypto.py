@@ -551,19 +551,19 @@ def test_bodies_that_assemble_into_other_outputs_per_factor_are_refused() -> Non
         k(x, np.zeros_like(x), np.zeros_like(x))
 
 
-def _linear(scale=1.0):
-    """y = x @ w.T * scale, unroll [2, 1]."""
+def _linear(scale_of=lambda scale: scale):
+    """y = x @ w.T * scale_of(scale), `scale` (default 1.0) a non-tensor argument; unroll [2, 1]."""
 
     @pypto.frontend.jit
     def k(
         x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
         w: pypto.Tensor([N, K], FP32),
         out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
-        scale=scale,
+        scale=1.0,
     ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
             y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
-            pypto.assemble(y * scale, [idx, 0], out)
+            pypto.assemble(y * scale_of(scale), [idx, 0], out)
 
     return k
 
@@ -587,17 +587,7 @@ def test_an_argument_whose_value_may_change_is_traced_at_each_call() -> None:
     class Config:  # hashed by identity: its field may change between calls
         scale = 2.0
 
-    @pypto.frontend.jit
-    def k(
-        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-        w: pypto.Tensor([N, K], FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
-        cfg=None,
-    ):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
-            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
-            pypto.assemble(y * cfg.scale, [idx, 0], out)
-
+    k = _linear(lambda cfg: cfg.scale)
     cfg, rng = Config(), np.random.default_rng(0)
     x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
     out = np.zeros((3, N), np.float32)
