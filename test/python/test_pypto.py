@@ -356,16 +356,11 @@ def test_unsupported_pypto_is_refused_at_the_users_line(body, message) -> None:
 
 
 def test_tensor_methods_are_the_ops_with_the_tensor_first() -> None:
-    @pypto.frontend.jit
-    def k(
-        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-        w: pypto.Tensor([N, K], FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
-    ):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
-            xt = pypto.view(x, [p, K], [idx, 0])
-            y = abs(xt.exp().sqrt()).matmul(w, FP32, b_trans=True)
-            out.assemble(y.mul(2.0), [idx, 0])
+    def body(xt, w, out, idx, p):
+        y = abs(xt.exp().sqrt()).matmul(w, FP32, b_trans=True)
+        out.assemble(y.mul(2.0), [idx, 0])
+
+    k = _xw(body)
 
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
@@ -429,8 +424,9 @@ def test_a_full_that_does_not_fit_its_operand_is_refused(body, message) -> None:
         _linear_of(body)(x, np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
 
 
-def _linear_of(body):
-    """out = body(x tile) @ w.T"""
+def _xw(body):
+    """A kernel of x [T, K], w [N, K] and out [T, N], unroll [2, 1], whose loop body is
+    `body(x tile, w, out, idx, p)`."""
 
     @pypto.frontend.jit
     def k(
@@ -439,10 +435,14 @@ def _linear_of(body):
         out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
     ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
-            y = body(pypto.view(x, [p, K], [idx, 0]), p)
-            pypto.assemble(pypto.matmul(y, w, FP32, b_trans=True), [idx, 0], out)
+            body(pypto.view(x, [p, K], [idx, 0]), w, out, idx, p)
 
     return k
+
+
+def _linear_of(body):
+    """out = body(x tile, p) @ w.T"""
+    return _xw(lambda xt, w, out, i, p: pypto.assemble(pypto.matmul(body(xt, p), w, FP32, b_trans=True), [i, 0], out))
 
 
 def test_every_parameters_token_count_is_the_token_count() -> None:
