@@ -63,6 +63,9 @@ class TileAnnotateCachePass(ModulePass):
         nbytes = ELEM_BYTES[elem_name(t.element_type)]
         for d in t.get_shape():
             nbytes *= d
-        if mhc and nbytes <= l2_bytes:
-            return CachePolicy.NORMAL
-        return CachePolicy.NONE_CACHEABLE
+        return weight_policy(nbytes, mhc, l2_bytes)
+
+
+def weight_policy(nbytes: int, mhc: bool, l2_bytes: int) -> CachePolicy:
+    """The policy of a weight of `nbytes` (pto-tune's estimate asks it too)."""
+    return CachePolicy.NORMAL if mhc and nbytes <= l2_bytes else CachePolicy.NONE_CACHEABLE

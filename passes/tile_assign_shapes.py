@@ -61,10 +61,10 @@ def pad(x: int, fractal: int) -> int:
     return -(-x // fractal) * fractal
 
 
-def ceil16(x: int) -> int:
-    """`pad` to a 16-element fractal, both targets' figure: kept for pto-tune's estimates,
-    which do not carry a target there yet."""
-    return pad(x, 16)
+def body_m(m: int, rows: int, fractal: int) -> int:
+    """An M tile of `m` rows on a body of `rows` tokens: at most the body, fractal-padded
+    (PyPTO specialises each body for its factor); pto-tune's pruning and estimate use it."""
+    return min(m, pad(rows, fractal))
 
 
 def _bytes(t: TensorType, rows: int | None = None, cols: int | None = None) -> int:
@@ -266,8 +266,8 @@ class TileAssignShapesPass(ModulePass):
     def clip_to_body(t: CubeTileAttr, rows: int, fractal: int) -> CubeTileAttr:
         """A body of `rows` tokens is one tile along M at most (PyPTO specialises each
         body for its factor): an M tile larger than the body shrinks to it, fractal-padded."""
-        m = pad(rows, fractal)
         (m0, m1), ax = t.axes["m"], t.axes
+        m = body_m(m1, rows, fractal)
         if m1 <= m:
             return t
         m0 = min(m0, m)

@@ -20,19 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pto.dialects.common import ELEM_BYTES
+from pto.lowering.tile_to_npu.cube import split_runs
 from pto.lowering.tile_to_npu.events import max_copies
+from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
-from pto.passes.tile_assign_shapes import TileAssignShapesPass, ceil16
+from pto.passes.tile_assign_shapes import BUFFERS, VEC_ROWS, TileAssignShapesPass, body_m, pad
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
-from pto.tuner.prune import _m_tile
-from pto.tuner.space import SETTING, Config, given
+from pto.tuner.space import CUBE_DIMS, SETTING, Config, given
 
 # The pass defaults a configuration that does not name a dimension gets (docs/passes.md).
 DEFAULT_UNROLL = list(SEED_CANDIDATES)
-DEFAULT_VEC_ROWS = 4
-DEFAULT_CUBE = {"m": 128, "n": 128, "k": [256, 1024], "split_k": False}
 # tile-apply-settings' defaults for the first stage of each kind, the one modelled here.
 DEFAULT_MERGE = {
     dim: pick_setting(parse_setting(option, getattr(TileApplySettingsPass(), option)), 0)
@@ -70,27 +69,45 @@ class Weight:
     hbm_rate: float
 
 
-def _mhc_tiles(p: int) -> dict:
-    t = TileAssignShapesPass.mhc_tiles(p)  # the variant's tiles by body size
+def _auto_tiles(info: KernelInfo, p: int) -> dict:
+    """The cube tiles tile-assign-shapes chooses for a body of p tokens."""
+    if info.form == "mhc_pre":
+        t = TileAssignShapesPass.mhc_tiles(p)  # the variant's tiles by body size
+    else:
+        sa, sacc = ELEM_BYTES[info.a_elem], ELEM_BYTES[info.acc_elem]
+        t = TileAssignShapesPass.choose(p, info.k, info.n, sa, sacc, 1, BUFFERS, BUFFERS, info.target)
     return {"m": t.axes["m"][0], "n": t.axes["n"][0], "k": list(t.axes["k"]), "split_k": t.is_split_k}
 
 
 def _get(c: Config, d: str, info: KernelInfo, p: int = 0):
-    cube = _mhc_tiles(p) if info.form == "mhc_pre" else DEFAULT_CUBE
-    return given(c, d, cube.get(d, DEFAULT_MERGE.get(d)))
+    v = given(c, d)
+    if v is not None:
+        return v
+    return _auto_tiles(info, p)[d] if d in CUBE_DIMS else DEFAULT_MERGE.get(d)
+
+
+def _vec_rows(c: Config, p: int) -> int:
+    """The rows of a vector tile; without a pinned count, tile-assign-shapes' first
+    candidate within the body (its UB test is not repeated here)."""
+    return given(c, "vec_rows", next(r for r in VEC_ROWS if r <= p or r == 1))
 
 
 def _policy(c: Config, info: KernelInfo, w: str) -> str:
-    """A weight's cache policy; without one, tile-annotate-cache's: the mhc_pre variant's
-    weight stays cacheable (it fits in L2), any other is read once per body."""
-    return given(c, f"cache.{w}", "normal" if info.form == "mhc_pre" else "none_cacheable")
+    """A weight's cache policy; without one, tile-annotate-cache's."""
+    size = info.k * info.n * ELEM_BYTES[info.a_elem]
+    return given(c, f"cache.{w}", weight_policy(size, info.form == "mhc_pre", info.target.l2.size).value)
+
+
+def _pad(info: KernelInfo, x: int) -> int:
+    return pad(x, info.target.cube.fractal)
 
 
 def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
-    m, (k0, k1), split = _m_tile(_get(c, "m", info, p), p), _get(c, "k", info, p), _get(c, "split_k", info, p)
-    n = min(_get(c, "n", info, p), ceil16(info.n))  # a tile wider than the data is cut to it
+    m = body_m(_get(c, "m", info, p), p, info.target.cube.fractal)
+    (k0, k1), split = _get(c, "k", info, p), _get(c, "split_k", info, p)
+    n = min(_get(c, "n", info, p), _pad(info, info.n))  # a tile wider than the data is cut to it
     rows = -(-p // m)
-    runs = info.k // k1 if split else 1
+    runs = split_runs(info.k, k1, info.a_elem) if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)
     return Cube(m, n, k1, k0, reuse, rows // reuse * -(-info.n // n) * runs, info.k // k1 // runs)
 
@@ -151,7 +168,7 @@ def _slice(t: Target, info: KernelInfo, g: Cube, rows: int, trans: bool) -> tupl
     wbytes = _weight_bytes(t, info, g, trans)
     factor = t.dma.transpose_rate_factor if trans else 1
     mte1 = g.n * g.k1 * sa / (t.path_rate("l1", "l0b") * factor) + rows * g.k1 * sa / t.path_rate("l1", "l0a")
-    mmad = ceil16(g.m) * ceil16(g.k1) * ceil16(g.n) / t.macs_per_cycle(info.a_elem)
+    mmad = _pad(info, g.m) * _pad(info, g.k1) * _pad(info, g.n) / t.macs_per_cycle(info.a_elem)
     return act, wbytes, max(mte1, mmad)
 
 
@@ -161,8 +178,7 @@ def cube_tasks(c: Config, info: KernelInfo, p: int, w: Weight) -> Task:
     act, wbytes, compute = _slice(t, info, g, min(g.m, p), _transposed(c, info))
     first = g.slices * max(act + _read(t, wbytes, w), compute)  # the unit's first row tile loads the weight
     later = g.slices * max(act, compute)
-    split = _get(c, "split_k", info, p)
-    out = _write(t, ceil16(g.m) * g.n * ELEM_BYTES[info.acc_elem] * (t.model.atomic_add_factor if split else 1))
+    out = _write(t, _pad(info, g.m) * g.n * ELEM_BYTES[info.acc_elem])  # (split-K's: a partial sum)
     unit = first + (g.reuse - 1) * later + g.reuse * out
     nbuf = _get(c, "cube_nbuffer", info)
     return Task(-(-g.units // nbuf), unit * min(nbuf, g.units))
@@ -172,7 +188,7 @@ def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
     """The vector tasks of one body of p tokens (the stages before or after the cube)."""
     t = info.target
     cols = max(info.vec_cols, default=info.k)
-    r = min(given(c, "vec_rows", DEFAULT_VEC_ROWS), p)
+    r = min(_vec_rows(c, p), p)
     merge = min(_get(c, "vec_nbuffer", info), max_copies(t.sync.event_ids))  # tile-to-npu's limit
     tiles = -(-p // r)
     elems = r * cols
@@ -180,6 +196,21 @@ def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
     work = VEC_OPS_PER_ELEM * (repeats + t.vector.fixed_cycles)
     tile = _read(t, elems * ELEM_BYTES["bf16"]) + work + _write(t, elems * ELEM_BYTES["bf16"])
     return Task(-(-tiles // merge), tile * min(merge, tiles))
+
+
+def sum_tasks(c: Config, info: KernelInfo, p: int) -> Task | None:
+    """Split-K's vector group of one body: a task per output tile adds the runs' f32
+    partial sums (copied in one after another) and stores the result (tile-to-npu's
+    `emit_sum_group`); None without split-K."""
+    g = cube_shape(c, info, p)
+    runs = split_runs(info.k, g.k1, info.a_elem) if _get(c, "split_k", info, p) else 1
+    if runs == 1:
+        return None
+    t, elems = info.target, min(g.m, p) * g.n
+    f32 = elems * ELEM_BYTES["f32"]
+    adds = (runs - 1) * (f32 / t.vector.bytes_per_repeat + t.vector.fixed_cycles)
+    tile = runs * _read(t, f32) + adds + _write(t, elems * ELEM_BYTES["bf16"])
+    return Task(-(-p // g.m) * -(-info.n // g.n), tile)
 
 
 def _spread(tasks: list[Task], cores: int, turnaround: float) -> float:
@@ -194,16 +225,19 @@ def estimate(c: Config, info: KernelInfo, tokens: int) -> float:
     loops = schedule(0, tokens, normalise(given(c, "unroll", DEFAULT_UNROLL)))
     bodies = [((end - begin) // f, f) for begin, end, f in loops]
     w = weight(c, info, bodies)
-    per = {p: (cube_tasks(c, info, p, w), vec_tasks(c, info, p)) for _, p in bodies}
+    per = {p: (cube_tasks(c, info, p, w), vec_tasks(c, info, p), sum_tasks(c, info, p)) for _, p in bodies}
     cube = [Task(n * per[p][0].count, per[p][0].cycles) for n, p in bodies]
-    vec = [Task(n * per[p][1].count, per[p][1].cycles) for n, p in bodies]
+    vec = [Task(n * x.count, x.cycles) for n, p in bodies for x in per[p][1:] if x is not None]
     turn = t.latency.task_turnaround
     span = _spread(cube, t.cube_cores, turn) + _spread(vec, t.vector_cores, turn) * VEC_SPAN_SHARE
     stitch = given(c, "stitch")
     stitches = -(-sum(n for n, _ in bodies) // stitch) if stitch else 1
     # a body's phases run one after the other: its vector tasks, then its cube tasks (or
     # the reverse), each phase in rounds over the cores
-    chain = max(_spread([x], t.cube_cores, turn) + _spread([v], t.vector_cores, turn) for x, v in per.values())
+    chain = max(
+        _spread([x], t.cube_cores, turn) + sum(_spread([v], t.vector_cores, turn) for v in vs if v is not None)
+        for x, *vs in per.values()
+    )
     chain += _handover(t)
     return stitches * t.latency.stitch + max(span, stitches * chain) + t.latency.task_ready
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from pto.dialects.common import ELEM_BYTES
 from pto.lowering.tile_to_npu.events import max_copies
-from pto.passes.tile_assign_shapes import ceil16
+from pto.passes.tile_assign_shapes import body_m, pad
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.space import AUTO, CUBE_DIMS, Config, given, key
@@ -25,16 +25,11 @@ def used_factors(unroll: list[int] | str, tokens: Iterable[int]) -> list[int]:
     return sorted({f for t in tokens for _, _, f in schedule(0, t, factors)}, reverse=True)
 
 
-def _m_tile(m: int, p: int) -> int:
-    """tile-assign-shapes' clip of an [m, m] M tile to a body of p tokens."""
-    return min(m, ceil16(p))
-
-
-def _row_groups(c: Config, bodies: list[int]) -> tuple:
+def _row_groups(c: Config, bodies: list[int], fractal: int) -> tuple:
     """Per body, the rows of one M tile and how many row tiles share a unit (l1_reuse)."""
     out = []
     for p in bodies:
-        m = _m_tile(c["m"], p) if given(c, "m") else None
+        m = body_m(c["m"], p, fractal) if given(c, "m") else None
         tiles = -(-p // m) if m else None
         reuse = 1 if given(c, "split_k") else given(c, "l1_reuse")  # split-K units are one row tile
         if reuse is not None and tiles is not None:
@@ -47,7 +42,7 @@ def effective(c: Config, info: KernelInfo, tokens: list[int]) -> str:
     """What the configuration lowers to at these token counts: equal for equivalent ones."""
     bodies = used_factors(c["unroll"], tokens) if "unroll" in c else []
     rest = {k: v for k, v in c.items() if k not in ("unroll", "m", "l1_reuse")}
-    return key({**rest, "bodies": bodies, "rows": list(_row_groups(c, bodies))})
+    return key({**rest, "bodies": bodies, "rows": list(_row_groups(c, bodies, info.target.cube.fractal))})
 
 
 def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
@@ -66,15 +61,16 @@ def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
         return "K or N not a multiple of its tile"
     sa, sacc = ELEM_BYTES[info.a_elem], ELEM_BYTES[info.acc_elem]
     bodies = used_factors(c["unroll"], tokens) if "unroll" in c else [max(tokens)]
-    m = _m_tile(c["m"], max(bodies))
+    fr = t.cube.fractal
+    m = pad(body_m(c["m"], max(bodies), fr), fr)
     blk = t.block_bytes
     if (k0 * sa) % blk or (n * sa) % blk:
         return f"K or N tile not {blk}-byte aligned"
     for space, need in (
-        ("l0a", ceil16(m) * k0 * sa),
+        ("l0a", m * k0 * sa),
         ("l0b", n * k0 * sa),
-        ("l0c", ceil16(m) * n * sacc),
-        ("l1", (ceil16(m) + n) * k1 * sa),
+        ("l0c", m * n * sacc),
+        ("l1", (m + n) * k1 * sa),
     ):
         if need > t.capacity(space):
             return f"{space} capacity"

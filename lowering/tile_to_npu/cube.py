@@ -53,7 +53,7 @@ class Tiles:
     splits: int
 
 
-def tiles(st: tile.CubeStageOp) -> Tiles:
+def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
     mm = st.matmul
     if st.tiles is None:
         raise DiagnosticError(st, "tile-to-npu needs cube tile shapes: run tile-assign-shapes first")
@@ -66,7 +66,7 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     # PyPTO makes each L0 block of the output (mL0 x nL0) a cube task: the M and N L1
     # entries do not shape the work. A tile larger than the data covers just the
     # (fractal-padded) data.
-    m1 = m0 = min(m0, (m + 15) // 16 * 16)
+    m1 = m0 = min(m0, -(-m // fractal) * fractal)
     n1 = n0 = min(n0, n)
     k1 = min(k1, k)
     k0 = min(k0, k1)
@@ -75,15 +75,15 @@ def tiles(st: tile.CubeStageOp) -> Tiles:
     bad += [f"kL1 = {k1} not a multiple of kL0 = {k0}"] if k1 % k0 else []
     if bad:
         raise unsupported(st, ", ".join(bad))
-    return Tiles(
-        m0, m1, n0, n1, k0, k1, k, n, split_runs(k, k1, tensor_type(mm.lhs).element_type) if st.tiles.is_split_k else 1
-    )
+    splits = split_runs(k, k1, elem_name(tensor_type(mm.lhs).element_type)) if st.tiles.is_split_k else 1
+    return Tiles(m0, m1, n0, n1, k0, k1, k, n, splits)
 
 
-def split_runs(k: int, k1: int, elem) -> int:
+def split_runs(k: int, k1: int, elem: str) -> int:
     """Split-K as PyPTO cuts it (measured): runs of kL1 elements of f32 size, i.e. kL1
-    for f32 inputs, 2 kL1 for bf16; one kL1 slice each where that does not divide K."""
-    chunk = min(k, k1 * ELEM_BYTES["f32"] // ELEM_BYTES[elem_name(elem)])
+    for f32 inputs, 2 kL1 for bf16; one kL1 slice each where that does not divide K.
+    (pto-tune's estimate counts the runs with it too.)"""
+    chunk = min(k, k1 * ELEM_BYTES["f32"] // ELEM_BYTES[elem])
     return k // (chunk if k % chunk == 0 else k1)
 
 
@@ -113,7 +113,8 @@ class CubeStage:
 
     def __init__(self, lowering, st: tile.CubeStageOp, body, dests):
         self.lowering, self.st, self.body, self.dests = lowering, st, body, dests
-        self.t = tiles(st)
+        self.t = tiles(st, lowering.target.cube.fractal)
+        self.l1b_free = ev.l1b_free(lowering.target.sync.event_ids)
         self.mt = -(-body.rows // self.t.m1)
         self.nt = self.t.n // self.t.n1
         mm = st.matmul
@@ -258,7 +259,7 @@ class CubeStage:
         for j in range(ca):
             npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j)
         for j in range(cb):
-            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + j)
+            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + j)
         for j in range(nb):
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         for s_ in range(kept):
@@ -279,7 +280,7 @@ class CubeStage:
         for j in range(ca):
             npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j)
         for j in range(cb):
-            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + j)
+            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + j)
         for j in range(nb):
             npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
@@ -299,7 +300,7 @@ class CubeStage:
             jb = (j * parts + h) % len(bufs["b1"])
             b1 = kept if kept is not None else bufs["b1"][jb]
             if kept is None:
-                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
+                npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
             if kept is None or load:
                 npu.DmaOp(
                     Pipe.MTE2,
@@ -312,7 +313,7 @@ class CubeStage:
             sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
             self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
             if kept is None:
-                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1B_FREE + jb)
+                npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
         npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
 
     def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int) -> None:

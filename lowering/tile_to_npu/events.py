@@ -12,7 +12,6 @@ VEC_EVENTS_PER_COPY = 2
 
 # Cube tasks.
 L1A_FREE = 0  # + copy, MTE1 -> MTE2: an L1 copy of the activation slices may be refilled
-L1B_FREE = 4  # + copy, MTE1 -> MTE2: an L1 copy of the weight slice may be refilled
 L1_LOADED = 0  # + slice of the K loop's body, MTE2 -> MTE1: an L1 slice is in
 L0_FREE = 0  # + copy, CUBE -> MTE1: an L0A/L0B copy may be refilled
 L0_LOADED = 0  # + copy, MTE1 -> CUBE: an L0A/L0B copy is in
@@ -20,7 +19,13 @@ ACC_READY = 3  # CUBE -> FIXPIPE: the accumulators hold the whole K
 ACC_FREE = 4  # FIXPIPE -> CUBE: the accumulators are out; the next tile may overwrite them
 
 
+def l1b_free(event_ids: int) -> int:
+    """The first id (+ copy, MTE1 -> MTE2) saying an L1 copy of the weight slice may be
+    refilled: half-way, after L1A_FREE's, so that each has half the pipe pair's ids."""
+    return event_ids // 2
+
+
 def max_copies(event_ids: int) -> int:
     """Copies of a buffer the flags can tell apart: a vector copy takes
-    VEC_EVENTS_PER_COPY ids of a pipe pair, and the cube's L1B_FREE ids start half-way."""
+    VEC_EVENTS_PER_COPY ids of a pipe pair, and the cube's `l1b_free` ids start half-way."""
     return event_ids // VEC_EVENTS_PER_COPY

@@ -17,7 +17,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import npu, tile
-from pto.dialects.common import elem_name
+from pto.dialects.common import ELEM_BYTES, elem_name
 from pto.dialects.npu import BufferType, Pipe, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
@@ -260,7 +260,8 @@ def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAVal
     cube (fewer rows if the tile does not fit UB twice), copying in the runs' partials
     one after another."""
     t, body, runs = cs.t, cs.body, cs.t.splits
-    per_row = 2 * t.n1 * 4 + sum(BufferType([1, t.n1], npu.buf(d).element_type, Space.UB).nbytes() for d in dsts)
+    out_row = sum(BufferType([1, t.n1], npu.buf(d).element_type, Space.UB).nbytes() for d in dsts)
+    per_row = 2 * t.n1 * ELEM_BYTES["f32"] + out_row
     r = min(t.m1, lowering.target.capacity("ub") // per_row)
     if r < 1:
         raise DiagnosticError(lowering.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")

@@ -75,3 +75,42 @@ def test_changed_replaces_one_figure_and_refuses_an_unknown_one():
     assert t.latency.task_ready != 0  # the original is unchanged
     with pytest.raises(TargetFileError, match="no target figure 'latency.bogus'"):
         t.changed(latency__bogus=1)
+
+
+# One 8-token body (unroll [8]) of a small standard kernel.
+_SMALL = """func.func @k(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x128xbf16>
+    attributes {pto.unroll = array<i64: 8>} {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x256xbf16> -> tensor<?x256xf32>
+  %b = pto.cast %n rint : tensor<?x256xf32> -> tensor<?x256xbf16>
+  %y = pto.matmul %b, %w b_trans : tensor<?x256xbf16>, tensor<128x256xbf16> -> tensor<?x128xf32>
+  %o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>
+  func.return %o : tensor<?x128xbf16>
+}"""
+
+
+def _lowered_on(monkeypatch, **figures) -> str:
+    """The kernel lowered on the default target with some figures changed."""
+    from kernels import lowered, parse
+
+    import pto.targets
+
+    changed = load_target().changed(**figures)
+    monkeypatch.setattr(pto.targets, "load_target", lambda name="": changed)
+    return str(lowered(parse(_SMALL)))
+
+
+def test_the_cube_fractal_pads_the_m_tile(monkeypatch):
+    """An 8-row body's M tile is one fractal: 16 rows on the shipped targets, 32 with a
+    32-element fractal (the L0A activation tile is [m, kL0])."""
+    assert "!npu.buf<16x" in _lowered_on(monkeypatch) and "!npu.buf<32x" not in _lowered_on(monkeypatch)
+    ir = _lowered_on(monkeypatch, cube__fractal=32)
+    l0a = {line.split(":")[-1].strip() for line in ir.splitlines() if "npu.alloc l0a" in line}
+    assert l0a and all(t.startswith("!npu.buf<32x") for t in l0a), l0a
+
+
+def test_the_weight_s_l1_flags_start_half_way_through_the_event_ids(monkeypatch):
+    def ids(ir: str) -> set[int]:
+        return {int(line.rsplit(",", 1)[1]) for line in ir.splitlines() if "npu.set_flag mte1 -> mte2" in line}
+
+    assert ids(_lowered_on(monkeypatch)) == {0, 1, 4, 5}  # activation copies 0, 1; weight copies 4, 5
+    assert ids(_lowered_on(monkeypatch, sync__event_ids=16)) == {0, 1, 8, 9}

@@ -359,6 +359,45 @@ def test_estimate_charges_whole_lines_of_a_narrow_weight_tile():
     assert _slice(info.target, info, wide, 16, True)[1] == wide.n * wide.k1 * 2
 
 
+def _tasks_per_body(c: dict, text: str = SMALL) -> dict[str, int]:
+    """Per `npu.tasks` group of the lowered configuration, its tasks per body."""
+    import re
+
+    from pto.frontend.api import compile
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.pin import pin
+
+    npu_ir = str(compile(pin(_parsed(text, "small"), c)).levels["npu"])
+    return {name: int(n) for name, n in re.findall(r'npu.tasks "([^"]+)" \w+ .* in \(%\w+, (\d+)\)', npu_ir)}
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_estimate_counts_the_tasks_tile_to_npu_makes(split):
+    """The cube tasks of a body (split-K runs as tile-to-npu cuts them: 2 kL1 for bf16)
+    and split-K's sum group."""
+    from pto.tuner.estimate import cube_tasks, sum_tasks, weight
+
+    info = _info()
+    c = {**REREAD, "k": [64, 64], "split_k": split}
+    got = _tasks_per_body(c)
+    w = weight(c, info, [(1, 64)])
+    assert cube_tasks(c, info, 64, w).count == got["linear.64"]
+    s = sum_tasks(c, info, 64)
+    assert (s.count if s else None) == got.get("linear.64.sum")
+    if split:  # K = 256 in runs of 128
+        assert got["linear.64"] == 2 * _tasks_per_body({**c, "split_k": False})["linear.64"]
+
+
+def test_estimate_of_an_unpinned_cube_tile_takes_the_pass_s_choice():
+    from pto.passes.tile_assign_shapes import TileAssignShapesPass
+    from pto.tuner.estimate import cube_shape
+
+    info = _info()
+    t = TileAssignShapesPass.choose(64, info.k, info.n, 2, 4, 1, 2, 2, info.target)
+    g = cube_shape({"unroll": [64, 1]}, info, 64)
+    assert (g.m, g.n, g.k0, g.k1) == (t.axes["m"][0], t.axes["n"][0], *t.axes["k"])
+
+
 def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
     from pto.tuner.estimate import _lines
 
