@@ -27,7 +27,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from pto import __version__
 from pto.diagnostics import DiagnosticError, DiagnosticLog, collect, render_all
-from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError
+from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError, stdout_closed
 from pto.driver.expected import check_expected, expected_diagnostics
 from pto.driver.lower import Instrument, IRTree, PrintIR, Reproducer, Time, Verify, lower, show
 from pto.driver.parse import parse_error_diag, parse_source, read_source
@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        return stdout_closed()
     except Exception as e:
         print(f"pto-opt: internal error: {type(e).__name__}: {e} (a bug in pto-ir)", file=sys.stderr)
         return EXIT_INTERNAL

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import Diagnostic, DiagnosticError, DiagnosticLog, collect, render_all
-from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError
+from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError, stdout_closed
 from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser, parse_error_diag, read_source
@@ -330,6 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError as e:  # past a --max-memory raised above what the machine has
         print(f"pto-run: error: out of memory ({e}); lower --tokens or --max-memory", file=sys.stderr)
         return EXIT_USER
+    except BrokenPipeError:
+        return stdout_closed()
     except Exception as e:  # a bug in pto-ir, not in the user's input
         print(f"pto-run: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_INTERNAL

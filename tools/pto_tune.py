@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import Diagnostic, DiagnosticError, collect, render
-from pto.driver.errors import UsageError
+from pto.driver.errors import UsageError, stdout_closed
 from pto.driver.parse import parse_error_diag, read_source
 from pto.driver.verify import verify_each
 from pto.targets import UnknownTargetError, load_target
@@ -203,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DiagnosticError as e:
         sink(Diagnostic("error", e.location, e.message, e.notes))
         return EXIT_USER
+    except BrokenPipeError:
+        return stdout_closed()
     except KeyboardInterrupt:
         where = f"; {a.out} keeps what finished (--resume continues)" if a.out else ""
         print(f"\npto-tune: interrupted{where}", file=sys.stderr)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import struct
 import subprocess
+import sys
 import time
 
 import ml_dtypes
@@ -251,6 +252,26 @@ def test_unterminated_string_in_a_subprocess_does_not_hang(tmp_path) -> None:
     k.write_text('"' + "a" * 40 + "\n")
     p = subprocess.run(["pto-opt", str(k)], capture_output=True, text=True, timeout=30, check=False)
     assert p.returncode == 1 and "unterminated string literal" in p.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pto_opt", "--pass-pipeline=builtin.module(pto-sk03-pipeline)", STD],
+        ["pto_run", STD, "--random-inputs", "--tokens", "16", "--no-numerics", "--json"],
+        ["pto_tune", STD, "--tokens", "16", "--budget", "1", "--jobs", "1", "--quiet"],
+    ],
+    ids=["pto-opt", "pto-run", "pto-tune"],
+)
+def test_a_reader_that_has_gone_stops_a_tool_quietly(args) -> None:
+    """`tool ... | head -1`: no traceback, no internal error, exit 0 (stdout is closed
+    before the tool writes, so its first write fails)."""
+    code = f"import sys; from pto.tools.{args[0]} import main; sys.exit(main(sys.argv[1:]))"
+    p = subprocess.Popen([sys.executable, "-c", code, *args[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0 and err == "", err
 
 
 # ------------------------------------------------------------ parsing: overflow
