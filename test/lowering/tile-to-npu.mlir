@@ -621,3 +621,131 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
 }
 // CONST-LABEL: func.func @rope_narrow_tile
 // CONST: npu.vcopy %{{.*}}[cols 64] -> %{{.*}}[cols 0] width 64 : !npu.buf<4x128xf32, ub> -> !npu.buf<4x64xf32, ub>
+
+// -----
+
+// A dequant of a float value (not an i32 accumulator): copied into the result buffer
+// (x * 1.0), then scaled.
+func.func @float_dequant(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %s: tensor<?x1xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %st = tile.load %s[%i] : tensor<?x1xf32> -> tensor<16x1xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    %d = tile.vec_stage "dequant" tile [16, 32] -> (tensor<16x32xf32>) {
+      %e = tile.dequant %y, %st : tensor<16x32xf32>, tensor<16x1xf32> -> tensor<16x32xf32>
+      tile.yield %e : tensor<16x32xf32>
+    }
+    tile.store %d, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @float_dequant
+// CONST: npu.tasks "dequant.16" vector
+// CONST: npu.dma mte2 %ws[%{{.*}}, 0] -> %[[Y:.*]][0, 0] rows %{{.*}} : !npu.buf<?x32xf32, gm> -> !npu.buf<16x32xf32, ub>
+// CONST: npu.dma mte2 %s[%{{.*}}, 0] -> %[[S:.*]][0, 0] rows %{{.*}} : !npu.buf<?x1xf32, gm> -> !npu.buf<16x1xf32, ub>
+// CONST: npu.vmuls %[[Y]], 1.000000e+00 -> %[[D:.*]] : !npu.buf<16x32xf32, ub> -> !npu.buf<16x32xf32, ub>
+// CONST-NEXT: npu.vmul %[[D]], %[[S]] -> %[[D]] : !npu.buf<16x32xf32, ub>, !npu.buf<16x1xf32, ub> -> !npu.buf<16x32xf32, ub>
+// CONST-NOT: npu.vcast
+
+// -----
+
+func.func @a_trans(%x: tensor<64x16xf32>, %w: tensor<64x32xf32>, %out: tensor<16x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  tile.token_loop %i = %c0 to %c16 step 16 {
+    %xt = tile.load %x : tensor<64x16xf32> -> tensor<64x16xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
+      // expected-error@+1 {{tile-to-npu does not support a_trans yet}}
+      %m = tile.matmul %xt, %w a_trans : tensor<64x16xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<16x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Split-K of an int8 matmul: the runs' partial sums would be added as f32.
+func.func @split_k_i32(%x: tensor<?x256xi8>, %w: tensor<256x32xi8>, %out: tensor<?x32xi32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x256xi8>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x256xi8> -> tensor<16x256xi8>
+    // expected-error@+1 {{tile-to-npu does not support split-K with an i32 accumulator (partial sums are added as f32) yet}}
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [32, 32], n = [32, 32], split_k> -> (tensor<16x32xi32>) {
+      %m = tile.matmul %xt, %w : tensor<16x256xi8>, tensor<256x32xi8> -> tensor<16x32xi32>
+      tile.yield %m : tensor<16x32xi32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xi32> -> tensor<?x32xi32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @rank3(%x: tensor<?x2x32xf32>, %z: tensor<?x64xf32>, %w: tensor<64x32xf32>,
+                 %out: tensor<?x2x32xf32> {pto.output}, %out2: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x2x32xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x2x32xf32> -> tensor<16x2x32xf32>
+    %n = tile.vec_stage "norm" tile [4, 2, 32] -> (tensor<16x2x32xf32>) {
+      // expected-error@+1 {{tile-to-npu does not support rank-3 tiles yet}}
+      %a = tile.abs %xt : tensor<16x2x32xf32> -> tensor<16x2x32xf32>
+      tile.yield %a : tensor<16x2x32xf32>
+    }
+    %zt = tile.load %z[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
+      %m = tile.matmul %zt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %n, %out[%i] : tensor<16x2x32xf32> -> tensor<?x2x32xf32>
+    tile.store %y, %out2[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// The host transposes kernel arguments only.
+func.func @host_transpose_computed(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  // expected-error@+1 {{tile-to-npu does not support host-transposing a computed value yet}}
+  %wr = tile.reshape %w inplace : tensor<32x64xf32> -> tensor<64x32xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %wt = tile.load %wr host_transpose : tensor<64x32xf32> -> tensor<32x64xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %wt b_trans : tensor<16x64xf32>, tensor<32x64xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// The vector task that adds split-K partial sums holds two f32 rows of the N tile and
+// a row of each output: 32768 columns (2 x 131072 + 131072 bytes) exceed UB.
+// expected-error@+1 {{tile-to-npu: a row of the split-K sum (393216 bytes) does not fit in ub}}
+func.func @split_k_sum_row(%x: tensor<?x64xf32>, %w: tensor<64x32768xf32>, %out: tensor<?x32768xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 16], n = [32768, 32768], split_k> -> (tensor<16x32768xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32768xf32> -> tensor<16x32768xf32>
+      tile.yield %m : tensor<16x32768xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32768xf32> -> tensor<?x32768xf32>
+  }
+  func.return
+}

@@ -205,3 +205,33 @@ func.func @by_unroll(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?
   }
   func.return
 }
+
+// -----
+
+// ... and a vector stage's tile (pto.vec_tile) the same way.
+// STATIC43-LABEL: func.func @by_unroll_vec
+// STATIC43:      step 4 {
+// STATIC43:      tile.vec_stage "norm" tile [1, 64] -> (tensor<4x64xf32>) {
+// STATIC43:      step 3 {
+// STATIC43:      tile.vec_stage "norm" tile [3, 32] -> (tensor<3x64xf32>) {
+// STATIC43:      step 1 {
+// STATIC43:      tile.vec_stage "norm" tile [1, 64] -> (tensor<1x64xf32>) {
+// STATIC43-NOT:  pto.by_unroll
+func.func @by_unroll_vec(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 1 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<1x64xf32>
+    %n = tile.vec_stage "norm" tile [1, 64] -> (tensor<1x64xf32>)
+        attributes {pto.by_unroll = {"3" = {pto.vec_tile = array<i64: 3, 32>}}} {
+      %a = tile.abs %xt : tensor<1x64xf32> -> tensor<1x64xf32>
+      tile.yield %a : tensor<1x64xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<1x32xf32>) {
+      %m = tile.matmul %n, %w : tensor<1x64xf32>, tensor<64x32xf32> -> tensor<1x32xf32>
+      tile.yield %m : tensor<1x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<1x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from kernels import SK03_NAMES, example, lowered, lowered_example, parse
 
+from pto.dialects.common import RoundMode
 from pto.frontend import api
+from pto.interp import numerics as nx
 from pto.interp.machine import MachineError
 from pto.interp.run import random_inputs, run, signature, unread_inputs
 from pto.interp.scheduler import DeadlockError
@@ -420,6 +422,53 @@ def test_an_integer_atomic_add_is_exact() -> None:
     np.testing.assert_array_equal(got.outputs[0], 2 * once)
 
 
+def float_atomic(dst: str, first: str, then: str) -> str:
+    """An f32 product fixpiped to a `dst` output (round mode `first`), then added into
+    it (`then`)."""
+    a, b, acc = "!npu.buf<16x8xf32, {}>", "!npu.buf<8x16xf32, {}>", "!npu.buf<16x16xf32, l0c>"
+    out = f"!npu.buf<16x16x{dst}, gm>"
+    return f"""func.func @k(%a: {a.format("gm")}, %b: {b.format("gm")}, %o: {out} {{pto.output}}) {{
+  npu.launch cube 1 (%c) {{
+      %a1 = npu.alloc l1 [0] : {a.format("l1")}
+      %b1 = npu.alloc l1 [512] : {b.format("l1")}
+      %a0 = npu.alloc l0a [0] : {a.format("l0a")}
+      %b0 = npu.alloc l0b [0] : {b.format("l0b")}
+      %acc = npu.alloc l0c [0] : {acc}
+      npu.dma mte2 %a[0, 0] -> %a1[0, 0] : {a.format("gm")} -> {a.format("l1")}
+      npu.dma mte2 %b[0, 0] -> %b1[0, 0] : {b.format("gm")} -> {b.format("l1")}
+      npu.dma mte1 %a1[0, 0] -> %a0[0, 0] : {a.format("l1")} -> {a.format("l0a")}
+      npu.dma mte1 %b1[0, 0] -> %b0[0, 0] : {b.format("l1")} -> {b.format("l0b")}
+      npu.mmad %a0, %b0 -> %acc : {a.format("l0a")}, {b.format("l0b")} -> {acc}
+      npu.fixpipe %acc[0, 0] -> %o[0, 0]{first} : {acc} -> {out}
+      npu.barrier all
+      npu.fixpipe %acc[0, 0] -> %o[0, 0]{then} atomic_add : {acc} -> {out}
+  }}
+  func.return
+}}"""
+
+
+@pytest.mark.parametrize(("dst", "mode"), [("f32", None), ("bf16", RoundMode.TRUNC), ("f16", RoundMode.CEIL)])
+def test_a_float_atomic_add_adds_in_f32_and_rounds_the_sum_once(dst: str, mode: RoundMode | None) -> None:
+    """A fixpipe that adds into a float output: f32 adds the f32 accumulator; bf16/f16
+    widen the stored value, add in f32 and round the sum once, with the fixpipe's mode."""
+    rng = np.random.default_rng(7)
+    # multiples of 1/8: every product and sum is exact in f32, whatever the order
+    a = (rng.integers(-512, 512, (16, 8)) / 8).astype(np.float32)
+    b = (rng.integers(-512, 512, (8, 16)) / 8).astype(np.float32)
+    first, then = ("", "") if mode is None else (" round rint", f" round {mode.value}")
+    ref, got = both(parse(float_atomic(dst, first, then)), [a, b])
+    same(ref, got)
+    acc = a @ b
+    assert got.outputs[0].dtype == nx.DTYPES[dst]
+    if mode is None:
+        np.testing.assert_array_equal(got.outputs[0], 2 * acc)
+        return
+    total = nx.f32(nx.cast(acc, "f32", dst, RoundMode.RINT)) + acc
+    want = nx.cast(total, "f32", dst, mode)
+    assert not np.array_equal(want, nx.cast(total, "f32", dst, RoundMode.RINT))  # the mode shows
+    np.testing.assert_array_equal(got.outputs[0].view(np.uint16), want.view(np.uint16))
+
+
 # Buffers carried through a loop are block arguments, not `npu.alloc` results: every op
 # on them takes the compiled engine's generic path (a DMA between L1 and a carried L0
 # buffer is neither written-out kind).
@@ -497,6 +546,14 @@ ERRORS = {
     }"""),
         DeadlockError,
         "aiv0 waits for cross-core flag 9",
+    ),
+    # The verifier lets a graph's block hold any op (it checks that an npu.tasks is
+    # directly inside one, not what an npu.graph is inside).
+    "a graph in a graph's block": (
+        graph("""    npu.graph cube 1 vector 1 {
+    }"""),
+        MachineError,
+        "'npu.graph' cannot nest",
     ),
     "deadlock in a launch": (
         launch(
@@ -800,6 +857,53 @@ def test_an_op_the_compiler_lacks_is_a_machine_error_at_it() -> None:
     with pytest.raises(MachineError, match="the compiled engine cannot run 'scf.while' in a core program") as e:
         run(module, [x], engine="compiled")
     assert e.value.op.name == "scf.while"
+
+
+# A launch or a graph inside a core program: the verifier allows it, the compiled
+# engine refuses it at the op ("the interp engine can"). On the interp engine the inner
+# one's end sets `machine.scheduler` to None under the outer one's cores: a cross-core
+# wait after it takes the no-scheduler path and fails although core 1 sets the flag,
+# and a graph in a task leaves the other core of the outer graph without a scheduler.
+NESTED = {
+    "a launch in a launch": launch(
+        f"""    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %first = arith.cmpi eq, %v, %c0 : index
+    scf.if %first {{
+      npu.launch vector 1 (%w) {{
+      }}
+      npu.cross_core_wait 9, %c1
+    }} else {{
+      %a = npu.alloc ub [0] : {UB}
+      npu.dma mte2 %x[0, 0] -> %a[0, 0] : {GM} -> {UB}
+      npu.cross_core_set 9
+    }}""",
+        vector=2,
+    ),
+    "a graph in a task": graph(
+        """    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
+      npu.graph cube 1 vector 1 {
+      }
+    }""",
+        vector=1,
+    ),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a nested npu.launch/npu.graph resets machine.scheduler to None while the outer one's cores run",
+)
+@pytest.mark.parametrize("case", NESTED)
+def test_a_launch_or_graph_inside_a_core_program_runs_or_is_refused_at_it(case: str) -> None:
+    module = parse(NESTED[case])
+    inner = next(
+        o for o in module.walk() if o.name in ("npu.launch", "npu.graph") and o.parent_op().name != "func.func"
+    )
+    try:
+        run(module, [np.ones((8, 64), np.float32)], engine="interp")
+    except MachineError as e:
+        assert e.op is inner, str(e)
 
 
 # ------------------------------------------------------------------------- selection and bad input

@@ -27,6 +27,10 @@ def small(**hints):
     [
         (lambda x, w: pto.rms_norm(x, eps=1e-5), "pto.rms_norm %x eps = 1.000000e-05"),
         (lambda x, w: pto.matmul(x, w, b_trans=True), "pto.matmul %x, %w b_trans"),
+        (
+            lambda x, w: pto.matmul(w, w, a_trans=True),
+            "pto.matmul %w, %w a_trans : tensor<32x64xf32>, tensor<32x64xf32> -> tensor<64x64xf32>",
+        ),
         (lambda x, w: pto.cast(x, "bf16"), "pto.cast %x rint"),
         (lambda x, w: pto.cast(pto.cast(x, "bf16", round="trunc"), "f32"), "pto.cast %0 none"),
         (lambda x, w: pto.add(x, x), "pto.add %x, %x"),

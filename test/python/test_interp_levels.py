@@ -26,6 +26,7 @@ R = "tensor<?x1xf32>"
         (f"pto.abs %x : {T} -> {T}", T, lambda x, y: np.abs(x)),
         (f"pto.sqrt %y : {T} -> {T}", T, lambda x, y: np.sqrt(y)),
         (f"pto.rsqrt %y : {T} -> {T}", T, lambda x, y: 1 / np.sqrt(y)),
+        (f"pto.reciprocal %x : {T} -> {T}", T, lambda x, y: 1 / x),
         (f"pto.muls %x, 3.0 : {T} -> {T}", T, lambda x, y: 3 * x),
         (f"pto.adds %x, 3.0 : {T} -> {T}", T, lambda x, y: x + 3),
         (f"pto.reduce sum %x : {T} -> {R}", R, lambda x, y: x.sum(-1, keepdims=True)),
@@ -123,6 +124,44 @@ def test_tile_level_host_transpose_and_reshape_match_pto() -> None:
     inputs = random_inputs(signature(pto_m), 21, 4)
     (want,), (got,) = run(pto_m, inputs).outputs, run(tile_m, inputs).outputs
     assert check(got, want).ok
+
+
+RECIPROCAL = """func.func @k(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
+  %r = pto.reciprocal %y : tensor<?x32xf32> -> tensor<?x32xf32>
+  func.return %r : tensor<?x32xf32>
+}"""
+
+
+def test_reciprocal_at_the_pto_tile_and_npu_levels() -> None:
+    """1 / x rounded once in f32, at every level (the npu level divides a vdup of ones)."""
+    pto_m = parse(RECIPROCAL)
+    tile_m = lowered(pto_m, "pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-assign-shapes")
+    npu_m = lowered(pto_m)
+    assert "tile.reciprocal" in str(tile_m)
+    rng = np.random.default_rng(6)
+    # small positive integers: the products are exact (and nonzero) in any order
+    x = rng.integers(1, 4, (21, 64)).astype(np.float32)
+    w = rng.integers(1, 4, (64, 32)).astype(np.float32)
+    want = np.float32(1) / (x @ w)
+    for m, level in ((pto_m, "pto"), (tile_m, "tile"), (npu_m, "npu")):
+        r = run(m, [x, w])
+        assert r.level == level
+        np.testing.assert_array_equal(r.outputs[0], want)
+
+
+def test_random_inputs_of_an_i32_input() -> None:
+    """An i32 input gets integers spread over [-1000, 1000), from the seed."""
+    m = parse("""func.func @k(%acc: tensor<?x64xi32>, %s: tensor<?x1xf32>) -> tensor<?x64xf32> {
+  %d = pto.dequant %acc, %s : tensor<?x64xi32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %d : tensor<?x64xf32>
+}""")
+    acc, s = random_inputs(signature(m), 5, 3)
+    assert acc.dtype == np.int32 and acc.shape == (5, 64) and s.dtype == np.float32
+    assert -1000 <= acc.min() < -500 and 500 < acc.max() < 1000
+    np.testing.assert_array_equal(random_inputs(signature(m), 5, 3)[0], acc)
+    (got,) = run(m, [acc, s]).outputs
+    np.testing.assert_array_equal(got, acc.astype(np.float32) * s)
 
 
 def test_signature_errors() -> None:

@@ -173,6 +173,32 @@ def test_writes_through_a_reshape_of_an_output_are_counted_where_they_land(engin
     np.testing.assert_array_equal(r.outputs[0].reshape(-1)[want == 1], 5.0)
 
 
+@pytest.mark.parametrize(
+    ("view", "tile", "at", "where"),
+    [
+        ("4x4x32", "2x2x32", "[1, 2, 0]", (slice(1, 3), slice(2, 4), slice(None))),
+        ("512", "48", "[100]", (slice(100, 148),)),
+    ],
+)
+def test_writes_through_a_rank_1_or_3_reshape_of_an_output_are_counted(view, tile, at, where) -> None:
+    """A tile of another rank than 2 counts where it lands too: a rank-3 tile on its
+    rows of each plane it spans, a rank-1 tile on its run of elements."""
+    gm, ub = f"!npu.buf<{view}xf32, gm>", f"!npu.buf<{tile}xf32, ub>"
+    zero = "[" + ", ".join("0" for _ in view.split("x")) + "]"
+    text = kernel(
+        f"""
+      %r = npu.reshape %out : !npu.buf<8x64xf32, gm> -> {gm}
+      %a = npu.alloc ub [0] : {ub}
+      npu.vdup 5.0 -> %a : {ub}
+      npu.dma mte3 %a{zero} -> %r{at} : {ub} -> {gm}"""
+    )
+    r = run_ir(text, np.zeros((8, 64), np.float32))
+    want = np.zeros([int(d) for d in view.split("x")], np.int32)
+    want[where] = 1
+    np.testing.assert_array_equal(r.write_counts[0], want.reshape(8, 64))
+    np.testing.assert_array_equal(r.outputs[0][want.reshape(8, 64) == 1], 5.0)
+
+
 # ------------------------------------------------------------------------- timing
 
 
@@ -256,6 +282,25 @@ def test_cross_core_wait_waits_for_the_other_core() -> None:
     rd = [e for e in events(r) if e.core == "aiv1" and e.name == "npu.dma"][0]
     assert rd.start >= w.start + w.dur
     np.testing.assert_allclose(r.outputs[0], np.exp(2.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("count", [0, -1])
+def test_a_cross_core_wait_for_no_sets_does_not_wait(count: int) -> None:
+    """A wait for count <= 0 sets is done at once and costs nothing: the flag is never
+    set here."""
+    body = f"""
+      %a = npu.alloc ub [0] : {UB}
+      %n = arith.constant {count} : index
+      npu.vdup 2.0 -> %a : {UB}
+      WAIT
+      npu.set_flag vector -> mte3, 0
+      npu.wait_flag vector -> mte3, 0
+      npu.dma mte3 %a[0, 0] -> %out[0, 0] : {UB} -> !npu.buf<8x64xf32, gm>"""
+    x = np.ones((8, 64), np.float32)
+    plain = run_ir(kernel(body.replace("WAIT", "")), x)
+    r = run_ir(kernel(body.replace("WAIT", "npu.cross_core_wait 9, %n")), x)
+    np.testing.assert_array_equal(r.outputs[0], 2.0)
+    assert r.report.to_json() == plain.report.to_json()
 
 
 # ------------------------------------------------------------------------- errors

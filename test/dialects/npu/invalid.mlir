@@ -984,3 +984,14 @@ func.func @f() {
   %v = npu.view %u at [0, 0] : !npu.buf<4x64xf32, ub> -> !npu.buf<2x64xf32, ub>
   func.return
 }
+
+// -----
+
+// A2/A3 has no L0C -> UB path (the 950 has it).
+func.func @f() {
+  %acc = npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
+  %u = npu.alloc ub [0] : !npu.buf<16x16xf32, ub>
+  // expected-error@+1 {{target ascend910b1 has no data path l0c -> ub}}
+  npu.fixpipe %acc[0, 0] -> %u[0, 0] : !npu.buf<16x16xf32, l0c> -> !npu.buf<16x16xf32, ub>
+  func.return
+}

@@ -703,3 +703,11 @@ func.func @t(%x: tensor<?x32xbf16>) -> tensor<16x32xbf16> {
   %0 = pto.view %x at [0, 0] : tensor<?x32xbf16> -> tensor<16x32xbf16>
   func.return %0 : tensor<16x32xbf16>
 }
+
+// -----
+
+func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.by_unroll' must be a dictionary {"factor" = {hints}}}}
+  %0 = pto.abs %x {pto.by_unroll = [2, 64]} : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}

@@ -541,3 +541,41 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>, %out: tensor<?x32xf3
   }
   func.return
 }
+
+// -----
+
+// A tile stage carries its per-factor hints for tile-unroll unchecked against its data,
+// but each must be of its kind.
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %x8 = tile.load %x[%i] : tensor<?x64xf32> -> tensor<8x64xf32>
+    // expected-error@+1 {{'pto.by_unroll' entry '4': pto.cube_tile of the wrong kind}}
+    %y = tile.cube_stage "linear" -> (tensor<8x32xf32>) attributes {pto.by_unroll = {"4" = {pto.cube_tile = array<i64: 16, 16>}}} {
+      %m = tile.matmul %x8, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+      tile.yield %m : tensor<8x32xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %x8 = tile.load %x[%i] : tensor<?x64xf32> -> tensor<8x64xf32>
+    // expected-error@+1 {{'pto.by_unroll' entry '4': pto.vec_tile of the wrong kind}}
+    %n = tile.vec_stage "norm" -> (tensor<8x64xf32>) attributes {pto.by_unroll = {"4" = {pto.vec_tile = [4, 64]}}} {
+      %a = tile.abs %x8 : tensor<8x64xf32> -> tensor<8x64xf32>
+      tile.yield %a : tensor<8x64xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<8x32xf32>) {
+      %m = tile.matmul %n, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+      tile.yield %m : tensor<8x32xf32>
+    }
+  }
+  func.return
+}
