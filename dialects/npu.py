@@ -227,6 +227,21 @@ def _need_space(op: Operation, v: SSAValue, spaces: Sequence[Space], what: str) 
 # --------------------------------------------------------------------------- launch
 
 
+def host_only(op: Operation) -> str:
+    """The error of a launch or graph met inside a core program (both engines say it)."""
+    where = "an 'npu.launch' region or an 'npu.tasks' body"
+    return f"'{op.name}' runs on the host: it cannot be inside a core program ({where})"
+
+
+def check_on_host(op: Operation) -> None:
+    """A launch or graph starts cores; inside a core program it would start them from a core."""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, (LaunchOp, TasksOp)):
+            raise VerifyException(host_only(op))
+        parent = parent.parent_op()
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """`npu.launch cube 24 (%c) { ... } vector 48 (%v) { ... }`: run the cube program
@@ -279,6 +294,7 @@ class LaunchOp(IRDLOperation):
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
     def verify_(self) -> None:
+        check_on_host(self)
         target = target_of(self)
         for kind, count, region, limit in (
             ("cube", self.cube_cores.value.data, self.cube, target.cube_cores),
@@ -364,6 +380,7 @@ class GraphOp(IRDLOperation):
         return [o for o in self.body.block.ops if isinstance(o, TasksOp)]
 
     def verify_(self) -> None:
+        check_on_host(self)
         target = target_of(self)
         for kind, count, limit in (
             ("cube", self.cube_cores.value.data, target.cube_cores),

@@ -338,6 +338,8 @@ class _Emitter:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             handler(self, op)
+        elif isinstance(op, (npu.LaunchOp, npu.GraphOp)):
+            raise MachineError(op, npu.host_only(op))
         elif any(r.blocks for r in op.regions) or (op.has_trait(IsTerminator) and not isinstance(op, scf.YieldOp)):
             raise MachineError(
                 op, f"the compiled engine cannot run '{op.name}' in a core program (the interp engine can)"

@@ -150,6 +150,7 @@ class NpuFunctions(InterpreterFunctions):
 
     @impl(npu.LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: npu.LaunchOp, args: PythonValues):
+        self._on_host(op)
         regions = (("cube", op.cube_cores.value.data, op.cube), ("vector", op.vector_cores.value.data, op.vector))
         if self.engine == "compiled":
             compiled.run_launch(self.machine, self._compiled(interpreter), regions)
@@ -169,6 +170,12 @@ class NpuFunctions(InterpreterFunctions):
         m.finish_launch(cores)
         return ()
 
+    def _on_host(self, op: npu.LaunchOp | npu.GraphOp) -> None:
+        """Cores run while a scheduler is set: an op that starts cores is not one of theirs
+        (the verifier says so too; IR built in Python may not have been verified)."""
+        if self.machine.scheduler is not None:
+            raise MachineError(op, npu.host_only(op))
+
     def _core_interpreter(self, interpreter: Interpreter, core: Core) -> CoreInterpreter:
         return CoreInterpreter(interpreter, self.functions, core, self.free_values)
 
@@ -186,6 +193,7 @@ class NpuFunctions(InterpreterFunctions):
     def run_graph(self, interpreter: Interpreter, op: npu.GraphOp, args: PythonValues):
         """Run the graph's block here (its `npu.tasks` only register groups), then its
         tasks on the cores; the tasks see the block's values."""
+        self._on_host(op)
         if self._groups is not None:
             raise MachineError(op, "'npu.graph' cannot nest")
         self._groups, self._loops = [], {}

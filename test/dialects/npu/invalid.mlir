@@ -995,3 +995,28 @@ func.func @f() {
   npu.fixpipe %acc[0, 0] -> %u[0, 0] : !npu.buf<16x16xf32, l0c> -> !npu.buf<16x16xf32, ub>
   func.return
 }
+
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    // expected-error@+1 {{'npu.launch' runs on the host: it cannot be inside a core program}}
+    npu.launch vector 1 (%w) {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  npu.graph cube 1 vector 1 {
+    %c1 = arith.constant 1 : index
+    npu.tasks "a" vector (%b, %i) in (%c1, 1) {
+      // expected-error@+1 {{'npu.graph' runs on the host: it cannot be inside a core program}}
+      npu.graph cube 1 vector 1 {
+      }
+    }
+  }
+  func.return
+}
