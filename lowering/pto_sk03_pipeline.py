@@ -16,6 +16,7 @@ from pto.passes.tile_annotate_cache import TileAnnotateCachePass
 from pto.passes.tile_apply_settings import TileApplySettingsPass
 from pto.passes.tile_assign_shapes import TileAssignShapesPass
 from pto.passes.tile_unroll import TileUnrollPass, check_factors
+from pto.targets import load_target
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class PtoSk03PipelinePass(ModulePass):
 
     def __post_init__(self) -> None:
         check_factors(self.factors)  # (the sub-passes are made when the pass runs)
+        if self.target:
+            load_target(self.target)  # an unknown name is a bad command line
 
     def passes(self) -> list[ModulePass]:
         return [

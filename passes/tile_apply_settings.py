@@ -9,7 +9,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
-from pto.diagnostics import DiagnosticError
 from pto.dialects import tile
 from pto.dialects.pto import SETTINGS
 
@@ -62,11 +61,15 @@ class TileApplySettingsPass(ModulePass):
     vec_nbuffer_setting: str = "0:2"
     cube_nbuffer_setting: str = "-1:1"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            given = {n: parse_setting(n, getattr(self, n)) for n in SETTINGS}
+    def __post_init__(self) -> None:
+        try:  # (checked here: a bad option is a bad command line)
+            for n in SETTINGS:
+                parse_setting(n, getattr(self, n))
         except ValueError as e:
-            raise DiagnosticError(op, f"{self.name}: {e}") from None
+            raise ValueError(f"{self.name}: {e}") from None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        given = {n: parse_setting(n, getattr(self, n)) for n in SETTINGS}
         for f in op.walk():
             if isinstance(f, func.FuncOp):
                 settings = {n: _pinned(f, n) or given[n] for n in SETTINGS}

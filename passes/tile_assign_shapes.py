@@ -177,6 +177,10 @@ class TileAssignShapesPass(ModulePass):
 
     target: str = ""
 
+    def __post_init__(self) -> None:
+        if self.target:  # an unknown name is a bad command line (UnknownTargetError is a ValueError)
+            load_target(self.target)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.walk():
             if not isinstance(f, func.FuncOp):

@@ -94,12 +94,12 @@ class TileToNpuPass(ModulePass):
     l1_buffers: int = 2
     l0_buffers: int = 2
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for name in ("l1_buffers", "l0_buffers"):
+    def __post_init__(self) -> None:
+        for name in ("l1_buffers", "l0_buffers"):  # (checked here: a bad option is a bad command line)
             if getattr(self, name) not in (1, 2):
-                raise DiagnosticError(
-                    op, f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, got {getattr(self, name)}"
-                )
+                raise ValueError(f"tile-to-npu: {name.replace('_', '-')} must be 1 or 2, got {getattr(self, name)}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and any(isinstance(o, tile.TokenLoopOp) for o in f.walk()):
                 Lowering(f, target_of(f), self.l1_buffers, self.l0_buffers).run()

@@ -39,7 +39,7 @@
 // L1X1-NEXT: npu.wait_flag mte1 -> mte2, 4
 // L1X1-NEXT: npu.dma mte2 %w
 // L1X1-NOT: npu.wait_flag mte1 -> mte2, 1
-// BADOPT: error: tile-to-npu: l0-buffers must be 1 or 2, got 3
+// BADOPT: pto-opt: error: bad pass pipeline {{.*}}: tile-to-npu: l0-buffers must be 1 or 2, got 3
 
 // The standard kernel: GM buffers for the tensors, one task graph for the kernel, a GM
 // workspace for the normalised activations. Each 128-token body is a vector group

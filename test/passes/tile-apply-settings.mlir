@@ -67,5 +67,5 @@ func.func @pinned(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32
 
 // The kernel's pinned pto.options win over the pass option.
 // PINNED: tile.vec_stage "q-rmsnorm" nbuffer 2
-// BADVAL: error: tile-apply-settings: vec_nbuffer_setting: '0:x' is not 'group:count'
-// BADKEY: error: tile-apply-settings: cube_l1_reuse_setting: '-1:0' needs a positive count
+// BADVAL: pto-opt: error: bad pass pipeline {{.*}}: tile-apply-settings: vec_nbuffer_setting: '0:x' is not 'group:count'
+// BADKEY: pto-opt: error: bad pass pipeline {{.*}}: tile-apply-settings: cube_l1_reuse_setting: '-1:0' needs a positive count

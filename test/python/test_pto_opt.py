@@ -32,6 +32,21 @@ def test_usage_errors_are_2_and_one_line(capsys):
         assert len(err.strip().splitlines()) == 1 and err.startswith("pto-opt: error:")
 
 
+def test_a_bad_pass_option_value_is_a_usage_error(capsys):
+    """Checked when the pass is made, as an unknown option is: one line, exit 2."""
+    kernel = str(Path(__file__).parent.parent.parent / "examples" / "sk03_standard.mlir")
+    for spec, message in (
+        ("tile-to-npu{l1-buffers=3}", "tile-to-npu: l1-buffers must be 1 or 2, got 3"),
+        ('tile-apply-settings{vec_nbuffer_setting="0:x"}', "vec_nbuffer_setting: '0:x' is not 'group:count'"),
+        ("tile-assign-shapes{target=zzz}", "unknown target 'zzz'"),
+        ("pto-sk03-pipeline{target=zzz}", "unknown target 'zzz'"),
+        ("tile-unroll{factors=0}", "unroll factors must be positive"),
+    ):
+        code, _, err = run(capsys, kernel, "-p", spec)
+        assert code == EXIT_USAGE and len(err.strip().splitlines()) == 1, err
+        assert err.startswith(f"pto-opt: error: bad pass pipeline '{spec}': ") and message in err, err
+
+
 def test_internal_error_is_3_and_mentions_reproducer(capsys):
     code, _, err = run(capsys, str(INPUTS / "simple.mlir"), "-p", "test-pass-crash")
     assert code == EXIT_INTERNAL

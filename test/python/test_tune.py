@@ -500,3 +500,9 @@ def test_a_matmul_no_tile_fits_gets_one_tile_of_its_size(k, n):
     odd = SMALL.replace("256", str(k)).replace("128", str(n))
     r = pto.tune(odd, [5], jobs=1, budget=2)
     assert r.best["k"] == [k, k] and r.best["n"] == n and r.cycles(r.best) is not None
+
+
+def test_a_lone_unroll_factor_on_the_command_line_is_a_one_factor_list():
+    from pto.tools.pto_tune import parse_dims
+
+    assert parse_dims(["unroll=128/1,16", "n=64,128"]) == {"unroll": [[128, 1], [16]], "n": [64, 128]}
