@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
-from pto.pypto.errors import NotModelledWarning, unsupported_name
+from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
 from pto.pypto.loops import (
     assemble,
     loop,
@@ -92,6 +92,7 @@ OTHER_PYPTO_NAMES = (
 
 __all__ = [
     "BuildError",
+    "LoweringWarning",
     "NotModelledWarning",
     "experimental",
     "frontend",

@@ -12,6 +12,11 @@ class NotModelledWarning(UserWarning):
     """A PyPTO setting that is accepted but has no effect on this project's model."""
 
 
+class LoweringWarning(UserWarning):
+    """What a pass warned of when it lowered the kernel (a hint it could not follow as
+    given, say): the text of `pto.compile(...).warnings`."""
+
+
 def refuse(message: str) -> NoReturn:
     raise BuildError(f"pto.pypto: {message}", caller())
 
@@ -20,13 +25,17 @@ def not_modelled(what: str, seen: set[str]) -> None:
     """Say once per kernel that `what` is accepted and ignored."""
     if what not in seen:
         seen.add(what)
-        where = caller()
-        warnings.warn_explicit(
-            f"pto.pypto: {what} is accepted but not modelled",
-            NotModelledWarning,
-            where[0] if where else "<pypto>",
-            where[1] if where else 0,
-        )
+        _warn(f"pto.pypto: {what} is accepted but not modelled", NotModelledWarning)
+
+
+def _warn(message: str, category: type[Warning]) -> None:
+    where = caller()
+    warnings.warn_explicit(message, category, where[0] if where else "<pypto>", where[1] if where else 0)
+
+
+def lowering_warning(message: str) -> None:
+    """A pass's warning, at the user's line that compiled the kernel."""
+    _warn(f"pto.pypto: {message}", LoweringWarning)
 
 
 def unsupported_name(module: str, name: str, others: tuple[str, ...]):

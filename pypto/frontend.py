@@ -33,7 +33,7 @@ from pto.frontend import api
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int
 from pto.interp.report import Report
-from pto.pypto.errors import not_modelled, refuse, unsupported_name
+from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Tensor, Trace, _traces
@@ -304,6 +304,8 @@ class JitKernel:
             failed = None
         if failed is not None:
             refuse(f"{self.fn.__name__} does not lower:\n{failed}")
+        for w in compiled.warnings:  # once per compilation: the jit path has no other way to show them
+            lowering_warning(f"{self.fn.__name__}: {w}")
         return compiled
 
     @staticmethod

@@ -146,7 +146,25 @@ def test_seed_examples(name: str) -> None:
     mod = example(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pypto.NotModelledWarning)
+        warnings.simplefilter("ignore", pypto.LoweringWarning)  # (rope's whole rows: tested below)
         mod.main(tokens=(1, 5))
+
+
+def test_a_pass_s_warning_reaches_the_user_of_a_jit_kernel(tmp_path) -> None:
+    """A vector tile narrower than a row that is not column-tiled runs whole rows; the
+    jit path says so as a LoweringWarning at the line that called the kernel."""
+    path = ROOT / "examples" / "pypto" / "mla_wkv_rope.py"
+    narrow = tmp_path / "rope_narrow.py"
+    narrow.write_text(path.read_text().replace("set_vec_tile_shapes(4, kv_lora_rank)", "set_vec_tile_shapes(4, 64)"))
+    spec = importlib.util.spec_from_file_location("rope_narrow", narrow)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.warns(
+        pypto.LoweringWarning, match=r"vector tile \[4, 64\] is narrower than the 576-column row"
+    ) as seen:
+        mod.main(tokens=(1,))
+    w = next(w for w in seen if issubclass(w.category, pypto.LoweringWarning))
+    assert w.filename == str(narrow) and "mla_wkv_rope(" in narrow.read_text().splitlines()[w.lineno - 1]
 
 
 def _ops(module) -> list[tuple]:
