@@ -17,7 +17,7 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
@@ -35,6 +35,14 @@ from pto.driver.pipelines import parse_pipeline, pipeline_spec
 from pto.driver.registry import all_passes, load_dialects, pass_summary
 from pto.driver.verify import verify_each
 
+# Flags of xdsl-opt this driver does not implement, and whether a command line used one.
+UNSUPPORTED: dict[str, Callable[[argparse.Namespace], bool]] = {
+    "parsing_diagnostics": lambda a: a.parsing_diagnostics,
+    "shrink": lambda a: a.shrink,
+    "target": lambda a: a.target != "mlir",
+    "frontend": lambda a: a.frontend is not None,
+}
+
 
 class PtoOptMain(xDSLOptMain):
     _input_text: str | None = None  # read once: --run-reproducer reads its configuration line first
@@ -49,6 +57,9 @@ class PtoOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        for action in arg_parser._actions:  # (refused in setup_pipeline: not offered in --help either)
+            if action.dest in UNSUPPORTED:
+                action.help = argparse.SUPPRESS
 
         def error(message: str) -> NoReturn:
             raise UsageError(message)
@@ -87,14 +98,9 @@ class PtoOptMain(xDSLOptMain):
         a = self.args
         # Flags inherited from xdsl-opt that this driver does not implement are refused,
         # not silently ignored.
-        for flag, on in (
-            ("--parsing-diagnostics", a.parsing_diagnostics),
-            ("--shrink", a.shrink),
-            ("--target", a.target != "mlir"),
-            ("--frontend", a.frontend is not None),
-        ):
-            if on:
-                raise UsageError(f"{flag} is not supported by pto-opt")
+        for dest, used in UNSUPPORTED.items():
+            if used(a):
+                raise UsageError(f"--{dest.replace('_', '-')} is not supported by pto-opt")
         a.mlir_print_ir_after_all |= a.print_between_passes
         repro, src = a.mlir_pass_pipeline_crash_reproducer, a.input_file
         if repro and src and os.path.exists(repro) and os.path.exists(src) and os.path.samefile(repro, src):

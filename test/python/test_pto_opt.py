@@ -51,3 +51,16 @@ def test_internal_error_is_3_and_mentions_reproducer(capsys):
     code, _, err = run(capsys, str(INPUTS / "simple.mlir"), "-p", "test-pass-crash")
     assert code == EXIT_INTERNAL
     assert len(err.strip().splitlines()) == 1 and "--mlir-pass-pipeline-crash-reproducer" in err
+
+
+def test_xdsl_opt_flags_it_does_not_implement_are_refused_and_not_offered(capsys):
+    for argv in (["-t", "llvm"], ["--frontend", "mlir"], ["--shrink"], ["--parsing-diagnostics"]):
+        code, _, err = run(capsys, *argv, str(INPUTS / "simple.mlir"))
+        assert code == EXIT_USAGE and "is not supported by pto-opt" in err, (argv, err)
+    try:
+        main(["--help"])
+    except SystemExit:
+        pass
+    out = capsys.readouterr().out
+    assert "--pass-pipeline" in out
+    assert not any(flag in out for flag in ("--shrink", "--frontend", "--parsing-diagnostics", "--target", "riscv"))
