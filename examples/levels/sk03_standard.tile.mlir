@@ -27,12 +27,12 @@ func.func @linear_projection(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>,
   }
   tile.token_loop %i = %end to %t step 1 {
     %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<1x4096xbf16>
-    %bt = tile.vec_stage "rmsnorm" -> (tensor<1x4096xbf16>) {
+    %bt = tile.vec_stage "rmsnorm" tile [1, 4096] -> (tensor<1x4096xbf16>) {
       %nt = tile.rms_norm %xt eps = 1.0e-06 : tensor<1x4096xbf16> -> tensor<1x4096xf32>
       %b = tile.cast %nt rint : tensor<1x4096xf32> -> tensor<1x4096xbf16>
       tile.yield %b : tensor<1x4096xbf16>
     }
-    %yt = tile.cube_stage "linear" -> (tensor<1x1024xbf16>) {
+    %yt = tile.cube_stage "linear" tiles <m = [16, 16], k = [512, 1024], n = [64, 64]> -> (tensor<1x1024xbf16>) {
       %y = tile.matmul %bt, %w b_trans : tensor<1x4096xbf16>, tensor<1024x4096xbf16> -> tensor<1x1024xf32>
       %o = tile.cast %y rint : tensor<1x1024xf32> -> tensor<1x1024xbf16>
       tile.yield %o : tensor<1x1024xbf16>

@@ -17,7 +17,7 @@
 // One task graph for both token loops; each cube group waits for its body's vector group.
 // NPU: npu.graph cube 24 vector 48 {
 // NPU: npu.tasks "rmsnorm.128" vector ({{.*}}) in (%bodies128, 64) {
-// NPU: npu.tasks "linear.128" cube ({{.*}}) in (%bodies128, 16) after ["rmsnorm.128"] {
+// NPU: npu.tasks "linear.128" cube ({{.*}}) in (%bodies128, 16) after ["rmsnorm.128"] hub {
 // NPU: npu.mmad
 // NPU: npu.fixpipe {{.*}} -> %out[
 // NPU: npu.tasks "rmsnorm.1" vector ({{.*}}) in (%bodies1, 1) {

@@ -24,7 +24,7 @@
 // GENERIC: "npu.tasks"
 // GENERIC: "npu.mmad"
 // GENERIC: "npu.fixpipe"
-// GENERIC: "npu.vrsqrt"
+// GENERIC: "npu.vsqrt"
 // MODEL: target ascend910b1
 // MODEL-NEXT: total: {{[0-9]+}} cycles
 // MODEL-NEXT: L2: {{[0-9]+}} hits
