@@ -133,10 +133,11 @@ class CubeStage:
         (`psum`, the runs' [tokens, N] blocks one under the other) that a vector group
         then adds up into the outputs, as PyPTO does."""
         self.outs, self.psum = self.dests[self.st.results[0]], None
+        if self.st.tiles is not None and self.st.tiles.is_split_k and self.acc_name != "f32":
+            # (refused even where K makes one run, which would quietly be no split at all)
+            raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added as f32)")
         if self.t.splits == 1:
             return
-        if self.acc_name != "f32":
-            raise unsupported(self.st, f"split-K with an {self.acc_name} accumulator (partial sums are added as f32)")
         self.tokens = self.lowering.token_count(self.st)
         bt = BufferType([DYNAMIC_INDEX, self.t.n], f32, Space.GM)
         rows = lambda: arith.MuliOp(self.tokens, index_const(self.t.splits)).result  # noqa: E731

@@ -689,6 +689,25 @@ func.func @split_k_i32(%x: tensor<?x256xi8>, %w: tensor<256x32xi8>, %out: tensor
 
 // -----
 
+// K = 128 is one run of kL1 = 32 f32-sized elements (4 x 32 int8): refused all the same,
+// not quietly lowered without a split.
+func.func @split_k_i32_one_run(%x: tensor<?x128xi8>, %w: tensor<128x32xi8>, %out: tensor<?x32xi32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x128xi8>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x128xi8> -> tensor<16x128xi8>
+    // expected-error@+1 {{tile-to-npu does not support split-K with an i32 accumulator (partial sums are added as f32) yet}}
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [32, 32], n = [32, 32], split_k> -> (tensor<16x32xi32>) {
+      %m = tile.matmul %xt, %w : tensor<16x128xi8>, tensor<128x32xi8> -> tensor<16x32xi32>
+      tile.yield %m : tensor<16x32xi32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xi32> -> tensor<?x32xi32>
+  }
+  func.return
+}
+
+// -----
+
 func.func @rank3(%x: tensor<?x2x32xf32>, %z: tensor<?x64xf32>, %w: tensor<64x32xf32>,
                  %out: tensor<?x2x32xf32> {pto.output}, %out2: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
