@@ -234,11 +234,14 @@ def host_only(op: Operation) -> str:
 
 
 def check_on_host(op: Operation) -> None:
-    """A launch or graph starts cores; inside a core program it would start them from a core."""
+    """A launch or graph starts cores; inside a core program it would start them from a
+    core, and a graph inside a graph would interleave two graphs' task bookkeeping."""
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, (LaunchOp, TasksOp)):
             raise VerifyException(host_only(op))
+        if isinstance(op, GraphOp) and isinstance(parent, GraphOp):
+            raise VerifyException("'npu.graph' cannot nest")
         parent = parent.parent_op()
 
 

@@ -341,9 +341,7 @@ class _Emitter:
         elif isinstance(op, (npu.LaunchOp, npu.GraphOp)):
             raise MachineError(op, npu.host_only(op))
         elif any(r.blocks for r in op.regions) or (op.has_trait(IsTerminator) and not isinstance(op, scf.YieldOp)):
-            raise MachineError(
-                op, f"the compiled engine cannot run '{op.name}' in a core program (the interp engine can)"
-            )
+            raise MachineError(op, f"the compiled engine cannot run '{op.name}' in a core program")
         elif isinstance(op, scf.YieldOp):
             self.scf_yield(op)
         else:

@@ -27,7 +27,16 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from pto import __version__
 from pto.diagnostics import DiagnosticError, DiagnosticLog, collect, render_all
-from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError, stdout_closed
+from pto.driver.errors import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    EXIT_USER,
+    InternalError,
+    UsageError,
+    exit_flushed,
+    flushed,
+    stdout_closed,
+)
 from pto.driver.expected import check_expected, expected_diagnostics
 from pto.driver.lower import Instrument, IRTree, PrintIR, Reproducer, Time, Verify, lower, show
 from pto.driver.parse import parse_error_diag, parse_source, read_source
@@ -239,7 +248,7 @@ class PtoOptMain(xDSLOptMain):
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         tool = PtoOptMain(args=argv)
-        return tool.run()
+        return flushed(tool.run())
     except UsageError as e:
         print(f"pto-opt: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -252,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         return 130
+    except SystemExit as e:  # argparse's, after --help or a bad flag
+        exit_flushed(e)
     except BrokenPipeError:
         return stdout_closed()
     except Exception as e:

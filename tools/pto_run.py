@@ -29,7 +29,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import Diagnostic, DiagnosticError, DiagnosticLog, collect, render_all
-from pto.driver.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_USER, InternalError, UsageError, stdout_closed
+from pto.driver.errors import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    EXIT_USER,
+    InternalError,
+    UsageError,
+    exit_flushed,
+    flushed,
+    stdout_closed,
+)
 from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser, parse_error_diag, read_source
@@ -290,7 +299,15 @@ class Runner:
                 (o.name, check(g, w, golden_elem(o.elem, golden_module)))
                 for o, g, w in zip(sig.outputs, result.outputs, golden.outputs, strict=True)
             ]
-        if a.json:
+        code = EXIT_USER if any(not v.ok for _, v in verdicts) else 0
+        try:
+            self.print_report(rep, verdicts)
+        except BrokenPipeError:
+            return stdout_closed(code)
+        return flushed(code)
+
+    def print_report(self, rep, verdicts: list) -> None:
+        if self.args.json:
             d = rep.to_json()
             d["golden"] = {
                 n: {"ok": v.ok, "bad": v.bad, "total": v.total, "nonfinite": v.nonfinite} for n, v in verdicts
@@ -300,11 +317,13 @@ class Runner:
             print(rep.table())
             for n, v in verdicts:
                 print(v.describe(f"golden {n}"))
-        return EXIT_USER if any(not v.ok for _, v in verdicts) else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:
+        exit_flushed(e)
     runner = Runner(args)
     try:
         return runner.main()

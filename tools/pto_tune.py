@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import Diagnostic, DiagnosticError, collect, render
-from pto.driver.errors import UsageError, stdout_closed
+from pto.driver.errors import UsageError, exit_flushed, flushed, stdout_closed
 from pto.driver.parse import parse_error_diag, read_source
 from pto.driver.verify import verify_each
 from pto.targets import UnknownTargetError, load_target
@@ -147,14 +147,17 @@ def _kernel_text(path: str, sink, sources: dict[str, str]) -> str:
 
 
 def _finish(a: argparse.Namespace, result) -> None:
-    print(result.table())
+    # The files first: a reader of stdout that has gone must not cost them.
     if a.write_best:
         result.write_best(a.write_best)
-        print(f"\nbest configuration written to {a.write_best}")
     if a.plot:
         from pto.tuner.plot import plot
 
         plot(result, a.plot)
+    print(result.table())
+    if a.write_best:
+        print(f"\nbest configuration written to {a.write_best}")
+    if a.plot:
         print(f"plot written to {a.plot}")
 
 
@@ -187,7 +190,10 @@ def run(a: argparse.Namespace, sink, sources: dict[str, str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    a = _parser().parse_args(argv)
+    try:
+        a = _parser().parse_args(argv)
+    except SystemExit as e:
+        exit_flushed(e)
     sources: dict[str, str] = {}
 
     def sink(d: Diagnostic) -> None:
@@ -195,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with collect(sink):
-            return run(a, sink, sources)
+            return flushed(run(a, sink, sources))
     except (UsageError, UnknownTargetError) as e:
         print(f"pto-tune: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -58,6 +58,7 @@ class Cube:
     reuse: int  # row tiles per unit (l1_reuse)
     units: int
     slices: int  # K slices per unit
+    runs: int  # split-K's runs (1 without)
 
 
 @dataclass
@@ -109,7 +110,7 @@ def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
     rows = -(-p // m)
     runs = split_runs(info.k, k1, info.a_elem) if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)
-    return Cube(m, n, k1, k0, reuse, rows // reuse * -(-info.n // n) * runs, info.k // k1 // runs)
+    return Cube(m, n, k1, k0, reuse, rows // reuse * -(-info.n // n) * runs, info.k // k1 // runs, runs)
 
 
 def _transposed(c: Config, info: KernelInfo) -> bool:
@@ -203,7 +204,7 @@ def sum_tasks(c: Config, info: KernelInfo, p: int) -> Task | None:
     partial sums (copied in one after another) and stores the result (tile-to-npu's
     `emit_sum_group`); None without split-K."""
     g = cube_shape(c, info, p)
-    runs = split_runs(info.k, g.k1, info.a_elem) if _get(c, "split_k", info, p) else 1
+    runs = g.runs
     if runs == 1:
         return None
     t, elems = info.target, min(g.m, p) * g.n

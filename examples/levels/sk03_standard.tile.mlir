@@ -27,8 +27,9 @@ func.func @linear_projection(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>,
   }
   tile.token_loop %i = %end to %t step 1 {
     %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<1x4096xbf16>
+    %g = tile.load %gamma : tensor<4096xbf16> -> tensor<4096xbf16>
     %bt = tile.vec_stage "rmsnorm" tile [1, 4096] -> (tensor<1x4096xbf16>) {
-      %nt = tile.rms_norm %xt eps = 1.0e-06 : tensor<1x4096xbf16> -> tensor<1x4096xf32>
+      %nt = tile.rms_norm %xt, %g eps = 1.0e-06 : tensor<1x4096xbf16>, tensor<4096xbf16> -> tensor<1x4096xf32>
       %b = tile.cast %nt rint : tensor<1x4096xf32> -> tensor<1x4096xbf16>
       tile.yield %b : tensor<1x4096xbf16>
     }

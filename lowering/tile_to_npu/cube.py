@@ -31,6 +31,7 @@ from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
+from pto.passes.tile_assign_shapes import body_m
 
 idx = IndexType()
 
@@ -66,7 +67,7 @@ def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
     # PyPTO makes each L0 block of the output (mL0 x nL0) a cube task: the M and N L1
     # entries do not shape the work. A tile larger than the data covers just the
     # (fractal-padded) data.
-    m1 = m0 = min(m0, -(-m // fractal) * fractal)
+    m1 = m0 = body_m(m0, m, fractal)
     n1 = n0 = min(n0, n)
     k1 = min(k1, k)
     k0 = min(k0, k1)

@@ -24,6 +24,16 @@ SK03_NAMES = [
 ]
 
 
+# A small standard kernel: RMSNorm -> cast -> matmul (b_trans) -> cast, K = 256, N = 128.
+SMALL = """func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x128xbf16> {
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x256xbf16> -> tensor<?x256xf32>
+  %b = pto.cast %n rint : tensor<?x256xf32> -> tensor<?x256xbf16>
+  %y = pto.matmul %b, %w b_trans : tensor<?x256xbf16>, tensor<128x256xbf16> -> tensor<?x128xf32>
+  %o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>
+  func.return %o : tensor<?x128xbf16>
+}"""
+
+
 def context() -> Context:
     ctx = Context()
     load_dialects(ctx)

@@ -711,7 +711,7 @@ def test_checked_index_arithmetic_computes_its_values(expr: str, row: int) -> No
 @pytest.mark.parametrize("case", ERRORS)
 def test_engines_report_the_same_error_at_the_same_op(case: str, numerics: bool) -> None:
     text, kind, message = ERRORS[case]
-    module = parse(text)
+    module = LocatingParser(context(), text, "<test>").parse_module()  # (a graph in a graph does not verify)
     errors = []
     for engine in ("interp", "compiled"):
         with pytest.raises(kind, match=message) as e:
@@ -862,11 +862,10 @@ def test_an_op_the_compiler_lacks_is_a_machine_error_at_it() -> None:
     assert e.value.op.name == "scf.while"
 
 
-# A launch or a graph inside a core program: the verifier allows it, the compiled
-# engine refuses it at the op ("the interp engine can"). On the interp engine the inner
-# one's end sets `machine.scheduler` to None under the outer one's cores: a cross-core
-# wait after it takes the no-scheduler path and fails although core 1 sets the flag,
-# and a graph in a task leaves the other core of the outer graph without a scheduler.
+# A launch or a graph inside a core program. Before the verifier and both engines refused
+# it, the interp engine's inner one reset `machine.scheduler` under the outer one's
+# cores: a cross-core wait after it failed although core 1 set the flag, and a graph in
+# a task left the other core of the outer graph without a scheduler.
 NESTED = {
     "a launch in a launch": launch(
         f"""    %c0 = arith.constant 0 : index

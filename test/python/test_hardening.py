@@ -255,23 +255,49 @@ def test_unterminated_string_in_a_subprocess_does_not_hang(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "code"),
     [
-        ["pto_opt", "--pass-pipeline=builtin.module(pto-sk03-pipeline)", STD],
-        ["pto_run", STD, "--random-inputs", "--tokens", "16", "--no-numerics", "--json"],
-        ["pto_tune", STD, "--tokens", "16", "--budget", "1", "--jobs", "1", "--quiet"],
+        (["pto_opt", "--pass-pipeline=builtin.module(pto-sk03-pipeline)", STD], 0),
+        (["pto_opt", "--help"], 0),
+        (["pto_run", STD, "--random-inputs", "--tokens", "16", "--no-numerics"], 0),
+        (["pto_run", "--help"], 0),
+        (["pto_tune", STD, "--tokens", "16", "--budget", "1", "--jobs", "1", "--quiet"], 0),
+        (["pto_tune", "--help"], 0),
     ],
-    ids=["pto-opt", "pto-run", "pto-tune"],
+    ids=["pto-opt", "pto-opt --help", "pto-run", "pto-run --help", "pto-tune", "pto-tune --help"],
 )
-def test_a_reader_that_has_gone_stops_a_tool_quietly(args) -> None:
-    """`tool ... | head -1`: no traceback, no internal error, exit 0 (stdout is closed
-    before the tool writes, so its first write fails)."""
-    code = f"import sys; from pto.tools.{args[0]} import main; sys.exit(main(sys.argv[1:]))"
-    p = subprocess.Popen([sys.executable, "-c", code, *args[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def test_a_reader_that_has_gone_stops_a_tool_quietly(args, code) -> None:
+    """`tool ... | head -1`: no traceback, no internal error, the tool's own exit (stdout
+    is closed before the tool writes; buffered, as it is without PYTHONUNBUFFERED, the
+    table reaches the pipe only when flushed)."""
+    script = f"import sys; from pto.tools.{args[0]} import main; sys.exit(main(sys.argv[1:]))"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    p = subprocess.Popen(
+        [sys.executable, "-c", script, *args[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     assert p.stdout is not None and p.stderr is not None
     p.stdout.close()
     err = p.stderr.read().decode()
-    assert p.wait(timeout=300) == 0 and err == "", err
+    assert p.wait(timeout=300) == code and err == "", err
+
+
+def test_a_golden_mismatch_keeps_its_exit_when_the_reader_has_gone(tmp_path, monkeypatch) -> None:
+    """The exit is decided before the report is printed: `pto-run --golden | head` in a
+    pipefail script still fails on a mismatch."""
+    import io
+
+    from pto.interp import golden
+
+    class Gone(io.StringIO):
+        def write(self, s: str) -> int:
+            raise BrokenPipeError
+
+        def fileno(self) -> int:
+            raise ValueError
+
+    monkeypatch.setattr(pto_run, "check", lambda got, want, elem: golden.check(got, want + 1, elem))
+    monkeypatch.setattr(sys, "stdout", Gone())
+    assert pto_run.main([STD, "--random-inputs", "--tokens", "4", "--golden"]) == 1
 
 
 # ------------------------------------------------------------ parsing: overflow

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from kernels import example, lowered, parse
+from kernels import ROOT, example, lowered, parse
 
 from pto.interp.golden import check
 from pto.interp.machine import MachineError
@@ -109,6 +109,15 @@ def test_tile_level_tail_loop() -> None:
     r = run(parse(TILE), [x, w])
     assert r.level == "tile"
     np.testing.assert_allclose(r.outputs[0], (2 * x) @ w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("tokens", [3, 130])  # the remainder loop alone; both loops
+def test_the_tile_level_example_computes_what_the_pto_level_kernel_does(tokens: int) -> None:
+    """examples/levels/sk03_standard.tile.mlir (its remainder loop's norm had lost gamma)."""
+    pto_m = example("sk03_standard.mlir")
+    tile_m = parse((ROOT / "examples" / "levels" / "sk03_standard.tile.mlir").read_text())
+    ins = random_inputs(signature(pto_m), tokens, 0)
+    assert check(run(tile_m, ins).outputs[0], run(pto_m, ins).outputs[0], "bf16").ok
 
 
 def test_tile_level_load_past_the_end_is_an_error() -> None:

@@ -2,7 +2,7 @@ import tomllib
 
 import pytest
 
-from pto.targets import UnknownTargetError, available_targets, load_target
+from pto.targets import DEFAULT_TARGET, UnknownTargetError, available_targets, load_target
 
 
 def test_both_targets_load_with_machine_md_figures():
@@ -77,26 +77,20 @@ def test_changed_replaces_one_figure_and_refuses_an_unknown_one():
         t.changed(latency__bogus=1)
 
 
-# One 8-token body (unroll [8]) of a small standard kernel.
-_SMALL = """func.func @k(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x128xbf16>
-    attributes {pto.unroll = array<i64: 8>} {
-  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x256xbf16> -> tensor<?x256xf32>
-  %b = pto.cast %n rint : tensor<?x256xf32> -> tensor<?x256xbf16>
-  %y = pto.matmul %b, %w b_trans : tensor<?x256xbf16>, tensor<128x256xbf16> -> tensor<?x128xf32>
-  %o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>
-  func.return %o : tensor<?x128xbf16>
-}"""
-
-
 def _lowered_on(monkeypatch, **figures) -> str:
-    """The kernel lowered on the default target with some figures changed."""
-    from kernels import lowered, parse
+    """A small standard kernel lowered with one 8-token body (unroll [8]) on the default
+    target with some figures changed."""
+    from kernels import SMALL, lowered, parse
 
+    import pto.lowering.pto_sk03_pipeline  # noqa: F401  (imported before the patch: each binds load_target)
     import pto.targets
 
-    changed = load_target().changed(**figures)
-    monkeypatch.setattr(pto.targets, "load_target", lambda name="": changed)
-    return str(lowered(parse(_SMALL)))
+    original = pto.targets.load_target
+    changed = original().changed(**figures)
+    monkeypatch.setattr(
+        pto.targets, "load_target", lambda name="": changed if name in ("", DEFAULT_TARGET) else original(name)
+    )
+    return str(lowered(parse(SMALL), "pto-sk03-pipeline{factors=8}"))
 
 
 def test_the_cube_fractal_pads_the_m_tile(monkeypatch):

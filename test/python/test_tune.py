@@ -6,20 +6,13 @@ import json
 import ml_dtypes
 import numpy as np
 import pytest
+from kernels import SMALL
 
 import pto
 import pto.pypto as pypto
 from pto.tuner import pool, prune
 from pto.tuner.kernel import TuneError
 from pto.tuner.space import key
-
-SMALL = """func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x128xbf16> {
-  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x256xbf16> -> tensor<?x256xf32>
-  %b = pto.cast %n rint : tensor<?x256xf32> -> tensor<?x256xbf16>
-  %y = pto.matmul %b, %w b_trans : tensor<?x256xbf16>, tensor<128x256xbf16> -> tensor<?x128xf32>
-  %o = pto.cast %y rint : tensor<?x128xf32> -> tensor<?x128xbf16>
-  func.return %o : tensor<?x128xbf16>
-}"""
 
 # f32 -> i8 with rint: not one of the hardware's casts (a kernel that parses, not verifies)
 _BAD_CAST = SMALL.replace("xbf16>) -> tensor<?x128xbf16>", "xbf16>) -> tensor<?x128xi8>").replace(
@@ -389,13 +382,18 @@ def test_estimate_counts_the_tasks_tile_to_npu_makes(split):
 
 
 def test_estimate_of_an_unpinned_cube_tile_takes_the_pass_s_choice():
-    from pto.passes.tile_assign_shapes import TileAssignShapesPass
-    from pto.tuner.estimate import cube_shape
+    import re
 
-    info = _info()
-    t = TileAssignShapesPass.choose(64, info.k, info.n, 2, 4, 1, 2, 2, info.target)
-    g = cube_shape({"unroll": [64, 1]}, info, 64)
-    assert (g.m, g.n, g.k0, g.k1) == (t.axes["m"][0], t.axes["n"][0], *t.axes["k"])
+    from pto.frontend.api import compile
+    from pto.tuner.estimate import cube_shape
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.pin import pin
+
+    info, c = _info(), {"unroll": [64, 1]}
+    tile_ir = compile(pin(_parsed(SMALL, "small"), c)).text("tile")
+    m, k0, k1, n = re.search(r"tiles <m = \[(\d+), \d+\], k = \[(\d+), (\d+)\], n = \[(\d+),", tile_ir).groups()
+    g = cube_shape(c, info, 64)
+    assert (g.m, g.n, g.k0, g.k1) == (int(m), int(n), int(k0), int(k1))
 
 
 def test_estimate_charges_a_tile_of_whole_rows_as_one_block():

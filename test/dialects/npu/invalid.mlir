@@ -1020,3 +1020,14 @@ func.func @f() {
   }
   func.return
 }
+
+// -----
+
+func.func @f() {
+  npu.graph cube 1 vector 1 {
+    // expected-error@+1 {{'npu.graph' cannot nest}}
+    npu.graph cube 1 vector 1 {
+    }
+  }
+  func.return
+}
