@@ -106,10 +106,7 @@ def parse_dims(items: list[str]) -> dict[str, list]:
             raise UsageError(f"--dim takes NAME=V1,V2,..., got '{item}'")
         if name.strip() in dims:
             raise UsageError(f"--dim {name.strip()} given twice")
-        values = [_value(v) for v in vals.split(",") if v.strip()]
-        if name.strip() == "unroll":  # each value is a factor list: a lone `16` is the list [16]
-            values = [[v] if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
-        dims[name.strip()] = values
+        dims[name.strip()] = [_value(v) for v in vals.split(",") if v.strip()]  # (`16` for unroll: see restrict)
     return dims
 
 

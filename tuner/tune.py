@@ -48,6 +48,8 @@ def restrict(dims: dict[str, list], given: dict[str, list] | None) -> dict[str, 
             raise TuneError(f"dimension '{name}' takes a list of values, got {vals!r}")
         if not vals:
             raise TuneError(f"dimension '{name}' has no values")
+        if name == "unroll":  # each value is a factor list: a lone factor 16 is the list [16]
+            vals = [[v] if isinstance(v, int) and not isinstance(v, bool) else v for v in vals]
         for v in (v for v in vals if v != AUTO):
             if not _fits(v, dims[name]):
                 raise TuneError(

@@ -500,7 +500,11 @@ def test_a_matmul_no_tile_fits_gets_one_tile_of_its_size(k, n):
     assert r.best["k"] == [k, k] and r.best["n"] == n and r.cycles(r.best) is not None
 
 
-def test_a_lone_unroll_factor_on_the_command_line_is_a_one_factor_list():
+def test_a_lone_unroll_factor_is_a_one_factor_list():
     from pto.tools.pto_tune import parse_dims
+    from pto.tuner.space import dimensions
+    from pto.tuner.tune import restrict
 
-    assert parse_dims(["unroll=128/1,16", "n=64,128"]) == {"unroll": [[128, 1], [16]], "n": [64, 128]}
+    dims = dimensions(_info())
+    assert restrict(dims, parse_dims(["unroll=128/1,16"]))["unroll"] == [[128, 1], [16]]  # the command line
+    assert restrict(dims, {"unroll": [[128, 1], 16]})["unroll"] == [[128, 1], [16]]  # the API
