@@ -195,26 +195,41 @@ def test_seed_kernels_are_the_mlir_examples(name, args) -> None:
     assert _ops(fused) == _ops(ref)
 
 
-def test_a_split_k_written_by_hand_is_one_split_k_matmul() -> None:
-    kc = K // 4
+def _xw(body, unroll=(2,)):
+    """A kernel of x [T, K], w [N, K] and out [T, N] (unroll [2, 1] unless given), whose
+    loop body is `body(x tile, w, out, idx, p)`."""
 
     @pypto.frontend.jit
-    def sk(
+    def k(
         x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
         w: pypto.Tensor([N, K], FP32),
         out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
     ):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
-            xt = pypto.view(x, [p, K], [idx, 0])
-            pypto.set_cube_tile_shapes([16, 16], [16, 16], [32, 32])
-            acc = None
-            for j in range(4):
-                part = pypto.matmul(
-                    pypto.view(xt, [p, kc], [0, j * kc]), pypto.view(w, [N, kc], [0, j * kc]), FP32, b_trans=True
-                )
-                acc = part if acc is None else pypto.add(acc, part)
-            pypto.assemble(acc, [idx, 0], out)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=list(unroll)):
+            body(pypto.view(x, [p, K], [idx, 0]), w, out, idx, p)
 
+    return k
+
+
+def _linear_of(body):
+    """out = body(x tile, p) @ w.T"""
+    return _xw(lambda xt, w, out, i, p: pypto.assemble(pypto.matmul(body(xt, p), w, FP32, b_trans=True), [i, 0], out))
+
+
+def test_a_split_k_written_by_hand_is_one_split_k_matmul() -> None:
+    kc = K // 4
+
+    def body(xt, w, out, idx, p):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [32, 32])
+        acc = None
+        for j in range(4):
+            part = pypto.matmul(
+                pypto.view(xt, [p, kc], [0, j * kc]), pypto.view(w, [N, kc], [0, j * kc]), FP32, b_trans=True
+            )
+            acc = part if acc is None else pypto.add(acc, part)
+        pypto.assemble(acc, [idx, 0], out)
+
+    sk = _xw(body, unroll=[4])
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((6, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
     out = np.zeros((6, N), np.float32)
@@ -256,15 +271,7 @@ def test_a_split_k_written_by_hand_is_one_split_k_matmul() -> None:
     ],
 )
 def test_a_split_k_by_hand_that_does_not_cover_k_is_refused(body, message) -> None:
-    @pypto.frontend.jit
-    def sk(
-        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-        w: pypto.Tensor([N, K], FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
-    ):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
-            pypto.assemble(body(pypto.view(x, [p, K], [idx, 0]), w, K // 4), [idx, 0], out)
-
+    sk = _xw(lambda xt, w, out, idx, p: pypto.assemble(body(xt, w, K // 4), [idx, 0], out), unroll=[4])
     with pytest.raises(pto.BuildError, match="pto.pypto") as e:
         sk(np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
     assert message in str(e.value), str(e.value)
@@ -440,27 +447,6 @@ def test_a_full_that_does_not_fit_its_operand_is_refused(body, message) -> None:
     x = np.ones((3, K), np.float32)
     with pytest.raises(pto.BuildError, match=message):
         _linear_of(body)(x, np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
-
-
-def _xw(body):
-    """A kernel of x [T, K], w [N, K] and out [T, N], unroll [2, 1], whose loop body is
-    `body(x tile, w, out, idx, p)`."""
-
-    @pypto.frontend.jit
-    def k(
-        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-        w: pypto.Tensor([N, K], FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
-    ):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
-            body(pypto.view(x, [p, K], [idx, 0]), w, out, idx, p)
-
-    return k
-
-
-def _linear_of(body):
-    """out = body(x tile, p) @ w.T"""
-    return _xw(lambda xt, w, out, i, p: pypto.assemble(pypto.matmul(body(xt, p), w, FP32, b_trans=True), [i, 0], out))
 
 
 def test_every_parameters_token_count_is_the_token_count() -> None:
