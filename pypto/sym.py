@@ -95,7 +95,7 @@ class Sym:
         return self is other or isinstance(other, Sym) and (self.name, self.names) == (other.name, other.names)
 
     def __neg__(self):
-        return self._bin(-1, operator.mul, "*", True)  # noqa: E704
+        return self._bin(-1, operator.mul, "*", True)
 
     def _no_value(self, *args):
         refuse(
