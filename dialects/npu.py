@@ -615,8 +615,9 @@ class DimOp(IRDLOperation):
 @irdl_op_definition
 class ReshapeOp(IRDLOperation):
     """`%v = npu.reshape %x : !npu.buf<?x4x4096xbf16, gm> -> !npu.buf<?x16384xbf16, gm>`:
-    view a GM buffer with another shape of the same element count (an in-place
-    reshape: no data moves). A dynamic dim must be dim 0 of both."""
+    view a GM buffer, or a UB buffer (a vector task's weight-only value: a gamma's
+    [H] as [1, H]), with another shape of the same element count (an in-place reshape:
+    no data moves). A dynamic dim must be dim 0 of both."""
 
     name = "npu.reshape"
     source = operand_def(BufferType)
@@ -628,8 +629,8 @@ class ReshapeOp(IRDLOperation):
 
     def verify_(self) -> None:
         s, r = buf(self.source), buf(self.result)
-        if s.mem != Space.GM or r.mem != Space.GM:
-            raise VerifyException("'npu.reshape' views gm buffers only")
+        if s.mem != r.mem or s.mem not in (Space.GM, Space.UB):
+            raise VerifyException("'npu.reshape' views a gm or ub buffer in the same space")
         if s.element_type != r.element_type:
             raise VerifyException("'npu.reshape' cannot change the element type")
         ss, rs = list(s.get_shape()), list(r.get_shape())

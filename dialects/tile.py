@@ -76,6 +76,22 @@ def _enclosing(op: Operation, kind: type[Operation]) -> Operation | None:
     return cur
 
 
+def weight_only(v: SSAValue) -> bool:
+    """Whether `v` is the same for every token tile: a whole (row-less) load, or what
+    ops and stages compute from such values only (a gamma's cast, a bias reshaped).
+    Weight-only work keeps its static shape where token tiles have rows."""
+    if isinstance(v, BlockArgument):  # a kernel argument read whole; not the loop's row
+        return isinstance(v.type, TensorType) and DYNAMIC_INDEX not in v.type.get_shape()
+    owner = v.owner
+    assert isinstance(owner, Operation)
+    if isinstance(owner, LoadOp):
+        return owner.row is None
+    if isinstance(owner, StageBase):
+        y = owner.body.block.last_op
+        return y is not None and weight_only(y.operands[owner.results.index(v)])
+    return all(weight_only(o) for o in owner.operands)
+
+
 # --------------------------------------------------------------------------- loops
 
 
@@ -267,7 +283,11 @@ class VecStageOp(StageBase):
         if not shape or min(shape) < 1:
             raise VerifyException("'tile.vec_stage' tile sizes must be positive")
         for op in self.body.block.ops:
-            if isinstance(op, pto.ShapedOp) and not isinstance(op, ReshapeOp | ViewOp):  # views move no data
+            if (
+                isinstance(op, pto.ShapedOp)
+                and not isinstance(op, ReshapeOp | ViewOp)  # views move no data
+                and not all(weight_only(r) for r in op.results)  # nor is it tiled by token rows
+            ):
                 # (the widest operand's rank: a broadcast operand may come first, `b - x`)
                 rank = max(o.type.get_num_dims() for o in op.operands if isinstance(o.type, TensorType))
                 if rank != len(shape):

@@ -199,10 +199,13 @@ def dim(op: npu.DimOp, src: Buf | GmTensor) -> int:
     return src.array.shape[op.dim.value.data]
 
 
-def reshape(op: npu.ReshapeOp, src: GmTensor) -> GmTensor:
+def reshape(op: npu.ReshapeOp, src: Buf | GmTensor) -> Buf | GmTensor:
     t = op.result.type
     assert isinstance(t, BufferType)
-    return src.reshaped(tuple(-1 if d == DYNAMIC_INDEX else d for d in t.get_shape()))
+    shape = tuple(-1 if d == DYNAMIC_INDEX else d for d in t.get_shape())
+    if isinstance(src, Buf):  # the same UB bytes, seen with another shape
+        return Buf(src.array.reshape(shape), src.space, src.offset)
+    return src.reshaped(shape)
 
 
 def view(op: npu.ViewOp, src: GmTensor) -> GmTensor:

@@ -142,15 +142,40 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
             raise DiagnosticError(
                 o, "'pto.view' takes a window of a weight argument of the kernel, not of a value computed in it"
             )
-        view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
-        if o.name.startswith("pto.") and static and not view:
-            # Its work would be the same for every token tile: the loop has no place for it.
+        if isinstance(o, pto.MatmulOp) and any(
+            isinstance(v.owner, Operation) and _weight_only(v.owner) for v in o.operands
+        ):
+            # The cube reads its weight from GM as the caller stores it; no vector stage
+            # precedes the cube per weight tile.
             raise DiagnosticError(
                 o,
-                f"'{o.name}' has no token axis (its result is {static[0]}): SK-03 computes "
-                "on token tiles; do weight-only work on the host",
+                "the matmul reads weight-only work (a cast or reshape of a weight): "
+                "pass the weight as the matmul reads it",
+            )
+        view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
+        if o.name.startswith("pto.") and static and not view and not _weight_only(o):
+            raise DiagnosticError(
+                o,
+                f"'{o.name}' has no token axis (its result is {static[0]}) but reads a token tensor: "
+                "SK-03 computes on token tiles",
             )
     return token_args
+
+
+def _weight_only(op: Operation) -> bool:
+    """A vector op of static tensors only (a gamma's cast, a bias reshaped): work on
+    weights, the same for every token tile. Each stage that reads it computes it itself
+    (as it takes its own view of a weight), in the stage's vector phase."""
+    if isinstance(op, pto.MatmulOp) or not op.name.startswith("pto.") or _arg_view(op):
+        return False
+    static = all(isinstance(v.type, TensorType) and _tile_type(v.type, 1) == v.type for v in op.results)
+    return static and all(
+        isinstance(v, BlockArgument)
+        and _tile_type(v.type, 1) == v.type
+        or isinstance(v.owner, Operation)
+        and (_arg_view(v.owner) or _weight_only(v.owner))
+        for v in op.operands
+    )
 
 
 @dataclass(frozen=True)
@@ -224,8 +249,8 @@ class PtoToTilePass(ModulePass):
         # An argument's in-place reshape is a view, not work: each stage that reads it
         # takes its own of its load (staged on its own, a weight's [1, N] view would cross
         # phases as a token tile; a token tensor's would need a workspace copy).
-        views = {o.results[0]: o for o in body.ops if _arg_view(o)}
-        kernel_ops = [o for o in body.ops if o is not ret and not _arg_view(o)]
+        views = {r: o for o in body.ops if _arg_view(o) or _weight_only(o) for r in o.results}
+        kernel_ops = [o for o in body.ops if o is not ret and o not in views.values()]
         for st in _stages(kernel_ops, form.data):
             self.emit_stage(st, loop_body, mapping, views)
         for v, out in zip(ret.arguments, outs, strict=True):
@@ -253,20 +278,29 @@ class PtoToTilePass(ModulePass):
         local: dict[SSAValue, SSAValue],
         inner: Block,
     ) -> SSAValue:
-        """The stage's value for `v`: a weight view is re-made in the stage from its load."""
+        """The stage's value for `v`: a weight view, and weight-only work, is re-made in
+        the stage from its loads."""
         if v not in views:
             return mapping[v]
         if v not in local:
             view = views[v]
-            src = self.operand(view.operands[0], mapping, views, local, inner)
+            ins = [self.operand(o, mapping, views, local, inner) for o in view.operands]
             if isinstance(view, pto.ViewOp):
-                new: Operation = tile.ViewOp(src, view.starts, pto.tensor_type(view.result).get_shape())
-            else:
-                new = tile.ReshapeOp(src, _tile_type(view.results[0].type, 1), inplace=True)
+                new: Operation = tile.ViewOp(ins[0], view.starts, pto.tensor_type(view.result).get_shape())
+            elif isinstance(view, pto.ReshapeOp) and view.inplace is not None:
+                new = tile.ReshapeOp(ins[0], _tile_type(view.results[0].type, 1), inplace=True)
+            else:  # weight-only work
+                new = tile.TWIN[type(view)].create(
+                    operands=ins,
+                    result_types=[r.type for r in view.results],
+                    properties=dict(view.properties),
+                    attributes={k: a for k, a in view.attributes.items() if k not in HINTS},
+                )
             new.location = view.location
-            new.results[0].name_hint = v.name_hint
             inner.add_op(new)
-            local[v] = new.results[0]
+            for r, nr in zip(view.results, new.results, strict=True):
+                nr.name_hint = r.name_hint
+                local[r] = nr
         return local[v]
 
     def emit_stage(

@@ -108,10 +108,10 @@ def _scalar(v: object) -> TypeGuard[float]:  # any real but bool; float in the n
 
 
 def _broadcast(a: list, c: list) -> list:
-    if len(a) != len(c):
-        refuse(f"operands of ranks {len(a)} and {len(c)} do not broadcast (write the same rank)")
+    """numpy's (and PyPTO's) trailing-aligned broadcasting: a missing leading dim is 1."""
+    n = builtins.max(len(a), len(c))
     out = []
-    for x, y in zip(a, c, strict=True):
+    for x, y in zip([1] * (n - len(a)) + list(a), [1] * (n - len(c)) + list(c), strict=True):
         if x != y and 1 not in (x, y):
             refuse(f"shapes {a} and {c} do not broadcast")
         out.append(y if x == 1 else x)

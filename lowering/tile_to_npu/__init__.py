@@ -59,21 +59,20 @@ def _transposed(t: TensorType) -> TensorType:
     return TensorType(t.element_type, list(reversed(t.get_shape())))
 
 
-def _check_token_axis(loop: tile.TokenLoopOp, stages: list[tile.StageBase]) -> None:
-    """Reject a vector op none of whose operands depends on a token tile: its tasks would
-    redo the same weight-only work for every body, in buffers shaped for token rows."""
-    varying: set[SSAValue] = {o.result for o in loop.body.walk() if isinstance(o, tile.LoadOp) and o.row is not None}
+def _check_token_axis(stages: list[tile.StageBase]) -> None:
+    """Weight-only work (`tile.weight_only`) is done in the vector stage that reads it,
+    in buffers of its own static shape; a stage that yields such a value would hand a
+    token-shaped workspace a weight-shaped buffer."""
     for st in stages:
-        for o in st.body.block.ops:
-            if any(v in varying for v in o.operands):
-                varying.update(o.results)
-            elif isinstance(st, tile.VecStageOp) and not isinstance(
-                o, tile.YieldOp | tile.ReshapeOp | tile.ViewOp | tile.LoadOp
-            ):
-                raise unsupported(o, f"'{o.name}' of tensors without a token axis")
         yielded = st.body.block.last_op
         assert yielded is not None
-        varying.update(r for r, v in zip(st.results, yielded.operands, strict=True) if v in varying)
+        for v in yielded.operands:
+            if isinstance(st, tile.VecStageOp) and tile.weight_only(v):
+                raise unsupported(
+                    v.owner if isinstance(v.owner, Operation) else st,
+                    f"'{v.owner.name if isinstance(v.owner, Operation) else 'a value'}' of tensors without a token "
+                    "axis as a result of a vector stage (weight-only work stays in the stage that reads it)",
+                )
 
 
 @dataclass(frozen=True)
@@ -284,7 +283,7 @@ class Lowering:
         cube = next(o for o in stages if isinstance(o, tile.CubeStageOp))
         pre, post = stages[: stages.index(cube)], stages[stages.index(cube) + 1 :]
         self.map_loads(loop, stages)
-        _check_token_axis(loop, stages)
+        _check_token_axis(stages)
         feed, side = feeding(pre, cube)
         dests = self.destinations(loop, stages, [feed, side, [cube], post])
         first = len(self.graph.body.block.ops) if self.graph else 0

@@ -8,6 +8,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from pto.dialects import npu, pto, tile
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
+from pto.dialects.npu import BufferType, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, unsupported
 from pto.lowering.tile_to_npu.ub import UbAllocator
@@ -32,7 +33,7 @@ class _Emit:
     def out(self, v: SSAValue) -> SSAValue:
         t = v.type
         assert isinstance(t, TensorType)
-        shape = [self.r, *t.get_shape()[1:]]
+        shape = list(t.get_shape()) if tile.weight_only(v) else [self.r, *t.get_shape()[1:]]
         if self.chunk is not None and shape[-1] == self.chunk[0]:
             shape[-1] = self.chunk[1]
         check_rank(self.op, shape)
@@ -70,6 +71,8 @@ def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | Non
         _dequant(op, e)
     elif isinstance(op, tile.SliceOp | tile.ConcatOp):
         _columns(op, e)
+    elif isinstance(op, tile.ReshapeOp) and tile.weight_only(op.result):
+        _reshape(op, e)
     elif isinstance(op, tile.ReshapeOp):
         raise unsupported(op, "reshapes")
     elif isinstance(op, tile.LoadOp):
@@ -78,6 +81,16 @@ def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | Non
         raise unsupported(op, f"'{op.name}' in a vector stage")
     for b in e.tmps:
         ub.free(b)
+
+
+def _reshape(op: tile.ReshapeOp, e: _Emit) -> None:
+    """A weight-only value's UB buffer seen with another shape (its bytes are one
+    contiguous block). Neither name is freed before the task copy ends: one would free
+    the bytes the other still reads."""
+    src = e.ub.bufs[op.input]
+    t = tensor_type(op.result)
+    e.ub.sizes.pop(src, None)
+    e.ub.bufs[op.result] = npu.ReshapeOp(src, BufferType(list(t.get_shape()), t.element_type, Space.UB)).result
 
 
 def _reduce(op: tile.ReduceOp, e: _Emit) -> None:

@@ -99,13 +99,41 @@ func.func @weight_only(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?
 
 // -----
 
-// Weight-only work has no place in the token loop, even when nothing returns it (a
-// fuzzed kernel: it used to reach tile-to-npu, which emitted a vabs its verifier refused).
-func.func @weight_only_unused(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
-  %y = pto.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
-  // expected-error@+1 {{'pto.abs' has no token axis (its result is tensor<64x64xf32>): SK-03 computes on token tiles; do weight-only work on the host}}
-  %a = pto.abs %w : tensor<64x64xf32> -> tensor<64x64xf32>
-  func.return %y : tensor<?x64xf32>
+// Weight-only work (a bias cast before the matmul, a gamma reshaped and cast) is done in
+// each stage that reads it, as a weight view is: not staged on its own, whose static
+// result would cross phases as a token tile. Work nothing reads is dropped.
+// CHECK-LABEL: func.func @weight_only_work
+// CHECK:         tile.vec_stage "rmsnorm"
+// CHECK-NEXT:      %n = tile.rms_norm
+// CHECK-NEXT:      %g1 = tile.reshape %g_tile : tensor<64xbf16> -> tensor<1x64xbf16>
+// CHECK-NEXT:      %gf = tile.cast %g1 none : tensor<1x64xbf16> -> tensor<1x64xf32>
+// CHECK-NEXT:      %m = tile.mul %n, %gf
+// CHECK:         tile.cube_stage "linear"
+// CHECK:         tile.vec_stage "post"
+// CHECK-NEXT:      %bf = tile.cast %b_tile none : tensor<32xbf16> -> tensor<32xf32>
+// CHECK-NEXT:      %o = tile.add %{{.*}}, %bf
+// CHECK-NOT:     tile.abs
+func.func @weight_only_work(%x: tensor<?x64xf32>, %g: tensor<64xbf16>, %w: tensor<32x64xf32>, %b: tensor<32xbf16>) -> tensor<?x32xf32> {
+  %bf = pto.cast %b none : tensor<32xbf16> -> tensor<32xf32>
+  %unused = pto.abs %w : tensor<32x64xf32> -> tensor<32x64xf32>
+  %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %g1 = pto.reshape %g : tensor<64xbf16> -> tensor<1x64xbf16>
+  %gf = pto.cast %g1 none : tensor<1x64xbf16> -> tensor<1x64xf32>
+  %m = pto.mul %n, %gf : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  %y = pto.matmul %m, %w b_trans : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
+  %o = pto.add %y, %bf : tensor<?x32xf32>, tensor<32xf32> -> tensor<?x32xf32>
+  func.return %o : tensor<?x32xf32>
+}
+
+// -----
+
+// The cube reads its weight as the caller stores it: weight-only work feeding the
+// matmul has no stage to run in.
+func.func @weight_only_work_for_the_matmul(%x: tensor<?x64xbf16>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
+  %wb = pto.cast %w rint : tensor<32x64xf32> -> tensor<32x64xbf16>
+  // expected-error@+1 {{the matmul reads weight-only work (a cast or reshape of a weight): pass the weight as the matmul reads it}}
+  %y = pto.matmul %x, %wb b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  func.return %y : tensor<?x32xf32>
 }
 
 // -----

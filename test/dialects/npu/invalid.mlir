@@ -727,9 +727,18 @@ func.func @f(%g: !npu.buf<?x64xf32, gm>) {
 // -----
 
 func.func @f() {
-  %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
-  // expected-error@+1 {{'npu.reshape' views gm buffers only}}
-  %v = npu.reshape %u : !npu.buf<4x64xf32, ub> -> !npu.buf<256xf32, ub>
+  %u = npu.alloc l1 [0] : !npu.buf<4x64xf32, l1>
+  // expected-error@+1 {{'npu.reshape' views a gm or ub buffer in the same space}}
+  %v = npu.reshape %u : !npu.buf<4x64xf32, l1> -> !npu.buf<256xf32, l1>
+  func.return
+}
+
+// -----
+
+func.func @f(%g: !npu.buf<256xf32, gm>) {
+  %u = npu.alloc ub [0] : !npu.buf<256xf32, ub>
+  // expected-error@+1 {{'npu.reshape' views a gm or ub buffer in the same space}}
+  %v = npu.reshape %u : !npu.buf<256xf32, ub> -> !npu.buf<1x256xf32, gm>
   func.return
 }
 

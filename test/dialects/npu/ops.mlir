@@ -61,6 +61,8 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     %u = npu.alloc ub [0] : !npu.buf<4x4096xbf16, ub>
     %f = npu.alloc ub [32768] : !npu.buf<4x4096xf32, ub>
     %s = npu.alloc ub [98304] : !npu.buf<4x1xf32, ub>
+    // CHECK: npu.reshape %{{.*}} : !npu.buf<4x1xf32, ub> -> !npu.buf<4xf32, ub>
+    %s1 = npu.reshape %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4xf32, ub>
     %g = npu.alloc ub [98336] : !npu.buf<1x4096xf32, ub>
     // CHECK: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %{{.*}}[0, 0] : !npu.buf<?x4096xbf16, gm> -> !npu.buf<4x4096xbf16, ub>
     npu.dma mte2 %x[%v, 0] -> %u[0, 0] : !npu.buf<?x4096xbf16, gm> -> !npu.buf<4x4096xbf16, ub>

@@ -1,0 +1,122 @@
+"""Forms PyPTO 0.2.0 accepts that a kernel author writes without thinking of them as
+special: a rank-1 gamma or bias broadcast against a token tile, and weight-only work
+(a cast or reshape of a gamma or bias, before the loop or inside it). Each runs on both
+npu engines, bit for bit alike, and matches an independent numpy golden."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pto
+import pto.pypto as pypto
+from pto.interp.golden import check
+
+H, N = 256, 64
+BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
+COUNTS = (1, 13, 40)  # one token, a remainder of the [8, 1] cascade, several bodies
+
+
+def _inputs(t: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((t, H)).astype(ml_dtypes.bfloat16)
+    gamma = rng.uniform(0.5, 1.5, H).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((N, H)) * 0.05).astype(ml_dtypes.bfloat16)
+    bias = rng.standard_normal(N).astype(ml_dtypes.bfloat16)
+    return x, gamma, w, bias
+
+
+def _golden(x, gamma, w, bias, eps=1e-6):
+    xf = x.astype(np.float32)
+    xn = xf / np.sqrt((xf * xf).mean(-1, keepdims=True) + eps) * gamma.astype(np.float32)
+    y = xn.astype(ml_dtypes.bfloat16).astype(np.float32) @ w.astype(np.float32).T
+    return y + bias.astype(np.float32)
+
+
+def _norm(xt, g):
+    """A hand-written RMSNorm of an f32 tile, times g (whatever rank g has)."""
+    ms = pypto.mul(pypto.sum(pypto.mul(xt, xt), -1, keepdim=True), 1.0 / H)
+    return pypto.mul(pypto.mul(xt, pypto.rsqrt(pypto.add(ms, 1e-6))), g)
+
+
+def _kernel(where: str):
+    """x -> RMSNorm * gamma -> matmul + bias, gamma and bias prepared `where`: "before"
+    the loop (cast, reshape not in place), "inside" it, or "broadcast" (rank-1, no
+    preparation but a cast)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N], BF16),
+    ):
+        if where == "before":
+            gf = pypto.reshape(pypto.cast(gamma, FP32), [1, H])
+            bf = pypto.cast(bias, FP32)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            if where == "inside":
+                gf = pypto.cast(pypto.reshape(gamma, [1, H]), FP32)
+                bf = pypto.reshape(pypto.cast(bias, FP32), [1, N])
+            elif where == "broadcast":
+                gf, bf = pypto.cast(gamma, FP32), pypto.cast(bias, FP32)
+            xt = pypto.cast(pypto.view(x, [p, H], [idx, 0]), FP32)
+            y = pypto.matmul(pypto.cast(_norm(xt, gf), BF16), w, FP32, b_trans=True)
+            pypto.assemble(pypto.cast(pypto.add(y, bf), BF16), [idx, 0], out)
+
+    return k
+
+
+@pytest.mark.parametrize("where", ["before", "inside", "broadcast"])
+def test_weight_only_work_and_rank1_broadcast_run_on_both_engines(where: str) -> None:
+    k = _kernel(where)
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, N), ml_dtypes.bfloat16)
+        k(x, gamma, w, bias, out)
+        assert check(out, _golden(x, gamma, w, bias)).ok, (where, t)
+    compiled = pto.compile(k.trace(x, gamma, w, bias, out))
+    runs = [pto.run(compiled, [x, gamma, w, bias], engine=e) for e in ("interp", "compiled")]
+    assert np.array_equal(runs[0].outputs[0].view(np.uint16), runs[1].outputs[0].view(np.uint16))
+    assert runs[0].report.cycles == runs[1].report.cycles
+
+
+def test_weight_only_work_is_charged_in_the_phase_that_reads_it() -> None:
+    """The bias cast is vector work of the post phase: one more vcast per tile there."""
+    x, gamma, w, bias = _inputs(16)
+    out = np.zeros((16, N), ml_dtypes.bfloat16)
+    npu = pto.compile(_kernel("before").trace(x, gamma, w, bias, out)).npu
+    casts = [o for o in npu.walk() if o.name == "npu.vcast" and "256x" not in str(o.operands[0].type)]
+    assert any(str(o.operands[0].type) == f"!npu.buf<{N}xbf16, ub>" for o in casts), [str(o) for o in casts]
+
+
+def test_broadcast_of_unequal_trailing_dims_is_refused_at_the_users_line() -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, H], FP32),
+        bias: pypto.Tensor([N], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, H], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.assemble(pypto.add(pypto.view(x, [p, H], [idx, 0]), bias), [idx, 0], out)
+
+    x = np.zeros((4, H), np.float32)
+    with pytest.raises(pypto.BuildError, match=rf"test_pypto_forms.py:\d+: .*shapes \[8, {H}\] and \[{N}\]"):
+        k(x, np.zeros(N, np.float32), np.zeros((4, H), np.float32))
+
+
+def test_weight_only_work_feeding_the_matmul_is_refused() -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, H], BF16),
+        w: pypto.Tensor([N, H], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        wb = pypto.cast(w, BF16)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [idx, 0]), wb, FP32, b_trans=True), [idx, 0], out)
+
+    with pytest.raises(pypto.BuildError, match="the matmul reads weight-only work"):
+        k(np.zeros((4, H), ml_dtypes.bfloat16), np.zeros((N, H), np.float32), np.zeros((4, N), np.float32))
