@@ -121,6 +121,11 @@ def rms_norm(x: np.ndarray, gamma: np.ndarray | None, eps: float) -> np.ndarray:
     return y * f32(gamma) if gamma is not None else y
 
 
+# A product of int8s is at most 128 * 128 = 2^14 in size, so K of them sum below 2^53, where
+# float64 holds every integer: a float64 BLAS product of int8s is exact in any order.
+F64_EXACT_INT8_K = 2**53 // 2**14
+
+
 def matmul(a: np.ndarray, b: np.ndarray, a_trans: bool = False, b_trans: bool = False) -> np.ndarray:
     """Cube math: f32 accumulation for float inputs, int32 for int8 (wrapping)."""
     if a_trans:
@@ -128,7 +133,11 @@ def matmul(a: np.ndarray, b: np.ndarray, a_trans: bool = False, b_trans: bool = 
     if b_trans:
         b = np.swapaxes(b, -1, -2)
     if a.dtype == np.int8:
-        return (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+        if a.shape[-1] <= F64_EXACT_INT8_K:  # BLAS, exact: every partial sum is an integer below 2^53
+            wide = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.int64)
+        else:  # numpy's integer matmul: exact at any K, without BLAS
+            wide = a.astype(np.int64) @ b.astype(np.int64)
+        return wide.astype(np.int32)  # the accumulator wraps (mod 2^32, in any order)
     return f32(a) @ f32(b)
 
 

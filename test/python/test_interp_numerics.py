@@ -83,6 +83,21 @@ def test_matmul_accumulates_int8_in_int32() -> None:
     assert int(nx.matmul(a, b)[0, 0]) == 127 * -128 * 300
 
 
+def test_int8_matmul_through_float64_blas_is_exact_and_wraps(monkeypatch) -> None:
+    """The float64 product equals numpy's integer one, wrap-around included, on both
+    sides of the K past which it is not used."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (5, 4096)).astype(np.int8)
+    b = rng.integers(-128, 128, (4096, 7)).astype(np.int8)
+    want = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    assert np.array_equal(nx.matmul(a, b), want)
+    worst = np.full((1, 140_000), -128, np.int8)  # 140000 * 2^14 > 2^31: the sum wraps
+    wrapped = np.int64(140_000 * 2**14).astype(np.int32)
+    assert nx.matmul(worst, worst.T)[0, 0] == wrapped
+    monkeypatch.setattr(nx, "F64_EXACT_INT8_K", 1000)  # past it: the integer product
+    assert np.array_equal(nx.matmul(a, b), want) and nx.matmul(worst, worst.T)[0, 0] == wrapped
+
+
 def test_rms_norm_divides_as_the_sk03_golden() -> None:
     rng = np.random.default_rng(1)
     x = (rng.standard_normal((256, 1024)) * 2).astype(np.float32)
