@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import enum
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 
 import ml_dtypes
 import numpy as np
@@ -31,7 +33,7 @@ from xdsl.dialects.builtin import (
 
 from pto.frontend import api
 from pto.frontend import builder as b
-from pto.frontend.checks import _is_int
+from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
@@ -41,6 +43,17 @@ from pto.pypto.types import DataType, RunMode, StatusType, elem
 
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
 RUNTIME_MODELLED = ("stitch_function_max_num",)
+
+
+def _expanded(shape: list | None, rank: int) -> list | None:
+    """An annotation's dims for an argument of `rank`: no shape, or a `...` in it, stands
+    for STATIC dims; None if the ranks cannot match."""
+    if shape is None:
+        return [StatusType.STATIC] * rank
+    if Ellipsis in shape:
+        at, fill = shape.index(Ellipsis), rank - len(shape) + 1
+        return None if fill < 0 else [*shape[:at], *[StatusType.STATIC] * fill, *shape[at + 1 :]]
+    return shape if len(shape) == rank else None
 
 
 @dataclass
@@ -98,22 +111,30 @@ def _self_overlapping(a: np.ndarray) -> bool:
     return False
 
 
-def _signature(fn: Callable) -> inspect.Signature:
+def _signature(fn: Callable, where: dict[str, object]) -> inspect.Signature:
     """The signature with evaluated annotations (strings under `from __future__ import
-    annotations`, which see the module's names and the closure's)."""
+    annotations`), which see the module's names, the names of the scope that decorated
+    the function (`where`) and the closure's."""
     code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None) or ()
-    scope = {n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells, strict=True)}
+    scope = dict(where)
+    scope.update({n: c.cell_contents for n, c in zip(code.co_freevars if code else (), cells, strict=True)})
     try:
         return inspect.signature(fn, eval_str=True, locals=scope)
     except Exception as e:  # noqa: BLE001 - any error of the user's annotation expressions
-        refuse(
-            f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e}); under "
-            "`from __future__ import annotations` they see module-level names only"
-        )
+        refuse(f"{getattr(fn, '__name__', fn)}'s annotations do not evaluate ({type(e).__name__}: {e})")
+
+
+def _user_locals() -> dict[str, object]:
+    """The local names of the user's scope that applies the decorator (a test function
+    defining its kernel, say): string annotations may name them."""
+    f: FrameType | None = sys._getframe(1)
+    while f is not None and in_api(f):
+        f = f.f_back
+    return dict(f.f_locals) if f is not None and f.f_locals is not f.f_globals else {}
 
 
 class JitKernel:
-    def __init__(self, fn: Callable, pass_opts: dict | None, runtime_opts: dict | None, ignored: dict):
+    def __init__(self, fn: Callable, pass_opts: dict | None, runtime_opts: dict | None, ignored: dict, where: dict):
         self.fn = fn
         self.pass_options = dict(pass_opts or {})
         self.runtime_options = dict(runtime_opts or {})
@@ -121,7 +142,7 @@ class JitKernel:
             if key in self.runtime_options and not _positive(self.runtime_options[key]):
                 refuse(f"runtime option {key} must be a positive integer, got {self.runtime_options[key]!r}")
         self.ignored = {k: v for k, v in ignored.items() if v is not None}
-        self.sig = _signature(fn)
+        self.sig = _signature(fn, where)
         self.params = [
             _Param(n, i, p.annotation)
             for i, (n, p) in enumerate(self.sig.parameters.items())
@@ -155,13 +176,14 @@ class JitKernel:
         shapes, t = [], None
         for p in self.params:
             a, ann = arrays[p.index], p.ann
-            if ann._shape is not None and len(ann._shape) != a.ndim:
-                refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape)}")
+            dims = _expanded(ann._shape, a.ndim)
+            if dims is None:
+                refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape or [])}")
             want = _NUMPY[elem(ann._dtype, f"parameter '{p.name}''s dtype")]
             if a.dtype != want:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
-            for d, n in zip(ann._shape or [StatusType.STATIC] * a.ndim, a.shape, strict=True):
+            for d, n in zip(dims, a.shape, strict=True):
                 if status_dim(d):
                     if t is not None and n != t:
                         refuse(f"argument '{p.name}' has {n} rows on its DYNAMIC axis, another argument {t}")
@@ -368,7 +390,7 @@ def jit(
     def wrap(fn: Callable) -> JitKernel:
         if not callable(fn) or isinstance(fn, JitKernel):
             refuse(f"jit decorates a function, got {fn!r}")
-        return JitKernel(fn, pass_options, runtime_options, ignored)
+        return JitKernel(fn, pass_options, runtime_options, ignored, _user_locals())
 
     return wrap(func) if func is not None else wrap
 

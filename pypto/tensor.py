@@ -86,15 +86,19 @@ class Tensor:
     ):
         if shape is not None and not isinstance(shape, list | tuple):
             refuse(f"pypto.Tensor's shape must be a list, got {shape!r}")
-        if shape is not None and any(not isinstance(d, StatusType | Sym) and not (_is_int(d) and d > 0) for d in shape):
+        shape = list(shape) if shape is not None else None
+        dims = [d for d in shape if d is not Ellipsis] if shape is not None else []
+        if any(not isinstance(d, StatusType | Sym) and not (_is_int(d) and d > 0) for d in dims):
             refuse(f"pypto.Tensor's dimensions are positive integers, DYNAMIC or STATIC, got {list(shape)!r}")
+        if shape is not None and len(shape) - len(dims) > 1:
+            refuse(f"pypto.Tensor's shape has at most one `...`, got {list(shape)!r}")
         if dtype is not None and not isinstance(dtype, DataType):
             refuse(f"pypto.Tensor's dtype must be a pypto.DataType (pypto.DT_BF16, ...), got {dtype!r}")
         if format not in (None, TileOpFormat.TILEOP_ND):
             refuse(f"pypto.Tensor format {format!r} is not modelled (only TILEOP_ND)")
         if data_ptr is not None or device is not None or ori_shape is not None:
             refuse("pypto.Tensor's data_ptr, device and ori_shape are for device tensors, not annotations")
-        self._shape: list[Sym | int | StatusType] | None = list(shape) if shape is not None else None
+        self._shape: list[Sym | int | StatusType] | None = shape
         self._dtype = dtype
         self.name = name
         self._val: b.Tensor | None = None  # the builder's value (emitting run only)
@@ -103,6 +107,31 @@ class Tensor:
         self._view_of: int | None = None  # the parameter an in-place reshape views
         self._lazy: tuple | None = None  # ("const", c) of pypto.full, ("recip", (x, c)) of c / x
         self._body = -1  # which factor's loop body computed it (-1: not the loop body)
+
+    @classmethod
+    def __class_getitem__(cls, params) -> Tensor:
+        """`pypto.Tensor[[pypto.DYNAMIC, 4096], pypto.DT_BF16]`, PyPTO's subscript form of
+        the annotation: a list or tuple is the shape (`...` stands for STATIC dims up to
+        the argument's rank), then a DataType, a TileOpFormat, a name, or a dict of
+        the constructor's keywords, in any order."""
+        kw: dict = {}
+        for p in params if isinstance(params, tuple) else (params,):
+            if isinstance(p, dict):
+                kw.update(p)
+            elif isinstance(p, list | tuple):
+                kw["shape"] = p
+            elif isinstance(p, DataType):
+                kw["dtype"] = p
+            elif isinstance(p, TileOpFormat):
+                kw["format"] = p
+            elif isinstance(p, str):
+                kw["name"] = p
+            else:
+                refuse(f"pypto.Tensor[...] takes a shape, a DataType, a TileOpFormat or a name, got {p!r}")
+        unknown = kw.keys() - {"shape", "dtype", "name", "format", "data_ptr", "device", "ori_shape"}
+        if unknown:
+            refuse(f"pypto.Tensor[...]'s dict has no field {sorted(unknown)[0]!r}")
+        return cls(**kw)
 
     @classmethod
     def traced(cls, shape: list, dtype: DataType, val: b.Tensor | None, tok: bool, lazy: tuple | None = None) -> Tensor:

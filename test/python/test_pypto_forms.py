@@ -120,3 +120,41 @@ def test_weight_only_work_feeding_the_matmul_is_refused() -> None:
 
     with pytest.raises(pypto.BuildError, match="the matmul reads weight-only work"):
         k(np.zeros((4, H), ml_dtypes.bfloat16), np.zeros((N, H), np.float32), np.zeros((4, N), np.float32))
+
+
+def test_the_subscript_annotation_form() -> None:
+    """`pypto.Tensor[[dims], dtype, ...]` (PyPTO's own docstring form) is the call form:
+    a tuple shape, a name, a format, a dict of fields, `...` for STATIC dims."""
+    w_ann = pypto.Tensor[(N, H), BF16, "w", pypto.TileOpFormat.TILEOP_ND]  # a local name, seen by the jit
+    out_ann = pypto.Tensor[{"shape": [pypto.DYN, N], "dtype": BF16}]
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor[[pypto.DYN, H], BF16],
+        w: w_ann,
+        gamma: pypto.Tensor[[...], BF16],
+        bias: pypto.Tensor[[N], BF16],
+        out: out_ann,
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            n = pypto.rms_norm(pypto.cast(pypto.view(x, [p, H], [idx, 0]), FP32), gamma, 1e-6)
+            y = pypto.matmul(pypto.cast(n, BF16), w, FP32, b_trans=True)
+            pypto.assemble(pypto.cast(pypto.add(y, pypto.cast(bias, FP32)), BF16), [idx, 0], out)
+
+    x, gamma, w, bias = _inputs(13)
+    out = np.zeros((13, N), ml_dtypes.bfloat16)
+    k(x, w, gamma, bias, out)
+    assert check(out, _golden(x, gamma, w, bias)).ok
+
+
+@pytest.mark.parametrize(
+    ("ann", "message"),
+    [
+        (lambda: pypto.Tensor[[..., ...], BF16], "at most one `...`"),
+        (lambda: pypto.Tensor[[4], BF16, 3.5], "takes a shape, a DataType, a TileOpFormat or a name, got 3.5"),
+        (lambda: pypto.Tensor[{"shape": [4], "dtyp": BF16}], "has no field 'dtyp'"),
+    ],
+)
+def test_a_bad_subscript_annotation_is_refused(ann, message: str) -> None:
+    with pytest.raises(pypto.BuildError, match=message):
+        ann()
