@@ -327,6 +327,13 @@ def matmul(
         refuse("pypto.matmul's c_matrix_nz and extend_params are not modelled")
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
+    # K is checked here, at the matmul's line: its result's shape would be refused later, at another line
+    ka, kw = a.shape[0 if a_trans else 1], w.shape[1 if b_trans else 0]
+    if ka != kw:
+        refuse(
+            f"pypto.matmul's operands disagree on K: the input {a.shape} has {ka} (a_trans={bool(a_trans)}), "
+            f"mat2 {w.shape} has {kw} (b_trans={bool(b_trans)})"
+        )
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
     return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))

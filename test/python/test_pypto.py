@@ -277,6 +277,31 @@ def test_a_split_k_by_hand_that_does_not_cover_k_is_refused(body, message) -> No
     assert message in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize(
+    "matmul, message",
+    [
+        (
+            lambda xt, w: pypto.matmul(xt, w, FP32),
+            f"the input [2, {K}] has {K} (a_trans=False), mat2 [{N}, {K}] has {N}",
+        ),
+        (
+            lambda xt, w: pypto.matmul(xt, w, FP32, a_trans=True, b_trans=True),
+            f"the input [2, {K}] has 2 (a_trans=True), mat2 [{N}, {K}] has {K} (b_trans=True)",
+        ),
+        (  # a transposed weight flips b_trans
+            lambda xt, w: pypto.matmul(xt, pypto.transpose(w, 0, 1), FP32, b_trans=True),
+            f"mat2 [{N}, {K}] has {N} (b_trans=False)",
+        ),
+    ],
+)
+def test_a_matmuls_k_is_checked_at_its_line(matmul, message) -> None:
+    k = _xw(lambda xt, w, out, idx, p: pypto.assemble(matmul(xt, w), [idx, 0], out))
+    with pytest.raises(pto.BuildError, match="pypto.matmul's operands disagree on K") as e:
+        k(np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
+    assert message in str(e.value), str(e.value)
+    assert str(e.value).startswith(f"{__file__}:{matmul.__code__.co_firstlineno}: error:"), str(e.value)
+
+
 # ------------------------------------------------------------------ column views, concat
 
 
