@@ -35,6 +35,7 @@ from pto.frontend.checks import _is_int
 from pto.interp.report import Report
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
+from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Tensor, Trace, _traces
 from pto.pypto.types import DataType, RunMode, StatusType, elem
@@ -360,7 +361,8 @@ def jit(
     use_cache: bool = True,
 ):
     """PyPTO's `@pypto.frontend.jit(...)`; pass options and `stitch_function_max_num` are
-    modelled, the other options accepted and reported once as not modelled."""
+    modelled, the other options accepted and reported once as not modelled; a name that
+    PyPTO 0.2.0 does not have is refused (pypto/option_names.toml)."""
     ignored = {
         "host_options": host_options,
         "codegen_options": codegen_options,
@@ -368,10 +370,10 @@ def jit(
         "debug_options": debug_options,
         "infer_controlflow_shape": infer_controlflow_shape,
     }
-    if pass_options is not None and not isinstance(pass_options, dict):
-        refuse(f"jit's pass_options must be a dict, got {pass_options!r}")
-    if runtime_options is not None and not isinstance(runtime_options, dict):
-        refuse(f"jit's runtime_options must be a dict, got {runtime_options!r}")
+    given = {**ignored, "pass_options": pass_options, "runtime_options": runtime_options}
+    for group in NAMES:  # checked here, at the decorator's line, where a misspelt name is
+        if given[group] is not None:
+            check_names(group, given[group])
 
     @api_boundary
     def wrap(fn: Callable) -> JitKernel:

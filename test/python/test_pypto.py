@@ -704,14 +704,37 @@ def test_options_not_modelled_are_reported_once() -> None:
     assert np.allclose(out, 1.0)
 
 
-def test_an_unknown_pass_option_is_an_error() -> None:
-    @pypto.frontend.jit(pass_options={"vec_nbuffer": {0: 2}})
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1):
-            pypto.assemble(pypto.view(x, [p, K], [idx, 0]), [idx, 0], out)
-
-    with pytest.raises(pto.BuildError, match="unknown pass option 'vec_nbuffer'"):
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"pass_options": {"vec_nbuffer": {0: 2}}}, "pass option 'vec_nbuffer' (did you mean 'vec_nbuffer_setting'?)"),
+        (
+            {"runtime_options": {"stitch_function_max_nums": 128}},
+            "runtime option 'stitch_function_max_nums' (did you mean 'stitch_function_max_num'?)",
+        ),
+        ({"runtime_options": {"speed": 1}}, "runtime option 'speed' (PyPTO 0.2.0's: device_sched_mode, "),
+        ({"debug_options": {"runtime_debug": 1}}, "debug option 'runtime_debug' (did you mean 'runtime_debug_mode'?)"),
+    ],
+)
+def test_an_option_name_pypto_does_not_have_is_an_error(options, message) -> None:
+    with pytest.raises(pto.BuildError) as e:
+        pypto.frontend.jit(**options)  # at the decorator's line, before the kernel is defined
+    assert f"error: pto.pypto: unknown {message}" in str(e.value), str(e.value)
+    assert e.value.where[0] == __file__
+    k = _kernel(lambda xt, i, p: pypto.set_pass_options(sg_set_scop=1) or xt)
+    with pytest.raises(pto.BuildError, match=r"unknown pass option 'sg_set_scop' \(did you mean 'sg_set_scope'\?\)"):
         k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
+
+
+def test_every_option_pypto_has_is_accepted() -> None:
+    from pto.pypto.frontend import RUNTIME_MODELLED
+    from pto.pypto.loops import MODELLED_OPTIONS
+    from pto.pypto.option_names import NAMES
+
+    assert set(MODELLED_OPTIONS) <= set(NAMES["pass_options"])
+    assert set(RUNTIME_MODELLED) <= set(NAMES["runtime_options"])
+    for group, names in NAMES.items():
+        pypto.frontend.jit(**{group: dict.fromkeys(names, 1)})  # (the values are checked when a kernel is made)
 
 
 def test_tile_shapes_chosen_per_factor_reach_each_loop() -> None:
