@@ -754,6 +754,33 @@ def test_tile_shapes_chosen_per_factor_reach_each_loop() -> None:
         assert "k = [512, 1024], n = [128, 128]" in cube and "split_k" not in cube, cube
 
 
+def _vec_tiled(*tile: int):
+    """A kernel whose vector op (a sqrt, on the line after the tile's) has `tile` pinned."""
+
+    def body(xt, w, out, idx, p):
+        pypto.set_vec_tile_shapes(*tile)
+        y = pypto.sqrt(xt)
+        pypto.assemble(pypto.matmul(y, w, FP32, b_trans=True), [idx, 0], out)
+
+    return _xw(body), body.__code__.co_firstlineno + 2
+
+
+def test_a_vector_tile_is_read_as_pypto_reads_it() -> None:
+    # PyPTO 0.2.0 tiles a vector op with one size per dimension of its result: of a longer
+    # tile the leading sizes (its simulator runs [2, 64, 8] as [2, 64]); a shorter one fails
+    # its compilation ("Tile shape size 1 is not matched the output shape size 2").
+    x, w, out = np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32)
+    longer, _ = _vec_tiled(2, K, 8)
+    assert f"pto.sqrt %x {{pto.vec_tile = array<i64: 2, {K}>}}" in str(longer.trace(x, w, out))
+    shorter, line = _vec_tiled(K)
+    with pytest.raises(pto.BuildError) as e:
+        shorter(x, w, out)
+    assert str(e.value) == (
+        f"{__file__}:{line}: error: pto.pypto: pypto.sqrt's result [2, {K}] has 2 dimensions, but the vector "
+        f"tile of set_vec_tile_shapes({K}) has 1: give one size per dimension"
+    )
+
+
 def test_torch_cpu_tensors_are_written_in_place() -> None:
     # torch is not a dependency: this runs where it is installed (checked by hand with
     # PyPTO's venv, whose torch 2.x tensors share their storage with the numpy view).
