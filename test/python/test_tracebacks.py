@@ -11,6 +11,7 @@ import pto
 import pto.frontend.builder
 import pto.pypto as pypto
 import pto.pypto.errors
+from pto.tracebacks import api_boundary
 
 K = 64
 FP32 = pypto.DT_FP32
@@ -68,6 +69,16 @@ def test_a_refusal_of_the_call_itself_ends_at_the_call() -> None:
     assert "During handling" not in "".join(traceback.format_exception(e.value))
 
 
+def test_a_refused_annotation_ends_at_the_kernels_definition() -> None:
+    with pytest.raises(pto.BuildError, match="pypto.Tensor's dimensions are positive integers") as e:
+
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([pypto.DYNAMIC, -4], FP32)):  # a negative size
+            pass
+
+    assert frames(e) == [(__file__, line_of("# a negative size"))]
+
+
 def test_refusals_of_the_pto_api_end_at_the_users_line() -> None:
     with pytest.raises(pto.CompileError) as c:
         pto.compile("not a module")  # compile
@@ -99,3 +110,15 @@ def test_a_bug_keeps_the_librarys_frames(monkeypatch) -> None:
         square_root(X, np.zeros_like(X))
     assert any(in_library(f) for f, _ in frames(e)), frames(e)
     assert frames(e)[-1] == (__file__, line_of("# the bug"))
+
+
+def test_an_explicit_cause_is_kept_without_the_librarys_frames() -> None:
+    # `raise ... from e` in the library: the cause is still printed, its frames filtered too
+    library = {"__name__": "pto.somewhere", "BuildError": pto.BuildError}
+    code = "def f():\n    try:\n        {}['k']\n    except KeyError as e:\n        raise BuildError('no k', None) from e\n"
+    exec(code, library)
+    with pytest.raises(pto.BuildError) as e:
+        api_boundary(library["f"])()  # an entry point
+    assert frames(e) == [(__file__, line_of("# an entry point"))] and isinstance(e.value.__cause__, KeyError)
+    assert traceback.extract_tb(e.value.__cause__.__traceback__) == []
+    assert "direct cause" in "".join(traceback.format_exception(e.value))
