@@ -121,14 +121,19 @@ class LocatingParser(Parser):
 
 
 def read_source(path: str) -> str:
-    """A source file's text; an unreadable or non-UTF-8 file is a UsageError."""
+    """A source file's text; an unreadable or non-UTF-8 file is a UsageError, and so is a
+    Python file: a kernel in Python (`pto.pypto`, `pto`) runs with `python`, and read as
+    MLIR its first line would be an error about an unregistered operation 'import'."""
     try:
         with open(path, encoding="utf-8") as f:
-            return f.read()
+            text = f.read()
     except OSError as e:
         raise UsageError(f"cannot read '{path}': {e.strerror}") from None
     except UnicodeDecodeError:
         raise UsageError(f"cannot read '{path}': not UTF-8 text") from None
+    if path.endswith(".py"):
+        raise UsageError(f"'{path}' is a Python file, not MLIR: run a Python kernel with `python {path}`")
+    return text
 
 
 def parse_source(ctx: Context, text: str, name: str, implicit_module: bool = True) -> ModuleOp:

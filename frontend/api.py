@@ -35,6 +35,7 @@ from pto.interp.report import Report
 from pto.interp.run import ENGINES, InputError, check_inputs, made_inputs, signature
 from pto.interp.run import run as run_module
 from pto.targets import UnknownTargetError, load_target, target_of
+from pto.tracebacks import api_boundary
 
 LEVELS = ("pto", "tile", "npu")
 
@@ -133,6 +134,7 @@ def _check_compile_args(module: object, pipeline: object, target: object) -> Non
             raise CompileError(f"compile: {e}") from None
 
 
+@api_boundary
 def compile(module: ModuleOp, pipeline: str | None = None, target: str | None = None) -> Compiled:  # noqa: A001
     """Lower a copy of `module` (default pipeline: `pto-sk03-pipeline{target=...}`),
     keeping the last IR of each level it passes through. Raises CompileError for bad
@@ -259,6 +261,7 @@ def _inputs(sig, inputs, tokens: int | None, seed: int, numerics: bool) -> list[
     return xs
 
 
+@api_boundary
 def run(
     kernel: ModuleOp | Compiled,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None,

@@ -40,8 +40,9 @@ def _generated_here(f) -> bool:
     return f.f_code.co_filename == "<string>" and f.f_globals.get("__name__", "").startswith("pto.frontend.")
 
 
-# Frames of these packages are the API's own; the first other frame is the user's line.
-_API_PACKAGES = ("pto.frontend", "pto.pypto")
+# Frames of these packages are the API's own (`pto.tracebacks`: its entry points'
+# wrappers); the first other frame is the user's line.
+_API_PACKAGES = ("pto.frontend", "pto.pypto", "pto.tracebacks")
 
 
 def caller() -> tuple[str, int] | None:

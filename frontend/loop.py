@@ -44,6 +44,7 @@ from pto.frontend.checks import (
     caller,
     element_type,
 )
+from pto.tracebacks import api_boundary
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def _current(what: str) -> _Trace:
     return _traces[-1]
 
 
+@api_boundary
 def trace(
     fn: Callable[..., None],
     *,

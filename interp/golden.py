@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import TensorType
 from pto.dialects.common import elem_name
 from pto.interp import numerics as nx
 from pto.interp.run import InputError
+from pto.tracebacks import api_boundary
 
 # (atol, rtol) per output element type. bf16: the reference kernels' tests (rtol = 2^-7,
 # half a bf16 ulp is 2^-8); f16 likewise at its precision; f32: accumulation-order
@@ -81,6 +82,7 @@ def _tolerance(got: np.ndarray, elem: object) -> tuple[float, float]:
 
 
 @np.errstate(all="ignore")  # a non-finite element is counted, not warned about
+@api_boundary
 def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int = 5) -> Verdict:
     """Apply the acceptance rule to `got` against the reference `want`. Both are numpy
     arrays of one shape; `elem` (default: got's dtype, one of TOLERANCES) picks the

@@ -37,9 +37,11 @@ from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
+from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Tensor, Trace, _traces
 from pto.pypto.types import DataType, RunMode, StatusType, elem
+from pto.tracebacks import api_boundary
 
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
 RUNTIME_MODELLED = ("stitch_function_max_num",)
@@ -227,11 +229,13 @@ class JitKernel:
             out.append(t)
         return out
 
+    @api_boundary
     def trace(self, *args, **kwargs) -> ModuleOp:
         """The kernel at the pto level for these arguments' shapes (nothing runs)."""
         values, arrays = self._bind(args, kwargs)
         return self._trace(values, self._shapes(arrays)[0])
 
+    @api_boundary
     def tune(self, *args, tokens, **options):
         """`pto.tune` on the kernel traced for these arguments' shapes (nothing of theirs
         is read but shapes and dtypes): `kernel.tune(x, w, out, tokens=[16, 128])`."""
@@ -285,6 +289,7 @@ class JitKernel:
         for key in self.ignored:
             not_modelled(f"jit's {key}", self.notes)
 
+    @api_boundary
     def __call__(self, *args, **kwargs) -> None:
         values, arrays = self._bind(args, kwargs)
         shapes, t = self._shapes(arrays)
@@ -348,12 +353,15 @@ class _Bound:
     def __init__(self, kernel: JitKernel, obj: object):
         self._kernel, self._obj = kernel, obj
 
+    @api_boundary
     def __call__(self, *args, **kwargs) -> None:
         self._kernel(self._obj, *args, **kwargs)
 
+    @api_boundary
     def trace(self, *args, **kwargs) -> ModuleOp:
         return self._kernel.trace(self._obj, *args, **kwargs)
 
+    @api_boundary
     def tune(self, *args, **kwargs):
         return self._kernel.tune(self._obj, *args, **kwargs)
 
@@ -361,6 +369,7 @@ class _Bound:
         return getattr(self._kernel, name)
 
 
+@api_boundary
 def jit(
     func: Callable | None = None,
     *,
@@ -374,7 +383,8 @@ def jit(
     use_cache: bool = True,
 ):
     """PyPTO's `@pypto.frontend.jit(...)`; pass options and `stitch_function_max_num` are
-    modelled, the other options accepted and reported once as not modelled."""
+    modelled, the other options accepted and reported once as not modelled; a name that
+    PyPTO 0.2.0 does not have is refused (pypto/option_names.toml)."""
     ignored = {
         "host_options": host_options,
         "codegen_options": codegen_options,
@@ -382,11 +392,12 @@ def jit(
         "debug_options": debug_options,
         "infer_controlflow_shape": infer_controlflow_shape,
     }
-    if pass_options is not None and not isinstance(pass_options, dict):
-        refuse(f"jit's pass_options must be a dict, got {pass_options!r}")
-    if runtime_options is not None and not isinstance(runtime_options, dict):
-        refuse(f"jit's runtime_options must be a dict, got {runtime_options!r}")
+    given = {**ignored, "pass_options": pass_options, "runtime_options": runtime_options}
+    for group in NAMES:  # checked here, at the decorator's line, where a misspelt name is
+        if given[group] is not None:
+            check_names(group, given[group])
 
+    @api_boundary
     def wrap(fn: Callable) -> JitKernel:
         if not callable(fn) or isinstance(fn, JitKernel):
             refuse(f"jit decorates a function, got {fn!r}")

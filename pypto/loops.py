@@ -20,6 +20,7 @@ from pto.frontend import builder as b
 from pto.frontend.checks import _is_int
 from pto.pypto import ops, scratch, split_k
 from pto.pypto.errors import not_modelled, refuse
+from pto.pypto.option_names import check_names
 from pto.pypto.sym import Sym, evaluate
 from pto.pypto.tensor import Loop, Tensor, Trace, current
 from pto.pypto.types import StatusType
@@ -401,14 +402,12 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
 
 
 MODELLED_OPTIONS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
-PASS_OPTIONS = (*MODELLED_OPTIONS, "pg_skip_partition", "pg_upper_bound", "sg_set_scope")
 
 
 def pass_options(tr: Trace, options: dict) -> None:
     """Record PyPTO pass options: the `*_setting` maps are modelled, the rest reported."""
+    check_names("pass_options", options)
     for key, val in options.items():
-        if key not in PASS_OPTIONS:
-            refuse(f"unknown pass option '{key}' (PyPTO 0.2.0's: {', '.join(PASS_OPTIONS)})")
         if key in MODELLED_OPTIONS:
             if not isinstance(val, dict):
                 refuse(f"pass option '{key}' must be a dict {{axis: count}}, got {val!r}")

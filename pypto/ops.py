@@ -10,6 +10,7 @@ is `pto.reciprocal`.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ from pto.frontend import builder as b
 from pto.pypto import heads, scratch, split_k
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
-from pto.pypto.tensor import Tensor, current
+from pto.pypto.tensor import Tensor, Trace, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
 
 
@@ -74,24 +75,55 @@ def _result(
     if any(heads.is_heads(i) for i in inputs):
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     tr = current(f"pypto.{kind}")
+    pinned = b._pinned[-1]
+    b._pinned[-1] = _vec_tile_of(kind, shape, pinned)  # what the op is recorded and built with
+    try:
+        val = _build(tr, kind, inputs, build)
+    finally:
+        b._pinned[-1] = pinned
+    t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
+    t._body = tr.iteration
+    return t
+
+
+def _build(tr: Trace, kind: str, inputs: Sequence[Tensor], build: Callable[..., b.Tensor]) -> b.Tensor | None:
+    """Record the op in the trace; in the emitting run, build its pto op."""
     tr.record(kind)
     if any(i._body >= 0 and i._body != tr.iteration for i in inputs):
         where = "another unroll factor" if tr.iteration >= 0 else "after the loop"
         refuse(f"pypto.{kind} uses a value computed in the loop body for {where}")
-    val = None
-    if tr.emit:
-        if any(i._val is None for i in inputs):  # (each way to get here is refused earlier, by name)
-            refuse(f"pypto.{kind} reads a tensor that has no value in this kernel")
-        block = tr.kernel.block  # type: ignore[union-attr]
-        last = block.last_op
-        val = build(*(i._val for i in inputs))
-        if tr.iteration >= 0:
-            tr.body_ops[tr.iteration] += _ops_after(block, last)
-        if tr.iteration == 0:
-            tr.emitted.append(val.value.owner)
-    t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
-    t._body = tr.iteration
-    return t
+    if not tr.emit:
+        return None
+    if any(i._val is None for i in inputs):  # (each way to get here is refused earlier, by name)
+        refuse(f"pypto.{kind} reads a tensor that has no value in this kernel")
+    block = tr.kernel.block  # type: ignore[union-attr]
+    last = block.last_op
+    val = build(*(i._val for i in inputs))
+    if tr.iteration >= 0:
+        tr.body_ops[tr.iteration] += _ops_after(block, last)
+    if tr.iteration == 0:
+        tr.emitted.append(val.value.owner)
+    return val
+
+
+# Ops that set_vec_tile_shapes does not tile: the cube's, and views of other tensors.
+_NOT_VECTOR = ("matmul", "reshape", "view")
+
+
+def _vec_tile_of(kind: str, shape: list, pinned: b.Pinned) -> b.Pinned:
+    """The hints with the vector tile PyPTO 0.2.0 gives the op: one size per dimension of
+    its result, so the leading sizes of a longer tile (PyPTO ignores the rest); a shorter
+    tile is refused, as PyPTO fails on it ("Tile shape size 1 is not matched the output
+    shape size 2", when it compiles the kernel)."""
+    tile = pinned.vec_tile
+    if tile is None or kind in _NOT_VECTOR or len(tile) == len(shape):
+        return pinned
+    if len(tile) < len(shape):
+        refuse(
+            f"pypto.{kind}'s result {shape} has {len(shape)} dimensions, but the vector tile of "
+            f"set_vec_tile_shapes({', '.join(map(str, tile))}) has {len(tile)}: give one size per dimension"
+        )
+    return dataclasses.replace(pinned, vec_tile=tile[: len(shape)])
 
 
 def _ops_after(block, last) -> list:
@@ -327,6 +359,13 @@ def matmul(
         refuse("pypto.matmul's c_matrix_nz and extend_params are not modelled")
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
+    # K is checked here, at the matmul's line: its result's shape would be refused later, at another line
+    ka, kw = a.shape[0 if a_trans else 1], w.shape[1 if b_trans else 0]
+    if ka != kw:
+        refuse(
+            f"pypto.matmul's operands disagree on K: the input {a.shape} has {ka} (a_trans={bool(a_trans)}), "
+            f"mat2 {w.shape} has {kw} (b_trans={bool(b_trans)})"
+        )
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
     return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))

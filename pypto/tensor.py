@@ -17,6 +17,7 @@ from pto.frontend.checks import _is_int
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.types import CachePolicy, DataType, StatusType, TileOpFormat
+from pto.tracebacks import api_boundary
 
 
 @dataclass
@@ -74,6 +75,7 @@ class Tensor:
     """`pypto.Tensor([pypto.DYNAMIC, 4096], pypto.DT_BF16)` annotates a kernel parameter;
     the kernel's body sees Tensors with a shape, a dtype and Python operators."""
 
+    @api_boundary  # (an annotation is made where the kernel is defined, outside its call)
     def __init__(
         self,
         shape=None,

@@ -12,6 +12,7 @@ from pto.diagnostics import DiagnosticError
 from pto.driver.limits import over_budget
 from pto.driver.verify import verify_each
 from pto.interp.run import signature
+from pto.tracebacks import api_boundary
 from pto.tuner.baselines import baselines
 from pto.tuner.kernel import KernelInfo, TuneError, kernel_info
 from pto.tuner.pool import executor
@@ -149,6 +150,7 @@ def _check_memory(module: ModuleOp, tokens: list[int]) -> None:
         raise TuneError(f"tokens={tokens[-1]} {why} (PTO_RUN_MAX_MEMORY raises it)")
 
 
+@api_boundary
 def tune(
     kernel,
     tokens,

@@ -277,6 +277,31 @@ def test_a_split_k_by_hand_that_does_not_cover_k_is_refused(body, message) -> No
     assert message in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize(
+    "matmul, message",
+    [
+        (
+            lambda xt, w: pypto.matmul(xt, w, FP32),
+            f"the input [2, {K}] has {K} (a_trans=False), mat2 [{N}, {K}] has {N}",
+        ),
+        (
+            lambda xt, w: pypto.matmul(xt, w, FP32, a_trans=True, b_trans=True),
+            f"the input [2, {K}] has 2 (a_trans=True), mat2 [{N}, {K}] has {K} (b_trans=True)",
+        ),
+        (  # a transposed weight flips b_trans
+            lambda xt, w: pypto.matmul(xt, pypto.transpose(w, 0, 1), FP32, b_trans=True),
+            f"mat2 [{N}, {K}] has {N} (b_trans=False)",
+        ),
+    ],
+)
+def test_a_matmuls_k_is_checked_at_its_line(matmul, message) -> None:
+    k = _xw(lambda xt, w, out, idx, p: pypto.assemble(matmul(xt, w), [idx, 0], out))
+    with pytest.raises(pto.BuildError, match="pypto.matmul's operands disagree on K") as e:
+        k(np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32))
+    assert message in str(e.value), str(e.value)
+    assert str(e.value).startswith(f"{__file__}:{matmul.__code__.co_firstlineno}: error:"), str(e.value)
+
+
 # ------------------------------------------------------------------ column views, concat
 
 
@@ -679,14 +704,37 @@ def test_options_not_modelled_are_reported_once() -> None:
     assert np.allclose(out, 1.0)
 
 
-def test_an_unknown_pass_option_is_an_error() -> None:
-    @pypto.frontend.jit(pass_options={"vec_nbuffer": {0: 2}})
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1):
-            pypto.assemble(pypto.view(x, [p, K], [idx, 0]), [idx, 0], out)
-
-    with pytest.raises(pto.BuildError, match="unknown pass option 'vec_nbuffer'"):
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"pass_options": {"vec_nbuffer": {0: 2}}}, "pass option 'vec_nbuffer' (did you mean 'vec_nbuffer_setting'?)"),
+        (
+            {"runtime_options": {"stitch_function_max_nums": 128}},
+            "runtime option 'stitch_function_max_nums' (did you mean 'stitch_function_max_num'?)",
+        ),
+        ({"runtime_options": {"speed": 1}}, "runtime option 'speed' (PyPTO 0.2.0's: device_sched_mode, "),
+        ({"debug_options": {"runtime_debug": 1}}, "debug option 'runtime_debug' (did you mean 'runtime_debug_mode'?)"),
+    ],
+)
+def test_an_option_name_pypto_does_not_have_is_an_error(options, message) -> None:
+    with pytest.raises(pto.BuildError) as e:
+        pypto.frontend.jit(**options)  # at the decorator's line, before the kernel is defined
+    assert f"error: pto.pypto: unknown {message}" in str(e.value), str(e.value)
+    assert e.value.where[0] == __file__
+    k = _kernel(lambda xt, i, p: pypto.set_pass_options(sg_set_scop=1) or xt)
+    with pytest.raises(pto.BuildError, match=r"unknown pass option 'sg_set_scop' \(did you mean 'sg_set_scope'\?\)"):
         k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
+
+
+def test_every_option_pypto_has_is_accepted() -> None:
+    from pto.pypto.frontend import RUNTIME_MODELLED
+    from pto.pypto.loops import MODELLED_OPTIONS
+    from pto.pypto.option_names import NAMES
+
+    assert set(MODELLED_OPTIONS) <= set(NAMES["pass_options"])
+    assert set(RUNTIME_MODELLED) <= set(NAMES["runtime_options"])
+    for group, names in NAMES.items():
+        pypto.frontend.jit(**{group: dict.fromkeys(names, 1)})  # (the values are checked when a kernel is made)
 
 
 def test_tile_shapes_chosen_per_factor_reach_each_loop() -> None:
@@ -704,6 +752,33 @@ def test_tile_shapes_chosen_per_factor_reach_each_loop() -> None:
     for lp in loops[2:]:  # 16, 4, 1: tile_t <= 32, no split-K
         cube = next(line for line in lp.splitlines() if "tile.cube_stage" in line)
         assert "k = [512, 1024], n = [128, 128]" in cube and "split_k" not in cube, cube
+
+
+def _vec_tiled(*tile: int):
+    """A kernel whose vector op (a sqrt, on the line after the tile's) has `tile` pinned."""
+
+    def body(xt, w, out, idx, p):
+        pypto.set_vec_tile_shapes(*tile)
+        y = pypto.sqrt(xt)
+        pypto.assemble(pypto.matmul(y, w, FP32, b_trans=True), [idx, 0], out)
+
+    return _xw(body), body.__code__.co_firstlineno + 2
+
+
+def test_a_vector_tile_is_read_as_pypto_reads_it() -> None:
+    # PyPTO 0.2.0 tiles a vector op with one size per dimension of its result: of a longer
+    # tile the leading sizes (its simulator runs [2, 64, 8] as [2, 64]); a shorter one fails
+    # its compilation ("Tile shape size 1 is not matched the output shape size 2").
+    x, w, out = np.ones((3, K), np.float32), np.ones((N, K), np.float32), np.zeros((3, N), np.float32)
+    longer, _ = _vec_tiled(2, K, 8)
+    assert f"pto.sqrt %x {{pto.vec_tile = array<i64: 2, {K}>}}" in str(longer.trace(x, w, out))
+    shorter, line = _vec_tiled(K)
+    with pytest.raises(pto.BuildError) as e:
+        shorter(x, w, out)
+    assert str(e.value) == (
+        f"{__file__}:{line}: error: pto.pypto: pypto.sqrt's result [2, {K}] has 2 dimensions, but the vector "
+        f"tile of set_vec_tile_shapes({K}) has 1: give one size per dimension"
+    )
 
 
 def test_torch_cpu_tensors_are_written_in_place() -> None:
