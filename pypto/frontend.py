@@ -236,7 +236,7 @@ class JitKernel:
         k.unroll = lp.factors if lp.kind == "unroll" else [lp.tile or 1]
         k.options = tr.options or None
         for i, policy in tr.cache.items():
-            k.set_cache(tr.params[i].built, policy.value)
+            k.set_cache(tr.params[i].built, policy)
         k.ret(*(tr.outputs[i].built for i in sorted(tr.outputs)))
         module = k.module()
         f = module.body.block.first_op

@@ -50,7 +50,7 @@ class Trace:
     # the bodies of the other factors are built too, compared with the first's, then erased.
     body_ops: list[list] = field(default_factory=list)
     assembled: list[list[tuple[int, Tensor]]] = field(default_factory=list)
-    cache: dict[int, CachePolicy] = field(default_factory=dict)
+    cache: dict[int, str] = field(default_factory=dict)  # per weight parameter: its pto.cache policy
     options: dict[str, dict[int | str, int]] = field(default_factory=dict)
     notes: set[str] = field(default_factory=set)
 
@@ -141,8 +141,9 @@ class Tensor:
             refuse(f"set_cache_policy takes pypto.CachePolicy.NONE_CACHEABLE, got {policy!r}")
         if self._param is None or self._param in tr.token:
             refuse("set_cache_policy applies to a weight parameter of the kernel (a tensor without a token axis)")
-        if value:
-            tr.cache[self._param] = policy
+        # False is PyPTO's explicit "cacheable": pinned as `normal`, where no call at all
+        # leaves the policy to tile-annotate-cache
+        tr.cache[self._param] = policy.value if value else "normal"
 
     def __add__(self, o):
         return _ops().add(self, o)  # noqa: E704
