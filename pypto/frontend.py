@@ -36,7 +36,7 @@ from pto.interp.report import Report
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.sym import Sym
-from pto.pypto.tensor import Tensor, Trace, _traces
+from pto.pypto.tensor import Pinned, Tensor, Trace, _traces
 from pto.pypto.types import DataType, RunMode, StatusType, elem
 
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
@@ -178,7 +178,7 @@ class JitKernel:
 
     def _run_body(self, tr: Trace, values: dict) -> None:
         _traces.append(tr)
-        b._pinned.append(b.Pinned())
+        b._pinned.append(Pinned())
         try:
             pass_options(tr, self.pass_options)
             self.fn(**{**values, **{p.name: tr.params[i] for i, p in enumerate(self.params)}})

@@ -19,7 +19,7 @@ from pto.frontend import builder as b
 from pto.pypto import heads, scratch, split_k
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
-from pto.pypto.tensor import Tensor, current
+from pto.pypto.tensor import Pinned, Tensor, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
 
 
@@ -85,10 +85,15 @@ def _result(
         block = tr.kernel.block  # type: ignore[union-attr]
         last = block.last_op
         val = build(*(i._val for i in inputs))
+        built = _ops_after(block, last)
         if tr.iteration >= 0:
-            tr.body_ops[tr.iteration] += _ops_after(block, last)
+            tr.body_ops[tr.iteration] += built
         if tr.iteration == 0:
             tr.emitted.append(val.value.owner)
+        if tr.iteration <= 0:  # the ops the kernel keeps: where their tile shapes were set
+            p = b._pinned[-1]
+            assert isinstance(p, Pinned)
+            tr.tiles_at |= {op: (p.vec_tile_at, p.cube_tile_at) for op in built}
     t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
     t._body = tr.iteration
     return t
