@@ -212,12 +212,21 @@ class JitKernel:
 
     def tune(self, *args, tokens, **options):
         """`pto.tune` on the kernel traced for these arguments' shapes (nothing of theirs
-        is read but shapes and dtypes): `kernel.tune(x, w, out, tokens=[16, 128])`."""
+        is read but shapes and dtypes): `kernel.tune(x, w, out, tokens=[16, 128])`. The
+        result also says which lines of this kernel to change to apply the winner
+        (`.suggest()`, `.apply(path)`: pto.pypto.tuning)."""
+        from pto.pypto.tuning import JitTuneResult, Sites
         from pto.tuner.tune import tune
 
-        return tune(self.trace(*args), tokens, name=self.fn.__name__, **options)
+        values, arrays = self._bind(args, {})
+        module, tr = self._traced(values, self._shapes(arrays)[0])
+        return JitTuneResult.of(tune(module, tokens, name=self.fn.__name__, **options), Sites.of(self.fn, tr, args))
 
     def _trace(self, values: dict, shapes: list[list]) -> ModuleOp:
+        return self._traced(values, shapes)[0]
+
+    def _traced(self, values: dict, shapes: list[list]) -> tuple[ModuleOp, Trace]:
+        """The pto-level module, and the trace that built it (where the hints were set)."""
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}
         probe = Trace(False, [], names, dynamic, notes=self.notes)
@@ -228,7 +237,7 @@ class JitKernel:
         tr = Trace(True, [], names, token, kernel=k, notes=self.notes)
         tr.params = self._params(shapes, token, k, set(probe.outputs))
         self._run_body(tr, values)
-        return self._module(tr, k)
+        return self._module(tr, k), tr
 
     def _module(self, tr: Trace, k: b.Kernel) -> ModuleOp:
         lp = tr.loop
