@@ -189,6 +189,8 @@ class JitTuneResult(TuneResult):
 
     def _check_copy(self, path: str) -> None:
         """The copy at `path`, traced as the kernel was, lowers as the winner does (else Unwritable)."""
+        if "<locals>" in self.sites.fn.__qualname__:  # (the copy's kernel is found by its name)
+            raise Unwritable(f"{self.sites.fn.__qualname__} is made in a function: the changed copy cannot be checked")
         name = f"_pto_tuned_copy_{id(self)}"
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None  # (a .py file: a source loader)

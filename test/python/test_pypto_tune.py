@@ -249,3 +249,23 @@ def test_the_tile_of_a_pypto_loop_is_its_name_s_value(kernels, tmp_path):
     assert vec.new == ["        pypto.set_vec_tile_shapes(4, 256)"]
     applied = _load(r.apply(tmp_path / "tiled.py"), "pypto_tune_tiled").tiled
     assert "pto.unroll = array<i64: 16>" in str(applied.trace(*_args()))
+
+
+def test_a_kernel_made_in_a_function_is_not_applied(tmp_path):
+    import pto.pypto as pypto
+
+    @pypto.frontend.jit
+    def inner(
+        x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
+        w: pypto.Tensor([128, 256], pypto.DT_BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_BF16),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
+            n = pypto.rms_norm(pypto.view(x, [p, 256], [idx, 0]), None, 1e-6)
+            pypto.assemble(pypto.matmul(n, w, pypto.DT_BF16, b_trans=True), [idx, 0], out)
+
+    r = inner.tune(*_args(), tokens=[8], jobs=1, exhaustive=True, dims=WINNER)
+    assert r.suggestions and all(s.edits for s in r.suggestions)  # (each change is mechanical)
+    with pytest.raises(TuneError, match=r"inner is made in a function: the changed copy cannot be checked$"):
+        r.apply(tmp_path / "inner.py")
+    assert not list(tmp_path.iterdir())
