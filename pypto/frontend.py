@@ -39,7 +39,7 @@ from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import Sym
-from pto.pypto.tensor import Tensor, Trace, _traces
+from pto.pypto.tensor import Pinned, Tensor, Trace, _traces
 from pto.pypto.types import DataType, RunMode, StatusType, elem
 from pto.tracebacks import api_boundary
 
@@ -202,7 +202,7 @@ class JitKernel:
 
     def _run_body(self, tr: Trace, values: dict) -> None:
         _traces.append(tr)
-        b._pinned.append(b.Pinned())
+        b._pinned.append(Pinned())
         try:
             pass_options(tr, self.pass_options)
             self.fn(**{**values, **{p.name: tr.params[i] for i, p in enumerate(self.params)}})
@@ -238,12 +238,21 @@ class JitKernel:
     @api_boundary
     def tune(self, *args, tokens, **options):
         """`pto.tune` on the kernel traced for these arguments' shapes (nothing of theirs
-        is read but shapes and dtypes): `kernel.tune(x, w, out, tokens=[16, 128])`."""
+        is read but shapes and dtypes): `kernel.tune(x, w, out, tokens=[16, 128])`. The
+        result also says which lines of this kernel to change to apply the winner
+        (`.suggest()`, `.apply(path)`: pto.pypto.tuning)."""
+        from pto.pypto.tuning import JitTuneResult, Sites
         from pto.tuner.tune import tune
 
-        return tune(self.trace(*args), tokens, name=self.fn.__name__, **options)
+        values, arrays = self._bind(args, {})
+        module, tr = self._traced(values, self._shapes(arrays)[0])
+        return JitTuneResult.of(tune(module, tokens, name=self.fn.__name__, **options), Sites.of(self.fn, tr, args))
 
     def _trace(self, values: dict, shapes: list[list]) -> ModuleOp:
+        return self._traced(values, shapes)[0]
+
+    def _traced(self, values: dict, shapes: list[list]) -> tuple[ModuleOp, Trace]:
+        """The pto-level module, and the trace that built it (where the hints were set)."""
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}
         probe = Trace(False, [], names, dynamic, notes=self.notes)
@@ -254,7 +263,7 @@ class JitKernel:
         tr = Trace(True, [], names, token, kernel=k, notes=self.notes)
         tr.params = self._params(shapes, token, k, set(probe.outputs))
         self._run_body(tr, values)
-        return self._module(tr, k)
+        return self._module(tr, k), tr
 
     def _module(self, tr: Trace, k: b.Kernel) -> ModuleOp:
         lp = tr.loop
@@ -262,7 +271,7 @@ class JitKernel:
         k.unroll = lp.factors if lp.kind == "unroll" else [lp.tile or 1]
         k.options = tr.options or None
         for i, policy in tr.cache.items():
-            k.set_cache(tr.params[i].built, policy.value)
+            k.set_cache(tr.params[i].built, policy)
         k.ret(*(tr.outputs[i].built for i in sorted(tr.outputs)))
         module = k.module()
         f = module.body.block.first_op

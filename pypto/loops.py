@@ -17,12 +17,12 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
 from xdsl.ir import Attribute, Operation
 
 from pto.frontend import builder as b
-from pto.frontend.checks import _is_int
+from pto.frontend.checks import _is_int, caller
 from pto.pypto import ops, scratch, split_k
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import Sym, evaluate
-from pto.pypto.tensor import Loop, Tensor, Trace, current
+from pto.pypto.tensor import Loop, Pinned, Tensor, Trace, current
 from pto.pypto.types import StatusType
 
 SAMPLE_EXTRA = (0, 1, 5)  # token counts past whole tiles at which the user's tile expressions are checked
@@ -55,7 +55,7 @@ def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
     if not isinstance(factors, list | tuple) or not factors or not all(_is_int(f) and f > 0 for f in factors):
         refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
     norm = sorted(set(factors), reverse=True) + ([] if 1 in factors else [1])
-    tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"))
+    tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"), at=caller())
     yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))
 
 
@@ -66,7 +66,7 @@ def loop(*args, **kwargs) -> Iterator[Sym]:
     if kwargs.get("unroll_list") not in (None, [1]):
         refuse("pypto.loop with an unroll_list: write pypto.loop_unroll")
     start, stop, step = _range(args)
-    tr.loop = Loop("loop", stop, start=start, step=step, index=Sym(kwargs.get("idx_name") or "idx"))
+    tr.loop = Loop("loop", stop, start=start, step=step, index=Sym(kwargs.get("idx_name") or "idx"), at=caller())
     yield from _iterations(tr, [1], lambda p: tr.loop.index)
 
 
@@ -211,7 +211,7 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
             refuse(f"{what} must take [p, ...] rows at [{lp.index}, 0, ...] inside loop_unroll (p = {lp.p})")
         return
     if lp.tile is None:
-        lp.tile = rows
+        lp.tile, lp.tile_at = rows, caller()
     for t in _samples(total, rows):
         env = {"T": t}
         its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
@@ -379,9 +379,11 @@ def assemble(*args, parallel: bool = False) -> None:
 # ------------------------------------------------------------------ hints
 
 
-def _pinned(what: str) -> b.Pinned:
+def _pinned(what: str) -> Pinned:
     current(what)
-    return b._pinned[-1]
+    p = b._pinned[-1]
+    assert isinstance(p, Pinned)  # (a jit kernel's trace pushes pto.pypto's)
+    return p
 
 
 def set_semantic_label(label: str) -> None:
@@ -393,12 +395,13 @@ def set_semantic_label(label: str) -> None:
 def set_vec_tile_shapes(*shapes: int) -> None:
     if not shapes or not all(_is_int(s) and s > 0 for s in shapes):
         refuse(f"set_vec_tile_shapes takes positive integers, got {shapes!r}")
-    _pinned("pypto.set_vec_tile_shapes").vec_tile = tuple(int(s) for s in shapes)
+    p = _pinned("pypto.set_vec_tile_shapes")
+    p.vec_tile, p.vec_tile_at = tuple(int(s) for s in shapes), caller()
 
 
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False) -> None:
     p = _pinned("pypto.set_cube_tile_shapes")
-    p.cube_tile = b.cube_tile(m, k, n, bool(enable_split_k))
+    p.cube_tile, p.cube_tile_at = b.cube_tile(m, k, n, bool(enable_split_k)), caller()
 
 
 MODELLED_OPTIONS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
@@ -422,7 +425,9 @@ def pass_options(tr: Trace, options: dict) -> None:
 
 
 def set_pass_options(**options) -> None:
-    pass_options(current("pypto.set_pass_options"), options)
+    tr = current("pypto.set_pass_options")
+    pass_options(tr, options)
+    tr.option_at |= {key: caller() for key in options if key in MODELLED_OPTIONS}
 
 
 def status_dim(d: object) -> bool:

@@ -20,7 +20,7 @@ from pto.frontend import builder as b
 from pto.pypto import heads, scratch, split_k
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
-from pto.pypto.tensor import Tensor, Trace, current
+from pto.pypto.tensor import Pinned, Tensor, Trace, current
 from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
 
 
@@ -99,10 +99,15 @@ def _build(tr: Trace, kind: str, inputs: Sequence[Tensor], build: Callable[..., 
     block = tr.kernel.block  # type: ignore[union-attr]
     last = block.last_op
     val = build(*(i._val for i in inputs))
+    built = _ops_after(block, last)
     if tr.iteration >= 0:
-        tr.body_ops[tr.iteration] += _ops_after(block, last)
+        tr.body_ops[tr.iteration] += built
     if tr.iteration == 0:
         tr.emitted.append(val.value.owner)
+    if tr.iteration <= 0:  # the ops the kernel keeps: where their tile shapes were set
+        p = b._pinned[-1]
+        assert isinstance(p, Pinned)
+        tr.tiles_at |= {op: (p.vec_tile_at, p.cube_tile_at) for op in built}
     return val
 
 

@@ -12,12 +12,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
+from xdsl.ir import Operation
+
 from pto.frontend import builder as b
-from pto.frontend.checks import _is_int
+from pto.frontend.checks import _is_int, caller
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.types import CachePolicy, DataType, StatusType, TileOpFormat
 from pto.tracebacks import api_boundary
+
+# Where the kernel's source sets a hint: (file, line), what `caller()` gives. A tuned
+# kernel's suggestions (pto.pypto.tuning) point there.
+Site = tuple[str, int]
+
+
+@dataclass
+class Pinned(b.Pinned):
+    """The hints for the ops that follow, and where the tile shapes were set."""
+
+    vec_tile_at: Site | None = None
+    cube_tile_at: Site | None = None
 
 
 @dataclass
@@ -30,6 +44,8 @@ class Loop:
     tile: int | None = None  # pypto.loop: the rows of its views
     index: Sym = field(default_factory=lambda: Sym("idx"))
     p: int = 1  # the factor whose body runs now
+    at: Site | None = None  # the loop_unroll / loop call
+    tile_at: Site | None = None  # pypto.loop: the view whose rows are the tile
 
 
 @dataclass
@@ -51,8 +67,12 @@ class Trace:
     # the bodies of the other factors are built too, compared with the first's, then erased.
     body_ops: list[list] = field(default_factory=list)
     assembled: list[list[tuple[int, Tensor]]] = field(default_factory=list)
-    cache: dict[int, CachePolicy] = field(default_factory=dict)
+    cache: dict[int, str] = field(default_factory=dict)  # per weight parameter: its pto.cache policy
     options: dict[str, dict[int | str, int]] = field(default_factory=dict)
+    # Where the kernel's source sets each hint (jit's pass_options are its decorator's):
+    cache_at: dict[int, Site | None] = field(default_factory=dict)
+    option_at: dict[str, Site | None] = field(default_factory=dict)  # set_pass_options calls
+    tiles_at: dict[Operation, tuple[Site | None, Site | None]] = field(default_factory=dict)  # vec, cube
     notes: set[str] = field(default_factory=set)
 
     def record(self, kind: str) -> None:
@@ -172,8 +192,10 @@ class Tensor:
             refuse(f"set_cache_policy takes pypto.CachePolicy.NONE_CACHEABLE, got {policy!r}")
         if self._param is None or self._param in tr.token:
             refuse("set_cache_policy applies to a weight parameter of the kernel (a tensor without a token axis)")
-        if value:
-            tr.cache[self._param] = policy
+        # False is PyPTO's explicit "cacheable": pinned as `normal`, where no call at all
+        # leaves the policy to tile-annotate-cache
+        tr.cache[self._param] = policy.value if value else "normal"
+        tr.cache_at[self._param] = caller()
 
     def __add__(self, o):
         return _ops().add(self, o)  # noqa: E704

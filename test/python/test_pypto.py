@@ -100,6 +100,20 @@ def test_trace_is_the_builders_ir() -> None:
     assert str(traced) == str(k.module())
 
 
+@pytest.mark.parametrize("value, policy", [(True, "none_cacheable"), (False, "normal"), (None, None)])
+def test_set_cache_policy_pins_either_policy(value, policy) -> None:
+    # NONE_CACHEABLE False is PyPTO's explicit "cacheable": pinned `normal`, as no call
+    # (None here) leaves the policy to tile-annotate-cache
+    def body(xt, w, out, idx, p):
+        if value is not None:
+            w.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, value)
+        pypto.assemble(pypto.matmul(xt, w, FP32, b_trans=True), [idx, 0], out)
+
+    x, w, out = (np.zeros(s, np.float32) for s in [(2, K), (N, K), (2, N)])
+    text = str(_xw(body).trace(x, w, out))
+    assert (f"pto.cache = #pto.cache<{policy}>" in text) if policy else "pto.cache" not in text
+
+
 def test_pypto_loop_with_a_valid_shape_tail() -> None:
     tile = 4
 
