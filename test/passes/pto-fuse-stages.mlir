@@ -200,6 +200,45 @@ func.func @rms_rank3(%x: tensor<?x4x16xf32>, %g: tensor<16xf32>) -> tensor<?x4x1
 
 // -----
 
+// x cast again at each use (a helper that casts the tile it is given, as PyPTO kernels
+// write it): casts of one value alike hold the same values. The norm reads x, and
+// every cast goes.
+// CHECK-LABEL: func.func @rms_recast
+// CHECK-NEXT:    %o = pto.rms_norm %x, %g eps = 1.000000e-06 : tensor<?x64xbf16>, tensor<64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_recast(%x: tensor<?x64xbf16>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  %xa = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %xb = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %xc = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xb, %xc : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.015625 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xa, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %o = pto.mul %n, %g : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// x * reciprocal(sqrt(.)): 1 / sqrt(.), each step rounded, as rsqrt computes it: the
+// rsqrt form.
+// CHECK-LABEL: func.func @rms_reciprocal_sqrt
+// CHECK-NEXT:    %n = pto.rms_norm %x eps = 1.000000e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %n
+func.func @rms_reciprocal_sqrt(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.reciprocal %q : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %r, %x : tensor<?x1xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
 // ================================================================ RMSNorm, negative
 
 // 1/63 is not 1/K for K = 64.
@@ -337,6 +376,71 @@ func.func @rms_reduce_of_reshape(%x: tensor<?x64xf32>, %h: tensor<?x4x16xf32>) -
 
 // -----
 
+// gamma multiplied before the normalisation: (x * g) / sqrt(.) rounds differently from
+// pto.rms_norm's (x / sqrt(.)) * g, so it is not fused (the ops run as written). Also
+// with rsqrt, x cast at each use.
+// CHECK-LABEL: func.func @rms_gamma_first
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.div %xg, %q
+// CHECK-LABEL: func.func @rms_gamma_first_rsqrt
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.mul %xg, %r
+func.func @rms_gamma_first(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  %xg = pto.mul %x, %g : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %xg, %q : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+func.func @rms_gamma_first_rsqrt(%x: tensor<?x64xbf16>, %g: tensor<1x64xf32>) -> tensor<?x64xf32> {
+  %xa = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %xg = pto.mul %xa, %g : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  %xb = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xb, %xb : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.015625 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xg, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// The squares of a cast of another value: not x's mean square (casts are the same
+// value only when they cast one value alike).
+// CHECK-LABEL: func.func @rms_casts_of_two_values
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.mul %xa, %r
+func.func @rms_casts_of_two_values(%x: tensor<?x64xbf16>, %y: tensor<?x64xbf16>) -> tensor<?x64xf32> {
+  %xa = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %yb = pto.cast %y none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %yb, %yb : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xa, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// A dynamic K: rms_norm's 1/K and its lowering need a static one.
+// CHECK-LABEL: func.func @rms_dynamic_k
+// CHECK-NOT:     pto.rms_norm
+func.func @rms_dynamic_k(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %sq = pto.mul %x, %x : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %m = pto.reduce mean %sq : tensor<?x?xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %x, %q : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  func.return %n : tensor<?x?xf32>
+}
+
+// -----
+
 // Math in bf16 rounds every step: not what rms_norm computes.
 // CHECK-LABEL: func.func @rms_bf16_math
 // CHECK-NOT:     pto.rms_norm
@@ -413,11 +517,33 @@ func.func @dequant_reshape_shared(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, 
 
 // -----
 
-// Not a dequant: the weight scale first (it rounds differently), a cast that truncates,
-// a cast read twice, a per-token scale of the wrong shape.
+// The weight scale first, in either operand order, [1, N] or an [N, 1] reshaped in
+// place: the dequant keeps that order (w_scale_first), as the products round
+// differently in the other.
 // CHECK-LABEL: func.func @dequant_w_first
-// CHECK-NOT:     pto.dequant
-// CHECK:         pto.mul %f, %ws
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws w_scale_first : tensor<?x256xi32>, tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    func.return %b
+// CHECK-LABEL: func.func @dequant_w_first_swapped
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws w_scale_first : tensor<?x256xi32>, tensor<?x1xf32>, tensor<256x1xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    func.return %b
+func.func @dequant_w_first(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  %b = pto.mul %a, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+func.func @dequant_w_first_swapped(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<256x1xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %wr = pto.reshape %ws inplace : tensor<256x1xf32> -> tensor<1x256xf32>
+  %a = pto.mul %wr, %f : tensor<1x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  %b = pto.mul %s, %a : tensor<?x1xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+
+// -----
+
+// Not a dequant: a cast that truncates, a cast read twice, a per-token scale of the
+// wrong shape.
 // CHECK-LABEL: func.func @dequant_trunc
 // CHECK-NOT:     pto.dequant
 // CHECK:         pto.cast %acc trunc
@@ -427,12 +553,6 @@ func.func @dequant_reshape_shared(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, 
 // CHECK-LABEL: func.func @dequant_scale_shape
 // CHECK-NOT:     pto.dequant
 // CHECK:         pto.mul %f, %s
-func.func @dequant_w_first(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
-  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
-  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
-  %b = pto.mul %a, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
-  func.return %b : tensor<?x256xf32>
-}
 func.func @dequant_trunc(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
   %f = pto.cast %acc trunc : tensor<?x256xi32> -> tensor<?x256xf32>
   %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
@@ -447,6 +567,47 @@ func.func @dequant_scale_shape(%acc: tensor<?x256xi32>, %s: tensor<?x256xf32>) -
   %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
   %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
   func.return %a : tensor<?x256xf32>
+}
+
+// -----
+
+// An int8 matmul's result cast to f32 and multiplied, but not as pto.dequant computes
+// it: the scales multiplied together first (their product rounds), a truncating cast,
+// the f32 accumulator read twice, a second weight scale where the activation scale
+// should follow (pto-classify-skeleton then refuses the int8 matmul without a dequant).
+// CHECK-LABEL: func.func @dequant_scales_product
+// CHECK-NOT:     pto.dequant
+// CHECK-LABEL: func.func @dequant_trunc_of_matmul
+// CHECK-NOT:     pto.dequant
+// CHECK-LABEL: func.func @dequant_acc_read_twice
+// CHECK-NOT:     pto.dequant
+// CHECK-LABEL: func.func @dequant_two_weight_scales
+// CHECK-NOT:     pto.dequant
+func.func @dequant_scales_product(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %sw = pto.mul %s, %ws : tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  %d = pto.mul %f, %sw : tensor<?x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %d : tensor<?x256xf32>
+}
+func.func @dequant_trunc_of_matmul(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc trunc : tensor<?x256xi32> -> tensor<?x256xf32>
+  %d = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %d : tensor<?x256xf32>
+}
+func.func @dequant_acc_read_twice(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s: tensor<?x1xf32>) -> (tensor<?x256xf32>, tensor<?x256xf32>) {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %d = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %d, %f : tensor<?x256xf32>, tensor<?x256xf32>
+}
+func.func @dequant_two_weight_scales(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %ws: tensor<1x256xf32>, %ws2: tensor<256xf32>) -> tensor<?x256xf32> {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  %b = pto.mul %a, %ws2 : tensor<?x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
 }
 
 // ================================================================ quant
@@ -485,6 +646,55 @@ func.func @quant_max_abs(%a: tensor<?x128xf32>, %b: tensor<?x128xf32>) -> (tenso
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+
+// -----
+
+// max(|y|) computed twice (a helper called for the division and again for the scale):
+// an exact repeat, so one quant, and both computations go.
+// CHECK-LABEL: func.func @quant_amax_twice
+// CHECK-NEXT:    %q, %s = pto.quant %y : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    func.return %q, %s
+func.func @quant_amax_twice(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %m = pto.muls %y, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %ab = pto.abs %y : tensor<?x128xf32> -> tensor<?x128xf32>
+  %am = pto.reduce max %ab : tensor<?x128xf32> -> tensor<?x1xf32>
+  %yq = pto.div %m, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %am2 = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am2, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+
+// -----
+
+// y * (127 * reciprocal(amax)) rounds 127 / amax before the multiply: not y * 127 / amax.
+// No scale at all: the quant needs amax / 127 for the dequant.
+// CHECK-LABEL: func.func @quant_reciprocal_scale
+// CHECK-NOT:     pto.quant
+// CHECK-LABEL: func.func @quant_no_scale
+// CHECK-NOT:     pto.quant
+func.func @quant_reciprocal_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.reciprocal %am : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r127 = pto.muls %r, 127.0 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %yq = pto.mul %y, %r127 : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_no_scale(%y: tensor<?x128xf32>) -> tensor<?x128xi8> {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %m = pto.muls %y, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %yq = pto.div %m, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q : tensor<?x128xi8>
 }
 
 // -----
