@@ -78,6 +78,13 @@ direct f32 -> i8 cast does not verify: the hardware has none. `pto.pypto` traces
 `y * (127 / amax)`, `y * (127 * reciprocal(amax))` and `y * (full(127) / amax)` as
 `(y * 127) / amax`, and `amax / 127` as the muls by 1/127.)
 
+Remarks. A chain that looks like a stage but does not match gets a remark at the op
+that broke the match, naming the fused op and what the form expected there: an
+RMSNorm (a sqrt or rsqrt of a mean of squares dividing the value squared, or gamma
+times it), a quant (a cast to i8), a dequant (an i32 -> f32 cast of a matmul result).
+The ops then run as written; an int8 matmul left without a dequant is refused by
+pto-classify-skeleton.
+
 Numerics (interp/numerics.py) of the fused ops against the primitive chains: the
 `reduce mean` + `sqrt` + `div` norm (and `sum * 1/K` for K a power of two) and every
 dequant form are bit-exact. A sum times the f32 immediate 1/K differs from the mean (a
@@ -116,6 +123,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from pto.diagnostics import remark
 from pto.dialects import pto
 from pto.dialects.common import ReduceKind, RoundMode, elem_name
 from pto.dialects.pto import check_hint
@@ -128,7 +136,7 @@ _Op = TypeVar("_Op", bound=Operation)
 class Miss(Exception):
     """A chain that is not the stage's form: `op` is the op found where the form needs
     `expected`; `found` says what it is (by default its name). A pattern leaves such a
-    chain alone."""
+    chain alone; for a chain that looks like the stage, the pass remarks on it."""
 
     def __init__(self, op: Operation, expected: str, found: str | None = None):
         super().__init__(expected)
@@ -633,6 +641,60 @@ class QuantPattern(RewritePattern):
         _fuse(rewriter, ops, pto.QuantOp(y), [op.result, scale.result])
 
 
+# ------------------------------------------------------------------ remarks
+
+
+def _squared(v: SSAValue) -> SSAValue | None:
+    """The x of the x * x reduced under `v` (through the adds, muls and reduction a mean
+    of squares is made of), found loosely: a root of it is an RMSNorm attempt."""
+    reduced = False
+    while isinstance(op := v.owner, pto.AddsOp | pto.MulsOp | pto.ReduceOp):
+        reduced |= isinstance(op, pto.ReduceOp)
+        v = op.operands[0]
+    return op.lhs if reduced and isinstance(op, pto.MulOp) and _same(op.lhs, op.rhs) else None
+
+
+def _norm_attempts(root: pto.SqrtOp | pto.RsqrtOp) -> Iterator[pto.MulOp | pto.DivOp]:
+    """The ops dividing the value squared under `root` (or gamma times it) by the root
+    (or a value made from it): RMSNorm attempts. A root dividing another value (hc_pre's
+    matmul result) is none."""
+    if (xs := _squared(root.input)) is None:
+        return
+    rs: list[SSAValue] = [root.result]  # and what the root becomes through scalar and unary ops (eps added late, ...)
+    for r in rs:
+        rs += [u.operation.results[0] for u in r.uses if isinstance(u.operation, pto.ScalarBase | pto.UnaryBase)]
+        for u in r.uses:
+            op = u.operation
+            if not isinstance(op, pto.MulOp | pto.DivOp) or (isinstance(op, pto.DivOp) and op.rhs is not r):
+                continue
+            x = _other(op, r)
+            g = x.owner
+            if _same(x, xs) or (isinstance(g, pto.MulOp) and (_same(g.lhs, xs) or _same(g.rhs, xs))):
+                yield op
+
+
+def _misses(op: Operation) -> Iterator[tuple[str, Callable[[], object]]]:
+    """(the fused op, its matcher) of each stage `op` is the heart of: the root of an
+    RMSNorm attempt, the i8 cast of a quant, the f32 cast of an int8 matmul's result."""
+    if isinstance(op, pto.SqrtOp | pto.RsqrtOp):
+        for n in _norm_attempts(op):
+            yield "pto.rms_norm", lambda n=n: _rms_norm(n)  # type: ignore[misc]
+    elif isinstance(op, pto.CastOp) and _elem(op.result) == "i8":
+        yield "pto.quant", lambda: _quant(op)
+    elif isinstance(op, pto.CastOp) and _elem(op.input) == "i32" and isinstance(op.input.owner, pto.MatmulOp):
+        yield "pto.dequant", lambda: _dequant(op)
+
+
+def remark_misses(module: ModuleOp) -> None:
+    """A remark at the op that broke the match, for each stage attempt left unfused."""
+    for op in module.walk():
+        for fused, match in _misses(op):
+            try:
+                match()
+            except Miss as m:
+                remark(m.op, f"not fused into {fused}: expected {m.expected}, found {m.found}")
+
+
 # ------------------------------------------------------------------ the pass
 
 
@@ -641,7 +703,8 @@ class PtoFuseStagesPass(ModulePass):
     """Rewrite RMSNorm, quant and dequant written from primitives into the fused pto ops.
 
     Exact matches only (shapes, the last axis, the 1/K, eps and 1/127 immediates, the
-    dtypes and casts, no other use of an intermediate); everything else is left alone.
+    dtypes and casts, no other use of an intermediate); everything else is left alone,
+    with a remark where it looks like a stage.
     """
 
     name = "pto-fuse-stages"
@@ -651,3 +714,4 @@ class PtoFuseStagesPass(ModulePass):
         # No DCE: an unused op the user wrote is not ours to delete.
         applier = GreedyRewritePatternApplier(patterns, ctx, dce_enabled=False)
         PatternRewriteWalker(applier).rewrite_module(op)
+        remark_misses(op)

@@ -298,6 +298,30 @@ def test_pypto_rms_norm_spellings_are_fused(norm) -> None:
     assert _same_bits(got, want) if NORM_SPELLINGS[norm] else check(got, want).ok
 
 
+def test_gamma_before_the_norm_runs_unfused_with_a_remark() -> None:
+    """(x * gamma) * rsqrt(.) rounds differently from pto.rms_norm: left as written, with a
+    remark at the gamma multiply. With an f32 [1, K] gamma it lowers and runs as vector
+    ops; a bf16 gamma's cast is weight-only work (rms_norm would have taken it), so that
+    kernel is refused, the remark saying what the fusion expected."""
+
+    def gamma_first(x, g):
+        return (_f32(x) * g) * pypto.rsqrt(_mean(_f32(x)) + EPS)
+
+    x, g, w, out = _norm_args()
+    g32 = g.astype(np.float32).reshape(1, KP)
+    prim = _norm_kernel(gamma_first, f32_gamma=True).trace(x, g32, w, out)
+    assert "rms_norm" not in _ops(lowered(prim, "pto-fuse-stages"))
+    compiled = pto.compile(prim)
+    remark = "remark: not fused into pto.rms_norm: expected gamma multiplied after the normalisation"
+    assert any(remark in w for w in compiled.warnings), compiled.warnings
+    want = pto.run(prim, [x, g32, w], level="pto").outputs[0]
+    assert check(pto.run(compiled, [x, g32, w]).outputs[0], want).ok
+
+    bf16_gamma = _norm_kernel(lambda x, g: gamma_first(x, _gamma32(g))).trace(x, g, w, out)
+    with pytest.raises(pto.CompileError, match=re.escape(remark)):
+        pto.compile(bf16_gamma)
+
+
 QP, NQ = 64, 32
 
 
@@ -394,6 +418,18 @@ def test_pypto_dequant_orders_fuse_bit_for_bit(name: str) -> None:
     assert _same_bits(pto.run(fused, xs, level="pto").outputs[0], want)
     if w_first:  # the npu lowering multiplies in that order too
         assert _same_bits(pto.run(pto.compile(prim), xs).outputs[0], want)
+
+
+def test_dequant_of_the_scales_product_is_refused_saying_what_it_expected() -> None:
+    """acc * (s * ws) rounds the product of the scales: no pto.dequant, so the int8 matmul
+    is refused, with a remark at the multiply and the form the refusal expected."""
+    args = _quant_args()
+    prim = _quant_kernel(_div_of_muls, lambda f, s, ws: f * (s * ws)).trace(*args)
+    with pytest.raises(pto.CompileError) as e:
+        pto.compile(prim)
+    msg = str(e.value)
+    assert "remark: not fused into pto.dequant: expected a multiply by the [M, 1] activation scale" in msg
+    assert "error: an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result" in msg
 
 
 def test_dequant_orders_bit_for_bit_at_the_pto_level() -> None:
