@@ -60,6 +60,10 @@ def warn(op: Operation | None, message: str) -> None:
     emit("warning", op, message)
 
 
+def remark(op: Operation | None, message: str) -> None:
+    emit("remark", op, message)
+
+
 @contextmanager
 def collect(sink: Callable[[Diagnostic], None]) -> Iterator[None]:
     _sinks.append(sink)

@@ -420,22 +420,31 @@ class QuantBase(ShapedOp):
 class DequantBase(ShapedOp):
     """`f32(acc) * act_scale[row] [* w_scale[col]]`: undo per-token activation and
     per-channel weight scales after an int8 matmul. `acc` is `[M, N]` i32 (or f32);
-    `act_scale` is `[M, 1]` f32; `w_scale` is `[N, 1]`, `[1, N]` or `[N]` f32."""
+    `act_scale` is `[M, 1]` f32; `w_scale` is `[N, 1]`, `[1, N]` or `[N]` f32.
+    `w_scale_first`: `f32(acc) * w_scale[col] * act_scale[row]`, the weight scale
+    multiplied in first (f32 products round differently in the other order, and a
+    dequant keeps the order its kernel wrote)."""
 
     input = operand_def(TensorType)
     act_scale = operand_def(TensorType)
     w_scale = opt_operand_def(TensorType)
+    w_scale_first = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
     assembly_format = (
-        "$input `,` $act_scale (`,` $w_scale^)? attr-dict "
+        "$input `,` $act_scale (`,` $w_scale^)? (`w_scale_first` $w_scale_first^)? attr-dict "
         "`:` type($input) `,` type($act_scale) (`,` type($w_scale)^)? `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, act_scale: SSAValue, w_scale: SSAValue | None = None):
+    def __init__(
+        self, input: SSAValue, act_scale: SSAValue, w_scale: SSAValue | None = None, w_scale_first: bool = False
+    ):
         t = tensor_type(input)
-        super().__init__(operands=[input, act_scale, w_scale], result_types=[TensorType(f32, t.get_shape())])
+        props: dict[str, Attribute] = {"w_scale_first": UnitAttr()} if w_scale_first else {}
+        super().__init__(
+            operands=[input, act_scale, w_scale], properties=props, result_types=[TensorType(f32, t.get_shape())]
+        )
 
     def verify_shapes(self) -> None:
         x, a, r = tensor_type(self.input), tensor_type(self.act_scale), tensor_type(self.result)
@@ -453,6 +462,8 @@ class DequantBase(ShapedOp):
             w = tensor_type(self.w_scale)
             if w.get_shape() not in ((n, 1), (1, n), (n,)) or elem_name(w.element_type) != "f32":
                 raise VerifyException(f"'{self.name}' w_scale must be {n}x1, 1x{n} or {n} f32, got {w}")
+        elif self.w_scale_first is not None:
+            raise VerifyException(f"'{self.name}' w_scale_first needs a w_scale")
 
 
 class ReshapeBase(ShapedOp):

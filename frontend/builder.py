@@ -501,15 +501,21 @@ def dequant(
     act_scale: Tensor,
     w_scale: Tensor | None = None,
     *,
+    w_scale_first: bool = False,
     label: str | None = None,
     vec_tile: Sequence[int] | None = None,
 ) -> Tensor:
+    """`acc` times the activation scale, then the weight scale (`w_scale_first`: the
+    weight scale first; f32 products round differently in the two orders)."""
     _tensor(acc, "dequant input")
     _tensor(act_scale, "dequant act_scale")
     if w_scale is not None:
         _tensor(w_scale, "dequant w_scale")
     _same_kernel(acc, act_scale, w_scale)
-    op = pto.DequantOp(acc.value, act_scale.value, w_scale.value if w_scale is not None else None)
+    first = _check_bool("w_scale_first", w_scale_first)
+    if first and w_scale is None:
+        _fail("dequant's w_scale_first needs a w_scale")
+    op = pto.DequantOp(acc.value, act_scale.value, w_scale.value if w_scale is not None else None, first)
     return Tensor(acc.kernel, _emit(op, acc, label, vec_tile).results[0])
 
 

@@ -165,10 +165,14 @@ def quant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, amax / np.float32(127)
 
 
-def dequant(acc: np.ndarray, act_scale: np.ndarray, w_scale: np.ndarray | None) -> np.ndarray:
-    y = f32(acc) * f32(act_scale)
-    if w_scale is not None:
-        y = y * f32(w_scale).reshape(1, -1)
+def dequant(
+    acc: np.ndarray, act_scale: np.ndarray, w_scale: np.ndarray | None, w_scale_first: bool = False
+) -> np.ndarray:
+    """f32(acc) times both scales, in the op's order (each f32 product rounds)."""
+    scales = [f32(act_scale)] + ([] if w_scale is None else [f32(w_scale).reshape(1, -1)])
+    y = f32(acc)
+    for s in reversed(scales) if w_scale_first else scales:
+        y = y * s
     return y
 
 

@@ -95,7 +95,14 @@ def classify(func: FuncOp) -> tuple[Form, str]:
     if ein == "i8":
         if not any(isinstance(op, pto.DequantOp) for op in after):
             raise DiagnosticError(
-                mm, "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result"
+                mm,
+                "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: "
+                "its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight "
+                "scale (or the weight scale first), which pto-fuse-stages fuses from those ops",
+                [
+                    Note(u.operation.location, f"the i32 result is read here, by '{u.operation.name}'")
+                    for u in mm.result.uses
+                ],
             )
         return Form.QUANT, "int8 matmul followed by dequant"
     if n != -1 and n <= MHC_MAX_N and k >= MHC_MIN_K and ein == "f32":

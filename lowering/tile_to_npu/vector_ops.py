@@ -157,9 +157,9 @@ def _dequant(op: tile.DequantOp, e: _Emit) -> None:
         npu.VCastOp(bufs[op.input], y, RoundMode.RINT)
     else:
         npu.VMulsOp(bufs[op.input], 1.0, y)
-    npu.VMulOp(y, bufs[op.act_scale], y)
-    if op.w_scale is not None:
-        npu.VMulOp(y, bufs[op.w_scale], y)
+    scales = [op.act_scale] if op.w_scale is None else [op.act_scale, op.w_scale]
+    for s in reversed(scales) if op.w_scale_first else scales:  # in the op's order: the products round
+        npu.VMulOp(y, bufs[s], y)
 
 
 def _columns(op: tile.SliceOp | tile.ConcatOp, e: _Emit) -> None:

@@ -654,6 +654,36 @@ func.func @float_dequant(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %s: tensor
 
 // -----
 
+// A dequant with the weight scale first multiplies by it first: the f32 products
+// round differently in the other order.
+func.func @dequant_w_scale_first(%x: tensor<?x64xi8>, %w: tensor<64x32xi8>, %s: tensor<?x1xf32>, %ws: tensor<1x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xi8>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xi8> -> tensor<16x64xi8>
+    %st = tile.load %s[%i] : tensor<?x1xf32> -> tensor<16x1xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [32, 64], n = [32, 32]> -> (tensor<16x32xi32>) {
+      %m = tile.matmul %xt, %w : tensor<16x64xi8>, tensor<64x32xi8> -> tensor<16x32xi32>
+      tile.yield %m : tensor<16x32xi32>
+    }
+    %d = tile.vec_stage "dequant" tile [16, 32] -> (tensor<16x32xf32>) {
+      %e = tile.dequant %y, %st, %ws w_scale_first : tensor<16x32xi32>, tensor<16x1xf32>, tensor<1x32xf32> -> tensor<16x32xf32>
+      tile.yield %e : tensor<16x32xf32>
+    }
+    tile.store %d, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @dequant_w_scale_first
+// CONST: npu.tasks "dequant.16" vector
+// CONST-DAG: npu.dma mte2 %s[%{{.*}}, 0] -> %[[S:.*]][0, 0] rows %{{.*}} : !npu.buf<?x1xf32, gm> -> !npu.buf<16x1xf32, ub>
+// CONST-DAG: npu.dma mte2 %ws[0, 0] -> %[[W:.*]][0, 0] : !npu.buf<1x32xf32, gm> -> !npu.buf<1x32xf32, ub>
+// CONST: npu.vcast %{{.*}} -> %[[D:.*]] rint : !npu.buf<16x32xi32, ub> -> !npu.buf<16x32xf32, ub>
+// CONST-NEXT: npu.vmul %[[D]], %[[W]] -> %[[D]] : !npu.buf<16x32xf32, ub>, !npu.buf<1x32xf32, ub> -> !npu.buf<16x32xf32, ub>
+// CONST-NEXT: npu.vmul %[[D]], %[[S]] -> %[[D]] : !npu.buf<16x32xf32, ub>, !npu.buf<16x1xf32, ub> -> !npu.buf<16x32xf32, ub>
+
+// -----
+
 func.func @a_trans(%x: tensor<64x16xf32>, %w: tensor<64x32xf32>, %out: tensor<16x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index

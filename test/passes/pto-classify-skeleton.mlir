@@ -1,4 +1,5 @@
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p pto-classify-skeleton | filecheck %s
+// RUN: pto-opt %S/Inputs/int8_unfused_dequant.mlir --verify-diagnostics -p pto-fuse-stages,pto-classify-skeleton
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-STD
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-CV
 // RUN: pto-opt %S/../../examples/mla_wkv_rmsnorm.mlir -p pto-classify-skeleton | filecheck %s --check-prefix=EX-CV
@@ -193,7 +194,23 @@ func.func @independent(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tens
 // -----
 
 func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xi32> {
-  // expected-error@+1 {{an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result}}
+  // expected-error@+1 {{an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight scale (or the weight scale first)}}
   %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  // expected-note@+1 {{the i32 result is read here, by 'func.return'}}
   func.return %y : tensor<?x64xi32>
+}
+
+// -----
+
+// A dequant written from primitives that pto-fuse-stages did not fuse (here: the scales
+// multiplied together first; Inputs/int8_unfused_dequant.mlir: with the fuse pass's
+// remark saying why).
+func.func @int8_unfused_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>, %s: tensor<?x1xf32>, %ws: tensor<1x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{needs a pto.dequant of its result}}
+  %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  // expected-note@+1 {{the i32 result is read here, by 'pto.cast'}}
+  %f = pto.cast %y rint : tensor<?x64xi32> -> tensor<?x64xf32>
+  %sw = pto.mul %s, %ws : tensor<?x1xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  %d = pto.mul %f, %sw : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %d : tensor<?x64xf32>
 }

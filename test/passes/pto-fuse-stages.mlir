@@ -1,4 +1,6 @@
-// RUN: pto-opt %s --split-input-file -p pto-fuse-stages | filecheck %s
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p pto-fuse-stages | filecheck %s
+// A chain that looks like a stage but is not fused gets a remark at the op that broke
+// the match (--verify-diagnostics: every chunk's remarks are the expected ones).
 // The pass is a no-op on the bundled examples (they use the fused ops already, and
 // hc_pre's norm divides the matmul result, not the squared tensor).
 // RUN: pto-opt %S/../../examples/hc_pre.mlir > %t.before
@@ -200,6 +202,45 @@ func.func @rms_rank3(%x: tensor<?x4x16xf32>, %g: tensor<16xf32>) -> tensor<?x4x1
 
 // -----
 
+// x cast again at each use (a helper that casts the tile it is given, as PyPTO kernels
+// write it): casts of one value alike hold the same values. The norm reads x, and
+// every cast goes.
+// CHECK-LABEL: func.func @rms_recast
+// CHECK-NEXT:    %o = pto.rms_norm %x, %g eps = 1.000000e-06 : tensor<?x64xbf16>, tensor<64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %o
+func.func @rms_recast(%x: tensor<?x64xbf16>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  %xa = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %xb = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %xc = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xb, %xc : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.015625 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xa, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %o = pto.mul %n, %g : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// x * reciprocal(sqrt(.)): 1 / sqrt(.), each step rounded, as rsqrt computes it: the
+// rsqrt form.
+// CHECK-LABEL: func.func @rms_reciprocal_sqrt
+// CHECK-NEXT:    %n = pto.rms_norm %x eps = 1.000000e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT:    func.return %n
+func.func @rms_reciprocal_sqrt(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.reciprocal %q : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %r, %x : tensor<?x1xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
 // ================================================================ RMSNorm, negative
 
 // 1/63 is not 1/K for K = 64.
@@ -210,6 +251,7 @@ func.func @rms_rank3(%x: tensor<?x4x16xf32>, %g: tensor<16xf32>) -> tensor<?x4x1
 func.func @rms_wrong_scalar(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{not fused into pto.rms_norm: expected a multiply by 1/64 = 0.015625, found 'pto.muls' 0.015873017}}
   %m = pto.muls %s, 0.015873016 : tensor<?x1xf32> -> tensor<?x1xf32>
   %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
@@ -231,6 +273,7 @@ func.func @rms_extra_use(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x1x
   %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
   %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  // expected-remark@+1 {{expected the mean of squares ('pto.reduce mean', or 'pto.reduce sum' and a multiply by 1/K) read by the stage only, found 'func.return' reading it too}}
   func.return %n, %m : tensor<?x64xf32>, tensor<?x1xf32>
 }
 
@@ -278,6 +321,7 @@ func.func @rms_eps_after_root(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
   %q = pto.sqrt %m : tensor<?x1xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{expected x divided by sqrt(mean(x^2) + eps): a 'pto.sqrt', found 'pto.adds'}}
   %e = pto.adds %q, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
   %n = pto.div %x, %e : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
   func.return %n : tensor<?x64xf32>
@@ -285,6 +329,7 @@ func.func @rms_eps_after_root(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 func.func @rms_eps_before_mean(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   %se = pto.adds %sq, 1.0e-06 : tensor<?x64xf32> -> tensor<?x64xf32>
+  // expected-remark@+1 {{expected mean(x^2) + eps: a 'pto.adds' under the root, found 'pto.reduce'}}
   %m = pto.reduce mean %se : tensor<?x64xf32> -> tensor<?x1xf32>
   %q = pto.sqrt %m : tensor<?x1xf32> -> tensor<?x1xf32>
   %n = pto.div %x, %q : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
@@ -300,6 +345,7 @@ func.func @rms_eps_before_mean(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 func.func @rms_zero_eps(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{expected a 'pto.adds' of eps > 0, found 'pto.adds' 0.0}}
   %e = pto.adds %m, 0.0 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
   %n = pto.mul %x, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
@@ -319,6 +365,7 @@ func.func @rms_zero_eps(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 func.func @rms_scalar_of_whole_row(%x: tensor<?x4x16xf32>) -> tensor<?x4x16xf32> {
   %sq = pto.mul %x, %x : tensor<?x4x16xf32>, tensor<?x4x16xf32> -> tensor<?x4x16xf32>
   %s = pto.reduce sum %sq : tensor<?x4x16xf32> -> tensor<?x4x1xf32>
+  // expected-remark@+1 {{expected a multiply by 1/16 = 0.0625, found 'pto.muls' 0.015625}}
   %m = pto.muls %s, 0.015625 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
   %e = pto.adds %m, 1.0e-06 : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
   %r = pto.rsqrt %e : tensor<?x4x1xf32> -> tensor<?x4x1xf32>
@@ -337,6 +384,75 @@ func.func @rms_reduce_of_reshape(%x: tensor<?x64xf32>, %h: tensor<?x4x16xf32>) -
 
 // -----
 
+// gamma multiplied before the normalisation: (x * g) / sqrt(.) rounds differently from
+// pto.rms_norm's (x / sqrt(.)) * g, so it is not fused (the ops run as written), with a
+// remark at the gamma multiply. Also with rsqrt, x cast at each use.
+// CHECK-LABEL: func.func @rms_gamma_first
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.div %xg, %q
+// CHECK-LABEL: func.func @rms_gamma_first_rsqrt
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.mul %xg, %r
+func.func @rms_gamma_first(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  // expected-remark@+1 {{not fused into pto.rms_norm: expected gamma multiplied after the normalisation, as pto.rms_norm does (normalising x * gamma rounds differently), found this multiply of x by gamma before it}}
+  %xg = pto.mul %x, %g : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %sq = pto.mul %x, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %xg, %q : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+func.func @rms_gamma_first_rsqrt(%x: tensor<?x64xbf16>, %g: tensor<1x64xf32>) -> tensor<?x64xf32> {
+  %xa = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  // expected-remark@+1 {{expected gamma multiplied after the normalisation}}
+  %xg = pto.mul %xa, %g : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  %xb = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %xb, %xb : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %s = pto.reduce sum %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, 0.015625 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xg, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// The squares of a cast of another value: not x's mean square (casts are the same
+// value only when they cast one value alike). No remark: the root divides a value
+// other than the one squared, as hc_pre's does.
+// CHECK-LABEL: func.func @rms_casts_of_two_values
+// CHECK-NOT:     pto.rms_norm
+// CHECK:         pto.mul %xa, %r
+func.func @rms_casts_of_two_values(%x: tensor<?x64xbf16>, %y: tensor<?x64xbf16>) -> tensor<?x64xf32> {
+  %xa = pto.cast %x none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %yb = pto.cast %y none : tensor<?x64xbf16> -> tensor<?x64xf32>
+  %sq = pto.mul %yb, %yb : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %m = pto.reduce mean %sq : tensor<?x64xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rsqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.mul %xa, %r : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return %n : tensor<?x64xf32>
+}
+
+// -----
+
+// A dynamic K: rms_norm's 1/K and its lowering need a static one.
+// CHECK-LABEL: func.func @rms_dynamic_k
+// CHECK-NOT:     pto.rms_norm
+func.func @rms_dynamic_k(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %sq = pto.mul %x, %x : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %m = pto.reduce mean %sq : tensor<?x?xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %q = pto.sqrt %e : tensor<?x1xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{not fused into pto.rms_norm: expected a static last dim, found a dynamic one}}
+  %n = pto.div %x, %q : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  func.return %n : tensor<?x?xf32>
+}
+
+// -----
+
 // Math in bf16 rounds every step: not what rms_norm computes.
 // CHECK-LABEL: func.func @rms_bf16_math
 // CHECK-NOT:     pto.rms_norm
@@ -346,6 +462,7 @@ func.func @rms_bf16_math(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> {
   %m = pto.reduce mean %sq : tensor<?x64xbf16> -> tensor<?x1xbf16>
   %e = pto.adds %m, 1.0e-06 : tensor<?x1xbf16> -> tensor<?x1xbf16>
   %r = pto.rsqrt %e : tensor<?x1xbf16> -> tensor<?x1xbf16>
+  // expected-remark@+1 {{expected the math in f32, as pto.rms_norm's, found bf16 math}}
   %n = pto.mul %x, %r : tensor<?x64xbf16>, tensor<?x1xbf16> -> tensor<?x64xbf16>
   func.return %n : tensor<?x64xbf16>
 }
@@ -413,11 +530,33 @@ func.func @dequant_reshape_shared(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, 
 
 // -----
 
-// Not a dequant: the weight scale first (it rounds differently), a cast that truncates,
-// a cast read twice, a per-token scale of the wrong shape.
+// The weight scale first, in either operand order, [1, N] or an [N, 1] reshaped in
+// place: the dequant keeps that order (w_scale_first), as the products round
+// differently in the other.
 // CHECK-LABEL: func.func @dequant_w_first
-// CHECK-NOT:     pto.dequant
-// CHECK:         pto.mul %f, %ws
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws w_scale_first : tensor<?x256xi32>, tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    func.return %b
+// CHECK-LABEL: func.func @dequant_w_first_swapped
+// CHECK-NEXT:    %b = pto.dequant %acc, %s, %ws w_scale_first : tensor<?x256xi32>, tensor<?x1xf32>, tensor<256x1xf32> -> tensor<?x256xf32>
+// CHECK-NEXT:    func.return %b
+func.func @dequant_w_first(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  %b = pto.mul %a, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+func.func @dequant_w_first_swapped(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<256x1xf32>) -> tensor<?x256xf32> {
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %wr = pto.reshape %ws inplace : tensor<256x1xf32> -> tensor<1x256xf32>
+  %a = pto.mul %wr, %f : tensor<1x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  %b = pto.mul %s, %a : tensor<?x1xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
+}
+
+// -----
+
+// Not a dequant: a cast that truncates, a cast read twice, a per-token scale of the
+// wrong shape (no remarks: the accumulators are arguments, not an int8 matmul's).
 // CHECK-LABEL: func.func @dequant_trunc
 // CHECK-NOT:     pto.dequant
 // CHECK:         pto.cast %acc trunc
@@ -427,12 +566,6 @@ func.func @dequant_reshape_shared(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, 
 // CHECK-LABEL: func.func @dequant_scale_shape
 // CHECK-NOT:     pto.dequant
 // CHECK:         pto.mul %f, %s
-func.func @dequant_w_first(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
-  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
-  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
-  %b = pto.mul %a, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
-  func.return %b : tensor<?x256xf32>
-}
 func.func @dequant_trunc(%acc: tensor<?x256xi32>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
   %f = pto.cast %acc trunc : tensor<?x256xi32> -> tensor<?x256xf32>
   %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
@@ -447,6 +580,52 @@ func.func @dequant_scale_shape(%acc: tensor<?x256xi32>, %s: tensor<?x256xf32>) -
   %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
   %a = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
   func.return %a : tensor<?x256xf32>
+}
+
+// -----
+
+// An int8 matmul's result cast to f32 and multiplied, but not as pto.dequant computes
+// it: the scales multiplied together first (their product rounds), a truncating cast,
+// the f32 accumulator read twice, a second weight scale where the activation scale
+// should follow. A remark at the op that broke the match (pto-classify-skeleton then
+// refuses the int8 matmul without a dequant).
+// CHECK-LABEL: func.func @dequant_scales_product
+// CHECK-NOT:     pto.dequant
+// CHECK-LABEL: func.func @dequant_trunc_of_matmul
+// CHECK-NOT:     pto.dequant
+// CHECK-LABEL: func.func @dequant_acc_read_twice
+// CHECK-NOT:     pto.dequant
+// CHECK-LABEL: func.func @dequant_two_weight_scales
+// CHECK-NOT:     pto.dequant
+func.func @dequant_scales_product(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s: tensor<?x1xf32>, %ws: tensor<1x256xf32>) -> tensor<?x256xf32> {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %sw = pto.mul %s, %ws : tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  // expected-remark@+1 {{not fused into pto.dequant: expected a multiply by the [M, 1] activation scale, found 'pto.mul' by a tensor<?x256xf32>}}
+  %d = pto.mul %f, %sw : tensor<?x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
+  func.return %d : tensor<?x256xf32>
+}
+func.func @dequant_trunc_of_matmul(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  // expected-remark@+1 {{not fused into pto.dequant: expected a 'rint' cast of the i32 accumulator to f32, found a 'trunc' cast}}
+  %f = pto.cast %acc trunc : tensor<?x256xi32> -> tensor<?x256xf32>
+  %d = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  func.return %d : tensor<?x256xf32>
+}
+func.func @dequant_acc_read_twice(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s: tensor<?x1xf32>) -> (tensor<?x256xf32>, tensor<?x256xf32>) {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %d = pto.mul %f, %s : tensor<?x256xf32>, tensor<?x1xf32> -> tensor<?x256xf32>
+  // expected-remark@+1 {{not fused into pto.dequant: expected a multiply by the [M, 1] activation scale, the only reader, found 'func.return' reading it too}}
+  func.return %d, %f : tensor<?x256xf32>, tensor<?x256xf32>
+}
+func.func @dequant_two_weight_scales(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %ws: tensor<1x256xf32>, %ws2: tensor<256xf32>) -> tensor<?x256xf32> {
+  %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
+  %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
+  %a = pto.mul %f, %ws : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
+  // expected-remark@+1 {{not fused into pto.dequant: expected the [M, 1] activation scale multiplied in after the weight scale, found 'pto.mul' by a tensor<256xf32>}}
+  %b = pto.mul %a, %ws2 : tensor<?x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
+  func.return %b : tensor<?x256xf32>
 }
 
 // ================================================================ quant
@@ -489,6 +668,57 @@ func.func @quant_max_abs(%a: tensor<?x128xf32>, %b: tensor<?x128xf32>) -> (tenso
 
 // -----
 
+// max(|y|) computed twice (a helper called for the division and again for the scale):
+// an exact repeat, so one quant, and both computations go.
+// CHECK-LABEL: func.func @quant_amax_twice
+// CHECK-NEXT:    %q, %s = pto.quant %y : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    func.return %q, %s
+func.func @quant_amax_twice(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %m = pto.muls %y, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %ab = pto.abs %y : tensor<?x128xf32> -> tensor<?x128xf32>
+  %am = pto.reduce max %ab : tensor<?x128xf32> -> tensor<?x1xf32>
+  %yq = pto.div %m, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %am2 = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am2, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+
+// -----
+
+// y * (127 * reciprocal(amax)) rounds 127 / amax before the multiply: not y * 127 / amax.
+// No scale at all: the quant needs amax / 127 for the dequant.
+// CHECK-LABEL: func.func @quant_reciprocal_scale
+// CHECK-NOT:     pto.quant
+// CHECK-LABEL: func.func @quant_no_scale
+// CHECK-NOT:     pto.quant
+func.func @quant_reciprocal_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.reciprocal %am : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r127 = pto.muls %r, 127.0 : tensor<?x1xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{not fused into pto.quant: expected y * 127 / amax (or y / amax * 127), found 'pto.mul'}}
+  %yq = pto.mul %y, %r127 : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_no_scale(%y: tensor<?x128xf32>) -> tensor<?x128xi8> {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %m = pto.muls %y, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  // expected-remark@+1 {{not fused into pto.quant: expected the scale amax * 1/127 (amax / 127) beside y / amax, found no scale}}
+  %yq = pto.div %m, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q : tensor<?x128xi8>
+}
+
+// -----
+
 // Not the AT-11 quant: a scale of 1/128, a factor of 128, the f16 cast rounding to
 // even, no saturation, amax read a third time, a max without abs.
 // CHECK-LABEL: func.func @quant_scale_128
@@ -511,6 +741,7 @@ func.func @quant_max_abs(%a: tensor<?x128xf32>, %b: tensor<?x128xf32>) -> (tenso
 // CHECK:         pto.reduce max %y
 func.func @quant_scale_128(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
   %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{not fused into pto.quant: expected the scale amax * 1/127 (amax / 127), found 'pto.muls' 0.0078125}}
   %s = pto.muls %am, 0.0078125 : tensor<?x1xf32> -> tensor<?x1xf32>
   %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
@@ -523,6 +754,7 @@ func.func @quant_factor_128(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<
   %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  // expected-remark@+1 {{expected a multiply by 127, found 'pto.muls' 128.0}}
   %yq = pto.muls %d, 128.0 : tensor<?x128xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
@@ -535,6 +767,7 @@ func.func @quant_rint_f16(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x
   %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  // expected-remark@+1 {{expected a 'round' cast i32 -> f16, found a 'rint' cast i32 -> f16}}
   %h = pto.cast %i rint : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
   func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
@@ -546,6 +779,7 @@ func.func @quant_no_sat(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1x
   %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  // expected-remark@+1 {{expected AT-11's last cast: f16 -> i8 'trunc sat', found a 'trunc' cast f16 -> i8}}
   %q = pto.cast %h trunc : tensor<?x128xf16> -> tensor<?x128xi8>
   func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
 }
@@ -557,9 +791,11 @@ func.func @quant_amax_shared(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  // expected-remark@+1 {{expected amax read by the division and the scale only, found 'func.return' reading it too}}
   func.return %q, %s, %am : tensor<?x128xi8>, tensor<?x1xf32>, tensor<?x1xf32>
 }
 func.func @quant_max_no_abs(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  // expected-remark@+1 {{expected amax: 'pto.reduce absmax' of y, or 'pto.reduce max' of 'pto.abs' y, found the argument %y}}
   %am = pto.reduce max %y : tensor<?x128xf32> -> tensor<?x1xf32>
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>

@@ -196,6 +196,11 @@ BUILD = [
         op(lambda k, x, w: pto.dequant(pto.matmul(x, w, b_trans=True), pto.reduce(x), "s")),
         "dequant w_scale must be a Tensor of a kernel, got str",
     ),
+    (
+        "dequant w_scale_first without w_scale",
+        op(lambda k, x, w: pto.dequant(pto.matmul(x, w, b_trans=True), pto.reduce(x), w_scale_first=True)),
+        "dequant's w_scale_first needs a w_scale",
+    ),
     ("reshape str", op(lambda k, x, w: pto.reshape(x, "ab")), "reshape shape must be a list of sizes"),
     ("reshape None", op(lambda k, x, w: pto.reshape(x, None)), "reshape shape must be a list of sizes"),
     ("reshape negative", op(lambda k, x, w: pto.reshape(x, [None, -8, -8])), "reshape shape[1] must be an integer"),

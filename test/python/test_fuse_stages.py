@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 from kernels import lowered, parse
 
 import pto
+import pto.pypto as pypto
 from pto.interp.golden import check
 from pto.interp.run import random_inputs, signature
 
@@ -172,3 +174,284 @@ def test_primitive_norm_from_the_python_api() -> None:
     xs = [np.asarray(a) for a in random_inputs(signature(k.module()), 5, seed=1)]
     want = pto.run(k.module(), xs, level="pto").outputs[0]
     assert check(pto.run(k.module(), xs).outputs[0], want).ok
+
+
+# ------------------------------------------------------------ the forms PyPTO authors write
+# Each spelling is traced by pto.pypto (as a kernel author's code would be) and must be
+# fused; where the fused op computes what the spelling computes, bit for bit. Each casts
+# x (and takes amax) where it uses it, as a helper given the bf16 tile does: the same
+# values, computed again.
+
+KP, NP, EPS = 64, 32, 1e-6  # K a power of two: sum * (1/K) is then sum / K exactly
+F32, BF = pypto.DT_FP32, pypto.DT_BF16
+
+
+def _f32(t):
+    return pypto.cast(t, F32)
+
+
+def _mean(xf):
+    return pypto.sum(xf * xf, -1, keepdim=True) / KP  # x / c is x * (1 / c) in pto.pypto
+
+
+def _gamma32(g):
+    return _f32(pypto.reshape(g, [1, KP], inplace=True))
+
+
+# Spellings of RMSNorm(x) * gamma, x a bf16 tile and gamma [K] bf16.
+def _rsqrt(x, g):
+    return _f32(x) * pypto.rsqrt(_mean(_f32(x)) + EPS) * _gamma32(g)
+
+
+def _div_sqrt(x, g):
+    return _f32(x) / pypto.sqrt(_mean(_f32(x)) + EPS) * _gamma32(g)
+
+
+def _mul_reciprocal_sqrt(x, g):
+    return _f32(x) * pypto.reciprocal(pypto.sqrt(_mean(_f32(x)) + EPS)) * _gamma32(g)
+
+
+def _one_over_sqrt(x, g):
+    return _f32(x) * (1 / pypto.sqrt(_mean(_f32(x)) + EPS)) * _gamma32(g)
+
+
+def _full_over_sqrt(x, g):
+    return _f32(x) * pypto.div(pypto.full([1, 1], 1.0, F32), pypto.sqrt(_mean(_f32(x)) + EPS)) * _gamma32(g)
+
+
+def _eps_as_full(x, g):
+    return _f32(x) / pypto.sqrt(pypto.add(_mean(_f32(x)), pypto.full([1, 1], EPS, F32))) * _gamma32(g)
+
+
+def _sum_of_scaled_squares(x, g):  # PyPTO's own rms_norm formula, each factor cast
+    return _f32(x) / pypto.sqrt(pypto.sum(_f32(x) * _f32(x) * (1.0 / KP), -1, keepdim=True) + EPS) * _gamma32(g)
+
+
+# spelling: whether it computes pto.rms_norm's bits (x / sqrt: yes; x * rsqrt: the last
+# bit may differ, the standard the pass has always kept for that form)
+NORM_SPELLINGS = {
+    _rsqrt: False,
+    _div_sqrt: True,
+    _mul_reciprocal_sqrt: True,  # traced as x / sqrt
+    _one_over_sqrt: True,
+    _full_over_sqrt: True,
+    _eps_as_full: True,
+    _sum_of_scaled_squares: True,
+}
+
+
+def _norm_kernel(norm, f32_gamma: bool = False):
+    """x [T, K] bf16 -> norm(x tile, gamma) -> bf16 -> matmul with w [N, K]; gamma [K]
+    bf16, or [1, K] f32 (`f32_gamma`)."""
+
+    def body(x, gamma, w, out):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            n = norm(pypto.view(x, [p, KP], [idx, 0]), gamma)
+            pypto.assemble(pypto.cast(pypto.matmul(pypto.cast(n, BF), w, F32, b_trans=True), BF), [idx, 0], out)
+
+    @pypto.frontend.jit
+    def kern(
+        x: pypto.Tensor([pypto.DYNAMIC, KP], BF),
+        gamma: pypto.Tensor([KP], BF),
+        w: pypto.Tensor([NP, KP], BF),
+        out: pypto.Tensor([pypto.DYNAMIC, NP], BF),
+    ):
+        body(x, gamma, w, out)
+
+    @pypto.frontend.jit
+    def kern_f32_gamma(
+        x: pypto.Tensor([pypto.DYNAMIC, KP], BF),
+        gamma: pypto.Tensor([1, KP], F32),
+        w: pypto.Tensor([NP, KP], BF),
+        out: pypto.Tensor([pypto.DYNAMIC, NP], BF),
+    ):
+        body(x, gamma, w, out)
+
+    return kern_f32_gamma if f32_gamma else kern
+
+
+def _norm_args(t: int = 7):
+    rng = np.random.default_rng(t)
+    x = rng.standard_normal((t, KP), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    g = rng.standard_normal(KP, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((NP, KP), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    return x, g, w, np.zeros((t, NP), ml_dtypes.bfloat16)
+
+
+def _ops(m) -> list[str]:
+    return re.findall(r"= pto\.(\w+)", str(m))
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and np.array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+
+
+@pytest.mark.parametrize("norm", NORM_SPELLINGS, ids=lambda f: f.__name__[1:])
+def test_pypto_rms_norm_spellings_are_fused(norm) -> None:
+    args = _norm_args()
+    prim = _norm_kernel(norm).trace(*args)
+    fused = lowered(prim, "pto-fuse-stages")
+    assert [o for o in _ops(fused) if o != "reshape"] == ["rms_norm", "cast", "matmul", "cast"], str(fused)
+    xs = list(args[:3])
+    want = pto.run(prim, xs, level="pto").outputs[0]  # the spelling, unfused
+    got = pto.run(fused, xs, level="pto").outputs[0]
+    assert _same_bits(got, want) if NORM_SPELLINGS[norm] else check(got, want).ok
+
+
+def test_gamma_before_the_norm_runs_unfused_with_a_remark() -> None:
+    """(x * gamma) * rsqrt(.) rounds differently from pto.rms_norm: left as written, with a
+    remark at the gamma multiply. With an f32 [1, K] gamma it lowers and runs as vector
+    ops; a bf16 gamma's cast is weight-only work (rms_norm would have taken it), so that
+    kernel is refused, the remark saying what the fusion expected."""
+
+    def gamma_first(x, g):
+        return (_f32(x) * g) * pypto.rsqrt(_mean(_f32(x)) + EPS)
+
+    x, g, w, out = _norm_args()
+    g32 = g.astype(np.float32).reshape(1, KP)
+    prim = _norm_kernel(gamma_first, f32_gamma=True).trace(x, g32, w, out)
+    assert "rms_norm" not in _ops(lowered(prim, "pto-fuse-stages"))
+    compiled = pto.compile(prim)
+    remark = "remark: not fused into pto.rms_norm: expected gamma multiplied after the normalisation"
+    assert any(remark in w for w in compiled.warnings), compiled.warnings
+    want = pto.run(prim, [x, g32, w], level="pto").outputs[0]
+    assert check(pto.run(compiled, [x, g32, w]).outputs[0], want).ok
+
+    bf16_gamma = _norm_kernel(lambda x, g: gamma_first(x, _gamma32(g))).trace(x, g, w, out)
+    with pytest.raises(pto.CompileError, match=re.escape(remark)):
+        pto.compile(bf16_gamma)
+
+
+QP, NQ = 64, 32
+
+
+def _amax(y):
+    return pypto.amax(pypto.abs(y), -1, keepdim=True)
+
+
+# Spellings of quant (an f32 tile y -> the value the int8 casts take, the scale), amax
+# computed where it is used.
+def _div_of_muls(y):
+    return pypto.div(pypto.mul(y, 127.0), _amax(y)), _amax(y) / 127
+
+
+def _times_127_over_amax(y):
+    return y * (127 / _amax(y)), _amax(y) * (1 / 127)
+
+
+def _times_127_reciprocal(y):
+    return y * (127 * pypto.reciprocal(_amax(y))), _amax(y) / 127.0
+
+
+def _reciprocal_then_127(y):
+    return y * pypto.reciprocal(_amax(y)) * 127, _amax(y) / 127
+
+
+def _full_127(y):
+    return y * pypto.div(pypto.full([1, 1], 127.0, F32), _amax(y)), _amax(y) / 127
+
+
+QUANT_SPELLINGS = [_div_of_muls, _times_127_over_amax, _times_127_reciprocal, _reciprocal_then_127, _full_127]
+
+# dequant of (the f32 accumulator, the act scale, the weight scale): whether the weight
+# scale comes first
+DEQUANT_SPELLINGS = {
+    "act_then_w": (lambda f, s, ws: f * s * ws, False),
+    "scale_times_acc": (lambda f, s, ws: (s * f) * ws, False),
+    "w_then_act": (lambda f, s, ws: f * ws * s, True),
+    "w_times_acc_then_act": (lambda f, s, ws: s * (ws * f), True),
+}
+
+
+def _quant_kernel(quant, deq):
+    @pypto.frontend.jit
+    def kern(
+        x: pypto.Tensor([pypto.DYNAMIC, QP], F32),
+        w: pypto.Tensor([NQ, QP], pypto.DT_INT8),
+        ws: pypto.Tensor([NQ, 1], F32),
+        out: pypto.Tensor([pypto.DYNAMIC, NQ], BF),
+    ):
+        wsr = pypto.reshape(ws, [1, NQ], inplace=True)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            yq, s = quant(pypto.view(x, [p, QP], [idx, 0]))
+            i32 = pypto.cast(yq, pypto.DT_INT32, pypto.CastMode.CAST_RINT)
+            f16 = pypto.cast(i32, pypto.DT_FP16, pypto.CastMode.CAST_ROUND)
+            q = pypto.cast(f16, pypto.DT_INT8, pypto.CastMode.CAST_TRUNC, pypto.SaturationMode.ON)
+            acc = pypto.matmul(q, w, pypto.DT_INT32, b_trans=True)
+            pypto.assemble(pypto.cast(deq(pypto.cast(acc, F32), s, wsr), BF), [idx, 0], out)
+
+    return kern
+
+
+def _quant_args(t: int = 7):
+    rng = np.random.default_rng(t)
+    x = rng.standard_normal((t, QP), dtype=np.float32)
+    w = rng.integers(-127, 128, (NQ, QP)).astype(np.int8)
+    ws = rng.uniform(0.001, 0.02, (NQ, 1)).astype(np.float32)
+    return x, w, ws, np.zeros((t, NQ), ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("quant", QUANT_SPELLINGS, ids=lambda f: f.__name__[1:])
+def test_pypto_quant_spellings_are_fused(quant) -> None:
+    args = _quant_args()
+    prim = _quant_kernel(quant, DEQUANT_SPELLINGS["act_then_w"][0]).trace(*args)
+    fused = lowered(prim, "pto-fuse-stages")
+    assert [o for o in _ops(fused) if o != "reshape"] == ["quant", "matmul", "dequant", "cast"], str(fused)
+    xs = list(args[:3])
+    want = pto.run(prim, xs, level="pto").outputs[0]
+    assert check(pto.run(fused, xs, level="pto").outputs[0], want).ok
+
+
+@pytest.mark.parametrize("name", DEQUANT_SPELLINGS)
+def test_pypto_dequant_orders_fuse_bit_for_bit(name: str) -> None:
+    """Each accepted order of the dequant's multiplies gives a pto.dequant computing the
+    same bits as the primitive ops: at the pto level, and lowered to the npu level."""
+    deq, w_first = DEQUANT_SPELLINGS[name]
+    args = _quant_args()
+    prim = _quant_kernel(_div_of_muls, deq).trace(*args)
+    fused = lowered(prim, "pto-fuse-stages")
+    assert [o for o in _ops(fused) if o != "reshape"] == ["quant", "matmul", "dequant", "cast"], str(fused)
+    line = next(ln for ln in str(fused).splitlines() if "pto.dequant" in ln)
+    assert ("w_scale_first" in line) == w_first, line
+    xs = list(args[:3])
+    want = pto.run(prim, xs, level="pto").outputs[0]
+    assert _same_bits(pto.run(fused, xs, level="pto").outputs[0], want)
+    if w_first:  # the npu lowering multiplies in that order too
+        assert _same_bits(pto.run(pto.compile(prim), xs).outputs[0], want)
+
+
+def test_dequant_of_the_scales_product_is_refused_saying_what_it_expected() -> None:
+    """acc * (s * ws) rounds the product of the scales: no pto.dequant, so the int8 matmul
+    is refused, with a remark at the multiply and the form the refusal expected."""
+    args = _quant_args()
+    prim = _quant_kernel(_div_of_muls, lambda f, s, ws: f * (s * ws)).trace(*args)
+    with pytest.raises(pto.CompileError) as e:
+        pto.compile(prim)
+    msg = str(e.value)
+    assert "remark: not fused into pto.dequant: expected a multiply by the [M, 1] activation scale" in msg
+    assert "error: an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result" in msg
+
+
+def test_dequant_orders_bit_for_bit_at_the_pto_level() -> None:
+    """The dequant forms written at the pto level, act scale first or weight scale first
+    (each operand order): the fused op's bits are the primitive chain's."""
+    sig = "(%acc: tensor<?x48xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x48xf32>) -> tensor<?x48xf32>"
+    bodies = {
+        "act_first": "%a = pto.mul %f, %s : {w}, {s} -> {w}\n  %b = pto.mul %ws, %a : {v}, {w} -> {w}",
+        "w_first": "%a = pto.mul %f, %ws : {w}, {v} -> {w}\n  %b = pto.mul %a, %s : {w}, {s} -> {w}",
+        "w_first_swapped": "%a = pto.mul %ws, %f : {v}, {w} -> {w}\n  %b = pto.mul %s, %a : {s}, {w} -> {w}",
+    }
+    types = {"w": "tensor<?x48xf32>", "s": "tensor<?x1xf32>", "v": "tensor<1x48xf32>"}
+    rng = np.random.default_rng(5)
+    acc = rng.integers(-(2**24), 2**24, (40, 48)).astype(np.int32)  # past 2^24: the cast rounds too
+    xs = [acc, rng.random((40, 1), dtype=np.float32), rng.random((1, 48), dtype=np.float32)]
+    for name, body in bodies.items():
+        text = (
+            f"func.func @k{sig} {{\n  %f = pto.cast %acc rint : tensor<?x48xi32> -> tensor<?x48xf32>\n"
+            f"  {body.format(**types)}\n  func.return %b : tensor<?x48xf32>\n}}"
+        )
+        prim = parse(text)
+        fused = lowered(prim, "pto-fuse-stages")
+        assert _ops(fused) == ["dequant"], name
+        got, want = (pto.run(m, xs, level="pto").outputs[0] for m in (fused, prim))
+        assert _same_bits(got, want), name

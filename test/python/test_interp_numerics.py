@@ -105,6 +105,18 @@ def test_rms_norm_divides_as_the_sk03_golden() -> None:
     assert np.array_equal(nx.rms_norm(x, None, 1e-6), want)
 
 
+def test_dequant_multiplies_the_scales_in_its_order() -> None:
+    """f32 products round: the weight scale first (w_scale_first) is another result."""
+    rng = np.random.default_rng(2)
+    acc = rng.integers(-(2**20), 2**20, (64, 48)).astype(np.int32)
+    s, ws = rng.random((64, 1), dtype=np.float32), rng.random((48, 1), dtype=np.float32)
+    f = acc.astype(np.float32)
+    act_first, w_first = f * s * ws.reshape(1, -1), f * ws.reshape(1, -1) * s
+    assert np.array_equal(nx.dequant(acc, s, ws), act_first)
+    assert np.array_equal(nx.dequant(acc, s, ws, w_scale_first=True), w_first)
+    assert not np.array_equal(act_first, w_first)
+
+
 def _sk03_quant_golden(x, gamma, w, w_scale):
     """SK03.md's formulas, written independently of the interpreter's numerics."""
     xf = x.astype(np.float32)
