@@ -422,6 +422,12 @@ def _lines(
         starts = (starts[:, None] + idx[None, :]).ravel()
     first = (base + (starts + offsets[-1]) * elem_bytes) // line
     last = (base + (starts + offsets[-1] + extent[-1]) * elem_bytes - 1) // line
+    return _run_lines(first, last)
+
+
+def _run_lines(first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """The unique lines of contiguous runs, run i over lines first[i]..last[i] (ascending
+    runs: each starts at or after the previous one's start)."""
     counts = last - first + 1
     total = int(counts.sum())
     run_start = np.repeat(np.cumsum(counts) - counts, counts)
@@ -429,3 +435,31 @@ def _lines(
     if len(first) > 1 and (first[1:] <= last[:-1]).any():
         lines = np.unique(lines)
     return lines
+
+
+def nz_lines_from(
+    start: int, col_phase: int, block_stride: int, c0: int, extent: tuple[int, ...], elem_bytes: int, line: int
+) -> tuple[int, Pattern]:
+    """`lines_from` of a tile of an NZ (fractal) matrix, whose first element is at byte
+    `start` and `col_phase` columns into its C0-column block: column block k of the tile
+    is one contiguous run (its rows, C0 elements each), `block_stride` bytes (the
+    matrix's rows x 32 B) after block k - 1's."""
+    return start // line, _nz_pattern(block_stride, c0, extent, col_phase, elem_bytes, line, start % line)
+
+
+@lru_cache(maxsize=1024)
+def _nz_pattern(
+    block_stride: int, c0: int, extent: tuple[int, ...], col_phase: int, elem_bytes: int, line: int, phase: int
+) -> Pattern:
+    rows, cols = extent
+    nblocks = (col_phase + cols + c0 - 1) // c0 if rows and cols else 0
+    k = np.arange(nblocks, dtype=np.int64)
+    lo = np.where(k == 0, col_phase, 0)  # the tile's first and last column in block k
+    hi = np.minimum(col_phase + cols - k * c0, c0) - 1
+    at = phase + k * block_stride - col_phase * elem_bytes  # block k's row 0, column 0, from the line
+    first = (at + lo * elem_bytes) // line
+    last = (at + ((rows - 1) * c0 + hi + 1) * elem_bytes - 1) // line
+    lines = _run_lines(first, last)
+    lines.setflags(write=False)
+    few = tuple(lines.tolist()) if lines.size <= SMALL else None
+    return Pattern(lines, few, int(lines[-1] - lines[0]) if lines.size else 0)
