@@ -355,6 +355,7 @@ class Machine:
         else:
             start = t.base + sum(map(operator.mul, offsets, t.strides)) * t.itemsize
             first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
+        l2.stats[t.name].bursts += pattern.runs
         if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
             return (*l2.miss_all(pattern.size, t.name, write), 0)
         before = l2.written_back
