@@ -101,7 +101,9 @@ def brute_lines(base, shape, elem_bytes, offsets, extent, line):
 @pytest.mark.parametrize(("elem_bytes", "base"), [(1, 0), (2, 1024), (2, 96)])
 def test_nz_lines_are_the_fractal_addresses(elem_bytes: int, base: int) -> None:
     shape, c0 = (64, 256), 32 // elem_bytes
-    for (r, c), (er, ec) in itertools.product([(0, 0), (16, c0), (5, 3), (48, 2 * c0 + 1)], [(16, c0), (7, 40), (16, 64)]):
+    for (r, c), (er, ec) in itertools.product(
+        [(0, 0), (16, c0), (5, 3), (48, 2 * c0 + 1)], [(16, c0), (7, 40), (16, 64)]
+    ):
         if r + er > shape[0] or c + ec > shape[1]:
             continue
         start = base + ((c // c0) * shape[0] * c0 + r * c0 + c % c0) * elem_bytes
@@ -148,7 +150,9 @@ def test_an_nz_weight_read_by_a_vector_op_is_refused_at_its_line() -> None:
             pypto.assemble(pypto.matmul(pypto.view(x, [p, 64], [i, 0]), wf, pypto.DT_FP32, b_trans=True), [i, 0], out)
 
     x, w = np.zeros((4, 64), ml_dtypes.bfloat16), np.zeros((32, 64), ml_dtypes.bfloat16)
-    with pytest.raises(BuildError, match=r"'pto.cast' reads the NZ argument #1: an NZ tensor is only a pto.matmul") as e:
+    with pytest.raises(
+        BuildError, match=r"'pto.cast' reads the NZ argument #1: an NZ tensor is only a pto.matmul"
+    ) as e:
         kernel(x, w, np.zeros((4, 32), np.float32))
     assert e.value.where is not None and e.value.where[1] == kernel.fn.__code__.co_firstlineno + 6
 
