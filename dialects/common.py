@@ -56,6 +56,41 @@ class CachePolicyAttr(AngleEnum, EnumAttribute[CachePolicy]):
     name = "pto.cache"
 
 
+class Layout(StrEnum):
+    """How a global 2-D tensor's elements are laid out in memory (PyPTO's TileOpFormat)."""
+
+    ND = auto()  # row-major
+    NZ = auto()  # fractal: column blocks of C0 = 32 B columns, each block's rows in order
+
+
+@irdl_attr_definition
+class LayoutAttr(AngleEnum, EnumAttribute[Layout]):
+    """`#pto.layout<nz>`: the memory layout of a kernel argument (a weight the cube reads).
+    The values the kernel sees are the logical [rows, cols] matrix either way; the layout
+    changes only the addresses a tile read touches (`nz_error`, `docs/model.md`)."""
+
+    name = "pto.layout"
+
+
+# PyPTO 0.2.0's matmul refuses NZ inputs of f32 (and fp8); int8, bf16 and f16 take it.
+NZ_ELEMS = ("bf16", "f16", "i8")
+
+
+def nz_error(shape: Sequence[int], elem: str, fractal_rows: int, block_bytes: int) -> str | None:
+    """Why a tensor cannot be laid out NZ, or None. A fractal is `fractal_rows` rows of
+    one `block_bytes` block (C0 = block_bytes / element bytes columns); the whole matrix
+    must be made of them, so that each column block is one contiguous run."""
+    if elem not in NZ_ELEMS:
+        return f"an NZ tensor holds {', '.join(NZ_ELEMS)} (PyPTO's matmul refuses NZ {elem}), got {elem}"
+    if len(shape) != 2 or DYNAMIC_INDEX in shape:
+        return f"an NZ tensor is a static 2-D matrix (a weight), got {dims_str(shape)}"
+    c0 = block_bytes // ELEM_BYTES[elem]
+    rows, cols = shape
+    if rows % fractal_rows or cols % c0:
+        return f"an NZ {elem} tensor is whole {fractal_rows}x{c0} fractals: {dims_str(shape)} is not a multiple of them"
+    return None
+
+
 class RoundMode(StrEnum):
     NONE = auto()  # exact conversions only
     RINT = auto()  # to nearest, ties to even

@@ -23,7 +23,9 @@ What this level checks: the hardware rules. Every allocation fits its space's ca
 (from the target data file) and is block-aligned; a DMA uses a data path the target has
 and the pipe that serves it; cube ops read L0A/L0B and write L0C, vector ops read and
 write UB; cube programs and tasks touch no UB, vector ones no L1/L0; a task group
-depends only on earlier groups of its graph over the same bodies.
+depends only on earlier groups of its graph over the same bodies. A kernel argument
+marked `npu.layout = #pto.layout<nz>` (a weight stored in fractals) is a static 2-D GM
+buffer of whole fractals that only DMAs into L1 read (`verify_arg_hints`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     Float32Type,
     FloatAttr,
     IndexType,
@@ -48,6 +51,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
@@ -86,6 +90,8 @@ from pto.dialects.common import (
     AngleEnum,
     CachePolicy,
     CachePolicyAttr,
+    Layout,
+    LayoutAttr,
     ReduceKind,
     ReduceKindAttr,
     RoundMode,
@@ -94,6 +100,7 @@ from pto.dialects.common import (
     check_cast,
     dims_str,
     elem_name,
+    nz_error,
     parse_rounding,
     parse_types_tail,
     parse_window,
@@ -1471,6 +1478,34 @@ class CrossCoreWaitOp(IRDLOperation):
 
     def __init__(self, flag: int, count: SSAValue):
         super().__init__(operands=[count], properties={"flag": IntegerAttr(flag, i64)})
+
+
+def verify_arg_hints(f: Operation) -> None:
+    """The `npu.*` hints on a kernel's arguments: `npu.host_transpose` (a unit
+    attribute) and `npu.layout` (an NZ weight: whole fractals, read only by the cube's
+    copy-in to L1, whose model reads the fractal addresses)."""
+    if not isinstance(f, FuncOp) or f.arg_attrs is None:
+        return
+    for arg, d in zip(f.args, f.arg_attrs.data, strict=True):
+        assert isinstance(d, DictionaryAttr)
+        attr = d.data.get("npu.layout")
+        if attr is None:
+            continue
+        if not isinstance(attr, LayoutAttr):
+            raise VerifyException(f"argument {arg.index}: 'npu.layout' must be a #pto.layout<...>")
+        if attr.data != Layout.NZ:
+            continue
+        t = arg.type
+        if not isinstance(t, BufferType) or t.mem != Space.GM:
+            raise VerifyException(f"argument {arg.index}: 'npu.layout' belongs on a GM buffer")
+        target = target_of(f)
+        if (msg := nz_error(t.get_shape(), t.elem, target.cube.fractal, target.block_bytes)) is not None:
+            raise VerifyException(f"argument {arg.index}: {msg}")
+        for use in arg.uses:
+            op = use.operation
+            dst = op.dst.type if isinstance(op, DmaOp) else None
+            if use.index != 0 or not isinstance(dst, BufferType) or dst.mem != Space.L1:
+                raise DiagnosticError(op, f"'{op.name}' reads the NZ argument #{arg.index}: only a DMA into L1 does")
 
 
 NPU = Dialect(

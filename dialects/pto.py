@@ -18,7 +18,9 @@ Hints a user may pin, as discardable attributes the passes honour (checked by
   runtime option: loop bodies sewn into one device task; without it, all of them),
   `pto.tail` (the last unroll factor also takes the remainder, as one partial tile:
   PyPTO's `pypto.loop` over `TILE`-row views with a `valid_shape`);
-- on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`;
+- on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`; `pto.layout =
+  #pto.layout<nz>` (PyPTO's `format=TILEOP_NZ`: a weight stored in fractals, read only
+  as a matmul's weight operand, its shape whole fractals);
 - on an op: `pto.label = "q-rmsnorm"`, `pto.vec_tile = array<i64: 4, 4096>`, and on a
   matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`;
   `pto.by_unroll = {"16" = {pto.cube_tile = ...}}` gives the tile shapes for the loop of
@@ -31,7 +33,7 @@ down unchanged: they live in `pto.dialects.common`, the vocabulary of every leve
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -51,7 +53,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -74,6 +76,8 @@ from pto.dialects.common import (
     CachePolicyAttr,
     CubeTileAttr,
     FormAttr,
+    Layout,
+    LayoutAttr,
     ReduceKind,
     ReduceKindAttr,
     RoundMode,
@@ -82,6 +86,7 @@ from pto.dialects.common import (
     check_cast,
     dims_str,
     elem_name,
+    nz_error,
     parse_rounding,
     parse_types_tail,
     parse_window,
@@ -89,7 +94,7 @@ from pto.dialects.common import (
     print_types_tail,
     print_window,
 )
-from pto.targets import UnknownTargetError, load_target
+from pto.targets import UnknownTargetError, load_target, target_of
 
 
 def tensor_type(v: SSAValue) -> TensorType[Attribute]:
@@ -900,11 +905,47 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
     return None
 
 
+def arg_layout(v: SSAValue) -> Layout | None:
+    """The `pto.layout` of `v` if it is an argument of a func.func that gives one."""
+    if not isinstance(v, BlockArgument) or not isinstance(f := v.owner.parent_op(), FuncOp) or f.arg_attrs is None:
+        return None
+    attr = f.arg_attrs.data[v.index].data.get("pto.layout")
+    return attr.data if isinstance(attr, LayoutAttr) else None
+
+
+def nz_use_error(op: Operation, layout_of: Callable[[SSAValue], Layout | None] = arg_layout) -> str | None:
+    """Why `op` may not read an NZ argument, or None: only the matmul's weight operand
+    is modelled NZ (the cube's copy-in reads its fractals; a vector op or a view would
+    need the ND addresses of a matrix stored NZ)."""
+    for i, v in enumerate(op.operands):
+        if layout_of(v) == Layout.NZ and not (isinstance(op, MatmulOp) and i == 1):
+            what = "its weight operand (the second)" if isinstance(op, MatmulOp) else "a pto.matmul's weight operand"
+            return f"'{op.name}' reads the NZ argument #{v.index}: an NZ tensor is only {what}"  # type: ignore[attr-defined]
+    return None
+
+
+def _check_arg_layout(f: FuncOp, i: int, attr: Attribute) -> None:
+    if not isinstance(attr, LayoutAttr):
+        raise VerifyException(f"argument {i}: 'pto.layout' must be a #pto.layout<...>")
+    if attr.data != Layout.NZ:
+        return
+    t = f.function_type.inputs.data[i]
+    if not isinstance(t, TensorType):  # lowered to npu: `npu.layout` says it there
+        return
+    target = target_of(f)
+    msg = nz_error(t.get_shape(), elem_name(t.element_type), target.cube.fractal, target.block_bytes)
+    if msg is not None:
+        raise VerifyException(f"argument {i}: {msg}")
+
+
 def verify_hints(op: Operation) -> None:
-    """Verify the `pto.*` discardable attributes of one op (and of a func's arguments)."""
+    """Verify the `pto.*` discardable attributes of one op (and of a func's arguments),
+    and that an op reads an NZ argument only where NZ is modelled."""
     for name, attr in op.attributes.items():
         if name.startswith("pto.") and (msg := check_hint(op, name, attr)) is not None:
             raise VerifyException(msg)
+    if op.name.startswith("pto.") and (msg := nz_use_error(op)) is not None:
+        raise VerifyException(msg)
     if isinstance(op, FuncOp) and op.arg_attrs is not None:
         for i, d in enumerate(op.arg_attrs.data):
             assert isinstance(d, DictionaryAttr)
@@ -912,6 +953,8 @@ def verify_hints(op: Operation) -> None:
                 if name == "pto.cache":
                     if not isinstance(attr, CachePolicyAttr):
                         raise VerifyException(f"argument {i}: 'pto.cache' must be a #pto.cache<...>")
+                elif name == "pto.layout":
+                    _check_arg_layout(op, i, attr)
                 elif name == "pto.output":
                     if not isinstance(attr, UnitAttr):
                         raise VerifyException(f"argument {i}: 'pto.output' is a unit attribute")
@@ -920,6 +963,10 @@ def verify_hints(op: Operation) -> None:
                         raise VerifyException(f"argument {i}: 'pto.host_transpose' is true or false")
                 elif name.startswith("pto."):
                     raise VerifyException(f"argument {i}: unknown pto argument hint '{name}'")
+            ht, layout = d.data.get("pto.host_transpose"), d.data.get("pto.layout")
+            if isinstance(ht, IntegerAttr) and ht.value.data and isinstance(layout, LayoutAttr):
+                if layout.data == Layout.NZ:
+                    raise VerifyException(f"argument {i}: an NZ weight is not host-transposed (its fractals are fixed)")
 
 
 PTO = Dialect(
@@ -947,5 +994,5 @@ PTO = Dialect(
         ConcatOp,
         ViewOp,
     ],
-    [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, FormAttr, CubeTileAttr],
+    [CachePolicyAttr, RoundModeAttr, ReduceKindAttr, FormAttr, CubeTileAttr, LayoutAttr],
 )

@@ -60,8 +60,11 @@ from pto.dialects.common import (
     CachePolicy,
     CachePolicyAttr,
     CubeTileAttr,
+    Layout,
+    LayoutAttr,
     dims_str,
     elem_name,
+    nz_error,
     parse_i64,
     parse_types_tail,
     print_types_tail,
@@ -467,7 +470,9 @@ class LoadOp(IRDLOperation):
     `valid` of them exist in a tail, the rest read as zero), or without `[%i]` the whole
     tensor (a weight). `cache` is the L2 policy of the read. `host_transpose` (whole
     rank-2 tensors only): the result is the tensor transposed, a layout change the host
-    makes once before the kernel runs (the mhc_pre variant's pre-transposed weight)."""
+    makes once before the kernel runs (the mhc_pre variant's pre-transposed weight).
+    `layout nz` (whole rank-2 weights the matmul reads as its weight operand): the
+    tensor is stored in fractals (PyPTO's TILEOP_NZ); the result is the same matrix."""
 
     name = "tile.load"
 
@@ -476,6 +481,7 @@ class LoadOp(IRDLOperation):
     valid = opt_operand_def(IndexType)
     cache = opt_prop_def(CachePolicyAttr)
     host_transpose = opt_prop_def(UnitAttr)
+    layout = opt_prop_def(LayoutAttr)
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -487,12 +493,15 @@ class LoadOp(IRDLOperation):
         valid: SSAValue | None = None,
         cache: CachePolicy | None = None,
         host_transpose: bool = False,
+        layout: Layout | None = None,
     ):
         props: dict[str, Attribute] = {}
         if cache is not None:
             props["cache"] = CachePolicyAttr(cache)
         if host_transpose:
             props["host_transpose"] = UnitAttr()
+        if layout is not None:
+            props["layout"] = LayoutAttr(layout)
         super().__init__(operands=[source, row, valid], properties=props, result_types=[result_type])
 
     @classmethod
@@ -503,6 +512,7 @@ class LoadOp(IRDLOperation):
         if parser.parse_optional_keyword("cache"):
             cache = parser.parse_str_enum(CachePolicy)
         host_t = parser.parse_optional_keyword("host_transpose") is not None
+        layout = parser.parse_str_enum(Layout) if parser.parse_optional_keyword("layout") else None
         attrs, st, rt = parse_types_tail(parser)
         idx = IndexType()
         op = cls(
@@ -512,6 +522,7 @@ class LoadOp(IRDLOperation):
             None if valid is None else parser.resolve_operand(valid, idx),
             cache,
             host_t,
+            layout,
         )
         op.attributes.update(attrs)
         return op
@@ -524,6 +535,8 @@ class LoadOp(IRDLOperation):
             printer.print_string(" cache " + self.cache.data.value)
         if self.host_transpose is not None:
             printer.print_string(" host_transpose")
+        if self.layout is not None:
+            printer.print_string(" layout " + self.layout.data.value)
         print_types_tail(printer, self.attributes, self.source.type, self.result.type)
 
     def verify_(self) -> None:
@@ -534,6 +547,22 @@ class LoadOp(IRDLOperation):
                 raise VerifyException("'tile.load' host_transpose applies to a whole rank-2 tensor")
             src = TensorType(src.element_type, list(reversed(src.get_shape())))
         _check_rows(self, src, res, self.row, self.valid, "loads")
+        if self.layout is not None and self.layout.data == Layout.NZ:
+            self.verify_nz(src)
+
+    def verify_nz(self, src: TensorType) -> None:
+        """An NZ weight: whole fractals, loaded whole, read only as a matmul's weight."""
+        if self.row is not None or self.host_transpose is not None:
+            raise VerifyException("'tile.load' layout nz is a whole weight's, not a token tile's or host_transpose's")
+        target = target_of(self)
+        if msg := nz_error(src.get_shape(), elem_name(src.element_type), target.cube.fractal, target.block_bytes):
+            raise VerifyException(f"'tile.load' {msg}")
+        for use in self.result.uses:
+            if not (isinstance(use.operation, MatmulOp) and use.index == 1):
+                by = use.operation.name
+                raise VerifyException(
+                    f"'tile.load' layout nz is read only as a tile.matmul's weight operand, not by '{by}'"
+                )
 
 
 @irdl_op_definition

@@ -8,6 +8,7 @@ from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from pto.diagnostics import DiagnosticError, Note
+from pto.dialects.npu import verify_arg_hints
 from pto.dialects.pto import verify_hints
 
 
@@ -51,6 +52,7 @@ def verify_each(module: ModuleOp) -> None:
         try:
             op.verify(verify_nested_ops=False)
             verify_hints(op)
+            verify_arg_hints(op)
         except DiagnosticError:
             raise
         except (VerifyException, DiagnosticException) as e:

@@ -43,11 +43,13 @@ from pto.dialects.common import (
     CachePolicy,
     CachePolicyAttr,
     CubeTileAttr,
+    Layout,
+    LayoutAttr,
     ReduceKind,
     RoundMode,
     elem_name,
 )
-from pto.dialects.pto import verify_hints
+from pto.dialects.pto import nz_use_error, verify_hints
 from pto.frontend.checks import (
     BuildError as BuildError,
 )
@@ -168,7 +170,14 @@ class Kernel:
         if self._module is not None:
             _fail(f"kernel '{self.name}' is already built")
 
-    def arg(self, name: str, shape: Sequence[int | Symbol | None], dtype: str, cache: str | None = None) -> Tensor:
+    def arg(
+        self,
+        name: str,
+        shape: Sequence[int | Symbol | None],
+        dtype: str,
+        cache: str | None = None,
+        layout: str | None = None,
+    ) -> Tensor:
         self._not_built()
         _check_name("an argument's name", name)
         if any(a.name_hint == BlockArgument.extract_valid_name(name) for a in self.block.args):
@@ -179,7 +188,24 @@ class Kernel:
         self.arg_attrs.append({})
         if cache is not None:
             self.set_cache(v, cache)
+        if layout is not None:
+            self.set_layout(v, layout)
         return Tensor(self, v)
+
+    def set_layout(self, v: SSAValue, layout: str) -> None:
+        """`pto.layout` of an argument: `nz` for a weight stored in fractals (checked
+        when the kernel is built: a static 2-D matrix of whole fractals)."""
+        try:
+            attr = LayoutAttr(Layout(layout))
+        except ValueError:
+            raise BuildError(f"unknown layout '{layout}' (known: nd, nz)", caller()) from None
+        self.arg_attrs[v.index]["pto.layout"] = attr  # type: ignore[attr-defined]
+
+    def _layout(self, v: SSAValue) -> Layout | None:
+        if not isinstance(v, BlockArgument) or v.owner is not self.block:
+            return None
+        attr = self.arg_attrs[v.index].get("pto.layout")
+        return attr.data if isinstance(attr, LayoutAttr) else None
 
     def set_cache(self, v: SSAValue | Tensor, policy: str) -> None:
         self._not_built()
@@ -203,6 +229,8 @@ class Kernel:
         try:
             op.verify()
             verify_hints(op)
+            if (msg := nz_use_error(op, self._layout)) is not None:  # its func is not built yet
+                raise VerifyException(msg)
         except VerifyException as e:
             msg = str(e.args[0]) if e.args else str(e)
             raise BuildError(msg.removeprefix("Operation does not verify: "), where) from None

@@ -19,6 +19,7 @@ a none-cacheable weight stream is most of a kernel's lines.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,9 @@ class TensorStats:
     misses: int = 0
     hbm_read: int = 0
     hbm_written: int = 0
+    # DMA bursts: contiguous byte runs of the tensor's GM copies (counted, not priced:
+    # the model charges whole lines; an NZ tile is one run per column block).
+    bursts: int = 0
 
     @property
     def hit_rate(self) -> float:
@@ -362,11 +366,13 @@ def region_lines(
 class Pattern:
     """The lines of a tile relative to the line it starts in: `rel`, ascending; `few`,
     the same as Python ints if there are at most `SMALL`; `span`, last minus first;
+    `runs`, the contiguous byte runs (DMA bursts) of the tile;
     `rounds`, `L2Cache._rounds_of`'s, per (sets, phase)."""
 
     rel: np.ndarray
     few: tuple[int, ...] | None
     span: int
+    runs: int
     rounds: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -405,9 +411,23 @@ def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, l
     """The lines of a tile `extent` of a tensor whose dimensions after the first are
     `inner`, starting `phase` bytes into a line: they depend on nothing else."""
     lines = _lines(phase, (extent[0], *inner), (0,) * len(extent), extent, elem_bytes, line)
+    return _frozen_pattern(lines, _nd_runs(inner, extent))
+
+
+def _frozen_pattern(lines: np.ndarray, runs: int) -> Pattern:
     lines.setflags(write=False)
     few = tuple(lines.tolist()) if lines.size <= SMALL else None
-    return Pattern(lines, few, int(lines[-1] - lines[0]) if lines.size else 0)
+    return Pattern(lines, few, int(lines[-1] - lines[0]) if lines.size else 0, runs)
+
+
+def _nd_runs(inner: tuple[int, ...], extent: tuple[int, ...]) -> int:
+    """The contiguous runs of a row-major tile: one per index of the axes before the
+    last axis it does not span whole (a tile of whole rows is one run)."""
+    if 0 in extent:
+        return 0
+    full = (extent[0], *inner)
+    cut = max((ax for ax in range(1, len(extent)) if extent[ax] != full[ax]), default=0)
+    return math.prod(extent[:cut])
 
 
 def _lines(
@@ -422,6 +442,12 @@ def _lines(
         starts = (starts[:, None] + idx[None, :]).ravel()
     first = (base + (starts + offsets[-1]) * elem_bytes) // line
     last = (base + (starts + offsets[-1] + extent[-1]) * elem_bytes - 1) // line
+    return _run_lines(first, last)
+
+
+def _run_lines(first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """The unique lines of contiguous runs, run i over lines first[i]..last[i] (ascending
+    runs: each starts at or after the previous one's start)."""
     counts = last - first + 1
     total = int(counts.sum())
     run_start = np.repeat(np.cumsum(counts) - counts, counts)
@@ -429,3 +455,28 @@ def _lines(
     if len(first) > 1 and (first[1:] <= last[:-1]).any():
         lines = np.unique(lines)
     return lines
+
+
+def nz_lines_from(
+    start: int, col_phase: int, block_stride: int, c0: int, extent: tuple[int, ...], elem_bytes: int, line: int
+) -> tuple[int, Pattern]:
+    """`lines_from` of a tile of an NZ (fractal) matrix, whose first element is at byte
+    `start` and `col_phase` columns into its C0-column block: column block k of the tile
+    is one contiguous run (its rows, C0 elements each), `block_stride` bytes (the
+    matrix's rows x 32 B) after block k - 1's."""
+    return start // line, _nz_pattern(block_stride, c0, extent, col_phase, elem_bytes, line, start % line)
+
+
+@lru_cache(maxsize=1024)
+def _nz_pattern(
+    block_stride: int, c0: int, extent: tuple[int, ...], col_phase: int, elem_bytes: int, line: int, phase: int
+) -> Pattern:
+    rows, cols = extent
+    nblocks = (col_phase + cols + c0 - 1) // c0 if rows and cols else 0
+    k = np.arange(nblocks, dtype=np.int64)
+    lo = np.where(k == 0, col_phase, 0)  # the tile's first and last column in block k
+    hi = np.minimum(col_phase + cols - k * c0, c0) - 1
+    at = phase + k * block_stride - col_phase * elem_bytes  # block k's row 0, column 0, from the line
+    begin, end = at + lo * elem_bytes, at + ((rows - 1) * c0 + hi + 1) * elem_bytes  # block k's bytes
+    runs = int(nblocks - np.count_nonzero(begin[1:] == end[:-1]))  # blocks of whole columns merge
+    return _frozen_pattern(_run_lines(begin // line, (end - 1) // line), runs)

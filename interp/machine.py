@@ -22,7 +22,7 @@ import numpy as np
 
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
-from pto.interp.l2 import L2Cache, lines_from, strides
+from pto.interp.l2 import L2Cache, Pattern, lines_from, nz_lines_from, strides
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -57,6 +57,9 @@ class GmTensor:
     array: np.ndarray
     base: int
     layout: tuple[int, ...] | None = None
+    # C0, the columns of one fractal block, of a matrix stored NZ (`npu.layout`); 0: ND.
+    # Its array is still the logical matrix: only the addresses of its tiles change.
+    nz_c0: int = 0
     key: str = field(init=False)  # what the pipe timing's data dependences track (`dependence_key`)
     # What `Machine.gm_access` reads per access: the element strides of `layout`, its
     # dimensions after the first, the element size.
@@ -75,16 +78,27 @@ class GmTensor:
 
     def reshaped(self, shape: tuple[int, ...]) -> GmTensor:
         """An in-place reshape: of a contiguous tensor only (the lowering's rule)."""
+        assert not self.nz_c0, "the npu verifier lets only DMAs read an NZ tensor"
         return GmTensor(self.name, self.array.reshape(shape), self.base)
 
     def window(self, offsets: list[int], shape: list[int]) -> GmTensor:
         """`shape` at `offsets`, in place: its elements keep their addresses."""
+        assert not self.nz_c0, "the npu verifier lets only DMAs read an NZ tensor"
         layout = self.strides_shape
         flat = 0
         for o, d in zip(offsets, layout, strict=True):
             flat = flat * d + o
         sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
         return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout)
+
+
+def nz_lines(t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], line: int) -> tuple[int, Pattern]:
+    """The lines of a tile of an NZ matrix: element (r, c) of an [H, W] matrix is at
+    (c // C0) * H * C0 + r * C0 + c % C0 (column blocks one after another, each its
+    rows of C0 elements), so a tile is one run per column block it touches."""
+    (r, c), c0, rows = offsets, t.nz_c0, t.array.shape[0]
+    start = t.base + ((c // c0) * rows * c0 + r * c0 + c % c0) * t.itemsize
+    return nz_lines_from(start, c % c0, rows * c0 * t.itemsize, c0, extent, t.itemsize, line)
 
 
 @dataclass
@@ -291,11 +305,13 @@ class Machine:
 
     # -- global memory ---------------------------------------------------------------
 
-    def gm(self, name: str, array: np.ndarray) -> GmTensor:
-        """A tensor of its own lines. Two tensors of one name would share L2 counters;
+    def gm(self, name: str, array: np.ndarray, nz: bool = False) -> GmTensor:
+        """A tensor of its own lines (`nz`: a matrix stored in fractals, C0 columns of one
+        `block_bytes` block each). Two tensors of one name would share L2 counters;
         `gm_access` then cannot tell that the lines of either are never cached."""
         line = self.l2.line
-        t = GmTensor(name, array, self.next_addr)
+        c0 = self.target.block_bytes // array.itemsize if nz else 0
+        t = GmTensor(name, array, self.next_addr, nz_c0=c0)
         self.next_addr += math.ceil(max(array.nbytes, 1) / line) * line
         if name in self.l2.stats:
             self.l2.cached.add(self.l2.ids[name])
@@ -331,11 +347,15 @@ class Machine:
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
         l2 = self.l2
-        if len(offsets) == 2:  # (most tiles: `sum(map(...))` cost more than the rest of this)
+        if t.nz_c0:
+            first, pattern = nz_lines(t, offsets, extent, l2.line)
+        elif len(offsets) == 2:  # (most tiles: `sum(map(...))` cost more than the rest of this)
             start = t.base + (offsets[0] * t.strides[0] + offsets[1]) * t.itemsize
+            first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
         else:
             start = t.base + sum(map(operator.mul, offsets, t.strides)) * t.itemsize
-        first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
+            first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
+        l2.stats[t.name].bursts += pattern.runs
         if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
             return (*l2.miss_all(pattern.size, t.name, write), 0)
         before = l2.written_back

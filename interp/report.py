@@ -18,7 +18,7 @@ class Report:
     launches: int
     l2_size: int
     cores: dict[str, dict[str, float]]  # core -> pipe -> busy cycles
-    tensors: dict[str, dict[str, float]]  # tensor -> hits, misses, hit_rate, hbm_read, hbm_written
+    tensors: dict[str, dict[str, float]]  # tensor -> hits, misses, hit_rate, hbm_read, hbm_written, bursts
     peak: dict[str, dict[str, int]]  # space -> {bytes, capacity}
     notes: list[str] = field(default_factory=list)
     # Tasks run by task graphs: {"cube": n, "vector": n, "groups": {label: n}}.
@@ -82,12 +82,16 @@ class Report:
         if self.tasks["cube"] or self.tasks["vector"]:
             groups = ", ".join(f"{g} {n}" for g, n in self.tasks["groups"].items())
             out += ["", f"tasks: {self.tasks['cube']} cube, {self.tasks['vector']} vector ({groups})"]
-        out += ["", f"{'tensor':<16} {'hits':>9} {'misses':>9} {'hit rate':>9} {'HBM read':>12} {'HBM written':>12}"]
+        out += [
+            "",
+            f"{'tensor':<16} {'hits':>9} {'misses':>9} {'hit rate':>9} {'HBM read':>12} {'HBM written':>12}"
+            f" {'bursts':>9}",
+        ]
         for name, t in self.tensors.items():
             if t["hits"] + t["misses"] or t["hbm_written"]:
                 out.append(
                     f"{name:<16} {t['hits']:>9.0f} {t['misses']:>9.0f} {t['hit_rate']:>9.1%} "
-                    f"{t['hbm_read']:>12.0f} {t['hbm_written']:>12.0f}"
+                    f"{t['hbm_read']:>12.0f} {t['hbm_written']:>12.0f} {t.get('bursts', 0):>9.0f}"
                 )
         out += ["", f"{'buffer':<8} {'peak bytes':>11} {'capacity':>10}"]
         for mem, peak in self.peak.items():
@@ -138,6 +142,7 @@ def make_report(m: Machine) -> Report:
             "hit_rate": s.hit_rate,
             "hbm_read": s.hbm_read,
             "hbm_written": s.hbm_written,
+            "bursts": s.bursts,
         }
         for n, s in m.l2.stats.items()
     }

@@ -18,7 +18,7 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.utils.exceptions import InterpretationError
 
 from pto.dialects import npu, tile
-from pto.dialects.common import elem_name
+from pto.dialects.common import Layout, LayoutAttr, elem_name
 from pto.dialects.npu import BufferType
 from pto.interp import blas
 from pto.interp import numerics as nx
@@ -49,6 +49,7 @@ class Arg:
     elem: str
     shape: tuple[int, ...]  # DYNAMIC_INDEX for the token dim
     host_transpose: bool = False
+    nz: bool = False  # stored in fractals (`npu.layout`): the model reads its NZ addresses
 
     def concrete(self, tokens: int) -> tuple[int, ...]:
         """The shape with `tokens` for the token dim."""
@@ -106,7 +107,8 @@ def signature(module: ModuleOp) -> Signature:
         ht = "npu.host_transpose" in d.data
         if ht:
             shape = tuple(reversed(shape))
-        arg = Arg(f"%{a.name_hint}" if a.name_hint else f"argument {n}", elem, shape, ht)
+        nz = isinstance(lay := d.data.get("npu.layout"), LayoutAttr) and lay.data == Layout.NZ
+        arg = Arg(f"%{a.name_hint}" if a.name_hint else f"argument {n}", elem, shape, ht, nz)
         (outs if "pto.output" in d.data else ins).append(arg)
     if level == "pto":
         for n, t in enumerate(f.function_type.outputs.data):
@@ -225,7 +227,7 @@ def run(
                 f"host transposed {a.name} once before the kernel: {'x'.join(map(str, x.shape[::-1]))} "
                 f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)"
             )
-        args.append(m.gm(a.name.lstrip("%"), _gm_input(x, numerics)))
+        args.append(m.gm(a.name.lstrip("%"), _gm_input(x, numerics), nz=a.nz))
     gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs, strict=True)]
     for g in gm_outs:
         m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)

@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import pto, tile
-from pto.dialects.common import CachePolicyAttr, CubeTileAttr, Form, FormAttr
+from pto.dialects.common import CachePolicyAttr, CubeTileAttr, Form, FormAttr, Layout, LayoutAttr
 
 HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile", "pto.by_unroll")
 
@@ -185,7 +185,8 @@ class PtoToTilePass(ModulePass):
     The kernel's results become trailing output arguments written by `tile.store`; the
     token axis (dim 0 of every dynamic tensor) becomes one `tile.token_loop` of one-row
     tiles (`tile-unroll` then makes the cascade); token tensors are loaded per tile,
-    static tensors (weights, gamma) whole, with their `pto.cache` policy. Ops are grouped
+    static tensors (weights, gamma) whole, with their `pto.cache` policy (and an NZ
+    weight its `pto.layout`: `tile.load ... layout nz`). Ops are grouped
     in flow order into stages, one semantic label each (the user's `pto.label`, else
     one generated from the stage's role); `pto.vec_tile` and `pto.cube_tile` hints
     become the stages' tile shapes.
@@ -234,12 +235,13 @@ class PtoToTilePass(ModulePass):
             if not a.uses:
                 continue
             assert isinstance(attrs, DictionaryAttr)
-            cache = attrs.data.get("pto.cache")
+            cache, layout = attrs.data.get("pto.cache"), attrs.data.get("pto.layout")
             load = tile.LoadOp(
                 mapping[a],
                 _tile_type(a.type, 1),
                 i if a in token_args else None,
                 cache=cache.data if isinstance(cache, CachePolicyAttr) else None,
+                layout=layout.data if isinstance(layout, LayoutAttr) and layout.data == Layout.NZ else None,
             )
             load.location = f.location
             loop_body.add_op(load)

@@ -26,6 +26,7 @@ from pto.dialects.common import (
     CubeTileAttr,
     Form,
     FormAttr,
+    Layout,
     elem_name,
 )
 from pto.dialects.pto import tensor_type
@@ -135,6 +136,8 @@ def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:
         src = src.input.owner
     if isinstance(src, tile.LoadOp) and src.host_transpose is not None:
         return True  # done already
+    if isinstance(src, tile.LoadOp) and src.layout is not None and src.layout.data == Layout.NZ:
+        return False  # stored in fractals by the caller: the host does not re-lay it out
     arg = src.source if isinstance(src, tile.LoadOp) else None
     if (
         not isinstance(arg, BlockArgument)

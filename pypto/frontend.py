@@ -113,6 +113,16 @@ def _self_overlapping(a: np.ndarray) -> bool:
     return False
 
 
+def _layout(p: _Param, token: bool) -> str | None:
+    """The `pto.layout` of a parameter: `nz` for a TILEOP_NZ weight (the pto verifier
+    checks its shape and that only the matmul reads it, at the line that reads it)."""
+    if not p.ann.nz:
+        return None
+    if token:
+        refuse(f"parameter '{p.name}' has the token axis: only a weight the matmul reads may be TILEOP_NZ")
+    return "nz"
+
+
 def _signature(fn: Callable, where: dict[str, object]) -> inspect.Signature:
     """The signature with evaluated annotations (strings under `from __future__ import
     annotations`), which see the module's names, the names of the scope that decorated
@@ -221,11 +231,13 @@ class JitKernel:
             t._param, t.name = i, p.name
             if kernel is not None and i in outputs:
                 t._lazy = ("output", i)
+                if p.ann.nz:
+                    refuse(f"parameter '{p.name}' is an output: only a weight the matmul reads may be TILEOP_NZ")
             if kernel is not None and i not in outputs:
                 dims = [None if (j == 0 and i in token) else d for j, d in enumerate(shape)]
                 if any(isinstance(d, Sym) for d in dims):
                     refuse(f"parameter '{p.name}' has a DYNAMIC axis that the token loop does not tile")
-                t._val = kernel.arg(p.name, dims, elem(p.ann._dtype, p.name))
+                t._val = kernel.arg(p.name, dims, elem(p.ann._dtype, p.name), layout=_layout(p, i in token))
             out.append(t)
         return out
 

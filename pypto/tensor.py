@@ -116,13 +116,15 @@ class Tensor:
             refuse(f"pypto.Tensor's shape has at most one `...`, got {list(shape)!r}")
         if dtype is not None and not isinstance(dtype, DataType):
             refuse(f"pypto.Tensor's dtype must be a pypto.DataType (pypto.DT_BF16, ...), got {dtype!r}")
-        if format not in (None, TileOpFormat.TILEOP_ND):
-            refuse(f"pypto.Tensor format {format!r} is not modelled (only TILEOP_ND)")
+        if format is not None and not isinstance(format, TileOpFormat):
+            refuse(f"pypto.Tensor's format must be a pypto.TileOpFormat (TILEOP_ND, TILEOP_NZ), got {format!r}")
         if data_ptr is not None or device is not None or ori_shape is not None:
             refuse("pypto.Tensor's data_ptr, device and ori_shape are for device tensors, not annotations")
         self._shape: list[Sym | int | StatusType] | None = shape
         self._dtype = dtype
         self.name = name
+        # TILEOP_NZ: a weight stored in fractals; the argument is still the logical matrix
+        self.nz = format is TileOpFormat.TILEOP_NZ
         self._val: b.Tensor | None = None  # the builder's value (emitting run only)
         self._tok = False  # has the token axis as dim 0
         self._param: int | None = None  # which kernel parameter it is
@@ -159,7 +161,7 @@ class Tensor:
     def traced(cls, shape: list, dtype: DataType, val: b.Tensor | None, tok: bool, lazy: tuple | None = None) -> Tensor:
         t = cls.__new__(cls)
         t._shape, t._dtype, t.name, t._val, t._tok, t._param, t._lazy = list(shape), dtype, "", val, tok, None, lazy
-        t._view_of, t._body = None, -1
+        t._view_of, t._body, t.nz = None, -1, False
         return t
 
     @property

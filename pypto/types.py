@@ -87,7 +87,7 @@ class RunMode(enum.Enum):
 
 
 class TileOpFormat(enum.Enum):
-    """`format=` of a tensor annotation: only ND is modelled."""
+    """`format=` of a tensor annotation: ND (row-major) or NZ (fractal; a matmul's weight)."""
 
     TILEOP_ND = 0
     TILEOP_NZ = 1

@@ -9,7 +9,8 @@ tasks of every body and every loop may be in flight at once, each waiting only f
 tasks of its own body that produce its inputs, as PyPTO's runtime does. Values crossing
 groups go through GM workspaces.
 
-A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
+An NZ weight (`tile.load ... layout nz`) becomes an argument marked `npu.layout =
+#pto.layout<nz>`. A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
 in-place reshape of a loaded tensor a GM view (`npu.reshape`). Not supported (rejected):
 split-K with an i32 accumulator, N or K not a multiple of its tile (nL0, kL1), kL1 not
 a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
@@ -42,6 +43,7 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
+from pto.dialects.common import Layout, LayoutAttr
 from pto.dialects.npu import BufferType, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, unsupported
@@ -188,17 +190,22 @@ class Lowering:
 
     def arg_types(self, old: Block) -> list[Attribute]:
         """GM buffers of the arguments; a weight the host transposes once (tile.load
-        host_transpose) is passed [K, N]."""
+        host_transpose) is passed [K, N], one stored in fractals (tile.load layout nz) is
+        marked `npu.layout = #pto.layout<nz>` for the model's addresses."""
         f = self.f
-        host_t = {o.source for o in f.walk() if isinstance(o, tile.LoadOp) and o.host_transpose is not None}
+        loads = [o for o in f.walk() if isinstance(o, tile.LoadOp)]
+        host_t = {o.source for o in loads if o.host_transpose is not None}
+        nz = {o.source for o in loads if o.layout is not None and o.layout.data == Layout.NZ}
         for v in host_t:
             if isinstance(v, OpResult):
                 raise unsupported(v.owner, "host-transposing a computed value")
-        if host_t:
+        if host_t or nz:
             attrs = list(f.arg_attrs.data) if f.arg_attrs is not None else [DictionaryAttr({})] * len(old.args)
             for a in old.args:
                 if a in host_t:
                     attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.host_transpose": UnitAttr()})
+                if a in nz:
+                    attrs[a.index] = DictionaryAttr({**attrs[a.index].data, "npu.layout": LayoutAttr(Layout.NZ)})
             f.arg_attrs = ArrayAttr(attrs)
         return [gm_type(_transposed(tensor_type(a))) if a in host_t else gm_type(a.type) for a in old.args]
 
