@@ -350,7 +350,9 @@ class Lowering:
                 window.location = o.location
                 self.gm[o.result] = window.result
                 self.views.add(o)
-            elif isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views):
+            elif (
+                isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views) and not _per_row(o)
+            ):
                 if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
                     raise unsupported(
                         o, "an in-place reshape of a weight window that is not contiguous (columns of a wider weight)"
@@ -401,3 +403,10 @@ class Lowering:
         if isinstance(ld, tile.LoadOp) and ld.cache is not None:
             return ld.cache.data
         return None
+
+
+def _per_row(o: tile.ReshapeOp) -> bool:
+    """A token tile's columns split into a rank-3 tile (the interleaved RoPE's `[r, D/2, 2]`):
+    viewed in UB once its rows are loaded (vector_ops), as vector tasks load rank-2 tiles."""
+    t = o.result.type
+    return isinstance(t, TensorType) and t.get_num_dims() > 2 and not tile.weight_only(o.result)
