@@ -141,7 +141,10 @@ class VectorPhase:
         for st in self.stages:
             if st.vec_tile is not None:
                 vt = [int(v) for v in st.vec_tile.get_values()]
-                data = next(o for o in st.body.block.ops if o not in self.lowering.views)
+                # The stage's data: its first op that is not a view or a per-row transpose
+                # (their rows are whole; tile-assign-shapes reads the same op).
+                ops = [o for o in st.body.block.ops if o not in self.lowering.views]
+                data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp)), ops[0])
                 cols = tensor_type(data.operands[0]).get_shape()[-1]
                 if vt[-1] < cols:
                     narrow.append((st, vt, cols))
