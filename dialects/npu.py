@@ -15,7 +15,8 @@ cube program on each AIC and a vector program on each AIV, each with its core in
 - the cube `npu.mmad` (L0A x L0B -> L0C, overwrite or accumulate, optionally on the
   valid rows of a partial tile);
 - vector instructions on whole UB buffers (`npu.vadd`, `npu.vmuls`, `npu.vreduce`,
-  `npu.vcast`, ...), and `npu.vcopy` of a column range between two UB buffers;
+  `npu.vcast`, ...), `npu.vcopy` of a column range between two UB buffers, and
+  `npu.vtranspose` of the last two dims of a rank-3 UB buffer (each row's columns);
 - synchronisation: `npu.set_flag`/`npu.wait_flag` between the pipes of one core,
   `npu.barrier` on one pipe, `npu.cross_core_set`/`npu.cross_core_wait` between cores.
 

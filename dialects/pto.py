@@ -4,7 +4,8 @@ A kernel is a `func.func` over builtin `tensor` values that returns its results 
 semantics). The token axis (dim 0 of activations) is usually dynamic (`?`); there are
 no loops here: the token loop appears at the `tile` level. Each op is one whole-tensor
 step of SK-03 (RMSNorm, MatMul, casts, INT8 quant/dequant, elementwise work, and the
-column slices and concatenations of a post-processing tail such as RoPE).
+column slices, concatenations, reshapes and transposes of a post-processing tail such
+as RoPE, interleaved or not).
 
 What this level checks: the math. Shapes agree (with trailing broadcasting for the
 elementwise ops), matmul element types follow the cube's table, and a cast is one the
