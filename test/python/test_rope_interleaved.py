@@ -22,7 +22,10 @@ from pto.targets import load_target
 H, C, D, EPS = 256, 512, 64, 1e-6  # hidden, kv_lora_rank, rope_dim
 BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
 COUNTS = (1, 37, 300)
-FORMS = ["interleave", "inplace", "methods", "inverse"]
+# interleave: pypto.reshape / transpose / reshape of k_pe; inplace: with inplace=True and
+# dims -1, -2; methods: as Tensor methods; inverse: rotated as it is, then the inverse
+# permutation; tables: cos and sin (loaded bf16 token tiles) de-interleaved as well.
+FORMS = ["interleave", "inplace", "methods", "inverse", "tables"]
 
 
 def _rotate_half(x, t):
@@ -65,8 +68,10 @@ def _kernel(form: str):
             pypto.set_semantic_label("rope")
             pypto.set_vec_tile_shapes(4, D)
             k_pe = pypto.cast(pypto.view(kv, [t, D], [0, C]), FP32)
-            c = pypto.cast(pypto.view(cos, [t, D], [i, 0]), FP32)
-            s = pypto.cast(pypto.view(sin, [t, D], [i, 0]), FP32)
+            c, s = pypto.view(cos, [t, D], [i, 0]), pypto.view(sin, [t, D], [i, 0])
+            if form == "tables":  # a loaded tile's reshape to rank 3 is a view in UB too
+                c, s = _deinterleave(c, t, "interleave"), _deinterleave(s, t, "interleave")
+            c, s = pypto.cast(c, FP32), pypto.cast(s, FP32)
             xr = k_pe if form == "inverse" else _deinterleave(k_pe, t, form)
             k_rope = xr * c + _rotate_half(xr, t) * s
             if form == "inverse":  # rotated as it is, then de-interleaved by the inverse permutation
@@ -94,6 +99,8 @@ def _golden(form: str, x, wkv, gamma, cos, sin):
     n = c / np.sqrt(np.mean(c * c, axis=-1, keepdims=True) + f32(EPS)) * gamma.astype(f32)
     if form not in ("plain", "inverse"):
         pe = np.concatenate([pe[:, 0::2], pe[:, 1::2]], axis=-1)
+    if form == "tables":
+        cos, sin = (np.concatenate([a[:, 0::2], a[:, 1::2]], axis=-1) for a in (cos, sin))
     r = pe * cos.astype(f32) + np.concatenate([-pe[:, D // 2 :], pe[:, : D // 2]], axis=-1) * sin.astype(f32)
     if form == "inverse":  # element 2j + h of the result is element h * D/2 + j of r
         r = r.reshape(-1, 2, D // 2).transpose(0, 2, 1).reshape(-1, D)
@@ -113,9 +120,11 @@ def test_interleaved_rope_matches_the_golden_on_both_engines(form: str) -> None:
         outs = _outputs(t)
         compiled = pto.compile(k.trace(*ins, *outs))
         runs = [pto.run(compiled, list(ins), engine=e) for e in ("interp", "compiled")]
-        for got, want, name in zip(runs[0].outputs, _golden(form, *ins), ("kv", "k_rope"), strict=True):
-            v = check(got, want)
-            assert v.ok, (form, t, v.describe(name))
+        tiled = pto.run(compiled, list(ins), level="tile")  # the tile level's interpretation
+        for run in (runs[0], tiled):
+            for got, want, name in zip(run.outputs, _golden(form, *ins), ("kv", "k_rope"), strict=True):
+                v = check(got, want)
+                assert v.ok, (form, t, v.describe(name))
         for a, b in zip(runs[0].outputs, runs[1].outputs, strict=True):
             assert np.array_equal(a.view(np.uint16), b.view(np.uint16)), (form, t)
         assert runs[0].report.to_json() == runs[1].report.to_json(), (form, t)
