@@ -15,7 +15,8 @@ cube program on each AIC and a vector program on each AIV, each with its core in
 - the cube `npu.mmad` (L0A x L0B -> L0C, overwrite or accumulate, optionally on the
   valid rows of a partial tile);
 - vector instructions on whole UB buffers (`npu.vadd`, `npu.vmuls`, `npu.vreduce`,
-  `npu.vcast`, ...), and `npu.vcopy` of a column range between two UB buffers;
+  `npu.vcast`, ...), `npu.vcopy` of a column range between two UB buffers, and
+  `npu.vtranspose` of the last two dims of a rank-3 UB buffer (each row's columns);
 - synchronisation: `npu.set_flag`/`npu.wait_flag` between the pipes of one core,
   `npu.barrier` on one pipe, `npu.cross_core_set`/`npu.cross_core_wait` between cores.
 
@@ -1374,6 +1375,45 @@ class VCopyOp(VectorOp):
                 )
 
 
+@irdl_op_definition
+class VTransposeOp(VectorOp):
+    """`npu.vtranspose %a -> %d : !npu.buf<4x32x2xf32, ub> -> !npu.buf<4x2x32xf32, ub>`:
+    per row (dim 0), the `[A, B]` matrix of its columns transposed to `[B, A]` (the
+    interleaved RoPE's evens-then-odds). A2/A3's `vtranspose` instruction takes 16x16
+    blocks of 16-bit elements only; a row permutation of any width and element type is
+    the `vgather` its platform file lists for f32 as well (each element fetched from its
+    source offset), so the op is priced as one pass of the vector unit over its bytes at
+    `vector.cycles_per_repeat.vtranspose` (docs/model.md). Rank 3 both, the same rows
+    and element type, the destination's last two dims the source's swapped."""
+
+    name = "npu.vtranspose"
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    assembly_format = "$src `->` $dst attr-dict `:` type($src) `->` type($dst)"
+
+    def __init__(self, src: SSAValue, dst: SSAValue):
+        super().__init__(operands=[src, dst])
+
+    def verify_vector(self) -> None:
+        s, d = buf(self.src), buf(self.dst)
+        ss, ds = list(s.get_shape()), list(d.get_shape())
+        if len(ss) != VTRANSPOSE_RANK or len(ds) != VTRANSPOSE_RANK:
+            raise VerifyException(
+                f"'npu.vtranspose' permutes the columns of each row of rank-{VTRANSPOSE_RANK} buffers, "
+                f"got {dims_str(ss)} -> {dims_str(ds)}"
+            )
+        if ds != [ss[0], ss[2], ss[1]]:
+            raise VerifyException(
+                f"'npu.vtranspose' destination {dims_str(ds)} is not the source {dims_str(ss)} "
+                "with its last two dims swapped"
+            )
+        if s.element_type != d.element_type:
+            raise VerifyException(f"'npu.vtranspose' moves without conversion: {s.elem} to {d.elem}")
+
+
+VTRANSPOSE_RANK = 3
+
+
 # ------------------------------------------------------------------------------ sync
 
 _SYNC_PIPES = (Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -1539,6 +1579,7 @@ NPU = Dialect(
         VReduceOp,
         VCastOp,
         VCopyOp,
+        VTransposeOp,
         SetFlagOp,
         WaitFlagOp,
         BarrierOp,

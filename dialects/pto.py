@@ -4,7 +4,8 @@ A kernel is a `func.func` over builtin `tensor` values that returns its results 
 semantics). The token axis (dim 0 of activations) is usually dynamic (`?`); there are
 no loops here: the token loop appears at the `tile` level. Each op is one whole-tensor
 step of SK-03 (RMSNorm, MatMul, casts, INT8 quant/dequant, elementwise work, and the
-column slices and concatenations of a post-processing tail such as RoPE).
+column slices, concatenations, reshapes and transposes of a post-processing tail such
+as RoPE, interleaved or not).
 
 What this level checks: the math. Shapes agree (with trailing broadcasting for the
 elementwise ops), matmul element types follow the cube's table, and a cast is one the
@@ -508,6 +509,45 @@ class ReshapeBase(ShapedOp):
             )
 
 
+class TransposeBase(ShapedOp):
+    """The last two dims swapped, every leading dim kept:
+    `%y = pto.transpose %x : tensor<?x32x2xf32> -> tensor<?x2x32xf32>`. On a token tile
+    (dim 0 the tokens) it permutes each token's columns: the interleaved RoPE's
+    `[t, D/2, 2] -> [t, 2, D/2]` (evens, then odds). Rank 3 or more, so that the token
+    dim is never one of the two; the swapped dims are static."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue):
+        t = tensor_type(input)
+        *lead, a, b = t.get_shape()
+        super().__init__(operands=[input], result_types=[TensorType(t.element_type, [*lead, b, a])])
+
+    def verify_shapes(self) -> None:
+        x, r = tensor_type(self.input), tensor_type(self.result)
+        xs, rs = list(x.get_shape()), list(r.get_shape())
+        if len(xs) < TRANSPOSE_MIN_RANK:
+            raise VerifyException(
+                f"'{self.name}' swaps the last two dims of a tensor of rank >= {TRANSPOSE_MIN_RANK} "
+                f"(dim 0 the tokens), got rank {len(xs)}"
+            )
+        if DYNAMIC_INDEX in xs[-2:]:
+            raise VerifyException(f"'{self.name}' needs static last two dims, got {dims_str(xs)}")
+        if rs != [*xs[:-2], xs[-1], xs[-2]]:
+            raise VerifyException(
+                f"'{self.name}' result {dims_str(rs)} is not the input {dims_str(xs)} with its last two dims swapped"
+            )
+        if x.element_type != r.element_type:
+            raise VerifyException(f"'{self.name}' cannot change the element type")
+
+
+TRANSPOSE_MIN_RANK = 3
+
+
 def _leading_and_elem(op: Operation, x: TensorType, r: TensorType, what: str) -> None:
     """Column ops (slice, concat) keep every dim but the last and the element type."""
     if x.get_num_dims() < 1:
@@ -780,6 +820,13 @@ class ReshapeOp(ReshapeBase):
 
 
 @irdl_op_definition
+class TransposeOp(TransposeBase):
+    """The last two dims swapped (see TransposeBase)."""
+
+    name = "pto.transpose"
+
+
+@irdl_op_definition
 class SliceOp(SliceBase):
     """Columns of the last axis (see SliceBase)."""
 
@@ -990,6 +1037,7 @@ PTO = Dialect(
         QuantOp,
         DequantOp,
         ReshapeOp,
+        TransposeOp,
         SliceOp,
         ConcatOp,
         ViewOp,

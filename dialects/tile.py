@@ -289,6 +289,7 @@ class VecStageOp(StageBase):
             if (
                 isinstance(op, pto.ShapedOp)
                 and not isinstance(op, ReshapeOp | ViewOp)  # views move no data
+                and not isinstance(op, TransposeOp)  # it permutes whole rows: only the tile's rows apply
                 and not all(weight_only(r) for r in op.results)  # nor is it tiled by token rows
             ):
                 # (the widest operand's rank: a broadcast operand may come first, `b - x`)
@@ -760,6 +761,15 @@ class ReshapeOp(pto.ReshapeBase):
 
 
 @irdl_op_definition
+class TransposeOp(pto.TransposeBase):
+    """The last two dims swapped (see TransposeBase). On one static token tile: each
+    row's columns permuted (`tile-to-npu`: `npu.vtranspose`)."""
+
+    name = "tile.transpose"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class SliceOp(pto.SliceBase):
     """Columns of the last axis (see SliceBase). On one static token tile."""
 
@@ -812,6 +822,7 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.QuantOp: QuantOp,
     pto.DequantOp: DequantOp,
     pto.ReshapeOp: ReshapeOp,
+    pto.TransposeOp: TransposeOp,
     pto.SliceOp: SliceOp,
     pto.ConcatOp: ConcatOp,
     pto.ViewOp: ViewOp,

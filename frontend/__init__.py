@@ -35,6 +35,7 @@ from pto.frontend.builder import (
     slice,
     sqrt,
     sub,
+    transpose,
 )
 from pto.frontend.loop import (
     arg,
@@ -98,6 +99,7 @@ __all__ = [
     "slice",
     "sqrt",
     "sub",
+    "transpose",
     "trace",
     "view",
     "TuneError",

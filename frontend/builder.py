@@ -553,6 +553,18 @@ def reshape(x: Tensor, shape: Sequence[int | None], inplace: bool = False, *, la
     return Tensor(x.kernel, _emit(op, x, label, None).results[0])
 
 
+def transpose(x: Tensor, *, label: str | None = None) -> Tensor:
+    """The last two dims swapped (`pto.transpose`), of a tensor of rank >= 3: on a token
+    tile, each token's columns permuted (the interleaved RoPE's `[t, D/2, 2] -> [t, 2, D/2]`)."""
+    _tensor(x, "transpose input")
+    if len(x.shape) < pto.TRANSPOSE_MIN_RANK:
+        _fail(
+            f"transpose swaps the last two dims of a tensor of rank >= {pto.TRANSPOSE_MIN_RANK} "
+            f"(dim 0 the tokens), got rank {len(x.shape)}"
+        )
+    return Tensor(x.kernel, _emit(pto.TransposeOp(x.value), x, label, None).results[0])
+
+
 def slice(
     x: Tensor,
     offset: int,

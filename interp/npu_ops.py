@@ -441,7 +441,19 @@ _BINARY = {
 }
 _UNARY = {npu.VSqrtOp: "sqrt", npu.VRsqrtOp: "rsqrt", npu.VAbsOp: "abs", npu.VExpOp: "exp"}
 _SCALAR = {npu.VMulsOp: np.multiply, npu.VAddsOp: np.add, npu.VMaxsOp: np.maximum, npu.VMinsOp: np.minimum}
-VECTOR_OPS: tuple[type[Operation], ...] = (*_BINARY, *_UNARY, *_SCALAR, npu.VDupOp, npu.VReduceOp, npu.VCastOp)
+VECTOR_OPS: tuple[type[Operation], ...] = (
+    *_BINARY,
+    *_UNARY,
+    *_SCALAR,
+    npu.VDupOp,
+    npu.VReduceOp,
+    npu.VCastOp,
+    npu.VTransposeOp,
+)
+
+
+def _transpose(dst, src):
+    return src.transpose(0, 2, 1)
 
 
 def vector_kernel(op: Operation) -> tuple[str, Compute]:
@@ -457,6 +469,8 @@ def vector_kernel(op: Operation) -> tuple[str, Compute]:
         return name, partial(_dup, np.float32(op.scalar.value.data))
     if isinstance(op, npu.VReduceOp):
         return name, partial(_reduce, op.kind.data)
+    if isinstance(op, npu.VTransposeOp):
+        return name, _transpose
     assert isinstance(op, npu.VCastOp)
     return name, partial(_cast, op.round.data, op.sat is not None)
 

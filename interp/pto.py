@@ -60,6 +60,8 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     if isinstance(op, pto.ReshapeBase):
         shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]
         return (args[0].reshape(shape),)
+    if isinstance(op, pto.TransposeBase):
+        return (np.ascontiguousarray(np.swapaxes(args[0], -1, -2)),)
     if isinstance(op, pto.SliceBase):
         return (np.ascontiguousarray(args[0][..., op.start : op.start + op.width]),)
     if isinstance(op, pto.ConcatBase):
@@ -105,6 +107,7 @@ def compute_ops(*classes: type[Operation]):
     pto.QuantOp,
     pto.DequantOp,
     pto.ReshapeOp,
+    pto.TransposeOp,
     pto.SliceOp,
     pto.ConcatOp,
     pto.ViewOp,

@@ -224,7 +224,8 @@ class TileAssignShapesPass(ModulePass):
             (
                 o.operands[0].type
                 for o in st.body.block.ops
-                if not isinstance(o, (tile.YieldOp, tile.ReshapeOp)) and o.operands
+                # (views and per-row transposes are not the stage's data: its rank-2 rows are)
+                if not isinstance(o, (tile.YieldOp, tile.ReshapeOp, tile.TransposeOp)) and o.operands
             ),
             None,
         )

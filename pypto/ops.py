@@ -472,8 +472,21 @@ def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
-    """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans)."""
+    """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans);
+    of a higher rank, the last two dims swapped (`pto.transpose`: each token's columns
+    permuted, as the interleaved RoPE's `[t, D/2, 2] -> [t, 2, D/2]`)."""
     x = _tensor(input, "pypto.transpose's input")
+    rank = len(x.shape)
+    if rank > 2:  # a rank-2 transpose is the matmul's a_trans / b_trans
+        if not all(isinstance(d, int) and not isinstance(d, bool) and -rank <= d < rank for d in (dim0, dim1)):
+            refuse(f"pypto.transpose's dims must be integers in [{-rank}, {rank}), got {dim0!r}, {dim1!r}")
+        if {dim0 % rank, dim1 % rank} != {rank - 2, rank - 1}:
+            refuse(
+                f"pypto.transpose of dims {dim0}, {dim1} of a rank-{rank} tensor: only the last two dims "
+                f"({rank - 2} and {rank - 1}) are swapped here"
+            )
+        shape = [*x.shape[:-2], x.shape[-1], x.shape[-2]]
+        return _result("transpose", [x], shape, x.known_dtype, b.transpose)
     if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):
         refuse(
             f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "

@@ -10,10 +10,12 @@ tasks of its own body that produce its inputs, as PyPTO's runtime does. Values c
 groups go through GM workspaces.
 
 An NZ weight (`tile.load ... layout nz`) becomes an argument marked `npu.layout =
-#pto.layout<nz>`. A `host_transpose` weight becomes an argument passed [K, N] (`npu.host_transpose`), an
-in-place reshape of a loaded tensor a GM view (`npu.reshape`). Not supported (rejected):
-split-K with an i32 accumulator, N or K not a multiple of its tile (nL0, kL1), kL1 not
-a multiple of kL0, a_trans, reshapes of computed values, rank-3 tiles. Vector tiles
+#pto.layout<nz>`. A `host_transpose` weight becomes an argument passed [K, N]
+(`npu.host_transpose`), an in-place reshape of a loaded tensor a GM view
+(`npu.reshape`); a reshape of a computed tile a view of its UB buffer. Not supported
+(rejected): split-K with an i32 accumulator, N or K not a multiple of its tile (nL0,
+kL1), kL1 not a multiple of kL0, a_trans, rank-3 tiles other than a reshape or
+transpose in UB. Vector tiles
 narrower than a row are column-tiled when the phase allows it, else processed as whole
 rows (with a warning).
 """
@@ -357,7 +359,9 @@ class Lowering:
                 window.location = o.location
                 self.gm[o.result] = window.result
                 self.views.add(o)
-            elif isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views):
+            elif (
+                isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views) and not _per_row(o)
+            ):
                 if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
                     raise unsupported(
                         o, "an in-place reshape of a weight window that is not contiguous (columns of a wider weight)"
@@ -408,3 +412,10 @@ class Lowering:
         if isinstance(ld, tile.LoadOp) and ld.cache is not None:
             return ld.cache.data
         return None
+
+
+def _per_row(o: tile.ReshapeOp) -> bool:
+    """A token tile's columns split into a rank-3 tile (the interleaved RoPE's `[r, D/2, 2]`):
+    viewed in UB once its rows are loaded (vector_ops), as vector tasks load rank-2 tiles."""
+    t = o.result.type
+    return isinstance(t, TensorType) and t.get_num_dims() > 2 and not tile.weight_only(o.result)

@@ -23,7 +23,7 @@ from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UbAllocator
-from pto.lowering.tile_to_npu.vector_ops import check_rank, emit_op
+from pto.lowering.tile_to_npu.vector_ops import emit_op
 
 idx = IndexType()
 # Lowering policy, not a hardware figure: when no column tiling is pinned, chunk widths
@@ -141,7 +141,10 @@ class VectorPhase:
         for st in self.stages:
             if st.vec_tile is not None:
                 vt = [int(v) for v in st.vec_tile.get_values()]
-                data = next(o for o in st.body.block.ops if o not in self.lowering.views)
+                # The stage's data: its first op that is not a view or a per-row transpose
+                # (their rows are whole; tile-assign-shapes reads the same op).
+                ops = [o for o in st.body.block.ops if o not in self.lowering.views]
+                data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp)), ops[0])
                 cols = tensor_type(data.operands[0]).get_shape()[-1]
                 if vt[-1] < cols:
                     narrow.append((st, vt, cols))
@@ -193,6 +196,8 @@ class VectorPhase:
             for dst in dests.get(res, []):
                 buf = ub.bufs[res]
                 shape = npu.buf(buf).get_shape()
+                if len(shape) > 2:  # rank 3 is only a view or transpose of a tile in UB (vector_ops)
+                    raise unsupported(self.stages[0], f"rank-{len(shape)} tiles stored to global memory")
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
         sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
 
@@ -215,7 +220,8 @@ class VectorPhase:
         src = self.gm[v]
         token = isinstance(src.type, BufferType) and DYNAMIC_INDEX in src.type.get_shape()
         shape = [r, *t.get_shape()[1:]] if token else list(t.get_shape())
-        check_rank(op, shape)
+        if len(shape) > 2:  # rank 3 is only a view or transpose of a tile in UB (vector_ops)
+            raise unsupported(op, f"rank-{len(shape)} tiles loaded from global memory")
         if not token and len(shape) == 2 and shape[1] == 1 and isinstance(op, tile.DequantOp) and v is op.w_scale:
             # A [N, 1] weight scale broadcast along rows is loaded transposed as [1, N].
             buf = ub.alloc([1, shape[0]], t.element_type, op.location)

@@ -18,9 +18,15 @@ _UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.
 _SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp}
 
 
+# Ops whose result may be a rank-3 token tile `[r, A, B]`: the views and the per-row
+# transpose of the interleaved RoPE (`[r, D] -> [r, D/2, 2] -> [r, 2, D/2] -> [r, D]`).
+# Every other vector op works on rank-2 (or weight-only rank-1) buffers.
+_RANK3 = (tile.ReshapeOp, tile.TransposeOp)
+
+
 def check_rank(op: Operation, shape: list[int]) -> None:
-    if len(shape) > 2:
-        raise unsupported(op, "rank-3 tiles")
+    if len(shape) > 3 or len(shape) == 3 and not isinstance(op, _RANK3):
+        raise unsupported(op, f"rank-{len(shape)} tiles (rank 3 only as a tile.reshape or tile.transpose result)")
 
 
 class _Emit:
@@ -71,10 +77,10 @@ def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | Non
         _dequant(op, e)
     elif isinstance(op, tile.SliceOp | tile.ConcatOp):
         _columns(op, e)
-    elif isinstance(op, tile.ReshapeOp) and tile.weight_only(op.result):
-        _reshape(op, e)
     elif isinstance(op, tile.ReshapeOp):
-        raise unsupported(op, "reshapes")
+        _reshape(op, e)
+    elif isinstance(op, tile.TransposeOp):
+        _transpose(op, e)
     elif isinstance(op, tile.LoadOp):
         raise unsupported(op, "loads inside a stage")
     else:
@@ -84,13 +90,26 @@ def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | Non
 
 
 def _reshape(op: tile.ReshapeOp, e: _Emit) -> None:
-    """A weight-only value's UB buffer seen with another shape (its bytes are one
-    contiguous block). Neither name is freed before the task copy ends: one would free
-    the bytes the other still reads."""
+    """A UB buffer seen with another shape: a weight-only value's (its static shape), or
+    a token tile's `[r, ...]` (the rows stay; each row's columns are one contiguous run,
+    so splitting or merging them moves nothing). Neither name is freed before the task
+    copy ends: one would free the bytes the other still reads."""
+    if e.chunk is not None:  # columns.plan does not column-tile reshapes; a guard
+        raise unsupported(op, "'tile.reshape' in a column-tiled vector phase")
     src = e.ub.bufs[op.input]
     t = tensor_type(op.result)
+    shape = list(t.get_shape()) if tile.weight_only(op.result) else [e.r, *t.get_shape()[1:]]
+    check_rank(op, shape)
     e.ub.sizes.pop(src, None)
-    e.ub.bufs[op.result] = npu.ReshapeOp(src, BufferType(list(t.get_shape()), t.element_type, Space.UB)).result
+    e.ub.bufs[op.result] = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.UB)).result
+
+
+def _transpose(op: tile.TransposeOp, e: _Emit) -> None:
+    """Each row's `[A, B]` columns as `[B, A]`: one `npu.vtranspose` into a new buffer
+    (data moves, on the vector pipe)."""
+    if e.chunk is not None:  # columns.plan does not column-tile transposes; a guard
+        raise unsupported(op, "'tile.transpose' in a column-tiled vector phase")
+    npu.VTransposeOp(e.ub.bufs[op.input], e.out(op.result))
 
 
 def _reduce(op: tile.ReduceOp, e: _Emit) -> None:

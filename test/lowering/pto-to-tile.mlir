@@ -232,6 +232,26 @@ func.func @rope_tail(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?
 
 // -----
 
+// The interleaved RoPE's de-interleave of a token tile: reshape, transpose of the last
+// two dims, reshape back; tile ops of the vector stage, each tile of p rows.
+func.func @rope_interleave(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xf32> {
+  %kv = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xf32>
+  %p = pto.reshape %kv : tensor<?x64xf32> -> tensor<?x32x2xf32>
+  %t = pto.transpose %p : tensor<?x32x2xf32> -> tensor<?x2x32xf32>
+  %r = pto.reshape %t inplace : tensor<?x2x32xf32> -> tensor<?x64xf32>
+  %o = pto.muls %r, 2.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+// CHECK-LABEL: func.func @rope_interleave
+// CHECK: tile.cube_stage "linear"
+// CHECK: tile.vec_stage "post"
+// CHECK-NEXT: tile.reshape %{{.*}} : tensor<1x64xf32> -> tensor<1x32x2xf32>
+// CHECK-NEXT: tile.transpose %{{.*}} : tensor<1x32x2xf32> -> tensor<1x2x32xf32>
+// CHECK-NEXT: tile.reshape %{{.*}} inplace : tensor<1x2x32xf32> -> tensor<1x64xf32>
+// CHECK-NEXT: tile.muls
+
+// -----
+
 func.func @returns_a_view(%x: tensor<?x4x16xf32>, %w: tensor<64x32xf32>) -> (tensor<?x32xf32>, tensor<?x64xf32>) {
   %flat = pto.reshape %x inplace : tensor<?x4x16xf32> -> tensor<?x64xf32>
   %y = pto.matmul %flat, %w : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>

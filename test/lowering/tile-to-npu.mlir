@@ -378,8 +378,9 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
+    // A computed tile's reshape is a view of its UB buffer; a rank-3 one is not stored.
+    // expected-error@+1 {{tile-to-npu does not support rank-3 tiles stored to global memory yet}}
     %r = tile.vec_stage "post" tile [4, 32] -> (tensor<16x2x16xf32>) {
-      // expected-error@+1 {{tile-to-npu does not support reshapes yet}}
       %h = tile.reshape %y inplace : tensor<16x32xf32> -> tensor<16x2x16xf32>
       tile.yield %h : tensor<16x2x16xf32>
     }
@@ -624,6 +625,65 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
 
 // -----
 
+// The interleaved RoPE's de-interleave: a token tile's reshapes are npu.reshape views of
+// its UB buffer (its rows stay, each row's columns one contiguous run); the transpose of
+// the last two dims is one npu.vtranspose into a new buffer, on the vector pipe.
+func.func @rope_interleave(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [64, 64]> -> (tensor<16x64xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+      tile.yield %m : tensor<16x64xf32>
+    }
+    %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x64xf32>) {
+      %p = tile.reshape %y : tensor<16x64xf32> -> tensor<16x32x2xf32>
+      %q = tile.transpose %p : tensor<16x32x2xf32> -> tensor<16x2x32xf32>
+      %o = tile.reshape %q : tensor<16x2x32xf32> -> tensor<16x64xf32>
+      %s = tile.mul %o, %y : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x64xf32>
+      tile.yield %s : tensor<16x64xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @rope_interleave
+// CONST: npu.tasks "rope.16" vector
+// CONST: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %[[Y:.*]][0, 0] rows %{{.*}} : !npu.buf<?x64xf32, gm> -> !npu.buf<4x64xf32, ub>
+// CONST: %[[P:.*]] = npu.reshape %[[Y]] : !npu.buf<4x64xf32, ub> -> !npu.buf<4x32x2xf32, ub>
+// CONST: %[[Q:.*]] = npu.alloc ub [{{.*}}] : !npu.buf<4x2x32xf32, ub>
+// CONST-NEXT: npu.vtranspose %[[P]] -> %[[Q]] : !npu.buf<4x32x2xf32, ub> -> !npu.buf<4x2x32xf32, ub>
+// CONST-NEXT: %[[O:.*]] = npu.reshape %[[Q]] : !npu.buf<4x2x32xf32, ub> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.vmul %[[O]], %[[Y]] -> %[[S:.*]] :
+// CONST: npu.dma mte3 %[[S]][0, 0] -> %{{.*}}[%{{.*}}, 0] rows %{{.*}} : !npu.buf<4x64xf32, ub> -> !npu.buf<?x64xf32, gm>
+
+// -----
+
+// A rank-3 token tile is only a view or a transpose of a tile in UB: one stored to (or
+// loaded from) global memory is refused, as is any other op on it.
+func.func @rank3_elsewhere(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x32x2xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [64, 64]> -> (tensor<16x64xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+      tile.yield %m : tensor<16x64xf32>
+    }
+    %r = tile.vec_stage "rope" tile [4, 32, 2] -> (tensor<16x32x2xf32>) {
+      %p = tile.reshape %y : tensor<16x64xf32> -> tensor<16x32x2xf32>
+      // expected-error@+1 {{tile-to-npu does not support rank-3 tiles (rank 3 only as a tile.reshape or tile.transpose result) yet}}
+      %s = tile.muls %p, 2.0 : tensor<16x32x2xf32> -> tensor<16x32x2xf32>
+      tile.yield %s : tensor<16x32x2xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x32x2xf32> -> tensor<?x32x2xf32>
+  }
+  func.return
+}
+
+// -----
+
 // A dequant of a float value (not an i32 accumulator): copied into the result buffer
 // (x * 1.0), then scaled.
 func.func @float_dequant(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %s: tensor<?x1xf32>, %out: tensor<?x32xf32> {pto.output}) {
@@ -745,7 +805,7 @@ func.func @rank3(%x: tensor<?x2x32xf32>, %z: tensor<?x64xf32>, %w: tensor<64x32x
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x2x32xf32> -> tensor<16x2x32xf32>
     %n = tile.vec_stage "norm" tile [4, 2, 32] -> (tensor<16x2x32xf32>) {
-      // expected-error@+1 {{tile-to-npu does not support rank-3 tiles yet}}
+      // expected-error@+1 {{tile-to-npu does not support rank-3 tiles loaded from global memory yet}}
       %a = tile.abs %xt : tensor<16x2x32xf32> -> tensor<16x2x32xf32>
       tile.yield %a : tensor<16x2x32xf32>
     }

@@ -147,6 +147,7 @@ SEED_EXAMPLES = [
     "mla_wqa_qrmsnorm",
     "mla_wkv_rmsnorm",
     "mla_wkv_rope",
+    "mla_wkv_rope_interleaved",
     "indexer_query_linear_int8",
     "hc_pre",
     "at11_quant_linear",

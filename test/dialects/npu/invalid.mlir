@@ -1040,3 +1040,47 @@ func.func @f() {
   }
   func.return
 }
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %b = npu.alloc ub [4096] : !npu.buf<4x64xf32, ub>
+    // expected-error@+1 {{'npu.vtranspose' permutes the columns of each row of rank-3 buffers, got 4x64 -> 4x64}}
+    npu.vtranspose %a -> %b : !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x32x2xf32, ub>
+    %b = npu.alloc ub [4096] : !npu.buf<4x32x2xf32, ub>
+    // expected-error@+1 {{'npu.vtranspose' destination 4x32x2 is not the source 4x32x2 with its last two dims swapped}}
+    npu.vtranspose %a -> %b : !npu.buf<4x32x2xf32, ub> -> !npu.buf<4x32x2xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x32x2xf32, ub>
+    %b = npu.alloc ub [4096] : !npu.buf<2x2x32xf32, ub>
+    // expected-error@+1 {{'npu.vtranspose' destination 2x2x32 is not the source 4x32x2 with its last two dims swapped}}
+    npu.vtranspose %a -> %b : !npu.buf<4x32x2xf32, ub> -> !npu.buf<2x2x32xf32, ub>
+  }
+  func.return
+}
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x32x2xf32, ub>
+    %b = npu.alloc ub [4096] : !npu.buf<4x2x32xbf16, ub>
+    // expected-error@+1 {{'npu.vtranspose' moves without conversion: f32 to bf16}}
+    npu.vtranspose %a -> %b : !npu.buf<4x32x2xf32, ub> -> !npu.buf<4x2x32xbf16, ub>
+  }
+  func.return
+}

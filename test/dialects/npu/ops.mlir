@@ -111,6 +111,13 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     // A column range between UB buffers (the RoPE tail's slices and concatenations).
     // CHECK: npu.vcopy %{{.*}}[cols 4095] -> %{{.*}}[cols 0] width 1 : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
     npu.vcopy %f [cols 4095] -> %s [cols 0] width 1 : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // Each row's [2048, 2] columns as [2, 2048] (the interleaved RoPE's evens, then odds),
+    // through views of the UB buffers.
+    // CHECK: %[[P:.*]] = npu.reshape %{{.*}} : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x2048x2xf32, ub>
+    %fp = npu.reshape %f : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x2048x2xf32, ub>
+    %gt = npu.alloc ub [131072] : !npu.buf<4x2x2048xf32, ub>
+    // CHECK: npu.vtranspose %[[P]] -> %{{.*}} : !npu.buf<4x2048x2xf32, ub> -> !npu.buf<4x2x2048xf32, ub>
+    npu.vtranspose %fp -> %gt : !npu.buf<4x2048x2xf32, ub> -> !npu.buf<4x2x2048xf32, ub>
     // CHECK: npu.vcast %{{.*}} -> %{{.*}} rint : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xbf16, ub>
     npu.vcast %f -> %u rint : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xbf16, ub>
     npu.set_flag vector -> mte3, 0

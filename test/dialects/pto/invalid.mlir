@@ -719,3 +719,35 @@ func.func @t(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = pto.abs %x {pto.by_unroll = [2, 64]} : tensor<?x64xf32> -> tensor<?x64xf32>
   func.return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+func.func @t(%x: tensor<?x64xf32>) -> tensor<64x?xf32> {
+  // expected-error@+1 {{'pto.transpose' swaps the last two dims of a tensor of rank >= 3 (dim 0 the tokens), got rank 2}}
+  %0 = pto.transpose %x : tensor<?x64xf32> -> tensor<64x?xf32>
+  func.return %0 : tensor<64x?xf32>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x32x2xf32>) -> tensor<?x32x2xf32> {
+  // expected-error@+1 {{'pto.transpose' result ?x32x2 is not the input ?x32x2 with its last two dims swapped}}
+  %0 = pto.transpose %x : tensor<?x32x2xf32> -> tensor<?x32x2xf32>
+  func.return %0 : tensor<?x32x2xf32>
+}
+
+// -----
+
+func.func @t(%x: tensor<?x32x2xf32>) -> tensor<?x2x32xbf16> {
+  // expected-error@+1 {{'pto.transpose' cannot change the element type}}
+  %0 = pto.transpose %x : tensor<?x32x2xf32> -> tensor<?x2x32xbf16>
+  func.return %0 : tensor<?x2x32xbf16>
+}
+
+// -----
+
+func.func @t(%x: tensor<4x?x2xf32>) -> tensor<4x2x?xf32> {
+  // expected-error@+1 {{'pto.transpose' needs static last two dims, got 4x?x2}}
+  %0 = pto.transpose %x : tensor<4x?x2xf32> -> tensor<4x2x?xf32>
+  func.return %0 : tensor<4x2x?xf32>
+}

@@ -120,6 +120,18 @@ func.func @columns(%kv: tensor<?x576xbf16>, %x: tensor<4x8x64xf32>) -> (tensor<?
   func.return %o, %t : tensor<?x576xbf16>, tensor<4x8x96xf32>
 }
 
+// The interleaved RoPE's per-token column permutation: [t, D/2, 2] -> [t, 2, D/2].
+// CHECK-LABEL: func.func @interleave
+func.func @interleave(%k: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // CHECK: %[[P:.*]] = pto.reshape %{{.*}} : tensor<?x64xf32> -> tensor<?x32x2xf32>
+  %p = pto.reshape %k : tensor<?x64xf32> -> tensor<?x32x2xf32>
+  // CHECK: %[[T:.*]] = pto.transpose %[[P]] {pto.label = "rope"} : tensor<?x32x2xf32> -> tensor<?x2x32xf32>
+  %t = pto.transpose %p {pto.label = "rope"} : tensor<?x32x2xf32> -> tensor<?x2x32xf32>
+  // CHECK: pto.reshape %[[T]] inplace : tensor<?x2x32xf32> -> tensor<?x64xf32>
+  %r = pto.reshape %t inplace : tensor<?x2x32xf32> -> tensor<?x64xf32>
+  func.return %r : tensor<?x64xf32>
+}
+
 // Rows of a weight, read in place: part of a stacked weight, a gamma among several.
 // CHECK-LABEL: func.func @weight_rows
 func.func @weight_rows(%w: tensor<1024x4096xbf16>, %g: tensor<8192xbf16>) -> (tensor<512x4096xbf16>, tensor<4096xbf16>) {

@@ -579,3 +579,26 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>
   }
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xb = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %x8 = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xb, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    %r = tile.vec_stage "rope" -> (tensor<8x64xf32>) {
+      %p = tile.reshape %x8 : tensor<8x64xf32> -> tensor<8x32x2xf32>
+      // expected-error@+1 {{'tile.transpose' works on static tile shapes, got tensor<?x2x32xf32>}}
+      %q = tile.transpose %p : tensor<8x32x2xf32> -> tensor<?x2x32xf32>
+      %o = tile.reshape %p : tensor<8x32x2xf32> -> tensor<8x64xf32>
+      tile.yield %o : tensor<8x64xf32>
+    }
+    tile.store %r, %out[%i] : tensor<8x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}

@@ -162,6 +162,33 @@ func.func @columns(%x: tensor<?x64xbf16>, %w: tensor<576x64xbf16>, %out: tensor<
   func.return
 }
 
+// The interleaved RoPE's permutation of each token's columns: the stage's rank-2 tile
+// gives the rows of the rank-3 reshape and transpose (they move whole rows).
+// CHECK-LABEL: func.func @interleave
+func.func @interleave(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xb = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %x8 = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xb, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<8x64xf32>) {
+      // CHECK: %[[P:.*]] = tile.reshape %{{.*}} : tensor<8x64xf32> -> tensor<8x32x2xf32>
+      %p = tile.reshape %x8 : tensor<8x64xf32> -> tensor<8x32x2xf32>
+      // CHECK: %[[T:.*]] = tile.transpose %[[P]] : tensor<8x32x2xf32> -> tensor<8x2x32xf32>
+      %q = tile.transpose %p : tensor<8x32x2xf32> -> tensor<8x2x32xf32>
+      // CHECK: tile.reshape %[[T]] : tensor<8x2x32xf32> -> tensor<8x64xf32>
+      %o = tile.reshape %q : tensor<8x2x32xf32> -> tensor<8x64xf32>
+      %y = tile.mul %o, %x8 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+      tile.yield %y : tensor<8x64xf32>
+    }
+    tile.store %r, %out[%i] : tensor<8x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}
+
 // Rows of loaded weights, viewed in the stages that read them.
 // CHECK-LABEL: func.func @weight_rows
 func.func @weight_rows(%x: tensor<?x64xbf16>, %g: tensor<128xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x32xf32>) {
