@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError, DiagnosticLog, collect, render
+from pto.driver.config import configuration
 from pto.driver.errors import UsageError
 from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import KeepLevels, Verify, lower
@@ -318,6 +319,8 @@ def run(
     r = run_module(have[level], xs, target, l2_size, trace=trace is not None, engine=engine, numerics=numerics)
     if r.report is not None:
         r.report.notes += r.host_transposes
+        if "tile" in have:
+            r.report.config = configuration(have["tile"])
         if trace is not None:
             try:
                 r.report.write_trace(trace)

@@ -576,6 +576,7 @@ class _Emitter:
         self.offer_turn()
         write, cacheable = not load, s.cacheable
         self.emit(f"hits, misses, evicted = m.gm_access({gm}, {offs}, {extent}, {write}, {cacheable})")
+        self.emit("core.hbm_lines += evicted" + ("" if write and cacheable else " + misses"))  # (`ops.gm_copy`)
         reads, writes = [self.key(op.src)], [self.key(op.dst)]
         self.begin(s.pipe, reads, writes)
         fixed = "fixed_out" if write else "fixed_in"
@@ -682,6 +683,8 @@ class _Emitter:
             "0",
             "0.0",
         )
+        macs = f"cost.mmad_macs({self.num(mm)}, {self.num(k)}, {self.num(n)}, {rows})"
+        self.emit(f"core.macs += {self.hoist(macs) if rows == 'None' else macs}")
         acc_read = self.state("read", kc)
         self.emit(f"if accumulate and done > {acc_read}: {acc_read} = done  # the accumulator is read too")
 

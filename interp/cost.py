@@ -118,6 +118,12 @@ class CostModel:
             cycles = self._mmads[key] = pad(mm) * pad(k) * pad(n) / self.macs[elem]
         return cycles
 
+    def mmad_macs(self, m: int, k: int, n: int, rows: int | None = None) -> int:
+        """The multiply-accumulates `mmad` prices: whole fractals on every axis."""
+        f = self.fractal
+        mm = m if rows is None else max(0, min(rows, m))
+        return -(-mm // f) * f * -(-k // f) * f * -(-n // f) * f
+
     def vector(self, name: str, nbytes: int) -> float:
         """`name` without the dialect prefix (`vexp`); nbytes of its largest operand."""
         cpr = self.cycles_per_repeat

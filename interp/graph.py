@@ -140,6 +140,7 @@ class TaskGraph:
         taken = max(self._free(core), ready)
         core.issue = taken + self.machine.cost.task_dispatch
         self.active[id(core)] = (core, worker, taken)
+        self.machine.task_taken(core)
         return self.groups[gi], b, i
 
     def finish(self, core: Core, task: tuple[Group, int, int]) -> None:

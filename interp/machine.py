@@ -113,6 +113,30 @@ class Event:
 
 
 @dataclass
+class TaskRun:
+    """One task of a graph as it ran: recorded for every run (one per task, cheap), so
+    that a report can show its timeline without tracing every op."""
+
+    core: str
+    group: str
+    body: int
+    index: int
+    start: float  # when its core took it
+    end: float  # when all its pipes were done
+    busy: dict[str, float]  # pipe -> cycles it occupied that pipe
+    macs: int  # multiply-accumulates of its mmads (whole fractals, as priced)
+    hbm_bytes: int  # what its GM copies moved through HBM (L2 misses, dirty evictions)
+
+    @property
+    def name(self) -> str:
+        return f"{self.group}[{self.body},{self.index}]"
+
+    @property
+    def dur(self) -> float:
+        return self.end - self.start
+
+
+@dataclass
 class Core:
     kind: str  # "cube" or "vector"
     index: int
@@ -137,6 +161,11 @@ class Core:
     # additions to 0.0, whatever the order they came in, so they are counted and summed
     # once, when the launch ends (`settle`), not added op by op.
     issued: int = 0
+    # Work counted for the report's per-task figures (`TaskRun`).
+    macs: int = 0
+    hbm_lines: int = 0
+    # What the counters above were when the running task was taken (`Machine.task_taken`).
+    mark: tuple = ()
 
     def __post_init__(self) -> None:
         self.issue = self.start
@@ -276,6 +305,7 @@ class Machine:
         self.launches = 0
         # Tasks run by task graphs, per core kind and per group label.
         self.tasks: dict = {"cube": 0, "vector": 0, "groups": {}}
+        self.task_runs: list[TaskRun] = []
         # How many times each element of an output was written (atomic adds excluded):
         # a correct kernel writes every output element exactly once.
         self.write_counts: dict[str, np.ndarray] = {}
@@ -380,10 +410,18 @@ class Machine:
         if cores:
             self.now = max(c.end() for c in cores)
 
+    def task_taken(self, core: Core) -> None:
+        """Mark the core's counters as a task starts, so `task_done` books its share."""
+        core.mark = (dict(core.busy), core.issued, core.macs, core.hbm_lines)
+
     def task_done(self, core: Core, label: str, index: tuple[int, int], taken: float, end: float) -> None:
-        """Count a task of a graph; the trace shows it from when its core took it."""
+        """Count a task of a graph and record how it ran (`TaskRun`)."""
         self.tasks[core.kind] += 1
         self.tasks["groups"][label] = self.tasks["groups"].get(label, 0) + 1
-        if self.events is not None:
-            name = f"{label}[{index[0]},{index[1]}]"
-            self.events.append(Event(core.name, TASK_TRACK, name, taken, end - taken, 0, 0.0))
+        busy0, issued0, macs0, lines0 = core.mark
+        busy = {p.value: core.busy[p] - busy0[p] for p in PIPES}
+        # SCALAR's busy cycles are settled when the launch ends: its issue slots, now
+        busy[Pipe.SCALAR.value] = (core.issued - issued0) * self.cost.issue
+        hbm = (core.hbm_lines - lines0) * self.l2.line
+        run = TaskRun(core.name, label, index[0], index[1], taken, end, busy, core.macs - macs0, hbm)
+        self.task_runs.append(run)

@@ -310,6 +310,7 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
     """Charge a copy with a GM end: L2 sees its lines now, and the shared HBM is booked
     from when the copy really starts (after its pipe, flag and data waits)."""
     hits, misses, evicted = m.gm_access(c.gm, c.offs, c.ext, c.write, c.cacheable)
+    core.hbm_lines += evicted if c.write and c.cacheable else misses + evicted  # (as `gm_transfer` books)
     t = core.begin(c.pipe, c.reads, c.writes)
     fixed = m.cost.dma_fixed(to_gm=c.write)
     cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
@@ -365,6 +366,7 @@ def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: i
         mmad_value(a.array, b.array, c.array, accumulate)
     mm, k = a.array.shape
     cycles = m.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
+    core.macs += m.cost.mmad_macs(mm, k, b.array.shape[1], rows)
     core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
 
 

@@ -1,13 +1,98 @@
 """What a run of the machine model reports: makespan, per-pipe busy cycles and
-utilisation per core, L2 and HBM counters per tensor, peak buffer occupancy; as a
-table, as JSON, and as a Chrome trace (Perfetto) of every op on every core and pipe."""
+utilisation per core, every graph task as it ran, L2 and HBM counters per tensor, peak
+buffer occupancy, and the kernel's configuration. This is the one data model; its
+views are the text table and the JSON here, the Chrome trace (`pto.interp.trace`) and
+the HTML page (`pto.interp.page`).
+
+A stage is a label of a group without its unroll factor (`linear.128` -> `linear`):
+its utilisation is per pipe, busy cycles over its tasks' core cycles; its roofline
+puts what it achieved against the target's peaks (`Stage.roofline`)."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+import copy
+import re
+from dataclasses import dataclass, field, fields
 
-from pto.interp.machine import PIPES, TASK_TRACK, Machine
+from pto.interp.machine import PIPES, Machine, TaskRun
+
+KINDS = {"cube": "aic", "vector": "aiv"}  # core kind -> core name prefix
+# Fields the JSON leaves out: per op, per task (the trace and the page show them), the target's.
+BULKY = ("events", "task_runs", "peaks")
+BOUND_LATENCY = 0.5  # a stage whose busiest resource is below this share waits more than it works
+
+
+def stage_of(group: str) -> str:
+    """A group's stage: its label without the unroll factor (`linear.128` -> `linear`)."""
+    return re.sub(r"\.\d+$", "", group)
+
+
+def kind_of(core: str) -> str:
+    return "cube" if core.startswith(KINDS["cube"]) else "vector"
+
+
+@dataclass
+class Peaks:
+    """The target's figures a roofline compares with: per core, and HBM for the chip."""
+
+    cube_macs: dict[str, int]  # MACs per cycle of one cube core, by input element type
+    vector_bytes: float  # bytes per cycle of one vector core (a repeat at the default rate)
+    hbm_bytes: float  # bytes per cycle, all cores together
+
+
+@dataclass
+class Stage:
+    """The tasks of one stage label, summed (`Report.stages`)."""
+
+    label: str
+    kind: str
+    groups: list[str]
+    tasks: int = 0
+    core_cycles: float = 0.0  # the sum of its tasks' durations
+    start: float = float("inf")
+    end: float = 0.0
+    busy: dict[str, float] = field(default_factory=lambda: {p.value: 0.0 for p in PIPES})
+    macs: int = 0
+    hbm_bytes: int = 0
+
+    def add(self, t: TaskRun) -> None:
+        self.tasks += 1
+        self.core_cycles += t.end - t.start
+        self.start, self.end = min(self.start, t.start), max(self.end, t.end)
+        for p, c in t.busy.items():
+            self.busy[p] += c
+        self.macs += t.macs
+        self.hbm_bytes += t.hbm_bytes
+        if t.group not in self.groups:
+            self.groups.append(t.group)
+
+    def util(self, pipe: str) -> float:
+        return self.busy[pipe] / self.core_cycles if self.core_cycles else 0.0
+
+    def roofline(self, peaks: Peaks) -> list[dict]:
+        """Achieved against peak: per core, the compute unit of its kind (the cube in
+        MACs/cycle, its peak the rate its mmads ran at; the vector unit in bytes/cycle,
+        at its rate while busy), and HBM for the chip (bytes/cycle over the stage's span)."""
+        span = self.end - self.start if self.tasks else 0.0
+        cube_peak = self.macs / self.busy["cube"] if self.busy["cube"] else max(peaks.cube_macs.values())
+        if self.kind == "cube":
+            unit = ("cube", "MACs/cycle/core", self.macs / self.core_cycles if self.core_cycles else 0.0, cube_peak)
+        else:
+            unit = ("vector", "bytes/cycle/core", self.util("vector") * peaks.vector_bytes, peaks.vector_bytes)
+        rows = [unit, ("HBM", "bytes/cycle", self.hbm_bytes / span if span else 0.0, peaks.hbm_bytes)]
+        return [
+            {"resource": r, "unit": u, "achieved": a, "peak": p, "share": a / p if p else 0.0} for r, u, a, p in rows
+        ]
+
+    def bound(self, peaks: Peaks) -> str:
+        """What limits the stage: its busiest pipe or HBM; below `BOUND_LATENCY`, waiting
+        (dispatch, dependences, latency) with the busiest named."""
+        shares = {p.value: self.util(p.value) for p in PIPES if p.value != "scalar"}
+        shares["HBM"] = self.roofline(peaks)[-1]["share"]
+        name = max(shares, key=lambda k: shares[k])
+        if shares[name] < BOUND_LATENCY:
+            return f"latency ({name} {shares[name]:.0%})"
+        return f"{name} ({shares[name]:.0%})"
 
 
 @dataclass
@@ -23,7 +108,12 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # Tasks run by task graphs: {"cube": n, "vector": n, "groups": {label: n}}.
     tasks: dict = field(default_factory=lambda: {"cube": 0, "vector": 0, "groups": {}})
-    events: list = field(default_factory=list, repr=False)
+    events: list = field(default_factory=list, repr=False)  # every op, when the run was traced
+    task_runs: list[TaskRun] = field(default_factory=list, repr=False)
+    peaks: Peaks = field(default_factory=lambda: Peaks({}, 0.0, 0.0), repr=False)
+    # The kernel's configuration as its passes left it (`pto.driver.config`): set by
+    # whoever lowered the kernel, empty for a kernel given at the npu level.
+    config: dict[str, str] = field(default_factory=dict)
 
     @property
     def time_us(self) -> float:
@@ -38,95 +128,104 @@ class Report:
         return int(sum(t["misses"] for t in self.tensors.values()))
 
     @property
+    def l2_hit_rate(self) -> float:
+        n = self.l2_hits + self.l2_misses
+        return self.l2_hits / n if n else 0.0
+
+    @property
     def hbm_bytes(self) -> int:
         return int(sum(t["hbm_read"] + t["hbm_written"] for t in self.tensors.values()))
 
     def utilisation(self, core: str, pipe: str) -> float:
         return self.cores[core][pipe] / self.cycles if self.cycles else 0.0
 
+    def pipe_rows(self) -> list[dict]:
+        """Per core kind and pipe that was busy: busy cycles, mean and max utilisation."""
+        rows = []
+        for kind, prefix in KINDS.items():
+            names = [c for c in self.cores if c.startswith(prefix)]
+            for p in PIPES if names else ():
+                busy = [self.cores[c][p.value] for c in names]
+                if any(busy):
+                    utils = [self.utilisation(c, p.value) for c in names]
+                    rows.append(
+                        {
+                            "pipe": p.value,
+                            "kind": kind,
+                            "busy": sum(busy),
+                            "mean": sum(utils) / len(utils),
+                            "max": max(utils),
+                        }
+                    )
+        return rows
+
+    def stages(self) -> list[Stage]:
+        out: dict[str, Stage] = {}
+        for t in self.task_runs:
+            label = stage_of(t.group)
+            out.setdefault(label, Stage(label, kind_of(t.core), [])).add(t)
+        return list(out.values())
+
+    def stage_rows(self) -> list[dict]:
+        """`stages` as plain data: what the JSON and the page show."""
+        return [
+            {
+                "stage": s.label,
+                "kind": s.kind,
+                "groups": s.groups,
+                "tasks": s.tasks,
+                "core_cycles": s.core_cycles,
+                "util": {p.value: s.util(p.value) for p in PIPES},
+                "roofline": s.roofline(self.peaks),
+                "bound": s.bound(self.peaks),
+            }
+            for s in self.stages()
+        ]
+
     def to_json(self) -> dict:
-        d = asdict(self)
-        d.pop("events")
-        n = self.l2_hits + self.l2_misses
+        # (not `asdict`: it would copy every event and task run first)
+        d = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name not in BULKY}
         d.update(
             time_us=self.time_us,
             l2_hits=self.l2_hits,
             l2_misses=self.l2_misses,
-            l2_hit_rate=self.l2_hits / n if n else 0.0,
+            l2_hit_rate=self.l2_hit_rate,
             hbm_bytes=self.hbm_bytes,
+            stages=self.stage_rows(),
         )
         return d
 
     def table(self) -> str:
-        n = self.l2_hits + self.l2_misses
-        out = [
-            f"target {self.target} at {self.clock_mhz} MHz, {self.launches} launch(es), L2 {self.l2_size} bytes",
-            f"total: {self.cycles:.0f} cycles = {self.time_us:.2f} us",
-            f"L2: {self.l2_hits} hits, {self.l2_misses} misses, hit rate {self.l2_hits / n if n else 0:.1%}; "
-            f"HBM {self.hbm_bytes} bytes",
-            "",
-            f"{'pipe':<8} {'cores':<7} {'busy cycles':>14} {'mean util':>10} {'max util':>9}",
-        ]
-        for kind, prefix in (("cube", "aic"), ("vector", "aiv")):
-            names = [c for c in self.cores if c.startswith(prefix)]
-            if not names:
-                continue
-            for p in PIPES:
-                busy = [self.cores[c][p.value] for c in names]
-                if not any(busy):
-                    continue
-                utils = [self.utilisation(c, p.value) for c in names]
-                out.append(
-                    f"{p.value:<8} {kind:<7} {sum(busy):>14.0f} {sum(utils) / len(utils):>10.1%} {max(utils):>9.1%}"
-                )
-        if self.tasks["cube"] or self.tasks["vector"]:
-            groups = ", ".join(f"{g} {n}" for g, n in self.tasks["groups"].items())
-            out += ["", f"tasks: {self.tasks['cube']} cube, {self.tasks['vector']} vector ({groups})"]
-        out += [
-            "",
-            f"{'tensor':<16} {'hits':>9} {'misses':>9} {'hit rate':>9} {'HBM read':>12} {'HBM written':>12}"
-            f" {'bursts':>9}",
-        ]
-        for name, t in self.tensors.items():
-            if t["hits"] + t["misses"] or t["hbm_written"]:
-                out.append(
-                    f"{name:<16} {t['hits']:>9.0f} {t['misses']:>9.0f} {t['hit_rate']:>9.1%} "
-                    f"{t['hbm_read']:>12.0f} {t['hbm_written']:>12.0f} {t.get('bursts', 0):>9.0f}"
-                )
-        out += ["", f"{'buffer':<8} {'peak bytes':>11} {'capacity':>10}"]
-        for mem, peak in self.peak.items():
-            out.append(f"{mem:<8} {peak['bytes']:>11} {peak['capacity']:>10}")
-        out += [f"note: {n}" for n in self.notes]
-        return "\n".join(out)
+        from pto.interp.table import render
+
+        return render(self)
 
     def trace(self) -> dict:
-        """Chrome trace-event JSON: one process per core, one thread per pipe (and one for
-        the graph tasks the core ran)."""
-        pids = {c: i for i, c in enumerate(self.cores)}
-        tids = {p: i for i, p in enumerate((*(p.value for p in PIPES), TASK_TRACK))}
-        ev: list[dict] = []
-        for c, pid in pids.items():
-            ev.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": c}})
-            for p, tid in tids.items():
-                ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": p}})
-        us = 1.0 / self.clock_mhz
-        for e in self.events:
-            ev.append(
-                {
-                    "ph": "X",
-                    "name": e.name,
-                    "pid": pids[e.core],
-                    "tid": tids[e.pipe],
-                    "ts": e.start * us,
-                    "dur": max(e.dur, 1e-3) * us,
-                    "args": {"bytes": e.nbytes, "cycles": round(e.cycles, 2)},
-                }
-            )
-        return {"traceEvents": ev, "displayTimeUnit": "ns"}
+        from pto.interp.trace import chrome_trace
+
+        return chrome_trace(self)
 
     def write_trace(self, path: str) -> None:
+        import json
+
         with open(path, "w") as f:
             json.dump(self.trace(), f)
+
+    def html(self, title: str = "") -> str:
+        """The report as one self-contained HTML page (`pto.interp.page`)."""
+        from pto.interp.page import page
+
+        return page(self, title)
+
+    def save_html(self, path: str, title: str = "") -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.html(title))
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows the page in a frame of its own (its scripts and styles kept apart)."""
+        from pto.interp.page import framed
+
+        return framed(self.html())
 
 
 def make_report(m: Machine) -> Report:
@@ -152,6 +251,8 @@ def make_report(m: Machine) -> Report:
             cur = peak.setdefault(space.value, {"bytes": 0, "capacity": m.target.capacity(space.value)})
             cur["bytes"] = max(cur["bytes"], b)
     tasks = {"cube": m.tasks["cube"], "vector": m.tasks["vector"], "groups": dict(m.tasks["groups"])}
+    cost = m.cost
+    peaks = Peaks(dict(cost.macs), cost.repeat_bytes / cost.cycles_per_repeat["default"], float(cost.hbm_total))
     return Report(
         m.target.name,
         m.target.clock_mhz,
@@ -163,4 +264,6 @@ def make_report(m: Machine) -> Report:
         peak,
         tasks=tasks,
         events=m.events or [],
+        task_runs=m.task_runs,
+        peaks=peaks,
     )

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from pto.diagnostics import Diagnostic, DiagnosticError, DiagnosticLog, collect, render_all
+from pto.driver.config import configuration
 from pto.driver.errors import (
     EXIT_INTERNAL,
     EXIT_USAGE,
@@ -40,9 +41,9 @@ from pto.driver.errors import (
     stdout_closed,
 )
 from pto.driver.limits import L2_SIZE_CAP, over_budget
-from pto.driver.lower import lower
+from pto.driver.lower import KeepLevels, Verify, lower
 from pto.driver.parse import LocatingParser, parse_error_diag, read_source
-from pto.driver.pipelines import TO_NPU, to_npu
+from pto.driver.pipelines import TO_NPU, expand, parse_pipeline, pipeline_spec, to_npu
 from pto.driver.registry import load_dialects
 from pto.driver.verify import verify_each
 from pto.interp.golden import check, golden_elem
@@ -91,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--golden", action="store_true", help="check outputs against the pto-level numpy golden")
     p.add_argument("--output-dir", help="write result0.npy, result1.npy, ... here")
     p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace")
+    p.add_argument("--html", metavar="FILE.html", help="write the report as a self-contained HTML page")
     p.add_argument(
         "--l2-size", type=int, metavar="BYTES", help=f"model L2 with this size (at most {L2_SIZE_CAP} bytes)"
     )
@@ -177,8 +179,13 @@ class Runner:
         verify_each(module)
         return module
 
-    def lower(self, module: ModuleOp, level: str) -> None:
-        lower(self.ctx, module, self.args.pass_pipeline or to_npu(level, self.args.target))
+    def lower(self, module: ModuleOp, level: str) -> dict[str, str]:
+        """Lower in place; returns the configuration the passes left at the tile level."""
+        spec = pipeline_spec(self.args.pass_pipeline or to_npu(level, self.args.target))
+        keep = KeepLevels()  # (each pass of a named pipeline on its own: the tile level is seen)
+        lower(self.ctx, module, expand(parse_pipeline(spec).passes), [keep, Verify()])
+        tiled = keep.levels.get("tile")
+        return configuration(tiled) if tiled is not None else {}
 
     def inputs(self, module: ModuleOp) -> list[np.ndarray]:
         sig = signature(module)
@@ -212,7 +219,12 @@ class Runner:
             raise UsageError(f"--seed must be non-negative, got {a.seed}")
         if a.max_memory is not None and a.max_memory <= 0:
             raise UsageError(f"--max-memory must be a positive number of bytes, got {a.max_memory}")
-        for flag, v in (("--trace", a.trace), ("--output-dir", a.output_dir), ("--target", a.target)):
+        for flag, v in (
+            ("--trace", a.trace),
+            ("--html", a.html),
+            ("--output-dir", a.output_dir),
+            ("--target", a.target),
+        ):
             if v is not None and not v.strip():
                 raise UsageError(f"{flag} needs a non-empty value")
         if not a.numerics and (a.golden or a.output_dir):
@@ -229,6 +241,8 @@ class Runner:
         outs: list[tuple[str, str]] = []
         if a.trace:
             outs.append(("--trace", a.trace))
+        if a.html:
+            outs.append(("--html", a.html))
         if a.output_dir:
             outs.append(("--output-dir", a.output_dir))
             outs += [("--output-dir", os.path.join(a.output_dir, f"result{i}.npy")) for i in range(n_outputs)]
@@ -266,8 +280,9 @@ class Runner:
                     raise UserError("--golden needs a kernel above the npu level (the golden is its pto level)")
                 golden_module = module.clone()
                 golden = run(golden_module, inputs)
+            config: dict[str, str] = {}
             if sig.level != "npu":
-                self.lower(module, sig.level)
+                config = self.lower(module, sig.level)
                 if (now := signature(module).level) != "npu":
                     used = f"--pass-pipeline '{a.pass_pipeline}'" if a.pass_pipeline else "the default pipeline"
                     raise UsageError(
@@ -281,6 +296,7 @@ class Runner:
         rep = result.report
         assert rep is not None
         rep.notes += result.host_transposes
+        rep.config = config
         if a.output_dir:
             try:
                 os.makedirs(a.output_dir, exist_ok=True)
@@ -293,6 +309,11 @@ class Runner:
                 rep.write_trace(a.trace)
             except OSError as e:
                 raise UserError(f"cannot write '{a.trace}': {e.strerror}") from None
+        if a.html:
+            try:
+                rep.save_html(a.html, os.path.basename(a.kernel))
+            except OSError as e:
+                raise UserError(f"cannot write '{a.html}': {e.strerror}") from None
         verdicts = []
         if golden is not None:
             verdicts = [

@@ -3,6 +3,7 @@
     pto-tune kernel.mlir --tokens 16,128,300 [--target NAME] [--budget N]
              [--jobs N | --dask SCHEDULER] [--out results.jsonl] [--resume]
              [--exhaustive] [--dim NAME=V1,V2 ...] [--write-best best.mlir] [--plot tune.png]
+             [--html tune.html]
 
 Exit codes: 0 done; 1 a kernel the tuner cannot take (a diagnostic, or one error line);
 2 a bad flag (one line); 130 interrupted (the store keeps what finished: --resume).
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--write-best", metavar="FILE", help="write the winner as a kernel with its hints pinned")
     ap.add_argument("--plot", metavar="FILE", help="cycles per configuration and best so far, as PNG")
+    ap.add_argument("--html", metavar="FILE", help="the run as a page: configurations, the plot, the winner's report")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
     return ap
 
@@ -120,7 +122,7 @@ def _check(a: argparse.Namespace) -> None:
         raise UsageError(f"--jobs must be at most {MAX_JOBS}, got {a.jobs}")
     if a.target is not None:
         load_target(a.target)  # ('' too: an unknown target)
-    for flag in ("out", "write_best", "plot"):
+    for flag in ("out", "write_best", "plot", "html"):
         if (path := getattr(a, flag)) is not None:
             _writable(path, "--" + flag.replace("_", "-"))
     if a.plot is not None and not a.plot.lower().endswith(".png"):
@@ -151,11 +153,15 @@ def _finish(a: argparse.Namespace, result) -> None:
         from pto.tuner.plot import plot
 
         plot(result, a.plot)
+    if a.html:
+        result.save_html(a.html)
     print(result.table())
     if a.write_best:
         print(f"\nbest configuration written to {a.write_best}")
     if a.plot:
         print(f"plot written to {a.plot}")
+    if a.html:
+        print(f"page written to {a.html}")
 
 
 def run(a: argparse.Namespace, sink, sources: dict[str, str]) -> int:

@@ -5,6 +5,7 @@ default), or a Dask cluster (`dask[distributed]`, an optional extra). Each yield
 from __future__ import annotations
 
 import concurrent.futures as cf
+import signal
 from collections.abc import Iterator
 
 from pto.tuner.evaluate import evaluate
@@ -22,9 +23,15 @@ class Serial:
         pass
 
 
+def _leave_sigint_to_the_parent() -> None:
+    """A worker's initializer: Ctrl-C reaches the whole process group, and only the
+    parent should answer it (its one clean line), not each worker with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class Local:
     def __init__(self, jobs: int):
-        self.pool = cf.ProcessPoolExecutor(max_workers=jobs)
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=_leave_sigint_to_the_parent)
 
     def run(self, tasks: list[tuple]) -> Iterator[tuple[tuple, list[dict]]]:
         futures = {self.pool.submit(evaluate, *t): t for t in tasks}
@@ -32,7 +39,13 @@ class Local:
             yield futures[f], f.result()
 
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the workers and wait for the pool's threads here: a pool left running
+        is joined by the interpreter's exit, where an interrupt or a dying worker made it
+        print `Exception ignored in: <module 'threading'>`. What still runs is not
+        wanted (the sweep is over or interrupted), so it is stopped, not waited for."""
+        for worker in list((self.pool._processes or {}).values()):  # (no public way to stop them)
+            worker.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Dask:

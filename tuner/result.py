@@ -92,3 +92,18 @@ class TuneResult:
         from pto.tuner.table import render
 
         return render(self)
+
+    def html(self) -> str:
+        """The run as a self-contained page: every configuration (sortable), the curve and
+        the winner's report (`pto.tuner.page`)."""
+        from pto.tuner.page import tune_page
+
+        return tune_page(self)
+
+    def save_html(self, path: str) -> None:
+        text = self.html()
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise TuneError(f"cannot write '{path}': {e.strerror or e}") from None

@@ -128,8 +128,7 @@ def test_bodies_overlap_in_the_task_graph() -> None:
     early body start before the vector tasks of the last body have ended, while every
     cube task of a body starts after that body's vector tasks end."""
     pto_m, npu_m = compiled("sk03_standard.mlir", "pto-sk03-pipeline{factors=16}")
-    events = run(npu_m, random_inputs(signature(pto_m), 512, 0), trace=True).report.events
-    tasks = [e for e in events if e.pipe == "task"]
+    tasks = run(npu_m, random_inputs(signature(pto_m), 512, 0)).report.task_runs
 
     def of(label: str, body: int) -> list:
         return [e for e in tasks if e.name.startswith(f"{label}[{body},")]

@@ -54,8 +54,8 @@ def run_ir(text: str, *inputs, **kw):
 
 
 def tasks(r, label: str | None = None) -> dict[str, object]:
-    """Task slices of the trace by name (`a[0,1]`)."""
-    return {e.name: e for e in r.report.events if e.pipe == "task" and (label is None or e.name.startswith(label))}
+    """The tasks as they ran, by name (`a[0,1]`)."""
+    return {t.name: t for t in r.report.task_runs if label is None or t.name.startswith(label)}
 
 
 def vector_group(label: str, n: str, per_body: int = 1, long_if: str = "%c1, %c0", after: str = "") -> str:

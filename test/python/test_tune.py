@@ -508,3 +508,57 @@ def test_a_lone_unroll_factor_is_a_one_factor_list():
     dims = dimensions(_info())
     assert restrict(dims, parse_dims(["unroll=128/1,16"]))["unroll"] == [[128, 1], [16]]  # the command line
     assert restrict(dims, {"unroll": [[128, 1], 16]})["unroll"] == [[128, 1], [16]]  # the API
+
+
+def test_html_page(exhaustive, tmp_path):
+    import re
+
+    r, _ = exhaustive
+    path = tmp_path / "tune.html"
+    r.save_html(str(path))
+    text = path.read_text()
+    body = re.search(r'<section id="configs">.*?<tbody>(.*?)</tbody>', text, re.S)
+    assert body and body.group(1).count("<tr") == r.evaluated == 10  # (with the 2 baselines)
+    assert "<polyline" in text and 'addEventListener("click"' in text  # the curve; sortable columns
+    winner = re.search(r'<iframe srcdoc="([^"]*)"', text)
+    assert winner and "report-data" in winner.group(1) and "winner at t=20" in winner.group(1)
+    assert not re.search(r"(src|href)\s*=|https?://", text.replace("srcdoc=", "")), "nothing loads"
+
+
+def test_pool_workers_leave_sigint_to_the_parent():
+    import multiprocessing
+    import signal
+
+    local = pool.Local(1)
+    assert local.pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+    local.close()
+    assert not multiprocessing.active_children()
+
+
+def test_ctrl_c_with_jobs_is_one_clean_line(tmp_path):
+    """SIGINT to the process group, as Ctrl-C sends it, while two workers measure: the
+    parent's one line and exit 130; no worker traceback, nothing from the pool at exit."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    kernel, out = tmp_path / "k.mlir", tmp_path / "store.jsonl"
+    kernel.write_text(SMALL)
+    argv = [sys.executable, "-m", "pto.tools.pto_tune", str(kernel), "--tokens", "8,64", "--jobs", "2"]
+    p = subprocess.Popen(
+        [*argv, "--exhaustive", "--quiet", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.read_text().count("\n") >= 2) and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the workers are measuring
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines() == [f"pto-tune: interrupted; {out} keeps what finished (--resume continues)"]
