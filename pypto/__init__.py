@@ -46,6 +46,7 @@ from pto.pypto.ops import (
     full,
     matmul,
     mul,
+    pow,  # noqa: A004
     reciprocal,
     reshape,
     rms_norm,
@@ -74,7 +75,7 @@ OTHER_PYPTO_NAMES = (
     "cbrt ceil clip comparison cond conv copysign cos cumsum eq exp2 expand_clone expand_exp_dif expm1 "
     "fillpad floor fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
     "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt maximum minimum mrgsort "
-    "ne neg one_hot ones pad pow prelu prod relu remainder round scaled_mm scatter scatter_ scatter_update "
+    "ne neg one_hot ones pad prelu prod relu remainder round scaled_mm scatter scatter_ scatter_update "
     "sign signbit sin softmax sort32 topk tril triu trunc unsqueeze var where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
@@ -117,6 +118,7 @@ __all__ = [
     "set_pass_options",
     "abs",
     "add",
+    "pow",
     "amax",
     "amin",
     "cast",

@@ -38,7 +38,7 @@ from pto.interp.report import Report
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
-from pto.pypto.sym import Sym
+from pto.pypto.sym import DynamicDim, Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, _traces
 from pto.pypto.types import DataType, RunMode, StatusType, elem
 from pto.tracebacks import api_boundary
@@ -427,8 +427,15 @@ def jit(
     return wrap(func) if func is not None else wrap
 
 
-__all__ = ["jit", "JitKernel", "DataType"]
+def dynamic(name: str) -> DynamicDim:
+    """PyPTO's `pypto.frontend.dynamic("T")`, a named dynamic dimension: the token axis."""
+    if not isinstance(name, str) or not name.isidentifier():
+        refuse(f"pypto.frontend.dynamic takes a name, got {name!r}")
+    return DynamicDim(name)
+
+
+__all__ = ["jit", "JitKernel", "DataType", "dynamic"]
 
 
 def __getattr__(name: str):  # PyPTO 0.2.0's other frontend names: refused where used
-    return unsupported_name(__name__, name, ("function", "dynamic", "SymbolicScalar"))
+    return unsupported_name(__name__, name, ("function", "SymbolicScalar"))

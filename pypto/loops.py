@@ -21,7 +21,7 @@ from pto.frontend.checks import _is_int, caller
 from pto.pypto import ops, scratch, split_k
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
-from pto.pypto.sym import Sym, evaluate
+from pto.pypto.sym import DynamicDim, Sym, evaluate
 from pto.pypto.tensor import Loop, Pinned, Tensor, Trace, current
 from pto.pypto.types import StatusType
 
@@ -432,4 +432,4 @@ def set_pass_options(**options) -> None:
 
 def status_dim(d: object) -> bool:
     """Is this annotation dimension the token axis?"""
-    return isinstance(d, StatusType) and d is not StatusType.STATIC
+    return isinstance(d, DynamicDim) or (isinstance(d, StatusType) and d is not StatusType.STATIC)

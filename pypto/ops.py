@@ -284,6 +284,24 @@ def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
     return _unary("rsqrt", b.rsqrt, input)
 
 
+# pow's exponents as the ops they are (an RMSNorm's `pow(ms + eps, -0.5)` is its rsqrt)
+_POW = {0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", 1.0: "identity", 2.0: "square"}
+
+
+def pow(input: Tensor, other: object) -> Tensor:  # noqa: A001 A002
+    """PyPTO's `pow(x, c)` for a number c in 0.5, -0.5, -1, 1 and 2; other exponents (a
+    tensor's among them) are refused."""
+    x = _tensor(input, "pypto.pow's input")
+    if not _scalar(other) or float(other) not in _POW:
+        refuse(f"pypto.pow's exponent {other!r} is not modelled: give 0.5, -0.5, -1, 1 or 2 (sqrt, rsqrt, ...)")
+    kind = _POW[float(other)]
+    if kind == "identity":
+        return x
+    if kind == "square":
+        return mul(x, x)
+    return {"sqrt": sqrt, "rsqrt": rsqrt, "reciprocal": reciprocal}[kind](x)
+
+
 def exp(input: Tensor) -> Tensor:  # noqa: A002
     return _unary("exp", b.exp, input)
 

@@ -131,3 +131,13 @@ def ceil_div(a: int | Sym, b: int | Sym) -> Sym | int:
     if not isinstance(a, Sym) and not isinstance(b, Sym):
         return -(-a // b)
     return Sym(f"ceildiv({a}, {b})", lambda env: -(-evaluate(a, env) // evaluate(b, env)), names_of(a, b))
+
+
+class DynamicDim(Sym):
+    """`pypto.frontend.dynamic("T")`: a named DYNAMIC dimension of the annotations. The
+    one dynamic axis modelled is the token axis, so each is the token count `T` (an
+    argument whose rows differ from another's is refused, as for DYNAMIC), and the body
+    may use it wherever `x.shape[0]` goes."""
+
+    def __init__(self, name: str):
+        super().__init__(name, lambda env: env["T"], frozenset(["T"]))

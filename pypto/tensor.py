@@ -254,32 +254,60 @@ class Tensor:
             "and pypto's functions (pypto.matmul, pypto.amax, ...)"
         )
 
-    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
+    def __pow__(self, o):
+        return _ops().pow(self, o)  # noqa: E704
+
+    __rpow__ = __matmul__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
     __lt__ = __le__ = __gt__ = __ge__ = _operator
 
     def __getitem__(self, key):
-        """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`."""
+        """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`;
+        `x[i:i + p, :]` (or `[..., a:b]`): rows of a token tensor, as `pypto.view(x, [p,
+        ...], [i, a])`."""
         from pto.pypto.loops import view
 
-        rows = slice(None)
-        if (
-            isinstance(key, tuple)
-            and len(key) == 2 == len(self.shape)
-            and key[0] == rows
-            and isinstance(key[1], slice)
-            and key[1].step in (None, 1)
-            and isinstance(self.shape[-1], int)
-        ):
-            a, e, _ = key[1].indices(self.shape[-1])
-            if e > a:
-                return view(self, [self.shape[0], e - a], [0, a])
-        refuse(
-            f"slicing a tensor with {key!r} is not supported: columns of a 2-D tile as x[:, a:b] "
-            "(or pypto.view), token tiles with pypto.view"
-        )
+        at = self._window(key, "slicing")
+        if at is None:
+            refuse(
+                f"slicing a tensor with {key!r} is not supported: columns of a 2-D tile as x[:, a:b], "
+                "rows of a token tensor as x[i:i + p, :] (p a number), or pypto.view"
+            )
+        return view(self, at[0], at[1])
 
     def __setitem__(self, key, value):
-        refuse("writing a slice of a tensor (x[...] = v) is not supported: write results with pypto.assemble")
+        """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`."""
+        from pto.pypto.loops import assemble
+
+        at = self._window(key, "writing a slice of")
+        if at is None or key[0] == slice(None):
+            refuse(
+                f"writing a slice of a tensor with {key!r} is not supported: rows of an output as "
+                "out[i:i + p, :] = y (p a number), or pypto.assemble"
+            )
+        if isinstance(value, Tensor) and list(value.shape[1:]) != list(at[0][1:]):
+            refuse(f"out[...] = y writes a window of shape {at[0]} from y of shape {value.shape}")
+        assemble(value, at[1], self)
+
+    def _window(self, key, what: str) -> tuple[list, list] | None:
+        """The shape and offsets of a 2-D slice `[r0:r1, c0:c1]` (each bound may be left
+        out, no step), or None: rows are all of them or a window of a number of rows
+        (`i:i + p`, i symbolic); columns are static."""
+        if not (isinstance(key, tuple) and len(key) == 2 == len(self.shape)):
+            return None
+        r, c = key
+        if not (isinstance(r, slice) and isinstance(c, slice) and r.step in (None, 1) and c.step in (None, 1)):
+            return None
+        if not isinstance(self.shape[-1], int):
+            return None
+        c0, c1, _ = c.indices(self.shape[-1])
+        if c1 <= c0:
+            return None
+        if r == slice(None):
+            return [self.shape[0], c1 - c0], [0, c0]
+        if r.start is None or r.stop is None:
+            return None
+        rows = _constant(r.stop - r.start)
+        return ([rows, c1 - c0], [r.start, c0]) if rows is not None and rows > 0 else None
 
     def __repr__(self) -> str:
         dt = self._dtype.name if self._dtype is not None else "?"
@@ -290,6 +318,17 @@ class Tensor:
 METHODS = (
     "add amax amin clone div exp matmul mul reciprocal reshape rsqrt sigmoid sqrt sub sum transpose view"
 ).split()
+
+
+def _constant(v: object) -> int | None:
+    """The value of `stop - start` where it is one number (`(i + 8) - i`), else None."""
+    if _is_int(v):
+        return int(v)  # type: ignore[call-overload]
+    if not isinstance(v, Sym):
+        return None
+    names = sorted(v.names)  # each symbol its own value at each sample: i - T is not constant
+    seen = {v.eval({n: (k * 7919 + j * 104729) % 65521 for j, n in enumerate(names)}) for k in range(4)}
+    return seen.pop() if len(seen) == 1 else None
 
 
 def _ops():

@@ -158,3 +158,77 @@ def test_the_subscript_annotation_form() -> None:
 def test_a_bad_subscript_annotation_is_refused(ann, message: str) -> None:
     with pytest.raises(pypto.BuildError, match=message):
         ann()
+
+
+T = pypto.frontend.dynamic("T")  # module level, as PyPTO authors declare it
+
+
+def test_a_named_dynamic_dimension_and_pow_as_the_inverse_root() -> None:
+    """`frontend.dynamic("T")` is the token axis, usable as the loop's bound;
+    `pow(ms + eps, -0.5)` and `xt ** 2` are the norm's rsqrt and square, so the norm
+    still fuses into pto.rms_norm."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], BF16),
+    ):
+        for idx, p in pypto.loop_unroll(0, T, 1, unroll_list=[8]):
+            xt = pypto.cast(pypto.view(x, [p, H], [idx, 0]), FP32)
+            ms = pypto.mul(pypto.sum(xt**2, -1, keepdim=True), 1.0 / H)
+            xn = pypto.mul(pypto.mul(xt, pypto.pow(pypto.add(ms, 1e-6), -0.5)), pypto.cast(gamma, FP32))
+            y = pypto.matmul(pypto.cast(xn, BF16), w, FP32, b_trans=True)
+            pypto.assemble(pypto.cast(pypto.add(y, pypto.cast(bias, FP32)), BF16), [idx, 0], out)
+
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, N), ml_dtypes.bfloat16)
+        k(x, gamma, w, bias, out)
+        assert check(out, _golden(x, gamma, w, bias)).ok, t
+    tile = pto.compile(k.trace(x, gamma, w, bias, out)).tile
+    assert any(o.name == "tile.rms_norm" for o in tile.walk()), str(tile)
+
+
+def test_pow_of_another_exponent_is_refused_at_the_users_line() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], FP32), out: pypto.Tensor([T, H], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.assemble(pypto.pow(pypto.view(x, [p, H], [idx, 0]), 3), [idx, 0], out)
+
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*pow's exponent 3 is not modelled"):
+        k(np.zeros((4, H), np.float32), np.zeros((4, H), np.float32))
+
+
+def test_python_slices_read_and_write_token_rows() -> None:
+    """`x[i:i + p, :]` is `pypto.view(x, [p, H], [i, 0])` and `out[i:i + p, :] = y` is
+    `pypto.assemble(y, [i, 0], out)`; a window whose rows are not one number is refused."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], BF16),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            xn = _norm(pypto.cast(x[i : i + p, :], FP32), pypto.cast(gamma, FP32))
+            y = pypto.matmul(pypto.cast(xn, BF16), w, FP32, b_trans=True)
+            out[i : i + p, :] = pypto.cast(y + pypto.cast(bias, FP32), BF16)
+
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, N), ml_dtypes.bfloat16)
+        k(x, gamma, w, bias, out)
+        assert check(out, _golden(x, gamma, w, bias)).ok, t
+
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([T, H], FP32), out: pypto.Tensor([T, H], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8]):
+            out[i : i + p, :] = x[i:T, :]
+
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*slicing a tensor with .* not supported"):
+        bad(np.zeros((4, H), np.float32), np.zeros((4, H), np.float32))
