@@ -265,6 +265,9 @@ def _load(lowering, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operati
     elif token:
         buf = ub.alloc([r, p.cw], t.element_type, user.location)
         npu.DmaOp(Pipe.MTE2, src, [row, col], buf, [0, 0], rows=valid)
+    elif list(t.get_shape())[:-1] == [1]:  # a weight row [1, K] (a reshaped gamma): its chunk
+        buf = ub.alloc([1, p.cw], t.element_type, user.location)
+        npu.DmaOp(Pipe.MTE2, src, [0, col], buf, [0, 0])
     else:
         raise unsupported(user, "column tiles of a tensor without a token axis")
     return buf

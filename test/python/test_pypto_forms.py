@@ -232,3 +232,32 @@ def test_python_slices_read_and_write_token_rows() -> None:
 
     with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*slicing a tensor with .* not supported"):
         bad(np.zeros((4, H), np.float32), np.zeros((4, H), np.float32))
+
+
+def test_a_gamma_row_is_read_in_column_chunks() -> None:
+    """A `[1, H]` gamma (reshaped from `[H]`, cast) in a column-tiled phase: each chunk
+    of the phase reads its `[1, w]` piece of the row."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], BF16),
+    ):
+        g = pypto.cast(pypto.reshape(gamma, [1, H]), FP32)
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, H // 2)
+            xn = _norm(pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32), g)
+            pypto.set_vec_tile_shapes(8, N)
+            y = pypto.matmul(pypto.cast(xn, BF16), w, FP32, b_trans=True)
+            pypto.assemble(pypto.cast(y + pypto.cast(bias, FP32), BF16), [i, 0], out)
+
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, N), ml_dtypes.bfloat16)
+        k(x, gamma, w, bias, out)
+        assert check(out, _golden(x, gamma, w, bias)).ok, t
+    npu = str(pto.compile(k.trace(x, gamma, w, bias, out)).npu)
+    assert f"!npu.buf<1x{H // 2}xbf16, ub>" in npu, npu
