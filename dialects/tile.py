@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     StringAttr,
@@ -36,6 +37,8 @@ from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, Region, SSAVal
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParametrizedAttribute,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -47,7 +50,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -222,6 +225,70 @@ class StageBase(IRDLOperation):
             raise VerifyException(f"'{self.name}' needs a non-empty semantic label")
 
 
+@irdl_attr_definition
+class PhaseAttr(ParametrizedAttribute):
+    """`#tile.phase<rows = 8, copies = 2>` or `#tile.phase<rows = 4, copies = 1, chunk = 512
+    of 4096>`: the plan of a vector phase (the vector stages one group of tasks runs),
+    on the phase's first stage: the rows of a task's tile, the tiles one task merges
+    (each in its own UB copy), and, for a phase cut into column chunks, the chunk width
+    of the rows' width. tile-assign-shapes decides it (or keeps a pinned one);
+    tile-to-npu emits it."""
+
+    name = "tile.phase"
+
+    rows: IntAttr
+    copies: IntAttr
+    chunk: IntAttr  # 0: whole rows
+    width: IntAttr  # the row width the chunks cut (0: whole rows)
+
+    def __init__(self, rows: int, copies: int, chunk: int | None = None, width: int | None = None):
+        super().__init__(IntAttr(rows), IntAttr(copies), IntAttr(chunk or 0), IntAttr(width or 0))
+
+    @property
+    def columns(self) -> tuple[int, int] | None:
+        """(row width, chunk width) of a column-tiled phase."""
+        return (self.width.data, self.chunk.data) if self.chunk.data else None
+
+    @staticmethod
+    def check(rows: int, copies: int, chunk: int, width: int) -> str | None:
+        if rows < 1 or copies < 1:
+            return "phase rows and copies must be at least 1"
+        if chunk and (chunk >= width or width % chunk):
+            return f"phase chunk {chunk} must divide the row width {width} (and be narrower)"
+        return None
+
+    def verify(self) -> None:
+        if (msg := self.check(self.rows.data, self.copies.data, self.chunk.data, self.width.data)) is not None:
+            raise VerifyException(msg)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        vals = []
+        parser.parse_punctuation("<")
+        for i, key in enumerate(("rows", "copies")):
+            if i:
+                parser.parse_punctuation(",")
+            parser.parse_keyword(key)
+            parser.parse_punctuation("=")
+            vals.append(parse_i64(parser))
+        chunk = width = 0
+        if parser.parse_optional_punctuation(","):
+            parser.parse_keyword("chunk")
+            parser.parse_punctuation("=")
+            chunk = parse_i64(parser)
+            parser.parse_keyword("of")
+            width = parse_i64(parser)
+        parser.parse_punctuation(">")
+        if (msg := cls.check(vals[0], vals[1], chunk, width)) is not None:
+            parser.raise_error(msg, start, parser.pos)
+        return (IntAttr(vals[0]), IntAttr(vals[1]), IntAttr(chunk), IntAttr(width))
+
+    def print_parameters(self, printer: Printer) -> None:
+        cols = f", chunk = {self.chunk.data} of {self.width.data}" if self.chunk.data else ""
+        printer.print_string(f"<rows = {self.rows.data}, copies = {self.copies.data}{cols}>")
+
+
 @irdl_op_definition
 class VecStageOp(StageBase):
     """`%r = tile.vec_stage "q-rmsnorm" tile [4, 1024] nbuffer 2 -> (types) { ... }`:
@@ -233,6 +300,7 @@ class VecStageOp(StageBase):
 
     vec_tile = opt_prop_def(DenseArrayBase)
     nbuffer = opt_prop_def(IntegerAttr[IntegerType])
+    phase = opt_prop_def(PhaseAttr)
 
     def __init__(
         self,
@@ -241,12 +309,15 @@ class VecStageOp(StageBase):
         result_types: Sequence[Attribute],
         vec_tile: Sequence[int] | None = None,
         nbuffer: int | None = None,
+        phase: PhaseAttr | None = None,
     ):
         props: dict[str, Attribute] = {"label": StringAttr(label)}
         if vec_tile is not None:
             props["vec_tile"] = DenseArrayBase.from_list(i64, vec_tile)
         if nbuffer is not None:
             props["nbuffer"] = IntegerAttr(nbuffer, i64)
+        if phase is not None:
+            props["phase"] = phase
         super().__init__(properties=props, regions=[body], result_types=[result_types])
 
     @classmethod
@@ -258,8 +329,9 @@ class VecStageOp(StageBase):
             tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_i64(parser))
         if parser.parse_optional_keyword("nbuffer"):
             nbuf = parse_i64(parser)
+        phase = PhaseAttr.new(PhaseAttr.parse_parameters(parser)) if parser.parse_optional_keyword("phase") else None
         types, attrs, body = StageBase._parse_body(parser)
-        op = cls(label, body, types, tile, nbuf)
+        op = cls(label, body, types, tile, nbuf, phase)
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
@@ -271,12 +343,17 @@ class VecStageOp(StageBase):
             printer.print_string(f" tile [{', '.join(map(str, self.vec_tile.get_values()))}]")
         if self.nbuffer is not None:
             printer.print_string(f" nbuffer {self.nbuffer.value.data}")
+        if self.phase is not None:
+            printer.print_string(" phase ")
+            self.phase.print_parameters(printer)
         self._print_body(printer)
 
     def verify_(self) -> None:
         self.verify_stage()
         if self.nbuffer is not None and self.nbuffer.value.data < 1:
             raise VerifyException("'tile.vec_stage' nbuffer must be at least 1")
+        if self.phase is not None:
+            self.verify_phase(self.phase)
         for op in self.body.block.ops:
             if isinstance(op, MatmulOp):
                 raise VerifyException("'tile.matmul' belongs in a tile.cube_stage, not a vector stage")
@@ -299,6 +376,24 @@ class VecStageOp(StageBase):
                         f"vector tile [{', '.join(map(str, shape))}] has rank {len(shape)} "
                         f"but '{op.name}' works on rank-{rank} data"
                     )
+
+    def verify_phase(self, ph: PhaseAttr) -> None:
+        nbuf = self.nbuffer.value.data if self.nbuffer is not None else 1
+        if ph.copies.data > nbuf:
+            raise VerifyException(f"'tile.vec_stage' phase copies {ph.copies.data} exceed nbuffer {nbuf}")
+        loop = self.parent_op()
+        if isinstance(loop, TokenLoopOp) and ph.rows.data > loop.rows:
+            raise VerifyException(f"'tile.vec_stage' phase rows {ph.rows.data} exceed the body's {loop.rows} rows")
+        widths = {
+            t.get_shape()[-1]
+            for o in self.body.block.ops
+            for v in (*o.operands, *o.results)
+            if isinstance(t := v.type, TensorType) and t.get_shape()
+        }
+        if ph.columns is not None and ph.width.data not in widths:
+            raise VerifyException(
+                f"'tile.vec_stage' phase chunks rows {ph.width.data} wide, but no value of the stage is that wide"
+            )
 
 
 @irdl_op_definition
@@ -828,4 +923,4 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.ViewOp: ViewOp,
 }
 
-TILE = Dialect("tile", [TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp, *TWIN.values()], [])
+TILE = Dialect("tile", [TokenLoopOp, VecStageOp, CubeStageOp, YieldOp, LoadOp, StoreOp, *TWIN.values()], [PhaseAttr])

@@ -15,8 +15,10 @@ from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 from pto.driver.errors import InternalError, UsageError
 from pto.driver.registry import all_passes
 
-# The pipeline that lowers a kernel from each level to the npu level.
-TO_NPU = {"pto": "pto-sk03-pipeline", "tile": "tile-to-npu"}
+# The pipeline that lowers a kernel from each level to the npu level. From the tile
+# level, tile-assign-shapes fills in what the IR does not pin (tiles, phase plans) and
+# checks what it does.
+TO_NPU = {"pto": "pto-sk03-pipeline", "tile": "tile-assign-shapes,tile-to-npu"}
 
 # The lowering passes, by the level each one leaves.
 LOWERINGS = {"pto-to-tile": "pto", "tile-to-npu": "tile"}
@@ -42,6 +44,8 @@ def to_npu(level: str, target: str | None = None) -> str:
     """The default pipeline from `level` to npu, for `target` if given."""
     if level == "pto" and target:
         return f"{TO_NPU['pto']}{{target={target}}}"
+    if level == "tile" and target:
+        return f"tile-assign-shapes{{target={target}}},tile-to-npu"
     return TO_NPU[level]
 
 

@@ -8,17 +8,18 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    DictionaryAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
     i64,
 )
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from pto.diagnostics import DiagnosticError
+from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import tile
 from pto.dialects.common import (
     ELEM_BYTES,
@@ -30,6 +31,11 @@ from pto.dialects.common import (
     elem_name,
 )
 from pto.dialects.pto import tensor_type
+from pto.dialects.tile import PhaseAttr
+from pto.planning import columns
+from pto.planning import vector as vp
+from pto.planning.columns import Plan
+from pto.planning.cube import clip_to_body, pad
 from pto.targets import Target, UnknownTargetError, load_target, target_of
 
 VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
@@ -55,59 +61,6 @@ MHC_TILES = (
     (64, [16, 16], [512, 1024], [128, 128], True),
     (None, [16, 16], [512, 2048], [128, 128], True),
 )
-
-
-def pad(x: int, fractal: int) -> int:
-    """`x` rounded up to whole cube fractals (the target's `cube.fractal`)."""
-    return -(-x // fractal) * fractal
-
-
-def body_m(m: int, rows: int, fractal: int) -> int:
-    """An M tile of `m` rows on a body of `rows` tokens: at most the body, fractal-padded
-    (PyPTO specialises each body for its factor); pto-tune's pruning and estimate use it."""
-    return min(m, pad(rows, fractal))
-
-
-def _bytes(t: TensorType, rows: int | None = None, cols: int | None = None) -> int:
-    shape = list(t.get_shape())
-    if rows is not None:
-        shape[0] = min(shape[0], rows)
-    if cols is not None:
-        shape[-1] = min(shape[-1], cols)
-    n = ELEM_BYTES[elem_name(t.element_type)]
-    for d in shape:
-        n *= d
-    return n
-
-
-def _row_tiled(v: SSAValue, tile_rows: int) -> bool:
-    t = v.type
-    return isinstance(t, TensorType) and bool(t.get_shape()) and t.get_shape()[0] == tile_rows
-
-
-def ub_need(stage: tile.VecStageOp, vec: list[int], tile_rows: int, copies: int | None = None) -> tuple[int, str]:
-    """UB bytes a vector stage needs with tile `vec`: one buffer per distinct operand and
-    result, token-tile ones cut to the vector tile and multiplied by `copies` (default:
-    `nbuffer`, the tiles merged into one task, each in its own UB copy)."""
-    nbuf = copies if copies is not None else stage.nbuffer.value.data if stage.nbuffer is not None else 1
-    seen: set[SSAValue] = set()
-    total, biggest, what = 0, 0, ""
-    for op in stage.body.block.ops:
-        if isinstance(op, tile.YieldOp) or isinstance(op, tile.ReshapeOp) and op.inplace is not None:
-            continue  # an in-place reshape is a view: its result is counted where it is read
-        for v in (*op.operands, *op.results):
-            if v in seen or not isinstance(v.type, TensorType):
-                continue
-            seen.add(v)
-            if _row_tiled(v, tile_rows):
-                cols = vec[-1] if v.type.get_shape()[-1] > 1 else None
-                b = _bytes(v.type, vec[0], cols) * nbuf
-            else:
-                b = _bytes(v.type)
-            total += b
-            if b > biggest:
-                biggest, what = b, f"{v.type} ({op.name})"
-    return total, what
 
 
 def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
@@ -196,59 +149,128 @@ class TileAssignShapesPass(ModulePass):
                 f.attributes["pto.target"] = StringAttr(self.target)
             form = f.attributes.get("pto.form")
             mhc = isinstance(form, FormAttr) and form.data == Form.MHC_PRE
+            options = f.attributes.get("pto.options")
+            names = set(options.data) if isinstance(options, DictionaryAttr) else set()
             for loop in (o for o in f.walk() if isinstance(o, tile.TokenLoopOp)):
+                pinned = {st for st in loop.body.block.ops if isinstance(st, tile.VecStageOp) and st.vec_tile}
                 for st in loop.body.block.ops:
                     if isinstance(st, tile.VecStageOp):
                         self.vector(st, loop.rows, target, mhc)
                     elif isinstance(st, tile.CubeStageOp):
                         self.cube(st, loop.rows, target, mhc)
+                for phase in vp.phases(loop):
+                    self.plan_phase(phase, loop.rows, target, pinned, names)
 
     # ------------------------------------------------------------------ vector
 
     def vector(self, st: tile.VecStageOp, rows: int, target: Target, mhc: bool) -> None:
-        cap = target.capacity("ub")
-        if st.vec_tile is not None:
-            # A pinned tile must fit once; fewer merged copies than nbuffer asks for are
-            # tile-to-npu's call (it column-tiles or cuts rows, and says so).
-            vec = list(st.vec_tile.get_values())
-            _check_width(st, vec, target)
-            need, what = ub_need(st, vec, rows, copies=1)
-            if need > cap:
-                raise DiagnosticError(
-                    st,
-                    f"vector stage '{st.label.data}': tile {vec} needs {need} bytes of ub "
-                    f"(largest buffer {what}), but {target.name} has {cap}",
-                )
+        """The stage's own tile: a pinned one is kept; otherwise the most rows of
+        VEC_ROWS whose tile fits once (rows save more vector instructions than copies;
+        the phase plan then merges as many copies as fit)."""
+        cap, block = target.capacity("ub"), target.block_bytes
+        if st.vec_tile is not None:  # (its rows are cut with a warning if the phase does not fit)
+            _check_width(st, list(st.vec_tile.get_values()), target)
             return
-        data = next(
-            (
-                o.operands[0].type
-                for o in st.body.block.ops
-                # (views and per-row transposes are not the stage's data: its rank-2 rows are)
-                if not isinstance(o, (tile.YieldOp, tile.ReshapeOp, tile.TransposeOp)) and o.operands
-            ),
-            None,
-        )
-        if not isinstance(data, TensorType):
+        ops = [o for o in st.body.block.ops if not isinstance(o, tile.YieldOp)]
+        # (views and per-row transposes are not the stage's data: its rank-2 rows are)
+        data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp) and o.operands), None)
+        if data is None or not isinstance(data.operands[0].type, TensorType):
             return
-        shape = list(data.get_shape())
+        shape = list(data.operands[0].type.get_shape())
         cols = shape[-1]
         if mhc and cols > MHC_VEC_COLS and cols % MHC_VEC_COLS == 0:
             cols = MHC_VEC_COLS
-        need, what = 0, ""
+        n = vp.Need(0, "")
         for r in VEC_ROWS:
             if r > shape[0] and r != 1:
                 continue
-            vec = [r, *shape[1:-1], cols]
-            need, what = ub_need(st, vec, rows)
-            if need <= cap:
-                st.vec_tile = DenseArrayBase.from_list(i64, vec)
+            n = vp.need([st], min(r, rows), 1, self.stage_columns(st, cols), block)
+            if n.bytes <= cap:
+                st.vec_tile = DenseArrayBase.from_list(i64, [r, *shape[1:-1], cols])
                 return
         raise DiagnosticError(
             st,
-            f"vector stage '{st.label.data}': even a one-row tile needs {need} bytes of ub "
-            f"(largest buffer {what}), but {target.name} has {cap}",
+            f"vector stage '{st.label.data}': even a one-row tile needs {n.bytes} bytes of ub "
+            f"(largest buffer {n.largest}), but {target.name} has {cap}",
         )
+
+    @staticmethod
+    def stage_columns(st: tile.VecStageOp, cw: int) -> Plan | None:
+        """The column plan of a stage alone with chunks `cw` wide, if its rows are wider."""
+        views = vp.gm_views(vp.loop_stages([st]))
+        k = vp.data_cols(st, views)
+        p = columns.plan([st], views, k, cw) if cw < k else None
+        return p if isinstance(p, Plan) else None
+
+    # ------------------------------------------------------------------- phases
+
+    def plan_phase(self, phase: list[tile.VecStageOp], rows: int, target: Target, pinned: set, options) -> None:
+        """Decide the phase's tile rows, copies and column chunks (`#tile.phase` on its
+        first stage): the stages' own rows with the copies nbuffer asks for if they fit,
+        else fewer copies, column chunks, fewer rows (vector.candidates' order), each
+        reduction of what was pinned said in a warning. A pinned plan is checked."""
+        first, cap, block = phase[0], target.capacity("ub"), target.block_bytes
+        label = first.label.data
+        views = vp.gm_views(vp.loop_stages(phase))
+        if first.phase is not None:
+            ph, cols = first.phase, None
+            if ph.columns is not None:
+                p = columns.plan(phase, views, *ph.columns)
+                if isinstance(p, str):
+                    raise DiagnosticError(first, f"vector stage '{label}': phase {ph} cannot be column-tiled: {p}")
+                cols = p
+            n = vp.need(phase, ph.rows.data, ph.copies.data, cols, block)
+            if n.bytes > cap:
+                raise DiagnosticError(
+                    first,
+                    f"vector stage '{label}': phase <{ph.rows.data} rows, {ph.copies.data} copies> needs "
+                    f"{n.bytes} bytes of ub (largest buffer {n.largest}), but {target.name} has {cap}",
+                )
+            return
+        asked = max((st.nbuffer.value.data for st in phase if st.nbuffer is not None), default=1)
+        if asked > (most := vp.max_copies(target.sync.event_ids)):
+            raise DiagnosticError(
+                first, f"vector stage '{label}': nbuffer {asked} (at most {most}: two event ids per copy)"
+            )
+        chosen = min([rows, *(int(st.vec_tile.get_values()[0]) for st in phase if st.vec_tile is not None)])
+        want = self.pinned_columns(phase, views)
+        keep = "vec_nbuffer_setting" in options and not any(st in pinned for st in phase)
+        c = vp.choose(phase, rows, chosen, asked, want, cap, block, keep_copies=keep)
+        if isinstance(c, vp.Need):
+            raise DiagnosticError(
+                first,
+                f"vector stage '{label}': even a one-row tile of the fused phase ({len(phase)} stage(s)) needs "
+                f"{c.bytes} bytes of ub (largest buffer {c.largest}), but {target.name} has {cap}",
+            )
+        first.phase = PhaseAttr(c.rows, c.copies, c.cols.cw if c.cols else None, c.cols.k if c.cols else None)
+        asked = min(asked, -(-rows // chosen) * vp.chunk_tasks(want))  # (a body of fewer tiles merges fewer)
+        if (c.rows, c.copies, c.cols) == (chosen, asked, want):
+            return
+        full = vp.need(phase, chosen, asked, want, block).bytes
+        why = f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap}"
+        if c.rows < chosen and any(st in pinned for st in phase):
+            warn(first, f"vector stage '{label}': tile rows {chosen} -> {c.rows}: {why}")
+        if c.copies < asked and "vec_nbuffer_setting" in options:
+            warn(first, f"vector stage '{label}': nbuffer {asked} -> {c.copies} copies per task: {why}")
+        if c.cols is not None and want is None and any(st in pinned for st in phase):
+            warn(first, f"vector stage '{label}': pinned whole rows -> column chunks of {c.cols.cw}: {why}")
+
+    @staticmethod
+    def pinned_columns(phase: list[tile.VecStageOp], views) -> Plan | None:
+        """The column plan a stage's narrow vector tile asks for, if the phase allows it."""
+        narrow = vp.pinned_columns(phase)
+        if narrow is None:
+            return None
+        p = columns.plan(phase, views, *narrow)
+        if isinstance(p, str):
+            st = next(st for st in phase if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < narrow[0])
+            warn(
+                st,
+                f"vector tile {list(st.vec_tile.get_values())} is narrower than the {narrow[0]}-column row but the "  # type: ignore[union-attr]
+                f"phase is not column-tiled ({p}): tile-to-npu processes whole rows",
+            )
+            return None
+        return p
 
     # -------------------------------------------------------------------- cube
 
@@ -267,19 +289,8 @@ class TileAssignShapesPass(ModulePass):
                 st.tiles = self.choose(m, k, n, in_bytes, acc_bytes, 1, BUFFERS, BUFFERS, target)
         if wanted and mm.b_trans is not None:
             self.host_transpose(mm)
-        st.tiles = self.clip_to_body(st.tiles, rows, target.cube.fractal)
+        st.tiles = clip_to_body(st.tiles, rows, target.cube.fractal)
         self.check(st, in_bytes, acc_bytes, target)
-
-    @staticmethod
-    def clip_to_body(t: CubeTileAttr, rows: int, fractal: int) -> CubeTileAttr:
-        """A body of `rows` tokens is one tile along M at most (PyPTO specialises each
-        body for its factor): an M tile larger than the body shrinks to it, fractal-padded."""
-        (m0, m1), ax = t.axes["m"], t.axes
-        m = body_m(m1, rows, fractal)
-        if m1 <= m:
-            return t
-        m0 = min(m0, m)
-        return CubeTileAttr([m0 if m % m0 == 0 else m, m], ax["k"], ax["n"], split_k=t.is_split_k)
 
     @staticmethod
     def mhc_tiles(rows: int) -> CubeTileAttr:

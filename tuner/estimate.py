@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 from pto.dialects.common import ELEM_BYTES
 from pto.lowering.tile_to_npu.cube import split_runs
-from pto.lowering.tile_to_npu.events import max_copies
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
-from pto.passes.tile_assign_shapes import BUFFERS, VEC_ROWS, TileAssignShapesPass, body_m, pad
+from pto.passes.tile_assign_shapes import BUFFERS, VEC_ROWS, TileAssignShapesPass
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
+from pto.planning.cube import body_m, pad
+from pto.planning.vector import max_copies
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.space import CUBE_DIMS, SETTING, Config, given
@@ -189,8 +190,12 @@ def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
     """The vector tasks of one body of p tokens (the stages before or after the cube)."""
     t = info.target
     cols = max(info.vec_cols, default=info.k)
-    r = min(_vec_rows(c, p), p)
-    merge = min(_get(c, "vec_nbuffer", info), max_copies(t.sync.event_ids))  # tile-to-npu's limit
+    plan = info.phases.for_config(c, p) if info.phases is not None else None
+    if plan:  # the first phase's plan, as tile-assign-shapes makes it
+        r, merge, _ = plan[0]
+    else:
+        r = min(_vec_rows(c, p), p)
+        merge = min(_get(c, "vec_nbuffer", info), max_copies(t.sync.event_ids))
     tiles = -(-p // r)
     elems = r * cols
     repeats = elems * ELEM_BYTES["f32"] / t.vector.bytes_per_repeat

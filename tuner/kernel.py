@@ -7,11 +7,12 @@ copy), so a kernel written from primitives is seen as the pipeline sees it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, ModuleOp, TensorType
 from xdsl.ir import BlockArgument
 
 from pto.dialects import pto
@@ -21,6 +22,9 @@ from pto.interp.run import InputError, signature
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
 from pto.passes.pto_fuse_stages import PtoFuseStagesPass
 from pto.targets import Target, UnknownTargetError, load_target, target_of
+
+if TYPE_CHECKING:
+    from pto.tuner.phases import Phases
 
 # The fused vector ops that carry a stage's vector tile (see `pin_vec_tiles`).
 VEC_TILED = (pto.RmsNormOp, pto.QuantOp, pto.DequantOp)
@@ -43,6 +47,8 @@ class KernelInfo:
     host_transposable: bool  # B is a whole [N, K] weight argument read with b_trans
     vec_cols: tuple[int, ...]  # the row width of each op a vector tile is pinned on
     target: Target
+    # The vector phases, planned per configuration (None: checked when compiled).
+    phases: Phases | None = field(default=None, compare=False, repr=False)
 
 
 def _matmul(f: func.FuncOp) -> pto.MatmulOp:
@@ -92,7 +98,10 @@ def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
     lhs, res = tensor_type(mm.lhs), tensor_type(mm.results[0])
     a_elem = elem_name(lhs.element_type)
     # Pinned on the kernel as written (not the fused copy): the hints are written back to it.
-    cols = tuple(tensor_type(o.operands[0]).get_shape()[-1] for o in sig.func.walk() if isinstance(o, VEC_TILED))
+    tiled = [o for o in sig.func.walk() if isinstance(o, VEC_TILED)]
+    cols = tuple(tensor_type(o.operands[0]).get_shape()[-1] for o in tiled)
+    own = [a for o in tiled if isinstance(a := o.attributes.get("pto.vec_tile"), DenseArrayBase)]
+    own_rows = int(own[0].get_values()[0]) if own else None
     form_attr = f.attributes["pto.form"]
     assert isinstance(form_attr, FormAttr)  # pto-classify-skeleton ran
     form = form_attr.data.value
@@ -108,4 +117,11 @@ def kernel_info(module: ModuleOp, target: str | None = None) -> KernelInfo:
         mm.b_trans is not None and isinstance(mm.rhs, BlockArgument),
         cols,
         tgt,
+        phases(module, tgt, own_rows),
     )
+
+
+def phases(module: ModuleOp, target: Target, own_rows: int | None) -> Phases | None:
+    from pto.tuner.phases import phases as planned  # (it imports the space, which imports this)
+
+    return planned(module, target, own_rows)

@@ -3,6 +3,7 @@ alignment, unsupported combinations) and those that lower to the same kernel as 
 already kept, before anything runs; count each reason.
 
 The capacity rules are tile-assign-shapes' (docs/passes.md), with the target's figures;
+the vector phases are planned with its own functions (`tuner/phases.py`, `planning/`);
 what this misses is caught when the configuration is compiled, and recorded."""
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterable
 
 from pto.dialects.common import ELEM_BYTES
-from pto.lowering.tile_to_npu.events import max_copies
-from pto.passes.tile_assign_shapes import body_m, pad
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
+from pto.planning.cube import body_m, group_size, pad
+from pto.planning.vector import max_copies
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.space import AUTO, CUBE_DIMS, Config, given, key
 
@@ -33,16 +34,31 @@ def _row_groups(c: Config, bodies: list[int], fractal: int) -> tuple:
         tiles = -(-p // m) if m else None
         reuse = 1 if given(c, "split_k") else given(c, "l1_reuse")  # split-K units are one row tile
         if reuse is not None and tiles is not None:
-            reuse = max(g for g in range(1, min(reuse, tiles) + 1) if tiles % g == 0)
+            reuse = group_size(tiles, reuse)
         out.append((m, reuse))
     return tuple(out)
 
 
+def _plans(c: Config, info: KernelInfo, tokens: list[int]) -> list:
+    """The vector phase plans (rows, copies, chunk) of each body, by tile-assign-shapes'
+    rules ([] when the kernel's phases are not known here). No configuration fails UB:
+    the plan cuts rows, copies or columns until a task fits (one row always does, or the
+    kernel's own compile would have failed)."""
+    if info.phases is None:
+        return []
+    plans = [info.phases.for_config(c, p) for p in used_factors(c.get("unroll", AUTO), tokens)]
+    return [] if any(p is None for p in plans) else plans
+
+
 def effective(c: Config, info: KernelInfo, tokens: list[int]) -> str:
-    """What the configuration lowers to at these token counts: equal for equivalent ones."""
+    """What the configuration lowers to at these token counts: equal for equivalent ones
+    (the vector tile rows and copies as the phase plans make them)."""
     bodies = used_factors(c["unroll"], tokens) if "unroll" in c else []
-    rest = {k: v for k, v in c.items() if k not in ("unroll", "m", "l1_reuse")}
-    return key({**rest, "bodies": bodies, "rows": list(_row_groups(c, bodies, info.target.cube.fractal))})
+    plans = _plans(c, info, tokens)
+    drop = ("unroll", "m", "l1_reuse") + (("vec_rows", "vec_nbuffer") if plans else ())
+    rest = {k: v for k, v in c.items() if k not in drop}
+    rows = list(_row_groups(c, bodies, info.target.cube.fractal))
+    return key({**rest, "bodies": bodies, "rows": rows, "phases": plans})
 
 
 def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
@@ -51,7 +67,7 @@ def illegal(c: Config, info: KernelInfo, tokens: list[int]) -> str | None:
     if any(cube) and not all(cube):
         return "cube tile partly auto (the passes choose it whole)"
     if given(c, "vec_nbuffer") and c["vec_nbuffer"] > max_copies(info.target.sync.event_ids):
-        return "vec_nbuffer above the copies the flags tell apart"  # tile-to-npu's limit
+        return "vec_nbuffer above the copies the flags tell apart"
     if not given(c, "k"):
         return None
     (k0, k1), n, t = c["k"], c["n"], info.target

@@ -51,6 +51,7 @@ from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
+from pto.planning.vector import feeding, gm_views, reads, stage_of
 from pto.targets import Target, target_of
 
 
@@ -124,30 +125,6 @@ class Body:
         end = arith.MinUIOp(arith.AddiOp(start, index_const(self.rows)), self.ub).result
         end.name_hint = "end"
         return start, end
-
-
-def reads(stages: list[tile.StageBase], producers: list[tile.StageBase]) -> bool:
-    """Whether an op in `stages` uses a result of `producers`."""
-    made = {r for p in producers for r in p.results}
-    return any(v in made for st in stages for o in st.walk() for v in o.operands)
-
-
-def _stage_of(op: Operation) -> tile.StageBase | None:
-    while op is not None and not isinstance(op, tile.StageBase):
-        op = op.parent_op()  # type: ignore[assignment]
-    return op
-
-
-def feeding(pre: list[tile.StageBase], cube: tile.CubeStageOp) -> tuple[list, list]:
-    """The vector stages before the cube split into those whose results the cube needs
-    (directly or through each other), in order, and the others."""
-    feed: list[tile.StageBase] = []
-    needers: list[tile.StageBase] = [cube]
-    for st in reversed(pre):
-        if reads(needers, [st]):
-            feed.insert(0, st)
-            needers.append(st)
-    return feed, [st for st in pre if st not in feed]
 
 
 class Lowering:
@@ -352,16 +329,14 @@ class Lowering:
         loads = {o.result: o for o in loop.body.walk() if isinstance(o, tile.LoadOp)}  # stages may load too
         for ld in loads.values():
             self.gm[ld.result] = self.gm[ld.source]
-        self.views = set()
-        for o in (o for st in stages for o in st.body.block.ops):
+        self.views = gm_views(stages)
+        for o in (o for st in stages for o in st.body.block.ops if o in self.views):
             if isinstance(o, tile.ViewOp):  # its verifier: of a whole load
                 window = npu.ViewOp(self.gm[o.input], o.starts, gm_type(o.result.type))
                 window.location = o.location
                 self.gm[o.result] = window.result
-                self.views.add(o)
-            elif (
-                isinstance(o, tile.ReshapeOp) and (o.input in loads or o.input.owner in self.views) and not _per_row(o)
-            ):
+            else:
+                assert isinstance(o, tile.ReshapeOp)
                 if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
                     raise unsupported(
                         o, "an in-place reshape of a weight window that is not contiguous (columns of a wider weight)"
@@ -374,7 +349,6 @@ class Lowering:
                 view = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.GM))
                 view.location = o.location
                 self.gm[o.result] = view.result
-                self.views.add(o)
 
     def destinations(
         self, loop: tile.TokenLoopOp, stages: list[tile.StageBase], phases: list[list[tile.StageBase]]
@@ -391,7 +365,7 @@ class Lowering:
         for st in stages:
             for r in st.results:
                 dests[r] = list(stores.get(r, []))
-                readers = {_stage_of(u.operation) for u in r.uses if not isinstance(u.operation, tile.StoreOp)}
+                readers = {stage_of(u.operation) for u in r.uses if not isinstance(u.operation, tile.StoreOp)}
                 if any(s is None or phase.get(s) != phase[st] for s in readers):
                     t = r.type
                     assert isinstance(t, TensorType)
@@ -412,10 +386,3 @@ class Lowering:
         if isinstance(ld, tile.LoadOp) and ld.cache is not None:
             return ld.cache.data
         return None
-
-
-def _per_row(o: tile.ReshapeOp) -> bool:
-    """A token tile's columns split into a rank-3 tile (the interleaved RoPE's `[r, D/2, 2]`):
-    viewed in UB once its rows are loaded (vector_ops), as vector tasks load rank-2 tiles."""
-    t = o.result.type
-    return isinstance(t, TensorType) and t.get_num_dims() > 2 and not tile.weight_only(o.result)

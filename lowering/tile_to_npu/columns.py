@@ -9,14 +9,10 @@ reductions into narrow accumulators; wide results that need no reduction are sto
 chunk by chunk in the same loop. The narrow ops then run once on `[rows, 1]`. Loop 2
 streams the chunks again (reloading the inputs rather than keeping whole rows in UB)
 to compute the wide values that use a reduction (the normalised rows) and stores them.
-A phase that would need a third pass (a reduction of a value that itself needs one) or
-that has values of another width is not column-tiled (the caller says so).
+Which values go in which loop is the phase plan's (`planning/columns.py`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
@@ -29,6 +25,7 @@ from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
+from pto.planning.columns import Plan
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
@@ -46,84 +43,6 @@ _COMBINE = {
     ReduceKind.MAX: npu.VMaxOp,
     ReduceKind.MIN: npu.VMinOp,
 }
-_ELEMENTWISE = (
-    tile.AddOp,
-    tile.SubOp,
-    tile.MulOp,
-    tile.DivOp,
-    tile.SqrtOp,
-    tile.RsqrtOp,
-    tile.AbsOp,
-    tile.MulsOp,
-    tile.AddsOp,
-    tile.CastOp,
-)
-
-
-@dataclass
-class Plan:
-    k: int  # the row width
-    cw: int  # the chunk width (the vector tile's last dim)
-    ops: list[Operation]
-    late: set[SSAValue] = field(default_factory=set)  # wide values that need a reduction first
-    chunk: SSAValue | None = None  # the one column chunk of the task being emitted, if any
-    alias: dict[SSAValue, SSAValue] = field(default_factory=dict)  # a stage's result -> the value it yields
-    outer: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)  # the reverse
-
-    def wide(self, v: SSAValue) -> bool:
-        s = tensor_type(v).get_shape()
-        return s[-1] == self.k and len(s) in (1, 2)
-
-    def value(self, v: SSAValue) -> SSAValue:
-        return self.alias.get(v, v)
-
-
-def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: int) -> Plan | str:
-    """A column-tiling plan for the phase (rows `k` wide, chunks `cw`), or why it
-    cannot have one. Values of other widths (`[rows, 1]`, a matmul result) are narrow."""
-    ops = [o for st in stages for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
-    if k % cw:
-        return f"the tile width {cw} does not divide the row width {k}"
-    p = Plan(k, cw, ops)
-    for st in stages:
-        y = st.body.block.last_op
-        assert isinstance(y, tile.YieldOp)
-        for inner, outer in zip(y.values, st.results, strict=True):
-            p.alias[outer] = inner
-            p.outer.setdefault(inner, []).append(outer)
-    inside = {r for o in ops for r in o.results}
-    post_narrow: set[SSAValue] = set()  # narrow values computed from reductions
-    for o in ops:
-        if isinstance(o, tile.ReduceOp):
-            if p.value(o.input) in p.late or not p.wide(o.input):
-                return (
-                    "a reduction needs a value that itself needs a reduction"
-                    if p.wide(o.input)
-                    else "a reduction of a narrow value"
-                )
-            post_narrow.add(o.result)
-        elif isinstance(o, tile.RmsNormOp):
-            if p.value(o.input) in p.late:
-                return "a reduction needs a value that itself needs a reduction"
-            p.late.add(o.result)
-        elif isinstance(o, _ELEMENTWISE):
-            deps = [p.value(v) for v in o.operands if p.value(v) in inside]
-            if p.wide(o.results[0]):
-                if any(v in p.late or v in post_narrow for v in deps):
-                    p.late.add(o.results[0])
-            elif any(p.wide(v) for v in o.operands):
-                return f"'{o.name}' turns a wide value into a narrow one"
-            else:
-                post_narrow.add(o.results[0])
-        else:
-            return f"'{o.name}' is not column-tiled"
-    return p
-
-
-def elementwise(p: Plan) -> bool:
-    """No reduction: every column chunk is independent of the others (PyPTO makes each
-    vector tile of such a phase, rows x chunk, a task of its own)."""
-    return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
 
 
 def task(

@@ -31,7 +31,7 @@ from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
-from pto.passes.tile_assign_shapes import body_m
+from pto.planning.cube import group_size, pad
 
 idx = IndexType()
 
@@ -65,9 +65,10 @@ def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
     k0, k1 = ax["k"][0], ax["k"][-1]
     m, k, _, n = mm.mkn()
     # PyPTO makes each L0 block of the output (mL0 x nL0) a cube task: the M and N L1
-    # entries do not shape the work. A tile larger than the data covers just the
-    # (fractal-padded) data.
-    m1 = m0 = body_m(m0, m, fractal)
+    # entries do not shape the work. tile-assign-shapes clipped M to the body.
+    if m0 > pad(m, fractal):
+        raise DiagnosticError(st, f"tile-to-npu: M tile {m0} taller than the body ({m} rows): run tile-assign-shapes")
+    m1 = m0
     n1 = n0 = min(n0, n)
     k1 = min(k1, k)
     k0 = min(k0, k1)
@@ -125,7 +126,7 @@ class CubeStage:
         self.bt = mm.b_trans is not None
         self.check_split()
         reuse, nbuf = merge_counts(st)
-        self.g = self.group_size(reuse) if self.t.splits == 1 else 1  # PyPTO merges no split-K tiles
+        self.g = group_size(self.mt, reuse) if self.t.splits == 1 else 1  # PyPTO merges no split-K tiles
         self.units = self.nt * (self.mt // self.g)
         self.per_task = min(nbuf, self.units)
 
@@ -158,10 +159,6 @@ class CubeStage:
             BufferType([t.k0, t.n0], self.b_el, Space.L0B),
             BufferType([t.m0, t.n0], f32 if self.acc_name == "f32" else IntegerType(32), Space.L0C),
         )
-
-    def group_size(self, reuse: int) -> int:
-        """The most row tiles of a column (a divisor of the body's, at most `reuse`)."""
-        return next(g for g in range(min(reuse, self.mt), 0, -1) if self.mt % g == 0)
 
     def emit(self, label: str, after: list[str]) -> None:
         """The group: every unit of every split-K run of a body."""

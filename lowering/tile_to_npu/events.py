@@ -4,11 +4,14 @@ A flag is (source pipe, destination pipe, event id); an id needs to be unique on
 among flags of the same pipe pair, so the ids below overlap where their pipes differ.
 """
 
+from pto.planning.vector import VEC_EVENTS_PER_COPY, max_copies
+
+__all__ = ["VEC_EVENTS_PER_COPY", "max_copies"]
+
 # Vector tasks: copy q of a task (one merged vector tile) uses 2q and 2q + 1.
 VEC_LOADED = 0  # + 2q, MTE2 -> VECTOR: the tile's inputs are in UB
 VEC_COMPUTED = 0  # + 2q, VECTOR -> MTE3: the results are ready to store
 VEC_STORED = 1  # + 2q, MTE3 (or VECTOR) -> MTE2: the copy's UB may be refilled
-VEC_EVENTS_PER_COPY = 2
 
 # Cube tasks.
 L1A_FREE = 0  # + copy, MTE1 -> MTE2: an L1 copy of the activation slices may be refilled
@@ -23,9 +26,3 @@ def l1b_free(event_ids: int) -> int:
     """The first id (+ copy, MTE1 -> MTE2) saying an L1 copy of the weight slice may be
     refilled: half-way, after L1A_FREE's, so that each has half the pipe pair's ids."""
     return event_ids // 2
-
-
-def max_copies(event_ids: int) -> int:
-    """Copies of a buffer the flags can tell apart: a vector copy takes
-    VEC_EVENTS_PER_COPY ids of a pipe pair, and the cube's `l1b_free` ids start half-way."""
-    return event_ids // VEC_EVENTS_PER_COPY

@@ -1,10 +1,11 @@
 """The vector side of `tile-to-npu`: one `npu.tasks` group per vector phase.
 
-A phase is the vector stages on one side of the cube stage, fused in UB. A task covers
-`merge` vector tiles of `r` rows of one loop body (PyPTO's `vec_nbuffer_setting`: that
-many identical vector subgraphs merged into one task), each in its own UB copy with its
-own events. (Each tile still waits for the previous one's store before loading: the
-copies do not overlap yet.)"""
+A phase is the vector stages on one side of the cube stage, fused in UB
+(`planning.vector.phases`). A task covers `merge` vector tiles of `r` rows of one loop
+body (PyPTO's `vec_nbuffer_setting`: that many identical vector subgraphs merged into
+one task), each in its own UB copy with its own events, column-chunked or not: all as
+the phase plan that tile-assign-shapes recorded (`#tile.phase`) says. (Each tile still
+waits for the previous one's store before loading: the copies do not overlap yet.)"""
 
 from __future__ import annotations
 
@@ -15,21 +16,19 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, UnknownLoc, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from pto.diagnostics import DiagnosticError, warn
+from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.common import ELEM_BYTES, elem_name
 from pto.dialects.npu import BufferType, Pipe, Space
-from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import columns, events
 from pto.lowering.tile_to_npu.ub import UbAllocator
 from pto.lowering.tile_to_npu.vector_ops import emit_op
+from pto.planning.columns import Plan
+from pto.planning.columns import plan as columns_plan
+from pto.planning.vector import chunk_tasks
 
 idx = IndexType()
-# Lowering policy, not a hardware figure: when no column tiling is pinned, chunk widths
-# are tried halving from half a row down to this one (the narrowest pinned vector tile
-# of the seed's kernels, `(4, 64)`, is column-tiled at 64).
-MIN_CHUNK_COLS = 64
 
 
 def _yielded(st: tile.StageBase) -> Sequence[SSAValue]:
@@ -45,63 +44,41 @@ class VectorPhase:
         assert len(vec) == len(stages), "a vector phase is vector stages only (the cube stage is its own phase)"
         self.lowering, self.stages, self.body = lowering, vec, body  # body: the loop's Body
         self.target = lowering.target
-        self.plan: columns.Plan | None = None
+        self.plan: Plan | None = None
         self.gm = lowering.gm
 
     # Used by the column tiling.
     def vector_op(self, op: Operation, r: int, ub: UbAllocator, chunk=None) -> None:
         emit_op(op, r, ub, chunk)
 
-    def merge(self) -> int:
-        n = max((st.nbuffer.value.data for st in self.stages if st.nbuffer is not None), default=1)
-        most = events.max_copies(self.target.sync.event_ids)
-        if n > most:
-            raise unsupported(self.stages[0], f"nbuffer {n} (at most {most}: two event ids per copy)")
-        return n
-
-    def chosen_rows(self) -> int:
-        rows = self.body.rows
-        for st in self.stages:
-            if st.vec_tile is not None:
-                rows = min(rows, int(st.vec_tile.get_values()[0]))
-        return rows
-
     def emit(self, label: str, after: list[str], dests) -> int:
-        """Emit the group; returns the tile rows r. The first shape that fits UB wins:
-        the chosen rows with as many merged tiles (UB copies) as asked, then fewer, then
-        column-tiled, then fewer rows."""
-        asked, chosen, cap = self.merge(), self.chosen_rows(), self.target.capacity("ub")
-        shapes = [
-            (r, plan, m)
-            for r, plan in self.phase_shapes(chosen, self.column_plan())
-            for m in range(min(asked, -(-self.body.rows // r) * self.chunks_of(plan)), 0, -1)
-        ]
-        for n, (r, self.plan, merge) in enumerate(shapes):
-            tiles = -(-self.body.rows // r) * self.chunks()
-            region = Region(Block(arg_types=[idx, idx]))
-            ub = UbAllocator(self.target)
-            with ImplicitBuilder(region.block):
-                self.task(region.block.args, r, merge, ub, dests)
-            if ub.offset <= cap or n == len(shapes) - 1:
-                break  # nothing fits: the npu.alloc verifier reports the overflow
-            region.block.drop_all_references()
-        if r < chosen:
-            # tile-assign-shapes sized each stage alone; fused, the phase needs more.
-            warn(
+        """Emit the group as the phase plan (`#tile.phase` on the first stage) says;
+        returns the tile rows r."""
+        ph = self.stages[0].phase
+        if ph is None:
+            raise DiagnosticError(self.stages[0], "tile-to-npu needs a vector phase plan: run tile-assign-shapes first")
+        r, merge = ph.rows.data, ph.copies.data
+        if ph.columns is not None:
+            plan = columns_plan(self.stages, self.lowering.views, *ph.columns)
+            if isinstance(plan, str):
+                raise DiagnosticError(self.stages[0], f"tile-to-npu: the phase plan's column chunks: {plan}")
+            self.plan = plan
+        tiles = -(-self.body.rows // r) * self.chunks()
+        region = Region(Block(arg_types=[idx, idx]))
+        ub = UbAllocator(self.target)
+        with ImplicitBuilder(region.block):
+            self.task(region.block.args, r, merge, ub, dests)
+        if ub.offset > self.target.capacity("ub"):
+            raise DiagnosticError(
                 self.stages[0],
-                f"vector tile rows {chosen} -> {r}: the fused phase ({len(self.stages)} stage(s)) "
-                "does not fit in UB with more",
+                f"internal error: tile-to-npu placed {ub.offset} bytes of ub for the phase plan {ph}, more than "
+                f"{self.target.capacity('ub')} (the planner and the emitter disagree)",
             )
         npu.TasksOp(label, "vector", self.body.count, -(-tiles // merge), after, region)
         return r
 
     def chunks(self) -> int:
-        return self.chunks_of(self.plan)
-
-    @staticmethod
-    def chunks_of(plan: columns.Plan | None) -> int:
-        """Column chunks that are tasks of their own (an elementwise column-tiled phase)."""
-        return plan.k // plan.cw if plan is not None and columns.elementwise(plan) else 1
+        return chunk_tasks(self.plan)
 
     def task(self, args, r: int, merge: int, ub: UbAllocator, dests) -> None:
         b, i = args
@@ -132,58 +109,6 @@ class VectorPhase:
             columns.task(self, self.plan, r, row, valid, ub, dests, event, chunk)
         else:
             self.whole_rows(r, row, valid, ub, dests, event)
-
-    # -- shapes ----------------------------------------------------------------------
-
-    def column_plan(self) -> columns.Plan | None:
-        """Column tiling when a stage's vector tile is narrower than its rows."""
-        narrow = []
-        for st in self.stages:
-            if st.vec_tile is not None:
-                vt = [int(v) for v in st.vec_tile.get_values()]
-                # The stage's data: its first op that is not a view or a per-row transpose
-                # (their rows are whole; tile-assign-shapes reads the same op).
-                ops = [o for o in st.body.block.ops if o not in self.lowering.views]
-                data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp)), ops[0])
-                cols = tensor_type(data.operands[0]).get_shape()[-1]
-                if vt[-1] < cols:
-                    narrow.append((st, vt, cols))
-        if not narrow:
-            return None
-        first, first_vt, first_cols = narrow[0]
-        p = columns.plan(self.stages, self.lowering.views, first_cols, min(v[1][-1] for v in narrow))
-        if isinstance(p, str):
-            warn(
-                first,
-                f"vector tile {first_vt} is narrower than the {first_cols}-column row but the phase is not "
-                f"column-tiled ({p}): tile-to-npu processes whole rows",
-            )
-            return None
-        return p
-
-    def phase_shapes(self, rows: int, pinned: columns.Plan | None):
-        """The (rows, column plan) to try, best first: the chosen rows (column-tiled as
-        pinned); if nothing is pinned, the chosen rows column-tiled in halving chunk
-        widths (when the phase allows it); then halving rows."""
-        yield rows, pinned
-        if pinned is None:
-            widths = [
-                tensor_type(v).get_shape()[-1]
-                for st in self.stages
-                for o in st.body.block.ops
-                if o not in self.lowering.views and not isinstance(o, tile.YieldOp)
-                for v in o.results
-            ]
-            k = max(widths, default=1)
-            cw = k // 2
-            while cw >= MIN_CHUNK_COLS and k % cw == 0:
-                p = columns.plan(self.stages, self.lowering.views, k, cw)
-                if isinstance(p, columns.Plan):
-                    yield rows, p
-                cw //= 2
-        while rows > 1:
-            rows //= 2
-            yield rows, pinned
 
     # -- one tile of whole rows --------------------------------------------------------
 

@@ -51,6 +51,11 @@ class _Emit:
         self.tmps.append(self.ub.alloc(shape, elem, self.op.location))
         return self.tmps[-1]
 
+    def release(self, buf: SSAValue) -> None:
+        """A temporary dead before the op ends: later buffers of the op may take its bytes."""
+        self.tmps.remove(buf)
+        self.ub.free(buf)
+
 
 def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None = None) -> None:
     """Emit one tile op; with `chunk` (K, cw), a value K wide is a chunk cw wide."""
@@ -136,6 +141,7 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
     npu.VMulOp(xf, xf, sq)
     npu.VReduceOp(ReduceKind.SUM, sq, s)
     divide(s, cols, e.tmp([r, 1], f32))
+    e.release(sq)  # the normalised rows take its place: two wide f32 tiles live, not three
     npu.VAddsOp(s, op.eps.value.data, s)
     npu.VSqrtOp(s, s)
     res_f32 = elem_name(tensor_type(op.result).element_type) == "f32"
@@ -162,10 +168,13 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
     npu.VMulsOp(x, 127.0, t)
     npu.VDivOp(t, amax, t)
     # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated).
+    # Each step's source dies as the next is made: two wide buffers live, not four.
     i32b = e.tmp([r, cols], IntegerType(32))
     npu.VCastOp(t, i32b, RoundMode.RINT)
+    e.release(t)
     h = e.tmp([r, cols], f16)
     npu.VCastOp(i32b, h, RoundMode.ROUND)
+    e.release(i32b)
     npu.VCastOp(h, e.out(op.quantized), RoundMode.TRUNC, sat=True)
 
 

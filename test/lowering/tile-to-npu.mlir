@@ -50,21 +50,21 @@
 // STD: npu.graph cube 24 vector 48 {
 // STD: %bodies128 = arith.ceildivui
 // STD: %ws = npu.alloc gm (%tokens) : !npu.buf<?x4096xbf16, gm>
-// 128 rows in 2-row vector tiles; two merged tiles (vec_nbuffer_setting {0: 2}) would not
-// fit UB whole, so each task is one tile of whole rows (rather than column-tiled).
-// STD: npu.tasks "rmsnorm.128" vector (%body, %task) in (%bodies128, 64) {
+// 128 rows in 4-row vector tiles; two merged tiles (vec_nbuffer_setting {0: 2}) would not
+// fit UB, so each task is one tile of whole rows (the plan: phase <rows = 4, copies = 1>).
+// STD: npu.tasks "rmsnorm.128" vector (%body, %task) in (%bodies128, 32) {
 // STD: %start = arith.addi %c0, %{{.*}} : index
 // STD: %end = arith.minui %{{.*}}, %end128 : index
-// STD: npu.dma mte2 %x[%row, 0] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x4096xbf16, gm> -> !npu.buf<2x4096xbf16, ub>
+// STD: npu.dma mte2 %x[%row, 0] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x4096xbf16, gm> -> !npu.buf<4x4096xbf16, ub>
 // STD: npu.dma mte2 %gamma[0] -> %{{.*}}[0] : !npu.buf<4096xbf16, gm> -> !npu.buf<4096xbf16, ub>
-// STD: npu.vcast {{.*}} none : !npu.buf<2x4096xbf16, ub> -> !npu.buf<2x4096xf32, ub>
-// STD: npu.vreduce sum {{.*}} -> %[[S:.*]] : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x1xf32, ub>
+// STD: npu.vcast {{.*}} none : !npu.buf<4x4096xbf16, ub> -> !npu.buf<4x4096xf32, ub>
+// STD: npu.vreduce sum {{.*}} -> %[[S:.*]] : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
 // STD: npu.vdup 4.096000e+03 -> %[[K:[0-9]+]]
 // STD: npu.vdiv %[[S]], %[[K]] -> %[[S]]
 // STD: npu.vadds %[[S]], 1.000000e-06
 // STD: npu.vsqrt %[[S]]
 // STD: npu.vdiv %{{.*}}, %[[S]]
-// STD: npu.vcast {{.*}} rint : !npu.buf<2x4096xf32, ub> -> !npu.buf<2x4096xbf16, ub>
+// STD: npu.vcast {{.*}} rint : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xbf16, ub>
 // STD: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row, 0] rows %rows
 // STD-NOT: npu.set_flag mte2 -> vector, 2
 // 8 output tiles (128 x 64, the L0 tile: PyPTO's task) per body, each after the body's
@@ -99,7 +99,9 @@
 // STD: npu.alloc l0c [0] : !npu.buf<16x64xf32, l0c>
 
 // The quant form: the int8 cast chain, an i32 accumulator, and the dequant in the vector
-// group after the cube group, with the [N, 1] weight scale loaded transposed as [1, N].
+// group after the cube group, with the [N, 1] weight scale loaded transposed as [1, N];
+// two 8192-wide rows per dequant task (planned by liveness: the bf16 result takes the
+// bytes of the dead i32 input).
 // INT8: npu.tasks "q-rmsnorm.128" vector
 // INT8: npu.vreduce absmax
 // INT8: npu.vcast {{.*}} rint : {{.*}}xf32, ub> -> {{.*}}xi32, ub>
@@ -108,15 +110,16 @@
 // INT8: npu.tasks "Query-Linear.128" cube (%body_1, %task_1) in (%bodies128, 32) after ["q-rmsnorm.128"] hub {
 // INT8: npu.mmad {{.*}} -> !npu.buf<128x256xi32, l0c>
 // INT8: npu.fixpipe {{.*}} : !npu.buf<128x256xi32, l0c> -> !npu.buf<?x8192xi32, gm>
-// INT8: npu.tasks "Query-Dequant.128" vector (%body_2, %task_2) in (%bodies128, 128) after ["Query-Linear.128"] hub {
+// INT8: npu.tasks "Query-Dequant.128" vector (%body_2, %task_2) in (%bodies128, 64) after ["Query-Linear.128"] hub {
 // INT8: npu.dma mte2 %w_scale[0, 0] -> %{{.*}}[0, 0] transpose : !npu.buf<8192x1xf32, gm> -> !npu.buf<1x8192xf32, ub>
 // INT8: npu.vcast {{.*}} rint : {{.*}}xi32, ub> -> {{.*}}xf32, ub>
 
 // C -> V: the cube group reads x directly and waits for nothing; the vector group
-// waits for the cube tasks of its body.
+// waits for the cube tasks of its body; a vector task merges the two 8-row tiles that
+// vec_nbuffer_setting asks for.
 // CV: npu.tasks "wqa-linear.128" cube (%body, %task) in (%bodies128, 32) {
 // CV: npu.dma mte2 %x[%row
-// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 16) after ["wqa-linear.128"] hub {
+// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 8) after ["wqa-linear.128"] hub {
 
 // mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})
@@ -380,7 +383,7 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
     }
     // A computed tile's reshape is a view of its UB buffer; a rank-3 one is not stored.
     // expected-error@+1 {{tile-to-npu does not support rank-3 tiles stored to global memory yet}}
-    %r = tile.vec_stage "post" tile [4, 32] -> (tensor<16x2x16xf32>) {
+    %r = tile.vec_stage "post" tile [4, 32] phase <rows = 4, copies = 1> -> (tensor<16x2x16xf32>) {
       %h = tile.reshape %y inplace : tensor<16x32xf32> -> tensor<16x2x16xf32>
       tile.yield %h : tensor<16x2x16xf32>
     }
@@ -397,7 +400,7 @@ func.func @constant_bounds(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: te
   %c8 = arith.constant 8 : index
   tile.token_loop %i = %c0 to %c8 step 8 {
     %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<8x64xf32>
-    %n = tile.vec_stage "norm" tile [8, 64] -> (tensor<8x64xf32>) {
+    %n = tile.vec_stage "norm" tile [8, 64] phase <rows = 8, copies = 1> -> (tensor<8x64xf32>) {
       %a = tile.abs %xt : tensor<8x64xf32> -> tensor<8x64xf32>
       tile.yield %a : tensor<8x64xf32>
     }
@@ -465,8 +468,7 @@ func.func @no_columns(%x: tensor<?x256xf32>, %w: tensor<256x32xf32>, %out: tenso
   %t = tensor.dim %x, %c0 : tensor<?x256xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x256xf32> -> tensor<16x256xf32>
-    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 256-column row but the phase is not column-tiled (a reduction needs a value that itself needs a reduction): tile-to-npu processes whole rows}}
-    %n, %s = tile.vec_stage "norm" tile [4, 64] -> (tensor<16x256xf32>, tensor<16x1xf32>) {
+    %n, %s = tile.vec_stage "norm" tile [4, 64] phase <rows = 4, copies = 1> -> (tensor<16x256xf32>, tensor<16x1xf32>) {
       %y = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x256xf32> -> tensor<16x256xf32>
       %m = tile.reduce max %y : tensor<16x256xf32> -> tensor<16x1xf32>
       tile.yield %y, %m : tensor<16x256xf32>, tensor<16x1xf32>
@@ -513,8 +515,7 @@ func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
-    // expected-warning@+1 {{vector tile rows 4 -> 2: the fused phase (2 stage(s)) does not fit in UB with more}}
-    %n = tile.vec_stage "norm" tile [4, 4096] -> (tensor<16x4096xf32>) {
+    %n = tile.vec_stage "norm" tile [4, 4096] phase <rows = 2, copies = 1> -> (tensor<16x4096xf32>) {
       %r = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x4096xf32> -> tensor<16x4096xf32>
       tile.yield %r : tensor<16x4096xf32>
     }
@@ -564,7 +565,7 @@ func.func @rope_columns(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: te
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
       tile.yield %m : tensor<16x128xf32>
     }
-    %r = tile.vec_stage "rope" tile [4, 128] -> (tensor<16x128xf32>) {
+    %r = tile.vec_stage "rope" tile [4, 128] phase <rows = 4, copies = 1> -> (tensor<16x128xf32>) {
       %pe = tile.slice %y at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
       %x1 = tile.slice %pe at 0 : tensor<16x64xf32> -> tensor<16x32xf32>
       %x2 = tile.slice %pe at 32 : tensor<16x64xf32> -> tensor<16x32xf32>
@@ -605,8 +606,7 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
       tile.yield %m : tensor<16x128xf32>
     }
-    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 128-column row but the phase is not column-tiled ('tile.slice' is not column-tiled): tile-to-npu processes whole rows}}
-    %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x128xf32>) {
+    %r = tile.vec_stage "rope" tile [4, 64] phase <rows = 4, copies = 1> -> (tensor<16x128xf32>) {
       %pe = tile.slice %y at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
       %x1 = tile.slice %pe at 0 : tensor<16x64xf32> -> tensor<16x32xf32>
       %x2 = tile.slice %pe at 32 : tensor<16x64xf32> -> tensor<16x32xf32>
@@ -637,7 +637,7 @@ func.func @rope_interleave(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: 
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
       tile.yield %m : tensor<16x64xf32>
     }
-    %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x64xf32>) {
+    %r = tile.vec_stage "rope" tile [4, 64] phase <rows = 4, copies = 1> -> (tensor<16x64xf32>) {
       %p = tile.reshape %y : tensor<16x64xf32> -> tensor<16x32x2xf32>
       %q = tile.transpose %p : tensor<16x32x2xf32> -> tensor<16x2x32xf32>
       %o = tile.reshape %q : tensor<16x2x32xf32> -> tensor<16x64xf32>
@@ -671,7 +671,7 @@ func.func @rank3_elsewhere(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: 
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
       tile.yield %m : tensor<16x64xf32>
     }
-    %r = tile.vec_stage "rope" tile [4, 32, 2] -> (tensor<16x32x2xf32>) {
+    %r = tile.vec_stage "rope" tile [4, 32, 2] phase <rows = 4, copies = 1> -> (tensor<16x32x2xf32>) {
       %p = tile.reshape %y : tensor<16x64xf32> -> tensor<16x32x2xf32>
       // expected-error@+1 {{tile-to-npu does not support rank-3 tiles (rank 3 only as a tile.reshape or tile.transpose result) yet}}
       %s = tile.muls %p, 2.0 : tensor<16x32x2xf32> -> tensor<16x32x2xf32>
@@ -696,7 +696,7 @@ func.func @float_dequant(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %s: tensor
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
-    %d = tile.vec_stage "dequant" tile [16, 32] -> (tensor<16x32xf32>) {
+    %d = tile.vec_stage "dequant" tile [16, 32] phase <rows = 16, copies = 1> -> (tensor<16x32xf32>) {
       %e = tile.dequant %y, %st : tensor<16x32xf32>, tensor<16x1xf32> -> tensor<16x32xf32>
       tile.yield %e : tensor<16x32xf32>
     }
@@ -726,7 +726,7 @@ func.func @dequant_w_scale_first(%x: tensor<?x64xi8>, %w: tensor<64x32xi8>, %s: 
       %m = tile.matmul %xt, %w : tensor<16x64xi8>, tensor<64x32xi8> -> tensor<16x32xi32>
       tile.yield %m : tensor<16x32xi32>
     }
-    %d = tile.vec_stage "dequant" tile [16, 32] -> (tensor<16x32xf32>) {
+    %d = tile.vec_stage "dequant" tile [16, 32] phase <rows = 16, copies = 1> -> (tensor<16x32xf32>) {
       %e = tile.dequant %y, %st, %ws w_scale_first : tensor<16x32xi32>, tensor<16x1xf32>, tensor<1x32xf32> -> tensor<16x32xf32>
       tile.yield %e : tensor<16x32xf32>
     }
@@ -804,7 +804,7 @@ func.func @rank3(%x: tensor<?x2x32xf32>, %z: tensor<?x64xf32>, %w: tensor<64x32x
   %t = tensor.dim %x, %c0 : tensor<?x2x32xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x2x32xf32> -> tensor<16x2x32xf32>
-    %n = tile.vec_stage "norm" tile [4, 2, 32] -> (tensor<16x2x32xf32>) {
+    %n = tile.vec_stage "norm" tile [4, 2, 32] phase <rows = 4, copies = 1> -> (tensor<16x2x32xf32>) {
       // expected-error@+1 {{tile-to-npu does not support rank-3 tiles loaded from global memory yet}}
       %a = tile.abs %xt : tensor<16x2x32xf32> -> tensor<16x2x32xf32>
       tile.yield %a : tensor<16x2x32xf32>

@@ -3,6 +3,8 @@
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=PINNED
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes' | filecheck %s --check-prefix=MHC
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-assign-shapes | filecheck %s --check-prefix=PLAN
+// RUN: pto-opt %S/../../examples/indexer_query_linear_int8.mlir -p pto-fuse-stages,pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=KEEP
 // RUN: not pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-assign-shapes{target=h100}' 2>&1 | filecheck %s --check-prefix=NOTARGET
 // The `pto.host_transpose` argument hint: true passes a b_trans weight [K, N] in any
 // form, false keeps the mhc_pre variant's weight as it is, a weight already [K, N] is an error.
@@ -18,7 +20,7 @@
 // The standard kernel: whole rows in the vector stage, as many as UB holds with its
 // double buffering; cube tiles for 128-row tiles, N halved until the 24 cores have work.
 // STD: tile.token_loop {{.*}} step 128 {
-// STD: tile.vec_stage "rmsnorm" tile [2, 4096] nbuffer 2
+// STD: tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 phase <rows = 4, copies = 1>
 // STD: tile.cube_stage "linear" tiles <m = [128, 128], k = [256, 512], n = [64, 64]> l1_reuse 2 nbuffer 1
 // STD: tile.token_loop {{.*}} step 1 {
 // STD: tile.vec_stage "rmsnorm" tile [1, 4096] nbuffer 2
@@ -46,8 +48,17 @@
 // MHC: tile.cube_stage "hc-linear" tiles <m = [16, 16], k = [512, 1024], n = [128, 128]> l1_reuse
 // MHC: step 1 {
 
+// A pinned plan is kept (column chunks of 1024 on 4096-wide rows).
+// PLAN-LABEL: func.func @pinned_columns
+// PLAN: tile.vec_stage "norm" tile [4, 4096] phase <rows = 4, copies = 1, chunk = 1024 of 4096>
+
+// vec_nbuffer_setting {0: 2} pinned, the rows not: the rows are halved to keep both copies,
+// silently (8 rows fit once, not twice, in the fused norm + quant phase).
+// KEEP-NOT: warning
+// KEEP: tile.vec_stage "q-rmsnorm" tile [8, 1024] nbuffer 2 phase <rows = 4, copies = 2>
+
 // T950: func.func @linear_projection{{.*}}pto.target = "ascend950"
-// T950: tile.vec_stage "rmsnorm" tile [2, 4096]
+// T950: tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 phase <rows = 4, copies = 1>
 // NOTARGET: pto-opt: error: bad pass pipeline {{.*}}: unknown target 'h100' (known: ascend910b1, ascend950)
 
 // -----
@@ -109,7 +120,7 @@ func.func @ub(%x: tensor<?x16384xf32>, %w: tensor<16384x16xf32>, %out: tensor<?x
   %t = tensor.dim %x, %c0 : tensor<?x16384xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x16384xf32> -> tensor<16x16384xf32>
-    // expected-error@+1 {{vector stage 'norm': tile [8, 16384] needs 1048576 bytes of ub (largest buffer tensor<16x16384xf32> (tile.abs)), but ascend910b1 has 196608}}
+    // expected-warning@+1 {{vector stage 'norm': pinned whole rows -> column chunks of 2048: the fused phase (1 stage(s)) needs 2097152 bytes of ub with them, ascend910b1 has 196608}}
     %n = tile.vec_stage "norm" tile [8, 16384] nbuffer 2 -> (tensor<16x16384xf32>) {
       %a = tile.abs %xt : tensor<16x16384xf32> -> tensor<16x16384xf32>
       tile.yield %a : tensor<16x16384xf32>
@@ -154,7 +165,7 @@ func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tenso
   %t = tensor.dim %x, %c0 : tensor<?x65536xf32>
   tile.token_loop %i = %c0 to %t step 1 {
     %xt = tile.load %x[%i] : tensor<?x65536xf32> -> tensor<1x65536xf32>
-    // expected-error@+1 {{vector stage 'norm': even a one-row tile needs 1048576 bytes of ub}}
+    // expected-error@+1 {{vector stage 'norm': even a one-row tile needs 524288 bytes of ub (largest buffer [1, 65536] f32 (tile.abs))}}
     %n = tile.vec_stage "norm" nbuffer 2 -> (tensor<1x65536xf32>) {
       %a = tile.abs %xt : tensor<1x65536xf32> -> tensor<1x65536xf32>
       tile.yield %a : tensor<1x65536xf32>
@@ -164,6 +175,174 @@ func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tenso
       tile.yield %m : tensor<1x16xf32>
     }
     tile.store %y, %out[%i] : tensor<1x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
+// -----
+
+
+// A phase that would need a third pass over the columns (a reduction of a normalised
+// row) is not column-tiled: said, and processed as whole rows.
+func.func @no_columns(%x: tensor<?x256xf32>, %w: tensor<256x32xf32>, %out: tensor<?x32xf32> {pto.output},
+                      %out1: tensor<?x1xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x256xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x256xf32> -> tensor<16x256xf32>
+    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 256-column row but the phase is not column-tiled (a reduction needs a value that itself needs a reduction): tile-to-npu processes whole rows}}
+    %n, %s = tile.vec_stage "norm" tile [4, 64] -> (tensor<16x256xf32>, tensor<16x1xf32>) {
+      %y = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x256xf32> -> tensor<16x256xf32>
+      %m = tile.reduce max %y : tensor<16x256xf32> -> tensor<16x1xf32>
+      tile.yield %y, %m : tensor<16x256xf32>, tensor<16x1xf32>
+    }
+    %z = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 256], n = [32, 32]> -> (tensor<16x32xf32>) {
+      %mm = tile.matmul %n, %w : tensor<16x256xf32>, tensor<256x32xf32> -> tensor<16x32xf32>
+      tile.yield %mm : tensor<16x32xf32>
+    }
+    tile.store %z, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+    tile.store %s, %out1[%i] : tensor<16x1xf32> -> tensor<?x1xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Fused, the norm and the quant stages do not fit UB at 4 rows of 4096 f32, and the quant
+// cannot be column-tiled: the rows are cut, and said.
+func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor<?x32xi32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
+    // expected-warning@+1 {{vector stage 'norm': tile rows 4 -> 2: the fused phase (2 stage(s)) needs 262208 bytes of ub with them, ascend910b1 has 196608}}
+    %n = tile.vec_stage "norm" tile [4, 4096] -> (tensor<16x4096xf32>) {
+      %r = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %r : tensor<16x4096xf32>
+    }
+    %q, %s = tile.vec_stage "quant" tile [4, 4096] -> (tensor<16x4096xi8>, tensor<16x1xf32>) {
+      %q0, %s0 = tile.quant %n : tensor<16x4096xf32> -> tensor<16x4096xi8>, tensor<16x1xf32>
+      tile.yield %q0, %s0 : tensor<16x4096xi8>, tensor<16x1xf32>
+    }
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [512, 512], n = [32, 32]> -> (tensor<16x32xi32>) {
+      %m = tile.matmul %q, %w : tensor<16x4096xi8>, tensor<4096x32xi8> -> tensor<16x32xi32>
+      tile.yield %m : tensor<16x32xi32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xi32> -> tensor<?x32xi32>
+  }
+  func.return
+}
+
+// -----
+
+// A vector tile narrower than the row does not column-tile slices and concatenations:
+// whole rows, and said.
+func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [128, 128]> -> (tensor<16x128xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
+      tile.yield %m : tensor<16x128xf32>
+    }
+    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 128-column row but the phase is not column-tiled ('tile.slice' is not column-tiled): tile-to-npu processes whole rows}}
+    %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x128xf32>) {
+      %pe = tile.slice %y at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %x1 = tile.slice %pe at 0 : tensor<16x64xf32> -> tensor<16x32xf32>
+      %x2 = tile.slice %pe at 32 : tensor<16x64xf32> -> tensor<16x32xf32>
+      %n2 = tile.muls %x2, -1.0 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %rot = tile.concat %n2, %x1 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x64xf32>
+      %kv = tile.slice %y at 0 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %o = tile.concat %kv, %rot : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x128xf32>
+      tile.yield %o : tensor<16x128xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
+  }
+  func.return
+}
+
+// The phase plan: fewer copies than a pinned vec_nbuffer_setting asks for is said;
+// a pinned plan is checked, not replaced; nbuffer is bounded by the flags' event ids.
+// -----
+
+func.func @fewer_copies(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: tensor<?x16xf32>) attributes {pto.options = {vec_nbuffer_setting = {"0" = 2}}} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
+    // expected-warning@+1 {{vector stage 'norm': nbuffer 2 -> 1 copies per task: the fused phase (1 stage(s)) needs 262144 bytes of ub with them, ascend910b1 has 196608}}
+    %n = tile.vec_stage "norm" tile [4, 4096] nbuffer 2 -> (tensor<16x4096xf32>) {
+      %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %a : tensor<16x4096xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<16x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x4096xf32>, tensor<4096x16xf32> -> tensor<16x16xf32>
+      tile.yield %m : tensor<16x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @pinned_plan(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
+    // expected-error@+1 {{vector stage 'norm': phase <4 rows, 2 copies> needs 262144 bytes of ub (largest buffer [4, 4096] f32 (tile.abs)), but ascend910b1 has 196608}}
+    %n = tile.vec_stage "norm" tile [4, 4096] nbuffer 2 phase <rows = 4, copies = 2> -> (tensor<16x4096xf32>) {
+      %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %a : tensor<16x4096xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<16x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x4096xf32>, tensor<4096x16xf32> -> tensor<16x16xf32>
+      tile.yield %m : tensor<16x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @too_many_copies(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
+    // expected-error@+1 {{vector stage 'norm': nbuffer 5 (at most 4: two event ids per copy)}}
+    %n = tile.vec_stage "norm" tile [1, 4096] nbuffer 5 -> (tensor<16x4096xf32>) {
+      %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %a : tensor<16x4096xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<16x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x4096xf32>, tensor<4096x16xf32> -> tensor<16x16xf32>
+      tile.yield %m : tensor<16x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @pinned_columns(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
+    
+    %n = tile.vec_stage "norm" tile [4, 4096] phase <rows = 4, copies = 1, chunk = 1024 of 4096> -> (tensor<16x4096xf32>) {
+      %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %a : tensor<16x4096xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<16x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x4096xf32>, tensor<4096x16xf32> -> tensor<16x16xf32>
+      tile.yield %m : tensor<16x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x16xf32> -> tensor<?x16xf32>
   }
   func.return
 }

@@ -44,7 +44,10 @@ def test_an_input_of_only_comments_is_an_empty_module():
 
 def test_pipeline_spelling_and_errors():
     assert pipeline_spec("builtin.module(cse,tile-unroll{factors=4,1})") == "cse,tile-unroll{factors=4,1}"
-    assert to_npu("pto", "ascend950") == "pto-sk03-pipeline{target=ascend950}" and to_npu("tile") == "tile-to-npu"
+    assert (
+        to_npu("pto", "ascend950") == "pto-sk03-pipeline{target=ascend950}"
+        and to_npu("tile") == "tile-assign-shapes,tile-to-npu"
+    )
     with pytest.raises(UsageError, match="anchor 'func.func' is not supported"):
         pipeline_spec("func.func(cse)")
     with pytest.raises(UsageError, match="unknown pass 'nope'"):

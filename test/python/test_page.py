@@ -97,7 +97,7 @@ def test_a_long_run_is_drawn_in_slots(monkeypatch) -> None:
 def test_pto_run_html(tmp_path, capsys) -> None:
     out = tmp_path / "r.html"
     assert pto_run.main([str(STD), "--random-inputs", "--tokens", "16", "--no-numerics", "--html", str(out)]) == 0
-    assert _data(out.read_text())["totals"]["tasks"] == "16 cube, 8 vector"
+    assert _data(out.read_text())["totals"]["tasks"] == "16 cube, 4 vector"
     assert pto_run.main([str(STD), "--random-inputs", "--tokens", "16", "--html", str(STD)]) == 2
     assert "--html would overwrite the input" in capsys.readouterr().err
 
@@ -158,7 +158,7 @@ def test_page_in_headless_chromium(tmp_path) -> None:
     dom = _browse(chromium, page, "--dump-dom")
     groups = {g["name"] for g in _data(page.read_text())["groups"]}
     drawn = re.findall(r'<rect class="bar" data-i="\d+" data-group="([^"]+)"', dom)
-    assert groups == {"rmsnorm.64", "linear.64"} == set(drawn) and len(drawn) == 48  # one bar per task
+    assert groups == {"rmsnorm.64", "linear.64"} == set(drawn) and len(drawn) == 32  # one bar per task
     for section in ("timeline", "utilisation", "roofline", "l2", "buffers", "summary"):
         assert f'<section id="{section}">' in dom, section
     assert re.search(r'<section id="l2">.*<td class="l">w</td>', dom, re.S)

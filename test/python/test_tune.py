@@ -90,10 +90,11 @@ def test_pruning_counts_reasons_and_failures_are_recorded(monkeypatch):
         "vec_nbuffer above the copies the flags tell apart": 2,
     }
     assert not r.failed
-    # a configuration pruning lets through and tile-to-npu rejects is recorded, not raised
+    # a configuration pruning lets through and the passes reject is recorded, not raised
+    # (alone: with vec_nbuffer 2 beside it, its phase plan would be the same kernel)
     monkeypatch.setattr(prune, "max_copies", lambda ids: 99)
-    r = pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims=dims)
-    assert r.plan.reasons == {"K or N not a multiple of its tile": 2}
+    r = pto.tune(SMALL, [8], jobs=1, exhaustive=True, dims={**dims, "vec_nbuffer": [5]})
+    assert r.plan.reasons == {"K or N not a multiple of its tile": 1}
     assert len(r.failed) == 1 and r.failed[0][0]["vec_nbuffer"] == 5
     assert "failed" not in r.table().split("per token count")[0].split("\n")[4]
 
@@ -562,3 +563,21 @@ def test_ctrl_c_with_jobs_is_one_clean_line(tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert err.strip().splitlines() == [f"pto-tune: interrupted; {out} keeps what finished (--resume continues)"]
+
+
+def test_pruning_plans_vector_phases_with_the_passes_rules():
+    """Configurations whose vector phase plans coincide (8 rows fit once, not twice: the
+    copies are cut either way) are one kernel, and lower to the same npu IR."""
+    from kernels import example, lowered
+
+    from pto.tuner.kernel import kernel_info
+    from pto.tuner.pin import pin
+
+    module = example("sk03_standard.mlir")
+    info = kernel_info(module)
+    a, b = {"vec_rows": 8, "vec_nbuffer": 2}, {"vec_rows": 8, "vec_nbuffer": 1}
+    assert info.phases is not None and info.phases.for_config(a, 128) == ((8, 1, 1024),)
+    assert prune.effective(a, info, [128]) == prune.effective(b, info, [128])
+    assert prune.effective(a, info, [128]) != prune.effective({"vec_rows": 4, "vec_nbuffer": 2}, info, [128])
+    npu_a, npu_b = (str(lowered(pin(module, c))) for c in (a, b))
+    assert npu_a.split("npu.graph")[1] == npu_b.split("npu.graph")[1]

@@ -1,0 +1,45 @@
+"""The UB arena of one vector task: the one allocation rule the planner measures with
+and tile-to-npu allocates with, so that a plan that fits is a task that fits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Arena:
+    """Bump allocation plus first-fit reuse of freed holes (a copy reuses its own space
+    once a value is dead). `offset` is the high-water mark; `new_copy` starts a task copy
+    of its own above it (copies never share bytes: they are in flight together)."""
+
+    block: int  # the allocation granule (the target's block_bytes)
+    offset: int = 0
+    holes: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes), sorted
+
+    def size(self, nbytes: int) -> int:
+        return -(-nbytes // self.block) * self.block
+
+    def alloc(self, nbytes: int) -> tuple[int, int]:
+        """(offset, rounded size) of a new buffer of `nbytes`."""
+        size = self.size(nbytes)
+        at = next((i for i, (_, n) in enumerate(self.holes) if n >= size), None)
+        if at is None:
+            off = self.offset
+            self.offset += size
+            return off, size
+        off, n = self.holes.pop(at)
+        if n > size:
+            self.holes.insert(at, (off + size, n - size))
+        return off, size
+
+    def free(self, off: int, size: int) -> None:
+        merged: list[tuple[int, int]] = []
+        for o, n in sorted([*self.holes, (off, size)]):
+            if merged and merged[-1][0] + merged[-1][1] == o:
+                merged[-1] = (merged[-1][0], merged[-1][1] + n)
+            else:
+                merged.append((o, n))
+        self.holes = merged
+
+    def new_copy(self) -> None:
+        self.holes = []

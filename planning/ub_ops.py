@@ -1,0 +1,248 @@
+"""The UB buffers of one vector task copy, op by op, in the order tile-to-npu allocates
+and frees them (`lowering/tile_to_npu/vector.py`, `vector_ops.py`, `columns.py`): each
+op's result buffers and the temporaries that die with it; a loaded or computed value
+is freed after its last reader unless it is stored. The agreement test
+(test_vector_plan.py) checks that the two place every example's tasks alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from pto.dialects import tile
+from pto.dialects.common import ELEM_BYTES, ReduceKind, elem_name
+from pto.dialects.pto import tensor_type
+from pto.planning.columns import Plan
+from pto.planning.ub import Arena
+
+Shape = list[int]
+Largest = tuple[int, str]
+
+
+class Copy:
+    """One task copy's buffers in the arena: value -> (offset, size), or None for a view
+    of another buffer (never freed: the other name may still read it)."""
+
+    def __init__(self, arena: Arena, alias: dict[SSAValue, SSAValue] | None = None):
+        self.arena = arena
+        self.alias = alias or {}  # a stage's result -> the value its stage yields
+        self.bufs: dict[SSAValue, tuple[int, int] | None] = {}
+        self.shapes: dict[SSAValue, tuple[Shape, str]] = {}
+        self.largest: Largest = (0, "")
+
+    def key(self, v: SSAValue) -> SSAValue:
+        return self.alias.get(v, v)
+
+    def alloc(self, shape: Shape, elem: str, what: str) -> tuple[int, int]:
+        n = ELEM_BYTES[elem]
+        for d in shape:
+            n *= d
+        at = self.arena.alloc(n)
+        self.largest = max(self.largest, (at[1], f"[{', '.join(map(str, shape))}] {elem} ({what})"))
+        return at
+
+    def put(self, v: SSAValue, shape: Shape, elem: str, what: str) -> None:
+        self.bufs[v] = self.alloc(shape, elem, what)
+        self.shapes[v] = (shape, elem)
+
+    def free(self, v: SSAValue) -> None:
+        at = self.bufs.get(self.key(v))
+        if at is not None:
+            self.arena.free(*at)
+            self.bufs[self.key(v)] = None
+
+
+def _elem(v: SSAValue) -> str:
+    return elem_name(tensor_type(v).element_type)
+
+
+def _rows(v: SSAValue, r: int, chunk: tuple[int, int] | None = None) -> Shape:
+    """A value's buffer: `[r, ...]` for a token tile, its own shape when weight-only; with
+    `chunk` (K, cw), a K-wide one is cw wide."""
+    s = list(tensor_type(v).get_shape())
+    shape = s if tile.weight_only(v) else [r, *s[1:]]
+    if chunk is not None and shape[-1] == chunk[0]:
+        shape[-1] = chunk[1]
+    return shape
+
+
+def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = None) -> None:
+    """The buffers `vector_ops.emit_op` allocates for `op`: results kept, temporaries freed."""
+    tmps: list[tuple[int, int]] = []
+
+    def tmp(shape: Shape, elem: str) -> None:
+        tmps.append(c.alloc(shape, elem, op.name))
+
+    def out(v: SSAValue) -> None:
+        c.put(v, _rows(v, r, chunk), _elem(v), op.name)
+
+    def shape_of(v: SSAValue) -> Shape:
+        return c.shapes[c.key(v)][0] if c.key(v) in c.shapes else _rows(v, r, chunk)
+
+    if isinstance(op, tile.ReshapeOp):
+        c.bufs[op.result] = None
+        if c.key(op.input) in c.bufs:  # neither name is freed before the copy ends
+            c.bufs[c.key(op.input)] = None
+        c.shapes[op.result] = (_rows(op.result, r), _elem(op.result))
+        return
+    if isinstance(op, tile.ReduceOp):
+        out(op.result)
+        if op.kind.data == ReduceKind.MEAN:
+            tmp([r, 1], "f32")
+    elif isinstance(op, tile.RmsNormOp):
+        cols = tensor_type(op.input).get_shape()[-1]
+        if _elem(op.input) != "f32":
+            tmp(shape_of(op.input), "f32")
+        tmp([r, cols], "f32")
+        sq = tmps[-1]
+        tmp([r, 1], "f32")
+        tmp([r, 1], "f32")
+        tmps.remove(sq)
+        c.arena.free(*sq)  # (vector_ops._rms_norm releases the squares early)
+        res_f32 = _elem(op.result) == "f32"
+        if res_f32:
+            out(op.result)
+        else:
+            tmp([r, cols], "f32")
+        if op.gamma is not None and _elem(op.gamma) != "f32":
+            tmp(shape_of(op.gamma), "f32")
+        if not res_f32:
+            out(op.result)
+    elif isinstance(op, tile.QuantOp):
+        cols = tensor_type(op.input).get_shape()[-1]
+        if _elem(op.input) != "f32":
+            tmp([r, cols], "f32")
+        tmp([r, 1], "f32")
+        tmp([r, 1], "f32")
+        out(op.scale)
+        for elem in ("f32", "i32", "f16"):  # (vector_ops._quant releases each source early)
+            tmp([r, cols], elem)
+            if len(tmps) > 1 and elem != "f32":
+                c.arena.free(*tmps.pop(-2))
+        out(op.quantized)
+    else:  # one result buffer: elementwise, cast, reciprocal, dequant, slice, concat, transpose
+        for v in op.results:
+            out(v)
+    for at in tmps:
+        c.arena.free(*at)
+
+
+def whole_rows_task(
+    phase: Sequence[tile.VecStageOp],
+    views: set[Operation],
+    r: int,
+    arena: Arena,
+    leaves: Callable[[SSAValue], bool],
+) -> Largest:
+    """One copy of a whole-rows task (`VectorPhase.whole_rows`): the inputs loaded, then
+    the ops in order, each value freed after its last reader unless it `leaves` UB."""
+    alias: dict[SSAValue, SSAValue] = {
+        outer: inner
+        for st in phase
+        for inner, outer in zip(st.body.block.last_op.operands, st.results, strict=True)  # type: ignore[union-attr]
+    }
+    c = Copy(arena, alias)
+    inside: set[Operation] = {o for st in phase for o in st.body.block.ops} - views
+    inside |= set(phase)
+    ops = [o for st in phase for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
+    for op in ops:
+        for v in op.operands:
+            if v in c.bufs or isinstance(v.owner, Operation) and v.owner in inside:
+                continue
+            shape, elem = _rows(v, r), _elem(v)
+            if (
+                tile.weight_only(v)
+                and len(shape) == 2
+                and shape[1] == 1
+                and isinstance(op, tile.DequantOp)
+                and v is op.w_scale
+            ):
+                shape = [1, shape[0]]  # a [N, 1] weight scale is loaded transposed
+            c.put(v, shape, elem, f"input of {op.name}")
+    last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
+    keep = {alias.get(v, v) for st in phase for v in st.results if leaves(v)}
+    for i, op in enumerate(ops):
+        op_buffers(op, r, c)
+        for v in {alias.get(u, u) for u in op.operands}:
+            if last.get(v) == i and v not in keep:
+                c.free(v)
+    return c.largest
+
+
+def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool]) -> Largest:
+    """One copy of a column-tiled task (`columns.task`): narrow inputs and accumulators,
+    then each loop's chunk buffers (loaded, computed, accumulated)."""
+    c = Copy(arena, p.alias)
+    inside = {res for o in p.ops for res in o.results}
+    stored_in = lambda v: any(leaves(u) for u in p.outer.get(v, []))  # noqa: E731
+    for o in p.ops:
+        for v in o.operands:
+            if p.value(v) not in inside and v not in c.bufs and not p.wide(v):
+                c.put(v, _rows(v, r), _elem(v), f"input of {o.name}")
+    accs = [o for o in p.ops if isinstance(o, tile.ReduceOp | tile.RmsNormOp)]
+    for o in accs:
+        c.alloc([r, 1], "f32", f"accumulator of {o.name}")
+    early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
+    if [o.input for o in accs] or any(stored_in(v) for v in early):
+        _chunk_loop(p, r, c, [o.input for o in accs] + [v for v in early if stored_in(v)], True)
+    for o in p.ops:
+        if isinstance(o, tile.ReduceOp) and o.kind.data == ReduceKind.MEAN or isinstance(o, tile.RmsNormOp):
+            c.alloc([r, 1], "f32", o.name)
+        elif not isinstance(o, tile.ReduceOp) and not p.wide(o.results[0]):
+            op_buffers(o, r, c)
+    late = [v for o in p.ops for v in o.results if v in p.late and stored_in(v)]
+    if late:
+        _chunk_loop(p, r, c, late, False)
+    return c.largest
+
+
+def _chunk_loop(p: Plan, r: int, c: Copy, targets: Sequence[SSAValue], accumulate: bool) -> None:
+    producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
+    need: set[SSAValue] = set()
+    stack = list(targets)
+    while stack:
+        v = stack.pop()
+        if v not in need:
+            need.add(v)
+            if v in producer:
+                stack += [p.value(u) for u in producer[v].operands if p.wide(u)]
+    loaded: set[SSAValue] = set()
+    for o in p.ops:
+        for v in o.operands:
+            if p.value(v) in need and p.value(v) not in producer and v not in loaded:
+                loaded.add(v)
+                s = list(tensor_type(v).get_shape())
+                shape = [p.cw] if len(s) == 1 else [1, p.cw] if tile.weight_only(v) else [r, p.cw]
+                c.put(v, shape, _elem(v), f"chunk of an input of {o.name}")
+    for o in p.ops:
+        res = o.results[0]
+        if res in need and res in producer:
+            if isinstance(o, tile.RmsNormOp):
+                _normalise(o, r, p.cw, c)
+            else:
+                op_buffers(o, r, c, (p.k, p.cw))
+            for u in p.outer.get(res, []):
+                c.shapes[u] = c.shapes.get(res, ([r, p.cw], _elem(res)))
+        if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp):
+            c.alloc([r, 1], "f32", f"partial {o.name}")
+            if isinstance(o, tile.RmsNormOp):
+                shape, elem = c.shapes.get(o.input, ([r, p.cw], _elem(o.input)))
+                if elem != "f32":
+                    c.alloc(shape, "f32", o.name)
+                c.alloc(shape, "f32", o.name)
+
+
+def _normalise(o: tile.RmsNormOp, r: int, cw: int, c: Copy) -> None:
+    shape, elem = c.shapes.get(o.input, ([r, cw], _elem(o.input)))
+    if elem != "f32":
+        c.alloc(shape, "f32", o.name)
+    c.alloc([r, cw], "f32", o.name)
+    if o.gamma is not None:
+        g_shape, g_elem = c.shapes.get(o.gamma, ([cw], _elem(o.gamma)))
+        if g_elem != "f32":
+            c.alloc(g_shape, "f32", o.name)
+    if _elem(o.result) != "f32":
+        c.put(o.result, [r, cw], _elem(o.result), o.name)
+    else:
+        c.shapes[o.result] = ([r, cw], "f32")

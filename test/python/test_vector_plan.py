@@ -1,0 +1,139 @@
+"""The vector phase plan (planning/vector.py): tile-assign-shapes decides it and measures
+UB with `need`; tile-to-npu emits it. The two must place every task alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kernels import context, example, parse
+from xdsl.dialects.builtin import ModuleOp
+
+from pto.dialects import npu, tile
+from pto.lowering.pto_sk03_pipeline import PtoSk03PipelinePass
+from pto.planning import columns
+from pto.planning import vector as vp
+from pto.planning.ub import Arena
+from pto.targets import load_target
+
+TESTS = Path(__file__).resolve().parents[1]
+BLOCK = load_target().block_bytes
+
+
+def planned(module: ModuleOp) -> list[tuple[str, int]]:
+    """(first stage, UB bytes) of every phase, in the order tile-to-npu emits them."""
+    out = []
+    for loop in (o for o in module.walk() if isinstance(o, tile.TokenLoopOp)):
+        for phase in vp.phases(loop):
+            ph = phase[0].phase
+            assert ph is not None
+            cols = columns.plan(phase, vp.gm_views(vp.loop_stages(phase)), *ph.columns) if ph.columns else None
+            assert not isinstance(cols, str)
+            out.append((phase[0].label.data, vp.need(phase, ph.rows.data, ph.copies.data, cols, BLOCK).bytes))
+    return out
+
+
+def emitted(module: ModuleOp) -> list[tuple[str, int]]:
+    """(group label, UB high-water mark of its task) of every vector group but the split-K sums."""
+    out = []
+    for g in (o for o in module.walk() if isinstance(o, npu.TasksOp) and o.kind.data == "vector"):
+        if g.label.data.endswith(".sum"):
+            continue
+        top = 0
+        for a in (o for o in g.walk() if isinstance(o, npu.AllocOp) and o.offset is not None):
+            top = max(top, a.offset.value.data + -(-npu.buf(a.result).nbytes() // BLOCK) * BLOCK)
+        out.append((g.label.data, top))
+    return out
+
+
+def lower_both(module: ModuleOp) -> tuple[list, list]:
+    *before, last = PtoSk03PipelinePass().passes()
+    ctx = context()
+    for p in before:
+        p.apply(ctx, module)
+    plan = planned(module)
+    last.apply(ctx, module)
+    return plan, emitted(module)
+
+
+def tile_chunks() -> list[str]:
+    """The hand-written tile IR of the tile-to-npu lit test that lowers (chunks with a vector stage)."""
+    text = (TESTS / "lowering" / "tile-to-npu.mlir").read_text()
+    return [c for c in text.split("// -----") if "tile.vec_stage" in c and "expected-error" not in c]
+
+
+def agree(plan: list[tuple[str, int]], made: list[tuple[str, int]]) -> None:
+    assert len(plan) == len(made)
+    for (stage, need), (label, top) in zip(plan, made, strict=True):
+        assert label.startswith(stage + "."), (stage, label)
+        assert need == top, f"{label}: planned {need} bytes of ub, emitted {top}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sk03_standard.mlir",
+        "indexer_query_linear_int8.mlir",
+        "mla_wkv_rmsnorm.mlir",
+        "mla_wqa_qrmsnorm.mlir",
+        "hc_pre.mlir",
+    ],
+)
+def test_planner_and_emitter_place_the_examples_alike(name: str) -> None:
+    agree(*lower_both(example(name)))
+
+
+@pytest.mark.parametrize("n", range(len(tile_chunks())))
+def test_planner_and_emitter_place_hand_written_phases_alike(n: int) -> None:
+    from pto.lowering.tile_to_npu import TileToNpuPass
+    from pto.passes.tile_assign_shapes import TileAssignShapesPass
+
+    module = parse(tile_chunks()[n])
+    TileAssignShapesPass().apply(context(), module)
+    plan = planned(module)
+    TileToNpuPass().apply(context(), module)
+    agree(plan, emitted(module))
+
+
+def test_liveness_fits_the_primitives_rmsnorm_pypto_compiles() -> None:
+    """Issue 32's case: an RMSNorm written from primitives with PyPTO's `(4, H)` tiles fits
+    with its 4 rows (whole rows at H = 4096: two f32 tiles live at a time, not every
+    intermediate; column chunks at H = 7168, said in a warning)."""
+    for h, chunk in ((4096, None), (7168, 1792)):
+        module = parse(PRIMITIVES_NORM.replace("HH", str(h)).replace("INV", repr(1.0 / h)))
+        *before, last = PtoSk03PipelinePass().passes()
+        for p in before:
+            p.apply(context(), module)
+        first = next(o for o in module.walk() if isinstance(o, tile.VecStageOp))
+        assert first.phase is not None and first.phase.rows.data == 4
+        assert (first.phase.columns or (0, None))[1] == chunk
+        plan = planned(module)
+        last.apply(context(), module)
+        agree(plan, emitted(module))
+
+
+PRIMITIVES_NORM = """
+func.func @k(%x: tensor<?xHHxbf16>, %g: tensor<HHxbf16>, %w: tensor<256xHHxbf16>) -> tensor<?x256xf32> {
+  %xf = pto.cast %x none {pto.vec_tile = array<i64: 4, HH>} : tensor<?xHHxbf16> -> tensor<?xHHxf32>
+  %sq = pto.mul %xf, %xf {pto.vec_tile = array<i64: 4, HH>} : tensor<?xHHxf32>, tensor<?xHHxf32> -> tensor<?xHHxf32>
+  %s = pto.reduce sum %sq {pto.vec_tile = array<i64: 4, HH>} : tensor<?xHHxf32> -> tensor<?x1xf32>
+  %m = pto.muls %s, INV {pto.vec_tile = array<i64: 4, HH>} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.adds %m, 1.0e-06 {pto.vec_tile = array<i64: 4, HH>} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.sqrt %e {pto.vec_tile = array<i64: 4, HH>} : tensor<?x1xf32> -> tensor<?x1xf32>
+  %n = pto.div %xf, %r {pto.vec_tile = array<i64: 4, HH>} : tensor<?xHHxf32>, tensor<?x1xf32> -> tensor<?xHHxf32>
+  %gf = pto.cast %g none {pto.vec_tile = array<i64: HH>} : tensor<HHxbf16> -> tensor<HHxf32>
+  %y = pto.mul %n, %gf {pto.vec_tile = array<i64: 4, HH>} : tensor<?xHHxf32>, tensor<HHxf32> -> tensor<?xHHxf32>
+  %yb = pto.cast %y rint {pto.vec_tile = array<i64: 4, HH>} : tensor<?xHHxf32> -> tensor<?xHHxbf16>
+  %o = pto.matmul %yb, %w b_trans : tensor<?xHHxbf16>, tensor<256xHHxbf16> -> tensor<?x256xf32>
+  func.return %o : tensor<?x256xf32>
+}
+"""
+
+
+def test_arena_copies_are_disjoint() -> None:
+    a = Arena(32)
+    first = a.alloc(100)  # rounded to 128
+    a.free(*first)
+    assert a.alloc(64) == (0, 64)  # the hole is reused within a copy
+    a.new_copy()
+    assert a.alloc(32) == (128, 32)  # a new copy starts above the high-water mark
