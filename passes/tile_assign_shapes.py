@@ -353,8 +353,10 @@ class TileAssignShapesPass(ModulePass):
         fr = target.cube.fractal
         dims = zip(st.tiles.axes.items(), (m, k, n), strict=False)
         ax = {a: [min(v, pad(d, fr)) for v in vals] for (a, vals), d in dims}
-        m0, m1 = ax["m"]
-        n0, n1 = ax["n"]
+        # A cube task is one mL0 x nL0 block of the output, as in PyPTO: L1 holds mL0 rows
+        # of the activation and nL0 of the weight (tile-to-npu emits so); the L1 entries
+        # of M and N do not size a buffer.
+        m0, n0 = ax["m"][0], ax["n"][0]
         k0, k_a1, k_b1 = ax["k"][0], ax["k"][1], ax["k"][-1]
         el = elem_name(tensor_type(st.matmul.lhs).element_type)
         label = st.label.data
@@ -364,8 +366,8 @@ class TileAssignShapesPass(ModulePass):
             ("l0c", f"L0C tile m={m0} x n={n0} accumulator", pad(m0, fr) * pad(n0, fr) * acc_bytes),
             (
                 "l1",
-                f"L1 tiles m={m1} x k={k_a1} + n={n1} x k={k_b1} of {el}",
-                (pad(m1, fr) * pad(k_a1, fr) + pad(n1, fr) * pad(k_b1, fr)) * in_bytes,
+                f"L1 tiles m={m0} x k={k_a1} + n={n0} x k={k_b1} of {el}",
+                (pad(m0, fr) * pad(k_a1, fr) + pad(n0, fr) * pad(k_b1, fr)) * in_bytes,
             ),
         ]
         for space, what, need in needs:

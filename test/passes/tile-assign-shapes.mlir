@@ -104,7 +104,7 @@ func.func @l1(%x: tensor<?x8192xbf16>, %w: tensor<8192x256xbf16>, %out: tensor<?
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x8192xbf16> -> tensor<128x8192xbf16>
     // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=2048 + n=128 x k=2048 of bf16 needs 1048576 bytes of l1, but ascend910b1 has 524288}}
-    %y = tile.cube_stage "linear" tiles <m = [64, 128], k = [128, 2048], n = [64, 128]> l1_reuse 2 -> (tensor<128x256xf32>) {
+    %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [128, 2048], n = [128, 128]> l1_reuse 2 -> (tensor<128x256xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x8192xbf16>, tensor<8192x256xbf16> -> tensor<128x256xf32>
       tile.yield %m : tensor<128x256xf32>
     }
@@ -346,3 +346,23 @@ func.func @pinned_columns(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out:
   }
   func.return
 }
+
+// -----
+
+// The L1 entries of M and N size no buffer (a task is one mL0 x nL0 block): the
+// lightning indexer's `[32, 64], [h // 4, h], [16, 16]` fits with 32 rows of A in L1.
+func.func @l1_l0_rows(%x: tensor<?x4096xbf16>, %w: tensor<4096x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<128x4096xbf16>
+    %y = tile.cube_stage "linear" tiles <m = [32, 64], k = [1024, 4096], n = [16, 16]> -> (tensor<128x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x4096xbf16>, tensor<4096x64xbf16> -> tensor<128x64xf32>
+      tile.yield %m : tensor<128x64xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}
+// PLAN-LABEL: func.func @l1_l0_rows
+// PLAN: tiles <m = [32, 64], k = [1024, 4096], n = [16, 16]>
