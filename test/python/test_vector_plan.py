@@ -137,3 +137,19 @@ def test_arena_copies_are_disjoint() -> None:
     assert a.alloc(64) == (0, 64)  # the hole is reused within a copy
     a.new_copy()
     assert a.alloc(32) == (128, 32)  # a new copy starts above the high-water mark
+
+
+@pytest.mark.parametrize("vec_tile", ["8, 4096", "16, 512", "1, 16 * 1024"])
+def test_hc_pre_with_the_vector_tiles_pypto_compiles(vec_tile: str, tmp_path: Path) -> None:
+    """hc_pre's norm at `(8, 4096)` (refused before liveness: every intermediate of a
+    256-row body counted at once) and the public source's own tiles run and match."""
+    import runpy
+    import warnings
+
+    src = (TESTS.parent / "examples" / "pypto" / "hc_pre.py").read_text()
+    assert "pypto.set_vec_tile_shapes(1, 2048)" in src
+    kernel = tmp_path / "hc_pre_tiles.py"
+    kernel.write_text(src.replace("pypto.set_vec_tile_shapes(1, 2048)", f"pypto.set_vec_tile_shapes({vec_tile})"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (cuts of the pinned tile are said; here they are expected)
+        runpy.run_path(str(kernel), run_name="not_main")["main"](tokens=(1, 70))
