@@ -24,7 +24,6 @@ from pto.dialects import tile
 from pto.dialects.common import (
     ELEM_BYTES,
     MATMUL_OUT,
-    CubeTileAttr,
     Form,
     FormAttr,
     Layout,
@@ -35,32 +34,11 @@ from pto.dialects.tile import PhaseAttr
 from pto.planning import columns
 from pto.planning import vector as vp
 from pto.planning.columns import Plan
-from pto.planning.cube import clip_to_body, pad
+from pto.planning.cube import BUFFERS, choose, clip_to_body, mhc_tiles, pad
+from pto.planning.vector import VEC_ROWS
 from pto.targets import Target, UnknownTargetError, load_target, target_of
 
-VEC_ROWS = (8, 4, 2, 1)  # the seed's `(4, hidden)`, more rows when UB allows
 MHC_VEC_COLS = 2048  # the variant's long scans along the reduction axis
-# Cube tile policy (the seed's SK03.md settings, not hardware limits): L0 tiles at most
-# 128 rows (M) and 256 columns (N), as its standard `m = [128, 128]`, `n = [256, 256]`;
-# N is halved, not below 64, while the tasks would leave over a fifth of the cube cores idle.
-M_L0_MAX = 128
-N_L0_MAX = 256
-N_L0_MIN_SPLIT = 64
-CORE_SHARE = 0.8
-# kL0 candidates, largest first: SK03.md's largest K tile (512) halved down to one fractal.
-K_L0 = (512, 256, 128, 64, 32, 16)
-# kL1 = kL0 times the first of these whose L1 tiles fit (SK03.md's k = [256, 1024] is 4x).
-K_L1_TIMES = (4, 2)
-# L1 copies of each operand to leave room for when choosing kL1, in case tile-to-npu is
-# asked for two (l1-buffers=2). The check asks only for one.
-BUFFERS = 2
-# The mhc_pre variant's tiles by the body's token rows (the seed's hc_pre settings):
-# (rows up to, m, k, n, split-K); bodies taller than the last entry use the last.
-MHC_TILES = (
-    (32, [16, 16], [512, 1024], [128, 128], False),
-    (64, [16, 16], [512, 1024], [128, 128], True),
-    (None, [16, 16], [512, 2048], [128, 128], True),
-)
 
 
 def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
@@ -282,20 +260,15 @@ class TileAssignShapesPass(ModulePass):
         wanted = host_transpose_hint(mm)
         if st.tiles is None:
             if mhc:
-                st.tiles = self.mhc_tiles(rows)
+                st.tiles = mhc_tiles(rows)
                 if wanted is not False:
                     self.host_transpose(mm)
             else:
-                st.tiles = self.choose(m, k, n, in_bytes, acc_bytes, 1, BUFFERS, BUFFERS, target)
+                st.tiles = choose(m, k, n, in_bytes, acc_bytes, 1, BUFFERS, BUFFERS, target)
         if wanted and mm.b_trans is not None:
             self.host_transpose(mm)
         st.tiles = clip_to_body(st.tiles, rows, target.cube.fractal)
         self.check(st, in_bytes, acc_bytes, target)
-
-    @staticmethod
-    def mhc_tiles(rows: int) -> CubeTileAttr:
-        _, m, k, n, split_k = next(e for e in MHC_TILES if e[0] is None or rows <= e[0])
-        return CubeTileAttr(m, k, n, split_k=split_k)
 
     @staticmethod
     def host_transpose(mm: tile.MatmulOp) -> None:
@@ -311,38 +284,6 @@ class TileAssignShapesPass(ModulePass):
         new.result.name_hint = load.result.name_hint
         Rewriter().replace_op(load, new)
         mm.b_trans = None
-
-    @staticmethod
-    def choose(
-        m: int, k: int, n: int, in_bytes: int, acc_bytes: int, nbuf: int, a_cp: int, w_cp: int, target: Target
-    ) -> CubeTileAttr:
-        fr = target.cube.fractal
-        m0 = min(M_L0_MAX, pad(m, fr))
-        n0 = min(N_L0_MAX, pad(n, fr))
-        tasks = lambda n0: -(-m // m0) * -(-n // n0)  # noqa: E731
-        while n0 > N_L0_MIN_SPLIT and tasks(n0) < CORE_SHARE * target.cube_cores:
-            n0 //= 2
-        while pad(m0, fr) * pad(n0, fr) * acc_bytes * nbuf > target.capacity("l0c") and n0 > fr:
-            n0 //= 2
-        k0 = next(
-            (
-                c
-                for c in K_L0
-                if c <= max(fr, pad(k, fr))
-                and pad(m0, fr) * c * in_bytes * nbuf <= target.capacity("l0a")
-                and pad(n0, fr) * c * in_bytes * nbuf <= target.capacity("l0b")
-                and c * in_bytes % target.block_bytes == 0
-            ),
-            K_L0[-1],
-        )
-        k1 = k0
-        for mult in K_L1_TIMES:
-            cand = k0 * mult
-            l1_rows = a_cp * pad(m0, fr) + w_cp * pad(n0, fr)
-            if cand <= pad(k, fr) and l1_rows * cand * in_bytes <= target.capacity("l1"):
-                k1 = cand
-                break
-        return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
 
     @staticmethod
     def check(st: tile.CubeStageOp, in_bytes: int, acc_bytes: int, target: Target) -> None:

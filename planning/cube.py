@@ -1,9 +1,33 @@
-"""The cube side's shared rules: fractal padding, the M tile of a body, and the row
-tiles one unit of a cube task covers (`l1_reuse`)."""
+"""The cube side's shared rules: fractal padding, the M tile of a body, the row tiles
+one unit of a cube task covers (`l1_reuse`), and the tiles tile-assign-shapes chooses
+(pto-tune's estimate uses the same)."""
 
 from __future__ import annotations
 
 from pto.dialects.common import CubeTileAttr
+from pto.targets import Target
+
+# Cube tile policy (the seed's SK03.md settings, not hardware limits): L0 tiles at most
+# 128 rows (M) and 256 columns (N), as its standard `m = [128, 128]`, `n = [256, 256]`;
+# N is halved, not below 64, while the tasks would leave over a fifth of the cube cores idle.
+M_L0_MAX = 128
+N_L0_MAX = 256
+N_L0_MIN_SPLIT = 64
+CORE_SHARE = 0.8
+# kL0 candidates, largest first: SK03.md's largest K tile (512) halved down to one fractal.
+K_L0 = (512, 256, 128, 64, 32, 16)
+# kL1 = kL0 times the first of these whose L1 tiles fit (SK03.md's k = [256, 1024] is 4x).
+K_L1_TIMES = (4, 2)
+# L1 copies of each operand to leave room for when choosing kL1, in case tile-to-npu is
+# asked for two (l1-buffers=2). The check asks only for one.
+BUFFERS = 2
+# The mhc_pre variant's tiles by the body's token rows (the seed's hc_pre settings):
+# (rows up to, m, k, n, split-K); bodies taller than the last entry use the last.
+MHC_TILES = (
+    (32, [16, 16], [512, 1024], [128, 128], False),
+    (64, [16, 16], [512, 1024], [128, 128], True),
+    (None, [16, 16], [512, 2048], [128, 128], True),
+)
 
 
 def pad(x: int, fractal: int) -> int:
@@ -32,3 +56,44 @@ def group_size(row_tiles: int, reuse: int) -> int:
     """The row tiles of one unit: the most (a divisor of the body's `row_tiles`, at most
     `reuse`, PyPTO's `cube_l1_reuse_setting`) that share one load of a weight tile."""
     return next(g for g in range(min(reuse, row_tiles), 0, -1) if row_tiles % g == 0)
+
+
+def mhc_tiles(rows: int) -> CubeTileAttr:
+    """The mhc_pre variant's tiles for a body of `rows` tokens (MHC_TILES)."""
+    _, m, k, n, split_k = next(e for e in MHC_TILES if e[0] is None or rows <= e[0])
+    return CubeTileAttr(m, k, n, split_k=split_k)
+
+
+def choose(
+    m: int, k: int, n: int, in_bytes: int, acc_bytes: int, nbuf: int, a_cp: int, w_cp: int, target: Target
+) -> CubeTileAttr:
+    """tile-assign-shapes' cube tiles for an M x K x N matmul (docs/passes.md): N halved
+    while the cores lack tasks or L0C overflows, the largest kL0 that fits L0A/L0B, kL1
+    a multiple of it that fits `a_cp` + `w_cp` L1 copies."""
+    fr = target.cube.fractal
+    m0 = min(M_L0_MAX, pad(m, fr))
+    n0 = min(N_L0_MAX, pad(n, fr))
+    tasks = lambda n0: -(-m // m0) * -(-n // n0)  # noqa: E731
+    while n0 > N_L0_MIN_SPLIT and tasks(n0) < CORE_SHARE * target.cube_cores:
+        n0 //= 2
+    while pad(m0, fr) * pad(n0, fr) * acc_bytes * nbuf > target.capacity("l0c") and n0 > fr:
+        n0 //= 2
+    k0 = next(
+        (
+            c
+            for c in K_L0
+            if c <= max(fr, pad(k, fr))
+            and pad(m0, fr) * c * in_bytes * nbuf <= target.capacity("l0a")
+            and pad(n0, fr) * c * in_bytes * nbuf <= target.capacity("l0b")
+            and c * in_bytes % target.block_bytes == 0
+        ),
+        K_L0[-1],
+    )
+    k1 = k0
+    for mult in K_L1_TIMES:
+        cand = k0 * mult
+        l1_rows = a_cp * pad(m0, fr) + w_cp * pad(n0, fr)
+        if cand <= pad(k, fr) and l1_rows * cand * in_bytes <= target.capacity("l1"):
+            k1 = cand
+            break
+    return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])

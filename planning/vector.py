@@ -26,6 +26,8 @@ from pto.planning.ub_ops import column_task, whole_rows_task
 # are tried halving from half a row down to this one (the narrowest pinned vector tile
 # of the seed's kernels, `(4, 64)`, is column-tiled at 64).
 MIN_CHUNK_COLS = 64
+# A stage's own tile rows, most first (the seed's `(4, hidden)`, more rows when UB allows).
+VEC_ROWS = (8, 4, 2, 1)
 # A vector task copy uses two event ids of each pipe pair (loaded/computed, stored:
 # lowering/tile_to_npu/events.py).
 VEC_EVENTS_PER_COPY = 2

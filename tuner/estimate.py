@@ -23,10 +23,9 @@ from pto.dialects.common import ELEM_BYTES
 from pto.lowering.tile_to_npu.cube import split_runs
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
-from pto.passes.tile_assign_shapes import BUFFERS, VEC_ROWS, TileAssignShapesPass
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
-from pto.planning.cube import body_m, pad
-from pto.planning.vector import max_copies
+from pto.planning.cube import BUFFERS, body_m, choose, mhc_tiles, pad
+from pto.planning.vector import VEC_ROWS, max_copies
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
 from pto.tuner.space import CUBE_DIMS, SETTING, Config, given
@@ -74,10 +73,10 @@ class Weight:
 def _auto_tiles(info: KernelInfo, p: int) -> dict:
     """The cube tiles tile-assign-shapes chooses for a body of p tokens."""
     if info.form == "mhc_pre":
-        t = TileAssignShapesPass.mhc_tiles(p)  # the variant's tiles by body size
+        t = mhc_tiles(p)  # the variant's tiles by body size
     else:
         sa, sacc = ELEM_BYTES[info.a_elem], ELEM_BYTES[info.acc_elem]
-        t = TileAssignShapesPass.choose(p, info.k, info.n, sa, sacc, 1, BUFFERS, BUFFERS, info.target)
+        t = choose(p, info.k, info.n, sa, sacc, 1, BUFFERS, BUFFERS, info.target)
     return {"m": t.axes["m"][0], "n": t.axes["n"][0], "k": list(t.axes["k"]), "split_k": t.is_split_k}
 
 
