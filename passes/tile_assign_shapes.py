@@ -191,19 +191,7 @@ class TileAssignShapesPass(ModulePass):
         label = first.label.data
         views = vp.gm_views(vp.loop_stages(phase))
         if first.phase is not None:
-            ph, cols = first.phase, None
-            if ph.columns is not None:
-                p = columns.plan(phase, views, *ph.columns)
-                if isinstance(p, str):
-                    raise DiagnosticError(first, f"vector stage '{label}': phase {ph} cannot be column-tiled: {p}")
-                cols = p
-            n = vp.need(phase, ph.rows.data, ph.copies.data, cols, block)
-            if n.bytes > cap:
-                raise DiagnosticError(
-                    first,
-                    f"vector stage '{label}': phase <{ph.rows.data} rows, {ph.copies.data} copies> needs "
-                    f"{n.bytes} bytes of ub (largest buffer {n.largest}), but {target.name} has {cap}",
-                )
+            self.check_pinned_plan(phase, first.phase, views, target)
             return
         asked = max((st.nbuffer.value.data for st in phase if st.nbuffer is not None), default=1)
         if asked > (most := vp.max_copies(target.sync.event_ids)):
@@ -212,7 +200,8 @@ class TileAssignShapesPass(ModulePass):
             )
         chosen = min([rows, *(int(st.vec_tile.get_values()[0]) for st in phase if st.vec_tile is not None)])
         want = self.pinned_columns(phase, views)
-        keep = "vec_nbuffer_setting" in options and not any(st in pinned for st in phase)
+        rows_pinned = any(st in pinned for st in phase)
+        keep = "vec_nbuffer_setting" in options and not rows_pinned
         c = vp.choose(phase, rows, chosen, asked, want, cap, block, keep_copies=keep)
         if isinstance(c, vp.Need):
             raise DiagnosticError(
@@ -222,16 +211,40 @@ class TileAssignShapesPass(ModulePass):
             )
         first.phase = PhaseAttr(c.rows, c.copies, c.cols.cw if c.cols else None, c.cols.k if c.cols else None)
         asked = min(asked, -(-rows // chosen) * vp.chunk_tasks(want))  # (a body of fewer tiles merges fewer)
-        if (c.rows, c.copies, c.cols) == (chosen, asked, want):
-            return
-        full = vp.need(phase, chosen, asked, want, block).bytes
-        why = f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap}"
-        if c.rows < chosen and any(st in pinned for st in phase):
-            warn(first, f"vector stage '{label}': tile rows {chosen} -> {c.rows}: {why}")
-        if c.copies < asked and "vec_nbuffer_setting" in options:
-            warn(first, f"vector stage '{label}': nbuffer {asked} -> {c.copies} copies per task: {why}")
-        if c.cols is not None and want is None and any(st in pinned for st in phase):
-            warn(first, f"vector stage '{label}': pinned whole rows -> column chunks of {c.cols.cw}: {why}")
+        if (c.rows, c.copies, c.cols) != (chosen, asked, want):
+            full = vp.need(phase, chosen, asked, want, block).bytes
+            why = f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap}"
+            cuts = [
+                (rows_pinned and c.rows < chosen, f"tile rows {chosen} -> {c.rows}"),
+                (
+                    "vec_nbuffer_setting" in options and c.copies < asked,
+                    f"nbuffer {asked} -> {c.copies} copies per task",
+                ),
+                (
+                    rows_pinned and c.cols is not None and want is None,
+                    f"pinned whole rows -> column chunks of {c.cols and c.cols.cw}",
+                ),
+            ]
+            for cut, what in cuts:
+                if cut:
+                    warn(first, f"vector stage '{label}': {what}: {why}")
+
+    @staticmethod
+    def check_pinned_plan(phase: list[tile.VecStageOp], ph: PhaseAttr, views, target: Target) -> None:
+        """A plan pinned by a user or the tuner is kept if its task fits UB."""
+        label, cap, cols = phase[0].label.data, target.capacity("ub"), None
+        if ph.columns is not None:
+            p = columns.plan(phase, views, *ph.columns)
+            if isinstance(p, str):
+                raise DiagnosticError(phase[0], f"vector stage '{label}': phase {ph} cannot be column-tiled: {p}")
+            cols = p
+        n = vp.need(phase, ph.rows.data, ph.copies.data, cols, target.block_bytes)
+        if n.bytes > cap:
+            raise DiagnosticError(
+                phase[0],
+                f"vector stage '{label}': phase <{ph.rows.data} rows, {ph.copies.data} copies> needs "
+                f"{n.bytes} bytes of ub (largest buffer {n.largest}), but {target.name} has {cap}",
+            )
 
     @staticmethod
     def pinned_columns(phase: list[tile.VecStageOp], views) -> Plan | None:
