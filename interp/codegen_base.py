@@ -154,11 +154,12 @@ class Emitter:
         for line in (*store, *lines, *load):
             self.emit(line)
 
-    def write(self, fn: Callable, *args):
+    def write(self, fn: Callable, *args, always: bool = False):
         """`fn(*args)` of the machine model written out here (`pto.interp.inline`), in a
-        hot program; a plain one calls it: it runs few times, and writing the model out
-        took longer than the calls it saved."""
-        if self.hot:
+        hot program; a plain one calls it (it runs few times, and writing the model out
+        took longer than the calls it saved), unless `always`: an op whose cost a plain
+        program then takes once per core (`hoist`), its `Core.run` still a call."""
+        if self.hot or always:
             inline.write_out(self, self.rules, fn, *args)
         else:
             self.emit(inline.call_out(self, fn, *args))

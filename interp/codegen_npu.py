@@ -154,7 +154,8 @@ class NpuEmitter(Emitter):
         self.emit("if numerics:")
         self.emit(f"    ops.move({names[1]}.array[{self.window(do, s.ext)}], {data})")
         nbytes = math.prod(sext) * src.dtype.itemsize
-        self.write(ops.onchip_copy_time, CORE, op, s.pipe, self.buf(op.src), self.buf(op.dst), nbytes, s.transpose)
+        bufs = self.buf(op.src), self.buf(op.dst)
+        self.write(ops.onchip_copy_time, CORE, op, s.pipe, *bufs, nbytes, s.transpose, always=True)
         return True
 
     def gm_dma(self, op: npu.DmaOp | npu.FixpipeOp) -> bool:
@@ -277,7 +278,7 @@ class NpuEmitter(Emitter):
             self.emit("if numerics:")
             self.emit(f"    {dst}.array[...] = {self.const(compute)}({dst}.array{arrays})")
             bufs = [self.buf(v) for v in op.operands]
-            self.write(ops.vector_time, CORE, op, name, tuple(bufs[:-1]), bufs[-1], nbytes)
+            self.write(ops.vector_time, CORE, op, name, tuple(bufs[:-1]), bufs[-1], nbytes, always=True)
             return
         self.call(
             f"ops.vector(m, core, {self.const(op)}, {name!r}, {self.const(compute)}, "

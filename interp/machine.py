@@ -219,13 +219,16 @@ class Core:
         depends on when they start (shared HBM) are priced between `begin` and `commit`."""
         self.issue = t = self.issue + self.machine.cost.issue
         self.issued += 1
-        return max(
-            t,
-            self.free[pipe],
-            self.pipe_wait[pipe],
-            *[self.written[k] for k in (*reads, *writes)],
-            *[self.read[k] for k in writes],
-        )
+        t = max(t, self.free[pipe], self.pipe_wait[pipe])
+        for k in reads:  # (tests, not `max`: this runs once per op of a run)
+            if (x := self.written[k]) > t:
+                t = x
+        for k in writes:
+            if (x := self.written[k]) > t:
+                t = x
+            if (x := self.read[k]) > t:
+                t = x
+        return t
 
     def commit(
         self, op, pipe: Pipe, t: float, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0
