@@ -3,6 +3,8 @@ K=4096, N=1024, examples/sk03_standard.mlir) run at the npu level by both engine
 against the numpy golden of the same math (the kernel at the pto level), all in one run.
 
     python bench/interp_speed.py [--repeat N] [--tokens T] [--clock wall|cpu]
+    python bench/interp_speed.py --every [--repeat N]
+
 
 Prints the median of each over N runs and its ratio to the golden, the two engines side
 by side: `golden` = the pto level with numpy; per engine, `full` = running the
@@ -11,6 +13,11 @@ interp engine's time over the compiled one's; `pto-run` = the whole command in-p
 with the default engine (parse, lower, run, report; inputs from .npy files). The engines' reports are
 checked to be equal. Goals (issue 14): compiled <= 2x golden, compiled timing-only
 <= 0.5x golden.
+
+`--every` runs every example of examples/ with the compiled engine, on the CPU clock
+against the one-thread golden (issue 34's goals): with default hints at t=512 and with
+unroll [1] at t=128, each row the median of N interleaved runs: full, timing-only and
+full minus timing-only (what the numerics cost), each as a multiple of the golden.
 """
 
 from __future__ import annotations
@@ -37,7 +44,10 @@ from pto.interp import blas
 from pto.interp.run import ENGINES, random_inputs, run, signature
 from pto.tools import pto_run
 
-KERNEL = Path(__file__).resolve().parent.parent / "examples" / "sk03_standard.mlir"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+KERNEL = EXAMPLES / "sk03_standard.mlir"
+# `--every`'s configurations: (name, pipeline, tokens).
+EVERY = (("default, t=512", "pto-sk03-pipeline", 512), ("unroll [1], t=128", "pto-sk03-pipeline{factors=1}", 128))
 
 
 # What a row's time is: "wall", or "cpu", the process's CPU time (all its threads), steadier
@@ -64,7 +74,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=1024)
     ap.add_argument("--clock", choices=CLOCKS, default="wall")
+    ap.add_argument("--every", action="store_true", help="every example, compiled engine, CPU clock")
     args = ap.parse_args()
+    if args.every:
+        every(args.repeat)
+        return
     ctx = Context()
     load_dialects(ctx)
     pto_m = LocatingParser(ctx, KERNEL.read_text(), str(KERNEL)).parse_module()
@@ -117,6 +131,39 @@ def table(args, med: dict[str, float]) -> None:
     print(f"pto-run (whole command, default engine): {med['pto-run']:.3f} s, {med['pto-run'] / gold:.2f}x golden")
     for row, goal in (("npu compiled", 2), ("npu compiled timing", 0.5)):
         print(f"goal: {row} <= {goal}x golden: {'met' if med[row] <= goal * gold else 'NOT met'}")
+
+
+def every(repeat: int) -> None:
+    """Each example in each of `EVERY`'s configurations: golden (one thread), compiled
+    full and timing-only, CPU clock, medians of `repeat` interleaved runs."""
+    ctx = Context()
+    load_dialects(ctx)
+    clock = time.process_time
+    print(f"compiled engine against the one-thread golden; CPU clock, median of {repeat}")
+    head = f"{'golden s':>9}{'full s':>8}{'timing s':>9}{'full':>8}{'timing':>8}{'full-timing':>12}"
+    print(f"{'example':<28}{'configuration':<20}{head}")
+    for path in sorted(EXAMPLES.glob("*.mlir")):
+        pto_m = LocatingParser(ctx, path.read_text(), str(path)).parse_module()
+        for config, pipeline, tokens in EVERY:
+            npu_m = pto_m.clone()
+            lower(ctx, npu_m, pipeline)
+            inputs = random_inputs(signature(pto_m), tokens, 0)
+            rows: dict[str, Callable[[], Any]] = {
+                "golden": partial(golden_one_thread, pto_m, inputs),
+                "full": partial(run, npu_m, inputs, engine="compiled"),
+                "timing": partial(run, npu_m, inputs, engine="compiled", numerics=False),
+            }
+            for fn in rows.values():  # warm up: compiled programs, imports
+                fn()
+            times: dict[str, list[float]] = {name: [] for name in rows}
+            for _ in range(repeat):
+                for name, fn in rows.items():
+                    times[name].append(timed(fn, clock))
+            med = {name: statistics.median(ts) for name, ts in times.items()}
+            gold = med["golden"]
+            full, timing = med["full"] / gold, med["timing"] / gold
+            seconds = f"{gold:>9.3f}{med['full']:>8.3f}{med['timing']:>9.3f}"
+            print(f"{path.stem:<28}{config:<20}{seconds}{full:>7.2f}x{timing:>7.2f}x{full - timing:>11.2f}x")
 
 
 if __name__ == "__main__":

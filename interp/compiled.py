@@ -187,9 +187,12 @@ class Programs:
     """The compiled programs of one kernel's regions, and how to start one on a core.
 
     A region's program is kept on the region (`_CACHED`), with what it was compiled
-    from, so that the next run of the same module does not compile it again; it goes
-    with the region, and a region changed since (an op, operand, type or attribute
-    replaced, added or moved) is compiled anew."""
+    from, so that the next run of the same module does not compile it again (a tuner
+    runs one configuration's module at each token count: each group's program is
+    compiled once per variant); it goes with the region, and a region changed since (an
+    op, operand, type or attribute replaced, added or moved) is compiled anew. What a
+    program computes depends on its region alone: the target's figures are read when it
+    runs (`Core.memo`, per core)."""
 
     def __init__(self, interpreter: Interpreter):
         self.interpreter = interpreter

@@ -207,25 +207,26 @@ class Core:
             total += ci
         self.busy[Pipe.SCALAR] = total
 
+    # `begin`, `commit`, `run`, `flag`, `set_flag` and `wait_flag` are the pipe timing of
+    # both engines: the compiled engine writes them out into its programs
+    # (`pto.interp.inline`), so they keep to the Python it can specialise (no `with`,
+    # `while`, comprehensions; loops over the keys an op names; tests, not `max`, since
+    # they run once per op).
+
     def begin(self, pipe: Pipe, reads=(), writes=()) -> float:
         """Issue one op on `pipe` and return when it can start: its issue point, the pipe
         being free, a flag the pipe waits for, and its data dependences. Ops whose cost
-        depends on when they start (shared HBM) are priced between `begin` and `commit`.
-        (Tests instead of `max` calls: this runs once per op of a run.)"""
+        depends on when they start (shared HBM) are priced between `begin` and `commit`."""
         self.issue = t = self.issue + self.machine.cost.issue
         self.issued += 1
-        if (x := self.free[pipe]) > t:
-            t = x
-        if (x := self.pipe_wait.get(pipe, 0.0)) > t:
-            t = x
-        written, read = self.written, self.read
-        for k in reads:
-            if (x := written.get(k, 0.0)) > t:
+        t = max(t, self.free[pipe], self.pipe_wait[pipe])
+        for k in reads:  # (tests, not `max`: this runs once per op of a run)
+            if (x := self.written[k]) > t:
                 t = x
         for k in writes:
-            if (x := written.get(k, 0.0)) > t:
+            if (x := self.written[k]) > t:
                 t = x
-            if (x := read.get(k, 0.0)) > t:
+            if (x := self.read[k]) > t:
                 t = x
         return t
 
@@ -233,45 +234,49 @@ class Core:
         self, op, pipe: Pipe, t: float, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0
     ) -> float:
         """Book an op that `begin` started at `t`: it occupies `pipe` for `cycles`, its
-        results are ready `latency` cycles after that. Returns `t`."""
-        done = t + cycles + latency
-        self.free[pipe] = t + cycles
+        results are ready `latency` cycles after that. Returns when they are ready."""
+        self.free[pipe] = done = t + cycles
+        if latency:  # (t + cycles + latency; an op without latency spares the addition)
+            done = done + latency
         if done > self.last_done[pipe]:
             self.last_done[pipe] = done
         self.busy[pipe] += cycles
-        read = self.read
         for k in reads:
-            if done > read.get(k, 0.0):
-                read[k] = done
-        written = self.written
+            if done > self.read[k]:
+                self.read[k] = done
         for k in writes:
-            written[k] = done
-        m = self.machine
-        if m.events is not None:
-            m.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles))
-        return t
+            self.written[k] = done
+        if self.machine.events is not None:
+            self.machine.events.append(Event(self.name, pipe.value, op.name, t, cycles + latency, nbytes, cycles))
+        return done
 
     def run(self, op, pipe: Pipe, cycles: float, latency: float = 0.0, reads=(), writes=(), nbytes: int = 0) -> float:
-        """Schedule an op whose cost does not depend on its start time."""
+        """Schedule an op whose cost does not depend on its start time; returns when its
+        results are ready."""
         t = self.begin(pipe, reads, writes)
         return self.commit(op, pipe, t, cycles, latency, reads, writes, nbytes)
 
     # -- synchronisation ------------------------------------------------------------
 
+    def flag(self, src: Pipe, dst: Pipe, event: int) -> list[float]:
+        """A flag's pending sets, oldest first: the same list for the core's life."""
+        return self.flags.setdefault((src, dst, event), [])
+
     def set_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
-        self.flags.setdefault((src, dst, event), []).append(self.last_done[src])
+        self.flag(src, dst, event).append(self.last_done[src])
 
     def wait_flag(self, op, src: Pipe, dst: Pipe, event: int) -> None:
-        pending = self.flags.get((src, dst, event))
+        pending = self.flag(src, dst, event)
         if not pending:
             raise MachineError(
                 op, f"{self.name}: wait_flag {src.value} -> {dst.value}, {event} was never set: this core would hang"
             )
         t = pending.pop(0)
         if dst == Pipe.SCALAR:
-            self.issue = max(self.issue, t)
-        else:
-            self.pipe_wait[dst] = max(self.pipe_wait.get(dst, 0.0), t)
+            if t > self.issue:
+                self.issue = t
+        elif t > self.pipe_wait[dst]:
+            self.pipe_wait[dst] = t
 
     def barrier(self, pipe: Pipe) -> None:
         if pipe == Pipe.ALL:

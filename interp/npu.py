@@ -321,8 +321,7 @@ class NpuFunctions(InterpreterFunctions):
 
     @impl(npu.CrossCoreSetOp)
     def run_cross_core_set(self, interpreter, op: npu.CrossCoreSetOp, args):
-        core = self._need_core(interpreter, op)
-        self.machine.cross.setdefault(op.flag.value.data, []).append(core.end())
+        ops.cross_set(self.machine, self._need_core(interpreter, op), op.flag.value.data)
         if self.machine.scheduler:
             self.machine.scheduler.yield_now()
         return ()

@@ -266,8 +266,8 @@ class GmCopy:
     write: bool
     cacheable: bool
     adjust: Callable[[float], float] | None
-    reads: list
-    writes: list
+    reads: tuple
+    writes: tuple
     nbytes: int
 
 
@@ -293,17 +293,28 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
         if m.numerics:
             zeros[valid:] = 0
     gm = src if isinstance(src, GmTensor) else dst if isinstance(dst, GmTensor) else None
-    cost = m.cost
-    adjust = cost.transposed if transpose else None
-    reads, writes = [src.key], [dst.key]
     if gm is None:
-        cycles = nbytes / cost.path_rate(src.space, dst.space)
-        core.run(op, s.pipe, adjust(cycles) if adjust else cycles, reads=reads, writes=writes, nbytes=nbytes)
+        onchip_copy_time(core, op, s.pipe, src, dst, nbytes, transpose)
         return None
+    adjust = m.cost.transposed if transpose else None
+    reads, writes = (src.key,), (dst.key,)
     offs, gext = (so, sext) if gm is src else (do, vext)
     if gm is dst:
         m.count_writes(gm, do, vext)
     return GmCopy(op, s.pipe, gm, offs, gext, gm is dst, s.cacheable, adjust, reads, writes, nbytes)
+
+
+# The timing of each op, for both engines: the compiled engine writes these functions
+# out into its programs (`pto.interp.inline`), with what it knows of their arguments
+# when compiling folded in, so they keep to the Python it can specialise (`Core.begin`).
+
+
+def onchip_copy_time(core: Core, op: Operation, pipe: Pipe, src: Buf, dst: Buf, nbytes: int, transpose: bool) -> None:
+    """A DMA between on-chip buffers: its bytes at the path's rate."""
+    cycles = nbytes / core.machine.cost.path_rate(src.space, dst.space)
+    if transpose:
+        cycles = core.machine.cost.transposed(cycles)
+    core.run(op, pipe, cycles, 0.0, (src.key,), (dst.key,), nbytes)
 
 
 def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
@@ -312,11 +323,34 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
     hits, misses, evicted = m.gm_access(c.gm, c.offs, c.ext, c.write, c.cacheable)
     core.hbm_lines += evicted if c.write and c.cacheable else misses + evicted  # (as `gm_transfer` books)
     t = core.begin(c.pipe, c.reads, c.writes)
-    fixed = m.cost.dma_fixed(to_gm=c.write)
+    fixed = m.cost.dma_fixed(c.write)
     cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
     if c.adjust is not None:
         cycles = c.adjust(cycles)
     core.commit(c.op, c.pipe, t, fixed + cycles, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
+
+
+def mmad_time(core: Core, op: Operation, a: Buf, b: Buf, c: Buf, rows: int | None, accumulate: bool) -> None:
+    """An mmad priced by its padded MACs; an accumulating one reads its accumulator too
+    (its wait on the accumulator's writer is the write's own)."""
+    cost = core.machine.cost
+    (mm, k), n = a.array.shape, b.array.shape[1]
+    core.macs += cost.mmad_macs(mm, k, n, rows)
+    cycles = cost.mmad(mm, k, n, nx.NAMES[a.array.dtype], rows)
+    done = core.run(op, Pipe.CUBE, cycles, 0.0, (a.key, b.key), (c.key,), 0)
+    if accumulate and done > core.read[c.key]:
+        core.read[c.key] = done
+
+
+def vector_time(core: Core, op: Operation, name: str, srcs: tuple[Buf, ...], dst: Buf, nbytes: int) -> None:
+    """A vector op priced by its largest operand's bytes (`CostModel.vector`)."""
+    cycles = core.machine.cost.vector(name, nbytes)
+    core.run(op, Pipe.VECTOR, cycles, 0.0, tuple(b.key for b in srcs), (dst.key,), nbytes)
+
+
+def cross_set(m: Machine, core: Core, flag: int) -> None:
+    """A cross-core set: the flag is set when every pipe of the core is done."""
+    m.cross.setdefault(flag, []).append(core.end())
 
 
 def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
@@ -327,7 +361,7 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     out = tile(op, dst, do, vext, "destination")
     if m.numerics:
         fixpipe_value(op, acc, out)
-    reads, writes = [src.key], [dst.key]
+    reads, writes = (src.key,), (dst.key,)
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
         if not atomic:  # atomic adds accumulate: not counted as writes
@@ -364,10 +398,7 @@ def fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
 def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: int | None, accumulate: bool) -> None:
     if m.numerics:
         mmad_value(a.array, b.array, c.array, accumulate)
-    mm, k = a.array.shape
-    cycles = m.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
-    core.macs += m.cost.mmad_macs(mm, k, b.array.shape[1], rows)
-    core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
+    mmad_time(core, op, a, b, c, rows, accumulate)
 
 
 def mmad_value(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool) -> None:
@@ -390,9 +421,7 @@ def vector(m: Machine, core: Core, op: Operation, name: str, compute: Compute, s
     """A vector op over whole buffers: `name` prices it (`CostModel.vector`)."""
     if m.numerics:
         dst.array[...] = compute(dst.array, *(b.array for b in srcs))
-    nbytes = max(b.array.nbytes for b in (*srcs, dst))
-    cycles = m.cost.vector(name, nbytes)
-    core.run(op, Pipe.VECTOR, cycles, reads=[b.key for b in srcs], writes=[dst.key], nbytes=nbytes)
+    vector_time(core, op, name, srcs, dst, max(b.array.nbytes for b in (*srcs, dst)))
 
 
 def vcopy(m: Machine, core: Core, op: npu.VCopyOp, src: Buf, dst: Buf) -> None:
@@ -400,9 +429,7 @@ def vcopy(m: Machine, core: Core, op: npu.VCopyOp, src: Buf, dst: Buf) -> None:
     part = src.array[..., sc : sc + w]
     if m.numerics:
         dst.array[..., dc : dc + w] = part
-    nbytes = part.nbytes
-    cycles = m.cost.vector("vcopy", nbytes)
-    core.run(op, Pipe.VECTOR, cycles, reads=[src.key], writes=[dst.key], nbytes=nbytes)
+    vector_time(core, op, "vcopy", (src,), dst, part.nbytes)
 
 
 def _calc(a: np.ndarray) -> np.ndarray:

@@ -981,3 +981,26 @@ def test_blas_runs_one_thread_inside_a_run_and_is_restored_after() -> None:
             assert get() == 1
         assert get() == 1
     assert get() == before
+
+
+def test_a_tuner_compiles_a_configurations_programs_once_across_its_token_counts(monkeypatch) -> None:
+    """`tuner.evaluate` runs one configuration's module at each token count: no group's
+    program is compiled twice in one variant (they are kept on their regions), whatever
+    the order of the token counts and groups they use (linear.128 is hot at t=300, with
+    32 tasks, plain at t=150, with 16)."""
+    from pathlib import Path
+
+    from pto.interp import compiled
+    from pto.tuner.evaluate import evaluate
+
+    compiles: list[tuple[str, bool]] = []
+    real = compiled.compile_region
+    monkeypatch.setattr(
+        compiled, "compile_region", lambda r, label, h: compiles.append((label, h)) or real(r, label, h)
+    )
+    monkeypatch.setattr(compiled, "HOT", 32)
+    path = Path(__file__).resolve().parents[2] / "examples" / "sk03_standard.mlir"
+    records = evaluate(path.read_text(), str(path), {}, [300, 150, 40, 300, 150], None)
+    assert all("error" not in r for r in records) and len(records) == 5
+    assert {("linear.128", True), ("linear.128", False)} <= set(compiles)
+    assert len(compiles) == len(set(compiles))
