@@ -341,6 +341,25 @@ _ROUND = {
 }
 
 
+def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params) -> Tensor:
+    """`extend_params={"bias_tensor": bias}`: the device adds the bias to the f32
+    accumulator (its BT buffer) before the cast to `out_dtype`. Modelled as the same
+    numbers by another route: the matmul to f32, an add of the f32 bias in the vector
+    stage after it, the cast (round to nearest even, as the fixpipe's)."""
+    if not isinstance(params, dict) or set(params) != {"bias_tensor"}:
+        keys = sorted(params) if isinstance(params, dict) else params
+        refuse(f"pypto.matmul's extend_params: only {{'bias_tensor': ...}} is modelled, got {keys!r}")
+    bias = _tensor(params["bias_tensor"], "pypto.matmul's bias_tensor")
+    n = w.shape[0] if b_trans else w.shape[1]
+    if list(bias.shape) not in ([n], [1, n]):
+        refuse(f"pypto.matmul's bias_tensor must be [{n}] or [1, {n}] (the output's columns), got {bias.shape}")
+    if a._dtype in (DataType.DT_INT8,):
+        refuse("pypto.matmul's bias_tensor on an int8 matmul (an int32 accumulator) is not modelled")
+    y = matmul(a, w, DataType.DT_FP32, a_trans=a_trans, b_trans=b_trans)
+    y = add(y, cast(bias, DataType.DT_FP32))
+    return cast(y, out_dtype, CastMode.CAST_RINT)
+
+
 def cast(
     input: Tensor,
     dtype: DataType,
@@ -378,8 +397,10 @@ def matmul(
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
-    if c_matrix_nz or extend_params is not None:
-        refuse("pypto.matmul's c_matrix_nz and extend_params are not modelled")
+    if c_matrix_nz:
+        refuse("pypto.matmul's c_matrix_nz is not modelled")
+    if extend_params is not None:
+        return _matmul_bias(a, w, out_dtype, bool(a_trans), bool(b_trans), extend_params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
     # K is checked here, at the matmul's line: its result's shape would be refused later, at another line

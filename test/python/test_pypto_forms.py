@@ -261,3 +261,53 @@ def test_a_gamma_row_is_read_in_column_chunks() -> None:
         assert check(out, _golden(x, gamma, w, bias)).ok, t
     npu = str(pto.compile(k.trace(x, gamma, w, bias, out)).npu)
     assert f"!npu.buf<1x{H // 2}xbf16, ub>" in npu, npu
+
+
+def test_matmul_with_a_fused_bias() -> None:
+    """`extend_params={"bias_tensor": b}`: the bias joins the f32 accumulator before the
+    cast to the matmul's out_dtype (here bf16), as the device's BT buffer does."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], BF16),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, H)
+            xn = _norm(pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32), pypto.cast(gamma, FP32))
+            y = pypto.matmul(pypto.cast(xn, BF16), w, BF16, b_trans=True, extend_params={"bias_tensor": bias})
+            pypto.assemble(y, [i, 0], out)
+
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, N), ml_dtypes.bfloat16)
+        k(x, gamma, w, bias, out)
+        assert check(out, _golden(x, gamma, w, bias).astype(ml_dtypes.bfloat16)).ok, t
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"scale": 0.2}, r"only \{'bias_tensor': ...\} is modelled, got \['scale'\]"),
+        ({"bias_tensor": "B2"}, rf"bias_tensor must be \[{N}\] or \[1, {N}\] \(the output's columns\), got \[{H}\]"),
+    ],
+)
+def test_other_extend_params_are_refused_at_the_users_line(params, message: str) -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        b2: pypto.Tensor([H], BF16),
+        out: pypto.Tensor([T, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            ext = {k_: (b2 if v == "B2" else v) for k_, v in params.items()}
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True, extend_params=ext)
+            pypto.assemble(y, [i, 0], out)
+
+    x, _, w, _ = _inputs(4)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*" + message):
+        k(x, w, np.zeros(H, ml_dtypes.bfloat16), np.zeros((4, N), np.float32))
