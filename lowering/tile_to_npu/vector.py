@@ -121,10 +121,23 @@ class VectorPhase:
             for dst in dests.get(res, []):
                 buf = ub.bufs[res]
                 shape = npu.buf(buf).get_shape()
-                if len(shape) > 2:  # rank 3 is only a view or transpose of a tile in UB (vector_ops)
-                    raise unsupported(self.stages[0], f"rank-{len(shape)} tiles stored to global memory")
+                if len(shape) > 2:
+                    buf, dst = self.rows_of(buf, dst)
+                    shape = npu.buf(buf).get_shape()
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
         sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
+
+    def rows_of(self, buf: SSAValue, dst: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """A rank-3 tile `[r, A, B]` stored into a `[T, A, B]` output: both are rows of
+        A * B contiguous elements, so the store is the rank-2 one of those rows."""
+        src_t, dst_t = npu.buf(buf), npu.buf(dst)
+        shape = list(src_t.get_shape())
+        if len(shape) != 3 or list(dst_t.get_shape())[1:] != shape[1:]:
+            raise unsupported(self.stages[0], f"a rank-{len(shape)} tile {shape} stored to {dst_t}")
+        width = shape[1] * shape[2]
+        flat = npu.ReshapeOp(buf, BufferType([shape[0], width], src_t.element_type, Space.UB)).result
+        rows = npu.ReshapeOp(dst, BufferType([dst_t.get_shape()[0], width], dst_t.element_type, Space.GM)).result
+        return flat, rows
 
     def load_inputs(self, r: int, row, valid, ub: UbAllocator) -> bool:
         """Every value the phase reads that it does not compute, into UB."""

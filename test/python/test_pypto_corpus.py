@@ -17,7 +17,6 @@ KERNELS = sorted(CORPUS.glob("c[0-9][0-9]_*.py"))
 # What each refused kernel still hits (issue 31's open items), by file.
 REFUSED = {
     "c05_mhcpre_splitk": "has 4 independent matmuls",  # hand split-K over K chunks of x
-    "c26_vcv_bias_3d_heads_out": "rank-3 tiles stored to global memory",
 }
 
 

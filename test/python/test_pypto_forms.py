@@ -311,3 +311,35 @@ def test_other_extend_params_are_refused_at_the_users_line(params, message: str)
     x, _, w, _ = _inputs(4)
     with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*" + message):
         k(x, w, np.zeros(H, ml_dtypes.bfloat16), np.zeros((4, N), np.float32))
+
+
+def test_a_rank3_tile_is_stored_into_a_rank3_output_on_both_engines() -> None:
+    """`reshape(y, [p, heads, d])` assembled into a `[T, heads, d]` output: each token's
+    heads x d elements are one contiguous row on both sides, stored as such."""
+    heads = 4
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, heads, N // heads], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, H)
+            xn = _norm(pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32), pypto.cast(gamma, FP32))
+            y = pypto.matmul(pypto.cast(xn, BF16), w, FP32, b_trans=True)
+            pypto.set_vec_tile_shapes(8, N)
+            y = pypto.add(y, pypto.cast(bias, FP32))
+            pypto.assemble(pypto.reshape(y, [p, heads, N // heads]), [i, 0, 0], out)
+
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, heads, N // heads), np.float32)
+        k(x, gamma, w, bias, out)
+        assert check(out.reshape(t, N), _golden(x, gamma, w, bias)).ok, t
+    compiled = pto.compile(k.trace(x, gamma, w, bias, out))
+    runs = [pto.run(compiled, [x, gamma, w, bias], engine=e) for e in ("interp", "compiled")]
+    assert np.array_equal(runs[0].outputs[0], runs[1].outputs[0])
+    assert runs[0].report.cycles == runs[1].report.cycles
