@@ -360,12 +360,25 @@ def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_tra
     return cast(y, out_dtype, CastMode.CAST_RINT)
 
 
+def _cast_columns(view: Tensor, dtype: DataType, mode: CastMode, satmode: SaturationMode) -> Tensor:
+    """A cast of a column view (a hand-written split-K casting each K slice just in time)
+    is the same columns of the whole tensor's cast, made once per tensor and type: the
+    slices then stay views of one tensor, and their matmuls one split-K matmul."""
+    _, base, c0, c1 = view._lazy  # type: ignore[misc]
+    memo = base.__dict__.setdefault("_column_casts", {})
+    if (dtype, mode, satmode) not in memo:
+        memo[dtype, mode, satmode] = cast(base, dtype, mode, satmode)
+    return split_k.column_view(memo[dtype, mode, satmode], c0, c1)
+
+
 def cast(
     input: Tensor,
     dtype: DataType,
     mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
     satmode: SaturationMode = SaturationMode.OFF,
 ) -> Tensor:
+    if _lazy(input, "cols") is not None:
+        return _cast_columns(input, dtype, mode, satmode)
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
     if mode not in _ROUND:
