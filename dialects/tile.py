@@ -253,6 +253,8 @@ class PhaseAttr(ParametrizedAttribute):
     def check(rows: int, copies: int, chunk: int, width: int) -> str | None:
         if rows < 1 or copies < 1:
             return "phase rows and copies must be at least 1"
+        if chunk < 0 or width < 0 or (chunk == 0) != (width == 0):
+            return f"phase chunk {chunk} of {width}: both positive, or neither given (whole rows)"
         if chunk and (chunk >= width or width % chunk):
             return f"phase chunk {chunk} must divide the row width {width} (and be narrower)"
         return None

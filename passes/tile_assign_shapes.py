@@ -158,19 +158,15 @@ class TileAssignShapesPass(ModulePass):
         cols = shape[-1]
         if mhc and cols > MHC_VEC_COLS and cols % MHC_VEC_COLS == 0:
             cols = MHC_VEC_COLS
-        n = vp.Need(0, "")
         for r in VEC_ROWS:
             if r > shape[0] and r != 1:
                 continue
-            n = vp.need([st], min(r, rows), 1, self.stage_columns(st, cols), block)
-            if n.bytes <= cap:
+            if vp.need([st], min(r, rows), 1, self.stage_columns(st, cols), block).bytes <= cap:
                 st.vec_tile = DenseArrayBase.from_list(i64, [r, *shape[1:-1], cols])
                 return
-        raise DiagnosticError(
-            st,
-            f"vector stage '{st.label.data}': even a one-row tile needs {n.bytes} bytes of ub "
-            f"(largest buffer {n.largest}), but {target.name} has {cap}",
-        )
+        # Not even one whole row fits: one row, which the phase plan cuts into column chunks
+        # (or refuses, naming the bytes, if the phase cannot be column-tiled).
+        st.vec_tile = DenseArrayBase.from_list(i64, [1, *shape[1:-1], cols])
 
     @staticmethod
     def stage_columns(st: tile.VecStageOp, cw: int) -> Plan | None:
@@ -190,17 +186,26 @@ class TileAssignShapesPass(ModulePass):
         first, cap, block = phase[0], target.capacity("ub"), target.block_bytes
         label = first.label.data
         views = vp.gm_views(vp.loop_stages(phase))
-        if first.phase is not None:
-            self.check_pinned_plan(phase, first.phase, views, target)
-            return
+        for st in phase[1:]:
+            if st.phase is not None:
+                raise DiagnosticError(
+                    st, f"vector stage '{st.label.data}': a phase plan goes on its phase's first stage '{label}'"
+                )
+        # The phase's nbuffer is its stages' largest, recorded (with the plan) on its first stage.
         asked = max((st.nbuffer.value.data for st in phase if st.nbuffer is not None), default=1)
         if asked > (most := vp.max_copies(target.sync.event_ids)):
             raise DiagnosticError(
                 first, f"vector stage '{label}': nbuffer {asked} (at most {most}: two event ids per copy)"
             )
+        if asked > 1:
+            first.nbuffer = IntegerAttr(asked, i64)
+        if first.phase is not None:
+            self.check_pinned_plan(phase, first.phase, views, target)
+            return
         chosen = min([rows, *(int(st.vec_tile.get_values()[0]) for st in phase if st.vec_tile is not None)])
         want = self.pinned_columns(phase, views)
         rows_pinned = any(st in pinned for st in phase)
+        pinned_rows = min([rows, *(int(st.vec_tile.get_values()[0]) for st in phase if st in pinned and st.vec_tile)])
         keep = "vec_nbuffer_setting" in options and not rows_pinned
         c = vp.choose(phase, rows, chosen, asked, want, cap, block, keep_copies=keep)
         if isinstance(c, vp.Need):
@@ -211,11 +216,13 @@ class TileAssignShapesPass(ModulePass):
             )
         first.phase = PhaseAttr(c.rows, c.copies, c.cols.cw if c.cols else None, c.cols.k if c.cols else None)
         asked = min(asked, -(-rows // chosen) * vp.chunk_tasks(want))  # (a body of fewer tiles merges fewer)
-        if (c.rows, c.copies, c.cols) != (chosen, asked, want):
-            full = vp.need(phase, chosen, asked, want, block).bytes
+        if (c.rows, c.copies, c.cols) != (chosen, asked, want) or rows_pinned and c.rows < pinned_rows:
+            # The bytes of what was pinned: the pinned rows (whole rows or the pinned
+            # chunks) with every copy asked for.
+            full = vp.need(phase, pinned_rows if rows_pinned else chosen, asked, want, block).bytes
             why = f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap}"
             cuts = [
-                (rows_pinned and c.rows < chosen, f"tile rows {chosen} -> {c.rows}"),
+                (rows_pinned and c.rows < pinned_rows, f"tile rows {pinned_rows} -> {c.rows}"),
                 (
                     "vec_nbuffer_setting" in options and c.copies < asked,
                     f"nbuffer {asked} -> {c.copies} copies per task",
@@ -238,6 +245,11 @@ class TileAssignShapesPass(ModulePass):
             if isinstance(p, str):
                 raise DiagnosticError(phase[0], f"vector stage '{label}': phase {ph} cannot be column-tiled: {p}")
             cols = p
+        if ph.copies.data > (most := vp.max_copies(target.sync.event_ids)):
+            raise DiagnosticError(
+                phase[0],
+                f"vector stage '{label}': phase copies {ph.copies.data} (at most {most}: two event ids per copy)",
+            )
         n = vp.need(phase, ph.rows.data, ph.copies.data, cols, target.block_bytes)
         if n.bytes > cap:
             raise DiagnosticError(

@@ -15,13 +15,18 @@ class Arena:
     block: int  # the allocation granule (the target's block_bytes)
     offset: int = 0
     holes: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes), sorted
+    placed: list[int] = field(default_factory=list)  # every buffer's offset, in allocation order
 
     def size(self, nbytes: int) -> int:
         return -(-nbytes // self.block) * self.block
 
     def alloc(self, nbytes: int) -> tuple[int, int]:
         """(offset, rounded size) of a new buffer of `nbytes`."""
-        size = self.size(nbytes)
+        off, size = self._place(self.size(nbytes))
+        self.placed.append(off)
+        return off, size
+
+    def _place(self, size: int) -> tuple[int, int]:
         at = next((i for i, (_, n) in enumerate(self.holes) if n >= size), None)
         if at is None:
             off = self.offset

@@ -2,7 +2,7 @@
 and frees them (`lowering/tile_to_npu/vector.py`, `vector_ops.py`, `columns.py`): each
 op's result buffers and the temporaries that die with it; a loaded or computed value
 is freed after its last reader unless it is stored. The agreement test
-(test_vector_plan.py) checks that the two place every example's tasks alike."""
+(test_vector_plan.py) checks that the two put every buffer at the same offset."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
     if isinstance(op, tile.ReduceOp):
         out(op.result)
         if op.kind.data == ReduceKind.MEAN:
-            tmp([r, 1], "f32")
+            tmp(_rows(op.result, r, chunk), "f32")
     elif isinstance(op, tile.RmsNormOp):
         cols = tensor_type(op.input).get_shape()[-1]
         if _elem(op.input) != "f32":
@@ -146,7 +146,7 @@ def whole_rows_task(
     inside: set[Operation] = {o for st in phase for o in st.body.block.ops} - views
     inside |= set(phase)
     ops = [o for st in phase for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
-    for op in ops:
+    for op in (o for st in phase for o in st.body.block.ops if o not in views):  # (a yield may load a value)
         for v in op.operands:
             if v in c.bufs or isinstance(v.owner, Operation) and v.owner in inside:
                 continue
@@ -184,8 +184,9 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
     for o in accs:
         c.alloc([r, 1], "f32", f"accumulator of {o.name}")
     early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
-    if [o.input for o in accs] or any(stored_in(v) for v in early):
-        _chunk_loop(p, r, c, [o.input for o in accs] + [v for v in early if stored_in(v)], True)
+    need1 = [p.value(o.input) for o in accs] + [v for v in early if stored_in(v)]
+    if need1:
+        _chunk_loop(p, r, c, need1, True)
     for o in p.ops:
         if isinstance(o, tile.ReduceOp) and o.kind.data == ReduceKind.MEAN or isinstance(o, tile.RmsNormOp):
             c.alloc([r, 1], "f32", o.name)

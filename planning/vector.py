@@ -109,6 +109,7 @@ def loop_stages(phase: Sequence[tile.StageBase]) -> list[tile.StageBase]:
 class Need:
     bytes: int  # the task's UB high-water mark, every copy included
     largest: str  # its largest buffer, for messages
+    offsets: tuple[int, ...] = ()  # every buffer's offset, in the order tile-to-npu allocates them
 
 
 def stage_of(op: Operation | None) -> tile.StageBase | None:
@@ -136,7 +137,7 @@ def need(phase: Sequence[tile.VecStageOp], rows: int, copies: int, cols: columns
         else:
             big = column_task(cols, rows, arena, lambda v: stored(v, phase))
         largest = max(largest, big)
-    return Need(arena.offset, largest[1])
+    return Need(arena.offset, largest[1], tuple(arena.placed))
 
 
 # --------------------------------------------------------------------------- planning

@@ -22,6 +22,7 @@ from pto.passes.tile_assign_shapes import TileAssignShapesPass
 from pto.passes.tile_unroll import TileUnrollPass
 from pto.planning import vector as vp
 from pto.targets import Target
+from pto.tuner.kernel import VEC_TILED
 from pto.tuner.space import AUTO, Config, given
 
 # One body tall enough for every unroll factor the space holds: the phases' stages do
@@ -29,7 +30,7 @@ from pto.tuner.space import AUTO, Config, given
 TEMPLATE_ROWS = 256
 # What a phase plan is, for comparing configurations: (rows, copies, chunk) per phase.
 Plan = tuple[tuple[int, int, int], ...]
-# The fused ops a tuner's `vec_rows` pins (tuner.kernel.VEC_TILED at the tile level).
+# The fused ops a tuner's `vec_rows` pins (VEC_TILED at the tile level).
 _PINNED_OPS = (tile.RmsNormOp, tile.QuantOp, tile.DequantOp)
 
 
@@ -43,6 +44,9 @@ class Phases:
         options = f.attributes.get("pto.options")
         self.own_copies = isinstance(options, DictionaryAttr) and "vec_nbuffer_setting" in options.data
         m = module.clone()
+        # The kernel's own tiles on other ops than the ones the tuner pins, or column
+        # chunks: the plan then depends on more than this models (pruning falls back).
+        self.exact = not any("pto.vec_tile" in op.attributes for op in m.walk() if not isinstance(op, VEC_TILED))
         for op in m.walk():
             op.attributes.pop("pto.vec_tile", None)
         ctx = Context()
@@ -59,6 +63,10 @@ class Phases:
         loop = next(o for o in m.walk() if isinstance(o, tile.TokenLoopOp))
         self.module = m  # (the phases' ops live in it)
         self.phases = vp.phases(loop)
+        self.exact = self.exact and all(
+            st.phase is not None and st.phase.columns is None for st in (ph[0] for ph in self.phases)
+        )
+        self.tiled = [any(isinstance(o, _PINNED_OPS) for st in ph for o in st.body.block.ops) for ph in self.phases]
         self.plan = cache(self._plan)
 
     def rows_of(self, st: tile.VecStageOp, c: Config) -> int:
@@ -69,19 +77,23 @@ class Phases:
         return auto if r is None or r == AUTO else r
 
     def for_config(self, c: Config, p: int) -> Plan | None:
-        """The phase plans of a body of p tokens under `c`, or None if one does not fit."""
+        """The phase plans of a body of p tokens under `c`; None where this cannot tell
+        (not `exact`, or a phase that does not fit)."""
+        if not self.exact:
+            return None
         rows = tuple(min([p, *(self.rows_of(st, c) for st in ph)]) for ph in self.phases)
         copies = given(c, "vec_nbuffer")
         pinned_rows = given(c, "vec_rows") is not None or "vec_rows" not in c and self.own_rows is not None
         pinned_copies = copies is not None or "vec_nbuffer" not in c and self.own_copies
-        return self.plan(p, rows, copies, pinned_copies and not pinned_rows)
+        keep = tuple(bool(pinned_copies) and not (pinned_rows and tiled) for tiled in self.tiled)
+        return self.plan(p, rows, copies, keep)
 
-    def _plan(self, p: int, rows: tuple[int, ...], copies: int | None, keep: bool) -> Plan | None:
+    def _plan(self, p: int, rows: tuple[int, ...], copies: int | None, keep: tuple[bool, ...]) -> Plan | None:
         cap, block = self.target.capacity("ub"), self.target.block_bytes
         out = []
-        for ph, r in zip(self.phases, rows, strict=True):
+        for ph, r, keep_copies in zip(self.phases, rows, keep, strict=True):
             asked = copies or max((st.nbuffer.value.data for st in ph if st.nbuffer is not None), default=1)
-            ch = vp.choose(ph, p, r, asked, None, cap, block, keep_copies=keep)
+            ch = vp.choose(ph, p, r, asked, None, cap, block, keep_copies=keep_copies)
             if isinstance(ch, vp.Need):
                 return None
             out.append((ch.rows, ch.copies, ch.cols.cw if ch.cols else 0))

@@ -41,9 +41,9 @@ def _row_groups(c: Config, bodies: list[int], fractal: int) -> tuple:
 
 def _plans(c: Config, info: KernelInfo, tokens: list[int]) -> list:
     """The vector phase plans (rows, copies, chunk) of each body, by tile-assign-shapes'
-    rules ([] when the kernel's phases are not known here). No configuration fails UB:
-    the plan cuts rows, copies or columns until a task fits (one row always does, or the
-    kernel's own compile would have failed)."""
+    rules; [] where tuner/phases.py cannot tell them (then the configurations are compared
+    by their raw values). The plan cuts rows, copies or columns until a task fits, so no
+    configuration is pruned for UB."""
     if info.phases is None:
         return []
     plans = [info.phases.for_config(c, p) for p in used_factors(c.get("unroll", AUTO), tokens)]

@@ -59,8 +59,12 @@ def task(
         for v in o.operands:
             if p.value(v) not in inside and v not in ub.bufs and not p.wide(v):
                 t = tensor_type(v)
-                buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)
-                npu.DmaOp(Pipe.MTE2, lowering.gm[v], [row, 0], buf, [0, 0], rows=valid)
+                if tile.weight_only(v):  # a weight (a [1, N] bias): its own shape, read whole
+                    buf = ub.alloc(list(t.get_shape()), t.element_type, o.location)
+                    npu.DmaOp(Pipe.MTE2, lowering.gm[v], [0] * t.get_num_dims(), buf, [0] * t.get_num_dims())
+                else:
+                    buf = ub.alloc([r, *t.get_shape()[1:]], t.element_type, o.location)
+                    npu.DmaOp(Pipe.MTE2, lowering.gm[v], [row, 0], buf, [0, 0], rows=valid)
                 ub.bufs[v] = buf
                 loaded = True
     if loaded:
@@ -73,7 +77,7 @@ def task(
             npu.VDupOp(_INIT[o.kind.data] if isinstance(o, tile.ReduceOp) else 0.0, accs[o])
     early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
     stored = lambda vs: [v for v in vs if outs.get(v)]  # noqa: E731
-    need1 = [o.input for o in accs] + stored(early)
+    need1 = [p.value(o.input) for o in accs] + stored(early)  # (an earlier stage's result: what it yields)
     if need1:
         _chunk_loop(lowering, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
     # The narrow work, once per task, in program order.

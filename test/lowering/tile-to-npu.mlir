@@ -381,8 +381,8 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
       %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
     }
-    // A computed tile's reshape is a view of its UB buffer; a rank-3 one is not stored.
-    // expected-error@+1 {{tile-to-npu does not support rank-3 tiles stored to global memory yet}}
+    // A computed tile's reshape is a view of its UB buffer; a rank-3 one is stored into the
+    // rank-3 output as its rank-2 rows.
     %r = tile.vec_stage "post" tile [4, 32] phase <rows = 4, copies = 1> -> (tensor<16x2x16xf32>) {
       %h = tile.reshape %y inplace : tensor<16x32xf32> -> tensor<16x2x16xf32>
       tile.yield %h : tensor<16x2x16xf32>
@@ -391,6 +391,10 @@ func.func @computed_reshape(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: t
   }
   func.return
 }
+// CONST-LABEL: func.func @computed_reshape
+// CONST: %[[V:.*]] = npu.reshape %{{.*}} : !npu.buf<4x2x16xf32, ub> -> !npu.buf<4x32xf32, ub>
+// CONST: %[[O:.*]] = npu.reshape %out : !npu.buf<?x2x16xf32, gm> -> !npu.buf<?x32xf32, gm>
+// CONST: npu.dma mte3 %[[V]][0, 0] -> %[[O]][%{{row.*}}, 0] rows %{{rows.*}} : !npu.buf<4x32xf32, ub> -> !npu.buf<?x32xf32, gm>
 
 // -----
 

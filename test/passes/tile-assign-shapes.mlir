@@ -48,6 +48,10 @@
 // MHC: tile.cube_stage "hc-linear" tiles <m = [16, 16], k = [512, 1024], n = [128, 128]> l1_reuse
 // MHC: step 1 {
 
+// A row no tile of which fits UB whole is cut into column chunks (nothing pinned: no warning).
+// PLAN-LABEL: func.func @ub_row_columns
+// PLAN: tile.vec_stage "norm" tile [1, 65536] nbuffer 2 phase <rows = 1, copies = 1, chunk = 16384 of 65536>
+
 // A pinned plan is kept (column chunks of 1024 on 4096-wide rows).
 // PLAN-LABEL: func.func @pinned_columns
 // PLAN: tile.vec_stage "norm" tile [4, 4096] phase <rows = 4, copies = 1, chunk = 1024 of 4096>
@@ -159,13 +163,34 @@ func.func @narrow(%x: tensor<?x256xbf16>, %w: tensor<256x16xbf16>, %out: tensor<
 
 // -----
 
-// A row far too long for UB even one row at a time is rejected, not silently mistiled.
+// A row far too long for UB even one row at a time, in a phase that cannot be cut into
+// column chunks (tile.exp is not column-tiled), is rejected, not silently mistiled.
 func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tensor<?x16xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x65536xf32>
   tile.token_loop %i = %c0 to %t step 1 {
     %xt = tile.load %x[%i] : tensor<?x65536xf32> -> tensor<1x65536xf32>
-    // expected-error@+1 {{vector stage 'norm': even a one-row tile needs 524288 bytes of ub (largest buffer [1, 65536] f32 (tile.abs))}}
+    // expected-error@+1 {{vector stage 'norm': even a one-row tile of the fused phase (1 stage(s)) needs 524288 bytes of ub (largest buffer [1, 65536] f32 (tile.exp))}}
+    %n = tile.vec_stage "norm" nbuffer 2 -> (tensor<1x65536xf32>) {
+      %a = tile.exp %xt : tensor<1x65536xf32> -> tensor<1x65536xf32>
+      tile.yield %a : tensor<1x65536xf32>
+    }
+    %y = tile.cube_stage "linear" -> (tensor<1x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<1x65536xf32>, tensor<65536x16xf32> -> tensor<1x16xf32>
+      tile.yield %m : tensor<1x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<1x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}
+// -----
+
+// The same row through an elementwise op is cut into column chunks instead.
+func.func @ub_row_columns(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x65536xf32>
+  tile.token_loop %i = %c0 to %t step 1 {
+    %xt = tile.load %x[%i] : tensor<?x65536xf32> -> tensor<1x65536xf32>
     %n = tile.vec_stage "norm" nbuffer 2 -> (tensor<1x65536xf32>) {
       %a = tile.abs %xt : tensor<1x65536xf32> -> tensor<1x65536xf32>
       tile.yield %a : tensor<1x65536xf32>
@@ -178,6 +203,7 @@ func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tenso
   }
   func.return
 }
+
 // -----
 
 
@@ -366,3 +392,119 @@ func.func @l1_l0_rows(%x: tensor<?x4096xbf16>, %w: tensor<4096x64xbf16>, %out: t
 }
 // PLAN-LABEL: func.func @l1_l0_rows
 // PLAN: tiles <m = [32, 64], k = [1024, 4096], n = [16, 16]>
+
+// -----
+
+// The phase's nbuffer is its stages' largest, recorded with the plan on its first stage.
+func.func @nbuffer_of_a_later_stage(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>, %w: tensor<256x1024xbf16>,
+             %out: tensor<?x256xbf16> {pto.output}) attributes {pto.target = "ascend910b1"} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
+  tile.token_loop %i = %c0 to %t step 16 tail {
+    %xt = tile.load %x[%i] : tensor<?x1024xbf16> -> tensor<16x1024xbf16>
+    %g = tile.load %gamma : tensor<1024xbf16> -> tensor<1024xbf16>
+    %nt0 = tile.vec_stage "norm"  -> (tensor<16x1024xf32>) {
+      %nt = tile.rms_norm %xt, %g eps = 1.0e-06 : tensor<16x1024xbf16>, tensor<1024xbf16> -> tensor<16x1024xf32>
+      tile.yield %nt : tensor<16x1024xf32>
+    }
+    %bt = tile.vec_stage "cast" nbuffer 2 -> (tensor<16x1024xbf16>) {
+      %b = tile.cast %nt0 rint : tensor<16x1024xf32> -> tensor<16x1024xbf16>
+      tile.yield %b : tensor<16x1024xbf16>
+    }
+    %yt = tile.cube_stage "linear" -> (tensor<16x256xbf16>) {
+      %y = tile.matmul %bt, %w b_trans : tensor<16x1024xbf16>, tensor<256x1024xbf16> -> tensor<16x256xf32>
+      %o = tile.cast %y rint : tensor<16x256xf32> -> tensor<16x256xbf16>
+      tile.yield %o : tensor<16x256xbf16>
+    }
+    tile.store %yt, %out[%i] : tensor<16x256xbf16> -> tensor<?x256xbf16>
+  }
+  func.return
+}
+
+// -----
+
+// Pinned rows cut because a fused stage's own rows are fewer: said, with the pinned rows' bytes.
+func.func @pinned_rows_cut(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tensor<256x4096xbf16>,
+             %out: tensor<?x256xbf16> {pto.output}) attributes {pto.target = "ascend910b1"} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xbf16>
+  tile.token_loop %i = %c0 to %t step 16 tail {
+    %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<16x4096xbf16>
+    %g = tile.load %gamma : tensor<4096xbf16> -> tensor<4096xbf16>
+    // expected-warning@+1 {{vector stage 'a': tile rows 8 -> 4: the fused phase (2 stage(s)) needs 335872 bytes of ub with them, ascend910b1 has 196608}}
+    %xf0 = tile.vec_stage "a" tile [8, 4096] -> (tensor<16x4096xf32>) {
+      %xf = tile.cast %xt none : tensor<16x4096xbf16> -> tensor<16x4096xf32>
+      tile.yield %xf : tensor<16x4096xf32>
+    }
+    %bt = tile.vec_stage "b" -> (tensor<16x4096xbf16>) {
+      %nt = tile.rms_norm %xf0, %g eps = 1.0e-06 : tensor<16x4096xf32>, tensor<4096xbf16> -> tensor<16x4096xf32>
+      %b = tile.cast %nt rint : tensor<16x4096xf32> -> tensor<16x4096xbf16>
+      tile.yield %b : tensor<16x4096xbf16>
+    }
+    %yt = tile.cube_stage "linear" -> (tensor<16x256xbf16>) {
+      %y = tile.matmul %bt, %w b_trans : tensor<16x4096xbf16>, tensor<256x4096xbf16> -> tensor<16x256xf32>
+      %o = tile.cast %y rint : tensor<16x256xf32> -> tensor<16x256xbf16>
+      tile.yield %o : tensor<16x256xbf16>
+    }
+    tile.store %yt, %out[%i] : tensor<16x256xbf16> -> tensor<?x256xbf16>
+  }
+  func.return
+}
+
+// -----
+
+func.func @plan_on_a_later_stage(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>, %w: tensor<256x1024xbf16>,
+             %out: tensor<?x256xbf16> {pto.output}) attributes {pto.target = "ascend910b1"} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
+  tile.token_loop %i = %c0 to %t step 16 tail {
+    %xt = tile.load %x[%i] : tensor<?x1024xbf16> -> tensor<16x1024xbf16>
+    %g = tile.load %gamma : tensor<1024xbf16> -> tensor<1024xbf16>
+    %nt0 = tile.vec_stage "norm"  -> (tensor<16x1024xf32>) {
+      %nt = tile.rms_norm %xt, %g eps = 1.0e-06 : tensor<16x1024xbf16>, tensor<1024xbf16> -> tensor<16x1024xf32>
+      tile.yield %nt : tensor<16x1024xf32>
+    }
+    // expected-error@+1 {{vector stage 'cast': a phase plan goes on its phase's first stage 'norm'}}
+    %bt = tile.vec_stage "cast" nbuffer 1 phase <rows = 1, copies = 1> -> (tensor<16x1024xbf16>) {
+      %b = tile.cast %nt0 rint : tensor<16x1024xf32> -> tensor<16x1024xbf16>
+      tile.yield %b : tensor<16x1024xbf16>
+    }
+    %yt = tile.cube_stage "linear" -> (tensor<16x256xbf16>) {
+      %y = tile.matmul %bt, %w b_trans : tensor<16x1024xbf16>, tensor<256x1024xbf16> -> tensor<16x256xf32>
+      %o = tile.cast %y rint : tensor<16x256xf32> -> tensor<16x256xbf16>
+      tile.yield %o : tensor<16x256xbf16>
+    }
+    tile.store %yt, %out[%i] : tensor<16x256xbf16> -> tensor<?x256xbf16>
+  }
+  func.return
+}
+
+// -----
+
+func.func @pinned_plan_copies(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>, %w: tensor<256x1024xbf16>,
+             %out: tensor<?x256xbf16> {pto.output}) attributes {pto.target = "ascend910b1"} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xbf16>
+  tile.token_loop %i = %c0 to %t step 16 tail {
+    %xt = tile.load %x[%i] : tensor<?x1024xbf16> -> tensor<16x1024xbf16>
+    %g = tile.load %gamma : tensor<1024xbf16> -> tensor<1024xbf16>
+    // expected-error@+1 {{vector stage 'norm': nbuffer 5 (at most 4: two event ids per copy)}}
+    %nt0 = tile.vec_stage "norm" tile [1, 1024] nbuffer 5 phase <rows = 1, copies = 5> -> (tensor<16x1024xf32>) {
+      %nt = tile.rms_norm %xt, %g eps = 1.0e-06 : tensor<16x1024xbf16>, tensor<1024xbf16> -> tensor<16x1024xf32>
+      tile.yield %nt : tensor<16x1024xf32>
+    }
+    %bt = tile.vec_stage "cast"  -> (tensor<16x1024xbf16>) {
+      %b = tile.cast %nt0 rint : tensor<16x1024xf32> -> tensor<16x1024xbf16>
+      tile.yield %b : tensor<16x1024xbf16>
+    }
+    %yt = tile.cube_stage "linear" -> (tensor<16x256xbf16>) {
+      %y = tile.matmul %bt, %w b_trans : tensor<16x1024xbf16>, tensor<256x1024xbf16> -> tensor<16x256xf32>
+      %o = tile.cast %y rint : tensor<16x256xf32> -> tensor<16x256xbf16>
+      tile.yield %o : tensor<16x256xbf16>
+    }
+    tile.store %yt, %out[%i] : tensor<16x256xbf16> -> tensor<?x256xbf16>
+  }
+  func.return
+}
+// PLAN-LABEL: func.func @nbuffer_of_a_later_stage
+// PLAN: tile.vec_stage "norm" tile [8, 1024] nbuffer 2 phase <rows = 8, copies = 2>

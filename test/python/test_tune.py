@@ -10,6 +10,8 @@ from kernels import SMALL
 
 import pto
 import pto.pypto as pypto
+from pto.dialects import tile
+from pto.planning import vector as vp
 from pto.tuner import pool, prune
 from pto.tuner.kernel import TuneError
 from pto.tuner.space import key
@@ -581,3 +583,37 @@ def test_pruning_plans_vector_phases_with_the_passes_rules():
     assert prune.effective(a, info, [128]) != prune.effective({"vec_rows": 4, "vec_nbuffer": 2}, info, [128])
     npu_a, npu_b = (str(lowered(pin(module, c))) for c in (a, b))
     assert npu_a.split("npu.graph")[1] == npu_b.split("npu.graph")[1]
+
+
+@pytest.mark.parametrize(
+    "name", ["sk03_standard.mlir", "indexer_query_linear_int8.mlir", "mla_wqa_qrmsnorm.mlir", "hc_pre.mlir"]
+)
+def test_the_tuners_phase_plans_are_the_passes(name: str):
+    """For every vec_rows x vec_nbuffer of the space, the plan pto-tune prunes and estimates
+    with is the one tile-assign-shapes records; where it cannot tell (hc_pre's column
+    chunks) it says so (None) and pruning keeps the configurations apart."""
+    from kernels import context, example
+
+    from pto.lowering.pto_sk03_pipeline import PtoSk03PipelinePass
+    from pto.tuner.kernel import kernel_info
+    from pto.tuner.pin import pin
+    from pto.tuner.space import AUTO
+
+    module = example(name)
+    info = kernel_info(module)
+    assert info.phases is not None
+    for rows in (AUTO, 1, 2, 4, 8):
+        for copies in (AUTO, 1, 2, 4):
+            c = {"unroll": [16, 1], "vec_rows": rows, "vec_nbuffer": copies}
+            plan = info.phases.for_config(c, 16)
+            if name == "hc_pre.mlir":
+                assert plan is None
+                continue
+            m = pin(module, c)
+            for p in PtoSk03PipelinePass(factors=(16,)).passes()[:-1]:
+                p.apply(context(), m)
+            loop = next(o for o in m.walk() if isinstance(o, tile.TokenLoopOp) and o.rows == 16)
+            real = tuple(
+                (ph[0].phase.rows.data, ph[0].phase.copies.data, ph[0].phase.chunk.data) for ph in vp.phases(loop)
+            )
+            assert plan == real, (c, plan, real)

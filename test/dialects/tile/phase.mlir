@@ -118,3 +118,22 @@ func.func @f(%x: tensor<?x512xbf16>, %w: tensor<512x64xbf16>) {
   }
   func.return
 }
+// -----
+
+func.func @f(%x: tensor<?x512xbf16>, %w: tensor<512x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x512xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x512xbf16> -> tensor<8x512xbf16>
+    // expected-error@+1 {{phase chunk -2 of 512: both positive, or neither given (whole rows)}}
+    %a = tile.vec_stage "norm" phase <rows = 8, copies = 1, chunk = -2 of 512> -> (tensor<8x512xf32>) {
+      %c = tile.cast %xt none : tensor<8x512xbf16> -> tensor<8x512xf32>
+      tile.yield %c : tensor<8x512xf32>
+    }
+    %m = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %mm = tile.matmul %xt, %w : tensor<8x512xbf16>, tensor<512x64xbf16> -> tensor<8x64xf32>
+      tile.yield %mm : tensor<8x64xf32>
+    }
+  }
+  func.return
+}
