@@ -579,9 +579,16 @@ class _Emitter:
         self.emit("core.hbm_lines += evicted" + ("" if write and cacheable else " + misses"))  # (`ops.gm_copy`)
         reads, writes = [self.key(op.src)], [self.key(op.dst)]
         self.begin(s.pipe, reads, writes)
+        latency = f"{self.hoist('cost.gm_latency(1)')} if misses else {self.hoist('cost.gm_latency(0)')}"
+        if isinstance(op, npu.FixpipeOp):  # priced by the target's fixpipe form (`ops.gm_copy`)
+            acc = self.static(op.src)
+            assert acc is not None
+            drain = f"({ext[0]}, {self.num(math.prod(s.ext[1:]))}, {acc.dtype.itemsize})"
+            self.emit(f"moved = cost.fixpipe_gm(t, {drain}, hits, misses, evicted, m.hbm_time)")
+            self.commit(op, s.pipe, "moved", reads, writes, "nbytes", latency)
+            return
         fixed = "fixed_out" if write else "fixed_in"
         self.emit(f"moved = cost.gm_transfer(t + {fixed}, hits, misses, {write}, {cacheable}, m.hbm_time, evicted)")
-        latency = f"{self.hoist('cost.gm_latency(1)')} if misses else {self.hoist('cost.gm_latency(0)')}"
         self.commit(op, s.pipe, f"{fixed} + moved", reads, writes, "nbytes", latency)
 
     # -- pipe timing ---------------------------------------------------------------------
@@ -683,7 +690,7 @@ class _Emitter:
             "0",
             "0.0",
         )
-        macs = f"cost.mmad_macs({self.num(mm)}, {self.num(k)}, {self.num(n)}, {rows})"
+        macs = f"cost.mmad_macs({self.num(mm)}, {self.num(k)}, {self.num(n)}, {nx.NAMES[lhs.dtype]!r}, {rows})"
         self.emit(f"core.macs += {self.hoist(macs) if rows == 'None' else macs}")
         acc_read = self.state("read", kc)
         self.emit(f"if accumulate and done > {acc_read}: {acc_read} = done  # the accumulator is read too")

@@ -269,6 +269,7 @@ class GmCopy:
     reads: list
     writes: list
     nbytes: int
+    drain: tuple[int, int, int] | None = None  # a fixpipe's (rows, n, L0C element bytes)
 
 
 def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
@@ -312,11 +313,17 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
     hits, misses, evicted = m.gm_access(c.gm, c.offs, c.ext, c.write, c.cacheable)
     core.hbm_lines += evicted if c.write and c.cacheable else misses + evicted  # (as `gm_transfer` books)
     t = core.begin(c.pipe, c.reads, c.writes)
-    fixed = m.cost.dma_fixed(to_gm=c.write)
-    cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
-    if c.adjust is not None:
-        cycles = c.adjust(cycles)
-    core.commit(c.op, c.pipe, t, fixed + cycles, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
+    if c.drain is not None and (c.adjust is None or m.cost.drain_form):  # a fixpipe (as the compiled engine)
+        total = m.cost.fixpipe_gm(t, c.drain, hits, misses, evicted, m.hbm_time)
+        if c.adjust is not None:  # an atomic add, drained
+            total = c.adjust(total)
+    else:  # a DMA, or an atomic add priced as a copy: its fixed cost is not read twice
+        fixed = m.cost.dma_fixed(to_gm=c.write)
+        cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
+        if c.adjust is not None:
+            cycles = c.adjust(cycles)
+        total = fixed + cycles
+    core.commit(c.op, c.pipe, t, total, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
 
 
 def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
@@ -328,13 +335,14 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     if m.numerics:
         fixpipe_value(op, acc, out)
     reads, writes = [src.key], [dst.key]
+    drain = (valid, math.prod(s.ext[1:]), acc.itemsize)
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
         if not atomic:  # atomic adds accumulate: not counted as writes
             m.count_writes(dst, do, vext)
         adjust = m.cost.atomic_add if atomic else None
-        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, adjust, reads, writes, out.nbytes)
-    cycles = m.cost.onchip_dma(out.nbytes, "l0c", space(dst).value)
+        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, adjust, reads, writes, out.nbytes, drain)
+    cycles = m.cost.fixpipe_onchip(out.nbytes, space(dst).value, *drain)
     core.run(op, Pipe.FIXPIPE, cycles, reads=reads, writes=writes, nbytes=out.nbytes)
     return None
 
@@ -366,7 +374,7 @@ def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: i
         mmad_value(a.array, b.array, c.array, accumulate)
     mm, k = a.array.shape
     cycles = m.cost.mmad(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
-    core.macs += m.cost.mmad_macs(mm, k, b.array.shape[1], rows)
+    core.macs += m.cost.mmad_macs(mm, k, b.array.shape[1], nx.NAMES[a.array.dtype], rows)
     core.run(op, Pipe.CUBE, cycles, reads=[a.key, b.key, *([c.key] if accumulate else [])], writes=[c.key])
 
 
