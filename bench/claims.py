@@ -149,7 +149,10 @@ def main() -> None:
     args = ap.parse_args()
     t = args.tokens
     global STD, HC
-    load_target(args.target)  # an unknown name: its one-line error before any run
+    try:  # an unknown name or a bad file: one line before any run
+        load_target(args.target)
+    except ValueError as e:
+        ap.error(str(e))
     STD, HC = (TARGET.sub(f'pto.target = "{args.target}"', x) for x in (STD, HC))
     claims = claim_a(t) + claim_b(t) + claim_c(t) + claim_d(t)
     last, mte1_note = claim_e(t)

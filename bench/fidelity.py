@@ -32,6 +32,7 @@ from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser
 from pto.driver.registry import load_dialects
 from pto.interp.run import random_inputs, run, signature
+from pto.targets import load_target
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "fidelity" / "pypto_results.json"
@@ -158,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the per-configuration figures here")
     ap.add_argument("--target", default=TARGET, help=f"the target the model runs (default {TARGET})")
     args = ap.parse_args(argv)
+    try:  # an unknown name or a bad file: one line before any run
+        load_target(args.target)
+    except ValueError as e:
+        ap.error(str(e))
     data = json.loads(Path(args.results).read_text())
     configs = [c for c in data["configs"] if c.get("cycles") and args.only in c["id"]]
     rows = []
