@@ -1,6 +1,6 @@
 """How well the machine model ranks SK-03 configurations against PyPTO 0.2.0's simulator.
 
-    python bench/fidelity.py [--only SUBSTRING] [--results FILE] [--json OUT]
+    python bench/fidelity.py [--only SUBSTRING] [--results FILE] [--json OUT] [--target NAME]
 
 `bench/fidelity/pypto_results.json` holds PyPTO's cycle counts for a set of SK-03
 configurations (form, token count, K, N, unroll list, vector and cube tiles, split-K,
@@ -10,6 +10,10 @@ kernel at the `pto` level, lowers it with the SK-03 pipeline and runs it on the 
 then prints per configuration the two cycle counts and their ratio, and per group of
 equal form/t/K/N the Spearman rank correlation and whether both pick the same best
 configuration. Configurations that PyPTO could not run are skipped.
+
+The kernels run on `ascend910b1-pypto020`, the calibration that prices the cube path as
+PyPTO 0.2.0's simulator does (docs/model.md); `--target ascend910b1` runs them on the
+device-anchored default instead.
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser
 from pto.driver.registry import load_dialects
 from pto.interp.run import random_inputs, run, signature
+from pto.targets import load_target
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "fidelity" / "pypto_results.json"
+# What PyPTO 0.2.0's simulator is compared with: the calibration that reproduces it.
+TARGET = "ascend910b1-pypto020"
 
 
 def _tile(c: dict) -> str:
@@ -46,7 +53,7 @@ def _vec(v: list[int]) -> str:
 SETTINGS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
 
 
-def _attrs(c: dict) -> str:
+def _attrs(c: dict, target: str) -> str:
     # A setting PyPTO ran without merges nothing ({-1: 1}); pto-ir's defaults would.
     given = {name: c["pass_options"].get(name, {"-1": 1}) for name in SETTINGS}
     opts = ", ".join(
@@ -57,14 +64,14 @@ def _attrs(c: dict) -> str:
     # after another (measured): one body per stitch.
     stitch = c["runtime_options"].get("stitch_function_max_num") or 1
     runtime = f"pto.runtime = {{stitch_function_max_num = {stitch}}}"
-    return f'{{pto.target = "ascend910b1", {unroll}, {runtime}{", pto.options = {" + opts + "}" if opts else ""}}}'
+    return f'{{pto.target = "{target}", {unroll}, {runtime}{", pto.options = {" + opts + "}" if opts else ""}}}'
 
 
 def _cache(c: dict) -> str:
     return " {pto.cache = #pto.cache<none_cacheable>}" if c["cache"] == "none_cacheable" else ""
 
 
-def kernel(c: dict) -> str:
+def kernel(c: dict, target: str = TARGET) -> str:
     """The configuration as a `pto`-level kernel."""
     k, n, form = c["K"], c["N"], c["form"]
     vt, pvt, tile = _vec(c["vec_tile"]), _vec(c["post_vec_tile"]), _tile(c)
@@ -72,7 +79,7 @@ def kernel(c: dict) -> str:
         return f"""func.func @std(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>,
                    %w: tensor<{n}x{k}xbf16>{_cache(c)})
     -> tensor<?x{n}xbf16>
-    attributes {_attrs(c)} {{
+    attributes {_attrs(c, target)} {{
   %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}}
       : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
   %b = pto.cast %r rint {{pto.label = "cast", pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x{k}xbf16>
@@ -85,7 +92,7 @@ def kernel(c: dict) -> str:
         return f"""func.func @quant(%x: tensor<?x{k}xbf16>, %g: tensor<{k}xbf16>,
                    %w: tensor<{n}x{k}xi8>{_cache(c)}, %ws: tensor<{n}x1xf32>)
     -> tensor<?x{n}xbf16>
-    attributes {_attrs(c)} {{
+    attributes {_attrs(c, target)} {{
   %r = pto.rms_norm %x, %g eps = 1.0e-06 {{pto.label = "rmsnorm", pto.vec_tile = {vt}}}
       : tensor<?x{k}xbf16>, tensor<{k}xbf16> -> tensor<?x{k}xf32>
   %q, %s = pto.quant %r {{pto.label = "quant"}} : tensor<?x{k}xf32> -> tensor<?x{k}xi8>, tensor<?x1xf32>
@@ -97,7 +104,7 @@ def kernel(c: dict) -> str:
   func.return %o : tensor<?x{n}xbf16>
 }}"""
     return f"""func.func @mhc(%x: tensor<?x{k}xbf16>, %w: tensor<{n}x{k}xf32>{_cache(c)}) -> tensor<?x{n}xf32>
-    attributes {_attrs(c)} {{
+    attributes {_attrs(c, target)} {{
   %xf = pto.cast %x none {{pto.label = "pre", pto.vec_tile = {vt}}} : tensor<?x{k}xbf16> -> tensor<?x{k}xf32>
   %sq = pto.mul %xf, %xf {{pto.label = "norm"}} : tensor<?x{k}xf32>, tensor<?x{k}xf32> -> tensor<?x{k}xf32>
   %ms = pto.reduce mean %sq {{pto.vec_tile = {vt}}} : tensor<?x{k}xf32> -> tensor<?x1xf32>
@@ -111,10 +118,10 @@ def kernel(c: dict) -> str:
 }}"""
 
 
-def measure(c: dict) -> float:
+def measure(c: dict, target: str = TARGET) -> float:
     ctx = Context()
     load_dialects(ctx)
-    m = LocatingParser(ctx, kernel(c), c["id"]).parse_module()
+    m = LocatingParser(ctx, kernel(c, target), c["id"]).parse_module()
     inputs = random_inputs(signature(m), c["t"], 0)
     lower(ctx, m, "pto-sk03-pipeline{factors=" + ",".join(map(str, c["unroll"])) + "}")
     rep = run(m, inputs).report
@@ -150,16 +157,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="run the configurations whose id contains this")
     ap.add_argument("--results", default=str(RESULTS), help="PyPTO's results (JSON)")
     ap.add_argument("--json", help="also write the per-configuration figures here")
+    ap.add_argument("--target", default=TARGET, help=f"the target the model runs (default {TARGET})")
     args = ap.parse_args(argv)
+    try:  # an unknown name or a bad file: one line before any run
+        load_target(args.target)
+    except ValueError as e:
+        ap.error(str(e))
     data = json.loads(Path(args.results).read_text())
     configs = [c for c in data["configs"] if c.get("cycles") and args.only in c["id"]]
     rows = []
+    print(f"target {args.target}")
     print(f"{'configuration':44} {'PyPTO':>10} {'pto-ir':>10} {'ratio':>6} {'wall s':>6}")
     skipped = []
     for c in configs:
         t0 = time.perf_counter()
         try:
-            ours = measure(c)
+            ours = measure(c, args.target)
         except DiagnosticError as e:  # a configuration pto-ir rejects: said, not ranked
             skipped.append(c["id"])
             print(f"{c['id']:44} {c['cycles']:>10} {'-':>10} {'-':>6}   rejected: {e}", flush=True)

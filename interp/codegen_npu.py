@@ -243,7 +243,12 @@ class NpuEmitter(Emitter):
             "reads": (self.key(op.src),),
             "writes": (self.key(op.dst),),
             "nbytes": Rt("nbytes"),
+            "drain": None,
         }
+        if isinstance(op, npu.FixpipeOp):  # (`ops.fixpipe`'s: rows, columns, L0C element bytes)
+            acc = self.static(op.src)
+            assert acc is not None
+            copy["drain"] = (extent[0], math.prod(s.ext[1:]), acc.dtype.itemsize)
         self.write(ops.gm_copy, MACHINE, CORE, Obj(None, copy))
 
     # -- compute ------------------------------------------------------------------------

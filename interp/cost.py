@@ -46,8 +46,19 @@ class CostModel:
         self.hbm_total = model.hbm_total
         self.transpose_factor = target.dma.transpose_rate_factor
         self.atomic_add_factor = model.atomic_add_factor
-        self.fractal = target.cube.fractal
-        self.macs = target.cube.macs_per_cycle
+        cube = target.cube
+        self.fractal = cube.fractal
+        self.mad_head = cube.mad_head_cycles
+        self.passes = cube.passes
+        self.k_fractal = {e: target.k_fractal(e) for e in cube.passes}
+        self.macs = {e: target.macs_per_cycle(e) for e in cube.passes}  # the peaks
+        fx = target.fixpipe
+        self.drain_form = fx.form == "drain"  # else priced as a copy of its output bytes
+        self.drain_fixed = fx.drain_fixed_cycles
+        self.drain_row = fx.drain_row_cycles
+        self.drain_rate = fx.drain_rate
+        self.drain_odd = fx.drain_odd_cycles
+        self.c0_bytes = fx.c0_bytes
         self.repeat_bytes = target.vector.bytes_per_repeat
         self.cycles_per_repeat = target.vector.cycles_per_repeat
         self.vector_fixed = target.vector.fixed_cycles
@@ -103,26 +114,68 @@ class CostModel:
     # -- compute ---------------------------------------------------------------------
 
     def mmad(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> float:
-        """Cube cycles of an (m x k) @ (k x n) product: whole fractals on every axis.
-        `rows` (valid rows of a partial M tile) prices only the fractals they touch.
-        (Kept per shape: a kernel has a few, priced once per mmad of a run.)"""
+        """Cube cycles of an (m x k) @ (k x n) product: its issue head, then each pass
+        over whole fractals on every axis (`Cube`). `rows` (valid rows of a partial M
+        tile) prices only the fractals they touch. (Kept per shape: a kernel has a few,
+        priced once per mmad of a run.)"""
         key = (m, k, n, elem, rows)
         cycles = self._mmads.get(key)
         if cycles is None:
             f = self.fractal
-
-            def pad(x: int) -> int:
-                return math.ceil(x / f) * f
-
             mm = m if rows is None else max(0, min(rows, m))
-            cycles = self._mmads[key] = pad(mm) * pad(k) * pad(n) / self.macs[elem]
+            steps = -(-mm // f) * -(-k // self.k_fractal[elem]) * -(-n // f)
+            cycles = self._mmads[key] = self.mad_head + self.passes[elem] * steps
         return cycles
 
-    def mmad_macs(self, m: int, k: int, n: int, rows: int | None = None) -> int:
+    def mmad_macs(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> int:
         """The multiply-accumulates `mmad` prices: whole fractals on every axis."""
-        f = self.fractal
+        f, kf = self.fractal, self.k_fractal[elem]
         mm = m if rows is None else max(0, min(rows, m))
-        return -(-mm // f) * f * -(-k // f) * f * -(-n // f) * f
+        return -(-mm // f) * f * -(-k // kf) * kf * -(-n // f) * f
+
+    # -- fixpipe -----------------------------------------------------------------------
+
+    def drain(self, rows: int, n: int, acc_bytes: int) -> float:
+        """The device's FIXPIPE drain of a tile of `rows` x `n` L0C elements (`Fixpipe`):
+        it moves one row at a time, each at least the row floor, and a count of C0-wide
+        column fractals that is not a power of 2 costs extra serial passes per row."""
+        n1 = -(-n // max(1, self.c0_bytes // acc_bytes))
+        odd = n1 // (n1 & -n1) if n1 else 1
+        row = max(self.drain_row, acc_bytes * n / self.drain_rate) + self.drain_odd * (odd - 1)
+        return self.drain_fixed + rows * row
+
+    def fixpipe_onchip(self, nbytes: int, dst: str, rows: int, n: int, acc_bytes: int) -> float:
+        """Pipe cycles of a fixpipe into L1 (`nbytes`: its output's)."""
+        if self.drain_form:
+            return self.drain(rows, n, acc_bytes)
+        return self.onchip_dma(nbytes, "l0c", dst)
+
+    def fixpipe_gm(
+        self, start: float, drain: tuple[int, int, int], hits: int, misses: int, evicted: int, book: HbmBooking
+    ) -> float:
+        """Pipe cycles of a fixpipe to GM (not an atomic add) that starts at `start`;
+        `drain` = (rows, n, L0C element bytes). Drained, its lines allocate in L2 as
+        any GM write does, and the dirty lines it evicts go through HBM after it."""
+        if not self.drain_form:
+            fixed = self.dma_fixed(True)
+            return fixed + self.gm_transfer(start + fixed, hits, misses, True, True, book, evicted)
+        cycles = self.drain(*drain)
+        if evicted:
+            cycles += book(start + cycles, evicted * self.line, self.gm_write)
+        return cycles
+
+    def gm_copy(
+        self, start: float, write: bool, cacheable: bool, drain, adjust, hits: int, misses: int, evicted: int, book
+    ) -> float:
+        """Pipe cycles of a copy with a GM end starting at `start`: a fixpipe's drain (an
+        atomic add's too when the target drains), else a DMA's fixed cost and transfer
+        (`adjust`, an atomic add's or a transpose's, applied to the transfer)."""
+        if drain is not None and (adjust is None or self.drain_form):
+            total = self.fixpipe_gm(start, drain, hits, misses, evicted, book)
+            return adjust(total) if adjust is not None else total
+        fixed = self.dma_fixed(write)
+        cycles = self.gm_transfer(start + fixed, hits, misses, write, cacheable, book, evicted)
+        return fixed + (adjust(cycles) if adjust is not None else cycles)
 
     def vector(self, name: str, nbytes: int) -> float:
         """`name` without the dialect prefix (`vexp`); nbytes of its largest operand."""

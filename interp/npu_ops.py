@@ -269,6 +269,7 @@ class GmCopy:
     reads: tuple
     writes: tuple
     nbytes: int
+    drain: tuple | None = None  # a fixpipe's (rows, n, L0C element bytes)
 
 
 def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
@@ -323,11 +324,8 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
     hits, misses, evicted = m.gm_access(c.gm, c.offs, c.ext, c.write, c.cacheable)
     core.hbm_lines += evicted if c.write and c.cacheable else misses + evicted  # (as `gm_transfer` books)
     t = core.begin(c.pipe, c.reads, c.writes)
-    fixed = m.cost.dma_fixed(c.write)
-    cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
-    if c.adjust is not None:
-        cycles = c.adjust(cycles)
-    core.commit(c.op, c.pipe, t, fixed + cycles, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
+    total = m.cost.gm_copy(t, c.write, c.cacheable, c.drain, c.adjust, hits, misses, evicted, m.hbm_time)
+    core.commit(c.op, c.pipe, t, total, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
 
 
 def mmad_time(core: Core, op: Operation, a: Buf, b: Buf, c: Buf, rows: int | None, accumulate: bool) -> None:
@@ -335,7 +333,7 @@ def mmad_time(core: Core, op: Operation, a: Buf, b: Buf, c: Buf, rows: int | Non
     (its wait on the accumulator's writer is the write's own)."""
     cost = core.machine.cost
     (mm, k), n = a.array.shape, b.array.shape[1]
-    core.macs += cost.mmad_macs(mm, k, n, rows)
+    core.macs += cost.mmad_macs(mm, k, n, nx.NAMES[a.array.dtype], rows)
     cycles = cost.mmad(mm, k, n, nx.NAMES[a.array.dtype], rows)
     done = core.run(op, Pipe.CUBE, cycles, 0.0, (a.key, b.key), (c.key,), 0)
     if accumulate and done > core.read[c.key]:
@@ -362,13 +360,14 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
     if m.numerics:
         fixpipe_value(op, acc, out)
     reads, writes = (src.key,), (dst.key,)
+    drain = (valid, math.prod(s.ext[1:]), acc.itemsize)
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
         if not atomic:  # atomic adds accumulate: not counted as writes
             m.count_writes(dst, do, vext)
         adjust = m.cost.atomic_add if atomic else None
-        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, adjust, reads, writes, out.nbytes)
-    cycles = m.cost.onchip_dma(out.nbytes, "l0c", space(dst).value)
+        return GmCopy(op, Pipe.FIXPIPE, dst, do, vext, True, True, adjust, reads, writes, out.nbytes, drain)
+    cycles = m.cost.fixpipe_onchip(out.nbytes, space(dst).value, *drain)
     core.run(op, Pipe.FIXPIPE, cycles, reads=reads, writes=writes, nbytes=out.nbytes)
     return None
 

@@ -35,7 +35,7 @@ def kind_of(core: str) -> str:
 class Peaks:
     """The target's figures a roofline compares with: per core, and HBM for the chip."""
 
-    cube_macs: dict[str, int]  # MACs per cycle of one cube core, by input element type
+    cube_macs: dict[str, float]  # MACs per cycle of one cube core, by input element type
     vector_bytes: float  # bytes per cycle of one vector core (a repeat at the default rate)
     hbm_bytes: float  # bytes per cycle, all cores together
 

@@ -312,6 +312,7 @@ class PtoToTilePass(ModulePass):
         stage_ops = set(st.ops)
         escaping: list[SSAValue] = []
         vec_tile = cube_tile = None
+        moves_rows_tile = False
         by_unroll: dict[str, Attribute] = {}
         local: dict[SSAValue, SSAValue] = {}  # this stage's copies of weight views
         for o in st.ops:
@@ -330,8 +331,12 @@ class PtoToTilePass(ModulePass):
                 mapping[r] = nr
                 if any(u.operation not in stage_ops for u in r.uses):
                     escaping.append(r)
-            if isinstance(vt := o.attributes.get("pto.vec_tile"), DenseArrayBase) and vec_tile is None:
-                vec_tile = list(vt.get_values())
+            if isinstance(vt := o.attributes.get("pto.vec_tile"), DenseArrayBase):
+                # The stage's tile is its data's: the first op that is not a reshape or a
+                # per-row transpose (those take a rank-3 tile of which the data uses two sizes).
+                moves_rows = isinstance(o, pto.ReshapeOp | pto.TransposeOp)
+                if vec_tile is None or moves_rows_tile and not moves_rows:
+                    vec_tile, moves_rows_tile = list(vt.get_values()), moves_rows
             if isinstance(ct := o.attributes.get("pto.cube_tile"), CubeTileAttr):
                 cube_tile = ct
             _by_unroll(o, "pto.cube_tile" if st.kind == "cube" else "pto.vec_tile", by_unroll)

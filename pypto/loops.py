@@ -283,6 +283,8 @@ def view(
         refuse(f"pypto.view's input must be a tensor of the kernel, got {input!r}")
     if dtype is not None:
         refuse("pypto.view with a dtype (a reinterpreting view) is not supported")
+    if input._lazy is not None and input._lazy[0] == "castcols":  # a cast slice, viewed: made here
+        input = ops._tensor(input, "pypto.view's input")
     shape = list(shape) if shape is not None else input.shape
     offsets = list(offsets) if offsets is not None else [0] * len(shape)
     valid = list(valid_shape) if valid_shape is not None else None

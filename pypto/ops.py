@@ -36,6 +36,8 @@ def _tensor(x: object, what: str) -> Tensor:
             return split_k.materialize(x, matmul)
         if x._lazy[0] == "cols":
             return _slice(x)
+        if x._lazy[0] == "castcols":  # a cast of a column view, used as a tensor of its own:
+            return _cast_now(x)
         if x._lazy[0] == "T":
             refuse(
                 f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), not as {what}"
@@ -360,14 +362,33 @@ def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_tra
     return cast(y, out_dtype, CastMode.CAST_RINT)
 
 
-def _cast_columns(view: Tensor, dtype: DataType, mode: CastMode, satmode: SaturationMode) -> Tensor:
-    """A cast of a column view (a hand-written split-K casting each K slice just in time)
-    is the same columns of the whole tensor's cast, made once per tensor and type: the
-    slices then stay views of one tensor, and their matmuls one split-K matmul."""
-    _, base, c0, c1 = view._lazy  # type: ignore[misc]
+def _cast_now(x: Tensor) -> Tensor:
+    """A cast of a column view used as a tensor of its own: made once, in place (as
+    `_slice`), under the hints that held at the cast's line."""
+    view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
+    saved, b._pinned[-1] = b._pinned[-1], hints
+    try:
+        y = cast(_tensor(view, "a column view"), dtype, mode, satmode)
+    finally:
+        b._pinned[-1] = saved
+    x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
+    return x
+
+
+def _cast_columns(x: Tensor) -> Tensor:
+    """A cast column view as a matmul operand (a hand-written split-K casting each K
+    slice just in time): the same columns of the whole tensor's cast, made once per
+    tensor and type, so that the slices stay views of one tensor and their matmuls one
+    split-K matmul."""
+    view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
+    _, base, c0, c1 = view._lazy
     memo = base.__dict__.setdefault("_column_casts", {})
     if (dtype, mode, satmode) not in memo:
-        memo[dtype, mode, satmode] = cast(base, dtype, mode, satmode)
+        saved, b._pinned[-1] = b._pinned[-1], hints
+        try:
+            memo[dtype, mode, satmode] = cast(base, dtype, mode, satmode)
+        finally:
+            b._pinned[-1] = saved
     return split_k.column_view(memo[dtype, mode, satmode], c0, c1)
 
 
@@ -377,8 +398,10 @@ def cast(
     mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
     satmode: SaturationMode = SaturationMode.OFF,
 ) -> Tensor:
-    if _lazy(input, "cols") is not None:
-        return _cast_columns(input, dtype, mode, satmode)
+    if _lazy(input, "cols") is not None:  # kept aside: a split-K slice cast just in time, or a cast of a slice
+        elem(dtype, "pypto.cast's dtype")
+        hints = dataclasses.replace(b._pinned[-1])  # (the cast's, wherever it is made)
+        return Tensor.traced(input.shape, dtype, None, input._tok, ("castcols", input, dtype, mode, satmode, hints))
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
     if mode not in _ROUND:
@@ -405,6 +428,8 @@ def matmul(
         input, a_trans = ta, not a_trans
     if (tb := _lazy(mat2, "T")) is not None:
         mat2, b_trans = tb, not b_trans
+    if _lazy(input, "castcols") is not None and _lazy(mat2, "cols") is not None:
+        input = _cast_columns(input)
     if _lazy(input, "cols") is not None and _lazy(mat2, "cols") is not None:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))

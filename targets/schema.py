@@ -42,8 +42,37 @@ class L2:
 
 @dataclass(frozen=True)
 class Cube:
-    macs_per_cycle: dict[str, int]  # by input element type
-    fractal: int
+    """One mmad costs `mad_head_cycles + passes * ceil(m / fractal) * ceil(k / kt) *
+    ceil(n / fractal)` cycles, kt = `k_fractal_bytes` / the input's element bytes."""
+
+    fractal: int  # M and N of one cube step (fractal)
+    k_fractal_bytes: int  # K of one fractal, in bytes of the input
+    passes: dict[str, int]  # cycles per fractal, by input element type
+    mad_head_cycles: float  # issue cost of each mmad (one per K-block)
+
+
+# How a FIXPIPE (L0C -> GM or L1) is priced: `drain`, the device's per-tile drain
+# (`Fixpipe`), or `copy`, as a copy of the output's bytes (PyPTO 0.2.0's simulator).
+FIXPIPE_FORMS = ("drain", "copy")
+
+
+@dataclass(frozen=True)
+class Fixpipe:
+    """The drain of one output tile of m rows and n columns of an L0C with elements of
+    `bytes_c` bytes: `drain_fixed_cycles + m * (max(drain_row_cycles, bytes_c * n /
+    drain_rate) + drain_odd_cycles * (odd(N1) - 1))`, N1 = ceil(n / (c0_bytes / bytes_c)),
+    odd(x) = x without its factors of 2."""
+
+    form: str  # one of FIXPIPE_FORMS
+    drain_fixed_cycles: float
+    drain_row_cycles: float
+    drain_rate: float  # L0C bytes per cycle of one row
+    drain_odd_cycles: float
+    c0_bytes: int
+
+    def __post_init__(self) -> None:
+        if self.form not in FIXPIPE_FORMS:
+            raise TargetFileError(f"form: expected one of {', '.join(FIXPIPE_FORMS)}, got {self.form!r}")
 
 
 @dataclass(frozen=True)
@@ -95,6 +124,7 @@ class TargetData:
     memory: Memory
     l2: L2
     cube: Cube
+    fixpipe: Fixpipe
     vector: Vector
     paths: dict[str, float]  # "src->dst": bytes per cycle per core
     latency: Latency
@@ -111,7 +141,11 @@ def build(cls: type, raw: dict[str, Any], where: str) -> Any:
         raise TargetFileError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(names)})")
     if missing := [n for n in names if n not in raw]:
         raise TargetFileError(f"{where}: missing key '{missing[0]}'")
-    return cls(**{n: _value(hints[n], raw[n], f"{where}.{n}") for n in names})
+    values = {n: _value(hints[n], raw[n], f"{where}.{n}") for n in names}
+    try:
+        return cls(**values)
+    except TargetFileError as e:  # a value the dataclass itself refuses
+        raise TargetFileError(f"{where}.{e}") from None
 
 
 def _value(kind: Any, v: Any, where: str) -> Any:

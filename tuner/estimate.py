@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pto.dialects.common import ELEM_BYTES
+from pto.interp.cost import CostModel
 from pto.lowering.tile_to_npu.cube import split_runs
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
@@ -138,6 +139,26 @@ def _write(t: Target, nbytes: float) -> float:
     return nbytes / t.model.gm_write_rate + t.latency.copy_out
 
 
+_COSTS: dict[int, tuple[Target, CostModel]] = {}
+
+
+def _cost(t: Target) -> CostModel:
+    """The model's prices of `t` (kept per target object: the tuner estimates many configurations)."""
+    got = _COSTS.get(id(t))
+    if got is None or got[0] is not t:
+        got = _COSTS[id(t)] = (t, CostModel(t))
+    return got[1]
+
+
+def _fixpipe(t: Target, info: KernelInfo, g: Cube) -> float:
+    """One row tile's output, drained (the device form) or copied to GM (PyPTO 0.2.0's)."""
+    acc = ELEM_BYTES[info.acc_elem]
+    cost = _cost(t)
+    if cost.drain_form:
+        return cost.drain(g.m, g.n, acc)
+    return _write(t, _pad(info, g.m) * g.n * acc)
+
+
 def weight(c: Config, info: KernelInfo, bodies: list[tuple[int, int]]) -> Weight:
     """How the run's bodies (count, tokens) read the weight, from HBM or from L2."""
     t, trans = info.target, _transposed(c, info)
@@ -169,7 +190,7 @@ def _slice(t: Target, info: KernelInfo, g: Cube, rows: int, trans: bool) -> tupl
     wbytes = _weight_bytes(t, info, g, trans)
     factor = t.dma.transpose_rate_factor if trans else 1
     mte1 = g.n * g.k1 * sa / (t.path_rate("l1", "l0b") * factor) + rows * g.k1 * sa / t.path_rate("l1", "l0a")
-    mmad = _pad(info, g.m) * _pad(info, g.k1) * _pad(info, g.n) / t.macs_per_cycle(info.a_elem)
+    mmad = -(-g.k1 // g.k0) * _cost(t).mmad(g.m, g.k0, g.n, info.a_elem)  # one mmad per kL0 block
     return act, wbytes, max(mte1, mmad)
 
 
@@ -179,7 +200,7 @@ def cube_tasks(c: Config, info: KernelInfo, p: int, w: Weight) -> Task:
     act, wbytes, compute = _slice(t, info, g, min(g.m, p), _transposed(c, info))
     first = g.slices * max(act + _read(t, wbytes, w), compute)  # the unit's first row tile loads the weight
     later = g.slices * max(act, compute)
-    out = _write(t, _pad(info, g.m) * g.n * ELEM_BYTES[info.acc_elem])  # (split-K's: a partial sum)
+    out = _fixpipe(t, info, g)  # (split-K's: a partial sum)
     unit = first + (g.reuse - 1) * later + g.reuse * out
     nbuf = _get(c, "cube_nbuffer", info)
     return Task(-(-g.units // nbuf), unit * min(nbuf, g.units))

@@ -63,7 +63,7 @@
 
 // T950: func.func @linear_projection{{.*}}pto.target = "ascend950"
 // T950: tile.vec_stage "rmsnorm" tile [4, 4096] nbuffer 2 phase <rows = 4, copies = 1>
-// NOTARGET: pto-opt: error: bad pass pipeline {{.*}}: unknown target 'h100' (known: ascend910b1, ascend950)
+// NOTARGET: pto-opt: error: bad pass pipeline {{.*}}: unknown target 'h100' (known: ascend910b1, ascend910b1-pypto020, ascend950)
 
 // -----
 

@@ -29,3 +29,9 @@ def test_each_form_lowers_and_runs(form: str) -> None:
     c = dict(next(c for c in CONFIGS if c["form"] == form and c.get("cycles")))
     c["t"] = 3  # a body of the factor-1 loop or a tail: enough to run every group
     assert fidelity.measure(c) > 0
+
+
+def test_it_runs_the_pypto020_calibration() -> None:
+    """PyPTO 0.2.0's simulator is compared with the target that reproduces it."""
+    c = next(c for c in CONFIGS if c.get("cycles"))
+    assert fidelity.TARGET == "ascend910b1-pypto020" and 'pto.target = "ascend910b1-pypto020"' in fidelity.kernel(c)

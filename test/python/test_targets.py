@@ -6,7 +6,7 @@ from pto.targets import DEFAULT_TARGET, UnknownTargetError, available_targets, l
 
 
 def test_both_targets_load_with_machine_md_figures():
-    assert available_targets() == ["ascend910b1", "ascend950"]
+    assert available_targets() == ["ascend910b1", "ascend910b1-pypto020", "ascend950"]
     a2 = load_target("ascend910b1")
     assert (a2.cube_cores, a2.vector_cores, a2.clock_mhz) == (24, 48, 1850)
     assert a2.capacity("ub") == 192 * 1024 and a2.capacity("l0c") == 128 * 1024
@@ -18,7 +18,7 @@ def test_both_targets_load_with_machine_md_figures():
 
 
 def test_unknown_target_names_known_ones():
-    with pytest.raises(UnknownTargetError, match="known: ascend910b1, ascend950"):
+    with pytest.raises(UnknownTargetError, match="known: ascend910b1, ascend910b1-pypto020, ascend950"):
         load_target("h100")
 
 
@@ -108,3 +108,56 @@ def test_the_weight_s_l1_flags_start_half_way_through_the_event_ids(monkeypatch)
 
     assert ids(_lowered_on(monkeypatch)) == {0, 1, 4, 5}  # activation copies 0, 1; weight copies 4, 5
     assert ids(_lowered_on(monkeypatch, sync__event_ids=16)) == {0, 1, 8, 9}
+
+
+def test_the_pypto020_calibration_is_the_default_with_pypto_0_2_0_s_cube_path():
+    """It inherits ascend910b1 and changes only the cube path (docs/model.md)."""
+    import dataclasses
+
+    dev, sim = load_target("ascend910b1"), load_target("ascend910b1-pypto020")
+    paths = {**dev.paths, "l1->l0a": 512, "l1->l0b": 256}
+    want = dev.changed(cube__mad_head_cycles=0, fixpipe__form="copy", paths=paths)
+    assert sim == dataclasses.replace(want, name="ascend910b1-pypto020")
+    assert (dev.path_rate("l1", "l0a"), dev.path_rate("l1", "l0b"), dev.cube.mad_head_cycles) == (129.7, 85.4, 21)
+
+
+@pytest.fixture
+def target_dir(tmp_path, monkeypatch):
+    """A folder of target files in place of the shipped one (ascend910b1 copied in)."""
+    import pto.targets
+
+    (tmp_path / "ascend910b1.toml").write_text(_good_text())
+    monkeypatch.setattr(pto.targets, "_DIR", tmp_path)
+    load_target.cache_clear()
+    yield tmp_path
+    load_target.cache_clear()
+
+
+def test_an_inheriting_target_merges_tables_key_by_key(target_dir):
+    (target_dir / "mid.toml").write_text('inherits = "ascend910b1"\nname = "mid"\n[paths]\n"l1->l0b" = 100\n')
+    (target_dir / "leaf.toml").write_text('inherits = "mid"\nname = "leaf"\n[latency]\nstitch = 1\n')
+    base, leaf = load_target("ascend910b1"), load_target("leaf")
+    assert leaf.path_rate("l1", "l0b") == 100 and leaf.path_rate("l1", "l0a") == base.path_rate("l1", "l0a")
+    assert leaf.latency.stitch == 1 and leaf.latency.copy_in == base.latency.copy_in and leaf.name == "leaf"
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"a": 'inherits = "nope"\nname = "a"\n'}, "a.toml: inherits unknown target 'nope' (known: a, ascend910b1)"),
+        ({"a": 'inherits = "b"\nname = "a"\n', "b": 'inherits = "a"\nname = "b"\n'}, "which inherits it (a cycle)"),
+        ({"a": 'inherits = "a"\nname = "a"\n'}, "a.toml: inherits 'a', which inherits it (a cycle)"),
+        ({"a": 'inherits = 3\nname = "a"\n'}, "a.toml: inherits: expected a target name, got 3"),
+        ({"a": 'inherits = "ascend910b1"\n'}, "a.toml: name is 'ascend910b1', the file says 'a'"),
+        ({"a": 'inherits = "ascend910b1"\nname = "a"\n[cube]\nbogus = 1\n'}, "a.toml.cube: unknown key 'bogus'"),
+        ({"a": 'inherits = "ascend910b1"\nname = "a"\n[fixpipe]\nform = "fast"\n'}, "a.toml.fixpipe.form: expected"),
+    ],
+)
+def test_a_bad_inheritance_is_one_line_naming_the_file(target_dir, files, message):
+    from pto.targets.schema import TargetFileError
+
+    for name, text in files.items():
+        (target_dir / f"{name}.toml").write_text(text)
+    with pytest.raises(TargetFileError) as e:
+        load_target("a")
+    assert message in str(e.value) and "\n" not in str(e.value)

@@ -432,7 +432,7 @@ func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>
 
 // -----
 
-// expected-error@+1 {{unknown target 'nosuch' (known: ascend910b1, ascend950)}}
+// expected-error@+1 {{unknown target 'nosuch' (known: ascend910b1, ascend910b1-pypto020, ascend950)}}
 func.func @t() attributes {pto.target = "nosuch"} {
   func.return
 }

@@ -30,5 +30,5 @@ func.func @small(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x1
 // JSON: "l2_hit_rate":
 // JSON: "golden": {}
 
-// TARGET: pto-run: error: unknown target 'nosuch' (known: ascend910b1, ascend950)
+// TARGET: pto-run: error: unknown target 'nosuch' (known: ascend910b1, ascend910b1-pypto020, ascend950)
 // TOKENS: pto-run: error: --random-inputs needs --tokens N
