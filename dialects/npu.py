@@ -655,7 +655,9 @@ class ViewOp(IRDLOperation):
     """`%v = npu.view %w at [512, 0] : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<512x4096xbf16, gm>`:
     a window of a static gm buffer, in place. Its elements keep their addresses in the
     source (L2 lines included): rows of a row-major buffer are contiguous, a column
-    window is strided by the source's rows."""
+    window is strided by the source's rows. A dynamic dim (an output's token axis) is
+    taken whole: `npu.view %out at [0, 448] : !npu.buf<?x512xbf16, gm> ->
+    !npu.buf<?x64xbf16, gm>` is the columns an assemble at `[row, 448]` writes."""
 
     name = "npu.view"
     source = operand_def(BufferType)
@@ -694,12 +696,15 @@ class ViewOp(IRDLOperation):
         if s.element_type != r.element_type:
             raise VerifyException("'npu.view' cannot change the element type")
         ss, rs, offs = list(s.get_shape()), list(r.get_shape()), self.starts
-        if DYNAMIC_INDEX in ss + rs or not ss or len(rs) != len(ss) or len(offs) != len(ss):
+        if not ss or len(rs) != len(ss) or len(offs) != len(ss):
             raise VerifyException(
-                f"'npu.view' takes a window of a static buffer, one offset per dim: {len(offs)} offsets, {s} -> {r}"
+                f"'npu.view' takes a window of a buffer, one offset per dim: {len(offs)} offsets, {s} -> {r}"
             )
         for ax, (o, n, d) in enumerate(zip(offs, rs, ss, strict=True)):
-            if o < 0 or n < 1 or o + n > d:
+            if DYNAMIC_INDEX in (n, d):  # (its size is known at run time only)
+                if n != d or o != 0:
+                    raise VerifyException(f"'npu.view' takes the dynamic dim {ax} whole, at offset 0")
+            elif o < 0 or n < 1 or o + n > d:
                 raise VerifyException(f"'npu.view' [{o}, {o + n}) of dim {ax} is outside the source's {d}")
 
 

@@ -689,6 +689,12 @@ class ConcatBase(ShapedOp):
 
 CONCAT_MIN_INPUTS = 2
 
+# A discardable attribute of a pto.concat that only the kernel's return reads: its inputs
+# were assembled into the output's column windows (PyPTO's `assemble(t, [row, c], out)`
+# of tiles narrower than the output), each stored into its own columns by pto-to-tile
+# rather than copied together first. The values are the concat's either way.
+ASSEMBLE = "pto.assemble"
+
 
 # --------------------------------------------------------------------- the pto ops
 
@@ -947,6 +953,9 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
     elif name == "pto.cache":
         if not isinstance(attr, CachePolicyAttr):
             return "'pto.cache' must be a #pto.cache<...>"
+    elif name == ASSEMBLE:
+        if not isinstance(attr, UnitAttr) or not isinstance(op, ConcatOp):
+            return f"'{ASSEMBLE}' is a unit attribute of a pto.concat"
     elif name.startswith("pto."):
         return f"unknown pto hint '{name}'"
     return None

@@ -60,6 +60,9 @@ class GmTensor:
     # C0, the columns of one fractal block, of a matrix stored NZ (`npu.layout`); 0: ND.
     # Its array is still the logical matrix: only the addresses of its tiles change.
     nz_c0: int = 0
+    # A window's first element in the tensor of `layout` (None: the tensor itself), for
+    # counting an output's writes through a window of its columns (`Machine.count_writes`).
+    at: tuple[int, ...] | None = None
     key: str = field(init=False)  # what the pipe timing's data dependences track (`dependence_key`)
     # What `Machine.gm_access` reads per access: the element strides of `layout`, its
     # dimensions after the first, the element size.
@@ -89,7 +92,8 @@ class GmTensor:
         for o, d in zip(offsets, layout, strict=True):
             flat = flat * d + o
         sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
-        return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout)
+        at = tuple(o + a for o, a in zip(offsets, self.at or [0] * len(offsets), strict=True))
+        return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout, at=at)
 
 
 def nz_lines(t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], line: int) -> tuple[int, Pattern]:
@@ -330,8 +334,11 @@ class Machine:
         shape (the output, or a reshape of it)."""
         if (c := self.write_counts.get(t.name)) is None:
             return
-        if c.shape != t.array.shape:
-            c = c.reshape(t.array.shape)
+        if t.at is not None:  # a window (an output's columns): counted in the whole output
+            offsets = tuple(map(operator.add, offsets, t.at))
+        shape = t.strides_shape
+        if c.shape != shape:
+            c = c.reshape(shape)
         if len(offsets) == 2:  # (most tiles: building the slices in a loop was most of this)
             (o0, o1), (e0, e1) = offsets, extent
             c[o0 : o0 + e0, o1 : o1 + e1] += 1

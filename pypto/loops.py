@@ -18,7 +18,7 @@ from xdsl.ir import Attribute, Operation
 
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, caller
-from pto.pypto import ops, scratch, split_k
+from pto.pypto import ops, scratch, split_k, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim, Sym, evaluate
@@ -85,8 +85,10 @@ def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
         tr.sigs.append([])
         tr.body_ops.append([])
         tr.assembled.append([])
+        tr.windows.append({})
         yield value(p)
     tr.iteration = -1
+    windows.check_covered(tr)
     _same_bodies(tr, factors)
     first = tr.sigs[0]
     for i, sig in enumerate(tr.sigs[1:], 1):
@@ -341,7 +343,8 @@ def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
 
 
 def assemble(*args, parallel: bool = False) -> None:
-    """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter."""
+    """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter; at
+    `[row, c]` a narrower tile's columns of a 2-D output (`windows`)."""
     tr = current("pypto.assemble")
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
@@ -363,14 +366,22 @@ def assemble(*args, parallel: bool = False) -> None:
     if src._body not in (-1, tr.iteration):
         refuse("pypto.assemble of a tile computed in the loop body for another unroll factor")
     offsets = list(offsets)
-    if len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]:
-        refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
+    window = windows.is_window(src, offsets, dst)
+    if not window and (
+        len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]
+    ):
+        refuse(
+            f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...], "
+            "or a column window [row, c] of a 2-D output, only"
+        )
     if src._dtype is not dst._dtype:
         refuse(f"pypto.assemble of a {src.known_dtype.name} tile into a {dst.known_dtype.name} output: cast it first")
     _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
-    if dst._param in tr.outputs and tr.iteration == 0:
-        refuse("each output parameter is assembled once per loop body")
     tr.seen_token.add(dst._param)
+    if window:
+        return windows.put(tr, src, offsets, dst, ops.concat)
+    if dst._param in tr.outputs and tr.iteration == 0 or windows.pending(tr, dst._param):
+        refuse("each output parameter is assembled once per loop body (whole rows, or column windows each once)")
     tr.assembled[tr.iteration].append((dst._param, src))
     if tr.iteration == 0:
         tr.outputs[dst._param] = src

@@ -67,6 +67,7 @@ class Trace:
     # the bodies of the other factors are built too, compared with the first's, then erased.
     body_ops: list[list] = field(default_factory=list)
     assembled: list[list[tuple[int, Tensor]]] = field(default_factory=list)
+    windows: list[dict] = field(default_factory=list)  # per factor: output -> windows.Windows not yet whole
     cache: dict[int, str] = field(default_factory=dict)  # per weight parameter: its pto.cache policy
     options: dict[str, dict[int | str, int]] = field(default_factory=dict)
     # Where the kernel's source sets each hint (jit's pass_options are its decorator's):
