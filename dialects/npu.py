@@ -102,6 +102,7 @@ from pto.dialects.common import (
     dims_str,
     elem_name,
     nz_error,
+    nz_window_error,
     parse_rounding,
     parse_types_tail,
     parse_window,
@@ -1546,8 +1547,16 @@ def verify_arg_hints(f: Operation) -> None:
         target = target_of(f)
         if (msg := nz_error(t.get_shape(), t.elem, target.cube.fractal, target.block_bytes)) is not None:
             raise VerifyException(f"argument {arg.index}: {msg}")
-        for use in arg.uses:
+        uses = list(arg.uses)
+        while uses:
+            use = uses.pop()
             op = use.operation
+            if isinstance(op, ViewOp):  # a window of whole fractals, which the DMAs read in turn
+                r = buf(op.result)
+                if msg := nz_window_error(op.starts, r.get_shape(), r.elem, target.cube.fractal, target.block_bytes):
+                    raise DiagnosticError(op, f"'npu.view' {msg}")
+                uses += op.result.uses
+                continue
             dst = op.dst.type if isinstance(op, DmaOp) else None
             if use.index != 0 or not isinstance(dst, BufferType) or dst.mem != Space.L1:
                 raise DiagnosticError(op, f"'{op.name}' reads the NZ argument #{arg.index}: only a DMA into L1 does")

@@ -68,6 +68,7 @@ from pto.dialects.common import (
     dims_str,
     elem_name,
     nz_error,
+    nz_window_error,
     parse_i64,
     parse_types_tail,
     print_types_tail,
@@ -653,11 +654,21 @@ class LoadOp(IRDLOperation):
         target = target_of(self)
         if msg := nz_error(src.get_shape(), elem_name(src.element_type), target.cube.fractal, target.block_bytes):
             raise VerifyException(f"'tile.load' {msg}")
-        for use in self.result.uses:
-            if not (isinstance(use.operation, MatmulOp) and use.index == 1):
-                by = use.operation.name
+        elem = elem_name(src.element_type)
+        uses = list(self.result.uses)
+        while uses:
+            use = uses.pop()
+            op = use.operation
+            if isinstance(op, ViewOp):  # a window of whole fractals, read by the matmul in turn
+                t = op.result.type
+                assert isinstance(t, TensorType)
+                msg = nz_window_error(op.starts, t.get_shape(), elem, target.cube.fractal, target.block_bytes)
+                if msg is not None:
+                    raise VerifyException(f"'tile.load' layout nz: {msg}")
+                uses += op.result.uses
+            elif not (isinstance(op, MatmulOp) and use.index == 1):
                 raise VerifyException(
-                    f"'tile.load' layout nz is read only as a tile.matmul's weight operand, not by '{by}'"
+                    f"'tile.load' layout nz is read only as a tile.matmul's weight operand, not by '{op.name}'"
                 )
 
 

@@ -85,14 +85,17 @@ class GmTensor:
         return GmTensor(self.name, self.array.reshape(shape), self.base)
 
     def window(self, offsets: list[int], shape: list[int]) -> GmTensor:
-        """`shape` at `offsets`, in place: its elements keep their addresses."""
-        assert not self.nz_c0, "the npu verifier lets only DMAs read an NZ tensor"
+        """`shape` at `offsets`, in place: its elements keep their addresses. A window of
+        an NZ matrix keeps the matrix's base and shape: `nz_lines` places its tiles at
+        `at` (whole fractals, the npu verifier's rule)."""
         layout = self.strides_shape
+        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
+        at = tuple(o + a for o, a in zip(offsets, self.at or [0] * len(offsets), strict=True))
+        if self.nz_c0:
+            return GmTensor(self.name, self.array[sl], self.base, layout, self.nz_c0, at=at)
         flat = 0
         for o, d in zip(offsets, layout, strict=True):
             flat = flat * d + o
-        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
-        at = tuple(o + a for o, a in zip(offsets, self.at or [0] * len(offsets), strict=True))
         return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout, at=at)
 
 
@@ -100,7 +103,9 @@ def nz_lines(t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], lin
     """The lines of a tile of an NZ matrix: element (r, c) of an [H, W] matrix is at
     (c // C0) * H * C0 + r * C0 + c % C0 (column blocks one after another, each its
     rows of C0 elements), so a tile is one run per column block it touches."""
-    (r, c), c0, rows = offsets, t.nz_c0, t.array.shape[0]
+    (r, c), c0, rows = offsets, t.nz_c0, t.strides_shape[0]
+    if t.at is not None:  # a window: its tile is the matrix's at the window's offset
+        r, c = r + t.at[0], c + t.at[1]
     start = t.base + ((c // c0) * rows * c0 + r * c0 + c % c0) * t.itemsize
     return nz_lines_from(start, c % c0, rows * c0 * t.itemsize, c0, extent, t.itemsize, line)
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
 from xdsl.ir import Attribute, Operation
 
+from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, caller
 from pto.pypto import ops, scratch, split_k, windows
@@ -23,7 +24,8 @@ from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim, Sym, evaluate
 from pto.pypto.tensor import Loop, Pinned, Tensor, Trace, current
-from pto.pypto.types import StatusType
+from pto.pypto.types import StatusType, elem
+from pto.targets import load_target
 
 SAMPLE_EXTRA = (0, 1, 5)  # token counts past whole tiles at which the user's tile expressions are checked
 
@@ -247,6 +249,21 @@ def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> b
     )
 
 
+def _nz_window(w: Tensor, shape: list, offsets: list) -> None:
+    """A window of an NZ weight (a K slice of a split-K, one of stacked weights) is whole
+    fractals, refused here at the view's line otherwise: the model reads its fractals."""
+    if len(shape) != 2 or not all(_is_int(d) for d in [*shape, *offsets]):
+        return  # (an NZ weight is 2-D; a symbolic window is refused as a view of a weight below)
+    t = load_target()  # (a pypto kernel runs on the default target, whose fractal the verifier checks)
+    if msg := nz_window_error(offsets, shape, elem(w._dtype, "the weight"), t.cube.fractal, t.block_bytes):
+        refuse(f"pypto.view of the NZ weight '{w.name}': {msg}")
+
+
+def _k_rows(w: Tensor, shape: list, offsets: list) -> bool:
+    """Whole rows of a 2-D weight window (`_weight_window`): K rows of a `[K, N]` weight."""
+    return len(shape) == 2 and shape[1] == w.shape[1] and offsets[1] == 0
+
+
 def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A view of whole rows and a range of the last axis (a K slice of a split-K)."""
     return (
@@ -285,11 +302,15 @@ def view(
         refuse(f"pypto.view's input must be a tensor of the kernel, got {input!r}")
     if dtype is not None:
         refuse("pypto.view with a dtype (a reinterpreting view) is not supported")
+    if input._lazy is not None and input._lazy[0] == "rows":  # a view of a weight's rows: that view first
+        input = ops._tensor(input, "pypto.view's input")
     shape = list(shape) if shape is not None else input.shape
     offsets = list(offsets) if offsets is not None else [0] * len(shape)
     valid = list(valid_shape) if valid_shape is not None else None
     if len(shape) != len(input.shape) or len(offsets) != len(shape) or (valid and len(valid) != len(shape)):
         refuse(f"pypto.view of a rank-{len(input.shape)} tensor needs rank-{len(input.shape)} shape and offsets")
+    if input.nz:
+        _nz_window(input, shape, offsets)
     on_loop = isinstance(offsets[0], Sym) and tr.loop is not None and tr.loop.index.name in offsets[0].names
     rest_ok = (
         shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (valid is None or valid[1:] == shape[1:])
@@ -300,6 +321,10 @@ def view(
         if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         if _weight_window(tr, input, shape, offsets, valid):
+            # In the loop body, rows of a [K, N] weight may be a split-K's K slice: kept aside
+            # until used (a window made before the loop is the same view for every body).
+            if tr.iteration >= 0 and _k_rows(input, shape, offsets):
+                return split_k.row_view(input, offsets[0], offsets[0] + shape[0])
             return ops.weight_view(input, shape, offsets)
         refuse(
             f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
