@@ -91,6 +91,22 @@ def nz_error(shape: Sequence[int], elem: str, fractal_rows: int, block_bytes: in
     return None
 
 
+def nz_window_error(
+    offsets: Sequence[int], shape: Sequence[int], elem: str, fractal_rows: int, block_bytes: int
+) -> str | None:
+    """Why a window `shape` at `offsets` of an NZ matrix is not whole fractals, or None:
+    its rows must start and end at multiples of `fractal_rows`, its columns at multiples
+    of C0, so that it cuts no fractal (each column block of it stays one run)."""
+    c0 = block_bytes // ELEM_BYTES[elem]
+    (r, c), (n, w) = offsets, shape
+    if r % fractal_rows or n % fractal_rows or c % c0 or w % c0:
+        return (
+            f"a window {dims_str(shape)} at [{r}, {c}] of an NZ {elem} tensor cuts its {fractal_rows}x{c0} "
+            f"fractals: its rows must start and end at multiples of {fractal_rows}, its columns of {c0}"
+        )
+    return None
+
+
 class RoundMode(StrEnum):
     NONE = auto()  # exact conversions only
     RINT = auto()  # to nearest, ties to even

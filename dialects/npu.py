@@ -102,6 +102,7 @@ from pto.dialects.common import (
     dims_str,
     elem_name,
     nz_error,
+    nz_window_error,
     parse_rounding,
     parse_types_tail,
     parse_window,
@@ -655,7 +656,9 @@ class ViewOp(IRDLOperation):
     """`%v = npu.view %w at [512, 0] : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<512x4096xbf16, gm>`:
     a window of a static gm buffer, in place. Its elements keep their addresses in the
     source (L2 lines included): rows of a row-major buffer are contiguous, a column
-    window is strided by the source's rows."""
+    window is strided by the source's rows. A dynamic dim (an output's token axis) is
+    taken whole: `npu.view %out at [0, 448] : !npu.buf<?x512xbf16, gm> ->
+    !npu.buf<?x64xbf16, gm>` is the columns an assemble at `[row, 448]` writes."""
 
     name = "npu.view"
     source = operand_def(BufferType)
@@ -694,12 +697,15 @@ class ViewOp(IRDLOperation):
         if s.element_type != r.element_type:
             raise VerifyException("'npu.view' cannot change the element type")
         ss, rs, offs = list(s.get_shape()), list(r.get_shape()), self.starts
-        if DYNAMIC_INDEX in ss + rs or not ss or len(rs) != len(ss) or len(offs) != len(ss):
+        if not ss or len(rs) != len(ss) or len(offs) != len(ss):
             raise VerifyException(
-                f"'npu.view' takes a window of a static buffer, one offset per dim: {len(offs)} offsets, {s} -> {r}"
+                f"'npu.view' takes a window of a buffer, one offset per dim: {len(offs)} offsets, {s} -> {r}"
             )
         for ax, (o, n, d) in enumerate(zip(offs, rs, ss, strict=True)):
-            if o < 0 or n < 1 or o + n > d:
+            if DYNAMIC_INDEX in (n, d):  # (its size is known at run time only)
+                if n != d or o != 0:
+                    raise VerifyException(f"'npu.view' takes the dynamic dim {ax} whole, at offset 0")
+            elif o < 0 or n < 1 or o + n > d:
                 raise VerifyException(f"'npu.view' [{o}, {o + n}) of dim {ax} is outside the source's {d}")
 
 
@@ -1541,8 +1547,16 @@ def verify_arg_hints(f: Operation) -> None:
         target = target_of(f)
         if (msg := nz_error(t.get_shape(), t.elem, target.cube.fractal, target.block_bytes)) is not None:
             raise VerifyException(f"argument {arg.index}: {msg}")
-        for use in arg.uses:
+        uses = list(arg.uses)
+        while uses:
+            use = uses.pop()
             op = use.operation
+            if isinstance(op, ViewOp):  # a window of whole fractals, which the DMAs read in turn
+                r = buf(op.result)
+                if msg := nz_window_error(op.starts, r.get_shape(), r.elem, target.cube.fractal, target.block_bytes):
+                    raise DiagnosticError(op, f"'npu.view' {msg}")
+                uses += op.result.uses
+                continue
             dst = op.dst.type if isinstance(op, DmaOp) else None
             if use.index != 0 or not isinstance(dst, BufferType) or dst.mem != Space.L1:
                 raise DiagnosticError(op, f"'{op.name}' reads the NZ argument #{arg.index}: only a DMA into L1 does")

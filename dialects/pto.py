@@ -21,7 +21,8 @@ Hints a user may pin, as discardable attributes the passes honour (checked by
   PyPTO's `pypto.loop` over `TILE`-row views with a `valid_shape`);
 - on a kernel argument: `pto.cache = #pto.cache<none_cacheable>`; `pto.layout =
   #pto.layout<nz>` (PyPTO's `format=TILEOP_NZ`: a weight stored in fractals, read only
-  as a matmul's weight operand, its shape whole fractals);
+  as a matmul's weight operand, directly or through a `pto.view` of whole fractals, its
+  shape whole fractals);
 - on an op: `pto.label = "q-rmsnorm"`, `pto.vec_tile = array<i64: 4, 4096>`, and on a
   matmul `pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>`;
   `pto.by_unroll = {"16" = {pto.cube_tile = ...}}` gives the tile shapes for the loop of
@@ -54,7 +55,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, OpResult, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -88,6 +89,7 @@ from pto.dialects.common import (
     dims_str,
     elem_name,
     nz_error,
+    nz_window_error,
     parse_rounding,
     parse_types_tail,
     parse_window,
@@ -689,6 +691,12 @@ class ConcatBase(ShapedOp):
 
 CONCAT_MIN_INPUTS = 2
 
+# A discardable attribute of a pto.concat that only the kernel's return reads: its inputs
+# were assembled into the output's column windows (PyPTO's `assemble(t, [row, c], out)`
+# of tiles narrower than the output), each stored into its own columns by pto-to-tile
+# rather than copied together first. The values are the concat's either way.
+ASSEMBLE = "pto.assemble"
+
 
 # --------------------------------------------------------------------- the pto ops
 
@@ -947,6 +955,9 @@ def check_hint(op: Operation, name: str, attr: Attribute) -> str | None:
     elif name == "pto.cache":
         if not isinstance(attr, CachePolicyAttr):
             return "'pto.cache' must be a #pto.cache<...>"
+    elif name == ASSEMBLE:
+        if not isinstance(attr, UnitAttr) or not isinstance(op, ConcatOp):
+            return f"'{ASSEMBLE}' is a unit attribute of a pto.concat"
     elif name.startswith("pto."):
         return f"unknown pto hint '{name}'"
     return None
@@ -961,13 +972,26 @@ def arg_layout(v: SSAValue) -> Layout | None:
 
 
 def nz_use_error(op: Operation, layout_of: Callable[[SSAValue], Layout | None] = arg_layout) -> str | None:
-    """Why `op` may not read an NZ argument, or None: only the matmul's weight operand
-    is modelled NZ (the cube's copy-in reads its fractals; a vector op or a view would
-    need the ND addresses of a matrix stored NZ)."""
+    """Why `op` may not read an NZ argument (or a window of one), or None: only the
+    matmul's weight operand is modelled NZ (the cube's copy-in reads its fractals; a
+    vector op would need the ND addresses of a matrix stored NZ). A `pto.view` of it is
+    a window of whole fractals (a weight's K slice in a hand-written split-K, one of
+    stacked weights), which only a matmul's weight operand reads in turn."""
     for i, v in enumerate(op.operands):
-        if layout_of(v) == Layout.NZ and not (isinstance(op, MatmulOp) and i == 1):
-            what = "its weight operand (the second)" if isinstance(op, MatmulOp) else "a pto.matmul's weight operand"
-            return f"'{op.name}' reads the NZ argument #{v.index}: an NZ tensor is only {what}"  # type: ignore[attr-defined]
+        arg = v
+        while isinstance(arg, OpResult) and isinstance(arg.owner, ViewOp):
+            arg = arg.owner.input
+        if layout_of(arg) != Layout.NZ or isinstance(op, MatmulOp) and i == 1:
+            continue
+        if isinstance(op, ViewOp):
+            t, target = tensor_type(op.result), target_of(op)
+            elem = elem_name(t.element_type)
+            msg = nz_window_error(op.starts, t.get_shape(), elem, target.cube.fractal, target.block_bytes)
+            if msg is None:
+                continue
+            return f"'{op.name}' {msg}"
+        what = "its weight operand (the second)" if isinstance(op, MatmulOp) else "a pto.matmul's weight operand"
+        return f"'{op.name}' reads the NZ argument #{arg.index}: an NZ tensor is only {what}"  # type: ignore[attr-defined]
     return None
 
 

@@ -68,6 +68,7 @@ from pto.dialects.common import (
     dims_str,
     elem_name,
     nz_error,
+    nz_window_error,
     parse_i64,
     parse_types_tail,
     print_types_tail,
@@ -655,11 +656,21 @@ class LoadOp(IRDLOperation):
         target = target_of(self)
         if msg := nz_error(src.get_shape(), elem_name(src.element_type), target.cube.fractal, target.block_bytes):
             raise VerifyException(f"'tile.load' {msg}")
-        for use in self.result.uses:
-            if not (isinstance(use.operation, MatmulOp) and use.index == 1):
-                by = use.operation.name
+        elem = elem_name(src.element_type)
+        uses = list(self.result.uses)
+        while uses:
+            use = uses.pop()
+            op = use.operation
+            if isinstance(op, ViewOp):  # a window of whole fractals, read by the matmul in turn
+                t = op.result.type
+                assert isinstance(t, TensorType)
+                msg = nz_window_error(op.starts, t.get_shape(), elem, target.cube.fractal, target.block_bytes)
+                if msg is not None:
+                    raise VerifyException(f"'tile.load' layout nz: {msg}")
+                uses += op.result.uses
+            elif not (isinstance(op, MatmulOp) and use.index == 1):
                 raise VerifyException(
-                    f"'tile.load' layout nz is read only as a tile.matmul's weight operand, not by '{by}'"
+                    f"'tile.load' layout nz is read only as a tile.matmul's weight operand, not by '{op.name}'"
                 )
 
 
@@ -667,7 +678,9 @@ class LoadOp(IRDLOperation):
 class StoreOp(IRDLOperation):
     """`tile.store %t, %out[%i] valid %n : tensor<128x1024xbf16> -> tensor<?x1024xbf16>`:
     write the first `valid` rows (all rows without it) of a tile into rows [%i, ..) of
-    an output argument (PyPTO's `assemble`)."""
+    an output argument (PyPTO's `assemble`). `%out[%i, 448]` writes a narrower tile into
+    the output's columns [448, 448 + its width) only (a rank-2 output assembled in
+    column windows, each a store of its own: `assemble(t, [row, 448], out)`)."""
 
     name = "tile.store"
 
@@ -675,17 +688,37 @@ class StoreOp(IRDLOperation):
     dest = operand_def(TensorType)
     row = opt_operand_def(IndexType)
     valid = opt_operand_def(IndexType)
+    column = opt_prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue | None = None, valid: SSAValue | None = None):
-        super().__init__(operands=[value, dest, row, valid])
+    def __init__(
+        self,
+        value: SSAValue,
+        dest: SSAValue,
+        row: SSAValue | None = None,
+        valid: SSAValue | None = None,
+        column: int | None = None,
+    ):
+        props = {} if column is None else {"column": IntegerAttr(column, i64)}
+        super().__init__(operands=[value, dest, row, valid], properties=props)
+
+    @property
+    def col(self) -> int:
+        """The first column written (0 for whole rows)."""
+        return 0 if self.column is None else self.column.value.data
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreOp:
         val = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         dst = parser.parse_unresolved_operand()
-        row, valid = _row_suffix(parser)
+        row, column = None, None
+        if parser.parse_optional_punctuation("["):
+            row = parser.parse_unresolved_operand()
+            if parser.parse_optional_punctuation(","):
+                column = parser.parse_integer(allow_negative=False)
+            parser.parse_punctuation("]")
+        valid = parser.parse_unresolved_operand() if parser.parse_optional_keyword("valid") else None
         attrs, vt, dt = parse_types_tail(parser)
         idx = IndexType()
         op = cls(
@@ -693,6 +726,7 @@ class StoreOp(IRDLOperation):
             parser.resolve_operand(dst, dt),
             None if row is None else parser.resolve_operand(row, idx),
             None if valid is None else parser.resolve_operand(valid, idx),
+            column,
         )
         op.attributes.update(attrs)
         return op
@@ -702,12 +736,32 @@ class StoreOp(IRDLOperation):
         printer.print_operand(self.value)
         printer.print_string(", ")
         printer.print_operand(self.dest)
-        _print_row_suffix(printer, self.row, self.valid)
+        if self.row is not None:
+            printer.print_string("[")
+            printer.print_operand(self.row)
+            printer.print_string("]" if self.column is None else f", {self.col}]")
+        if self.valid is not None:
+            printer.print_string(" valid ")
+            printer.print_operand(self.valid)
         print_types_tail(printer, self.attributes, self.value.type, self.dest.type)
 
     def verify_(self) -> None:
-        assert isinstance(self.dest.type, TensorType) and isinstance(self.value.type, TensorType)
-        _check_rows(self, self.dest.type, self.value.type, self.row, self.valid, "stores")
+        dest, value = self.dest.type, self.value.type
+        assert isinstance(dest, TensorType) and isinstance(value, TensorType)
+        if self.column is None:
+            _check_rows(self, dest, value, self.row, self.valid, "stores")
+            return
+        # A column window: checked as a store into the window's [?, w] columns.
+        d, v, c = dest.get_shape(), value.get_shape(), self.col
+        if self.row is None or len(d) != 2 or len(v) != 2 or DYNAMIC_INDEX in (d[1], v[1]):
+            raise VerifyException(
+                f"'{self.name}' a column offset takes a token tile of a rank-2 output with static columns, "
+                f"got {dims_str(v)} into {dims_str(d)}"
+            )
+        if c < 0 or c + v[1] > d[1]:
+            raise VerifyException(f"'{self.name}' columns [{c}, {c + v[1]}) exceed the output's {d[1]} columns")
+        window = TensorType(dest.element_type, [d[0], v[1]])
+        _check_rows(self, window, value, self.row, self.valid, "stores")
 
 
 # --------------------------------------------------------------- compute (static tiles)

@@ -60,6 +60,9 @@ class GmTensor:
     # C0, the columns of one fractal block, of a matrix stored NZ (`npu.layout`); 0: ND.
     # Its array is still the logical matrix: only the addresses of its tiles change.
     nz_c0: int = 0
+    # A window's first element in the tensor of `layout` (None: the tensor itself), for
+    # counting an output's writes through a window of its columns (`Machine.count_writes`).
+    at: tuple[int, ...] | None = None
     key: str = field(init=False)  # what the pipe timing's data dependences track (`dependence_key`)
     # What `Machine.gm_access` reads per access: the element strides of `layout`, its
     # dimensions after the first, the element size.
@@ -82,21 +85,27 @@ class GmTensor:
         return GmTensor(self.name, self.array.reshape(shape), self.base)
 
     def window(self, offsets: list[int], shape: list[int]) -> GmTensor:
-        """`shape` at `offsets`, in place: its elements keep their addresses."""
-        assert not self.nz_c0, "the npu verifier lets only DMAs read an NZ tensor"
+        """`shape` at `offsets`, in place: its elements keep their addresses. A window of
+        an NZ matrix keeps the matrix's base and shape: `nz_lines` places its tiles at
+        `at` (whole fractals, the npu verifier's rule)."""
         layout = self.strides_shape
+        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
+        at = tuple(o + a for o, a in zip(offsets, self.at or [0] * len(offsets), strict=True))
+        if self.nz_c0:
+            return GmTensor(self.name, self.array[sl], self.base, layout, self.nz_c0, at=at)
         flat = 0
         for o, d in zip(offsets, layout, strict=True):
             flat = flat * d + o
-        sl = tuple(slice(o, o + n) for o, n in zip(offsets, shape, strict=True))
-        return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout)
+        return GmTensor(self.name, self.array[sl], self.base + flat * self.array.itemsize, layout, at=at)
 
 
 def nz_lines(t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], line: int) -> tuple[int, Pattern]:
     """The lines of a tile of an NZ matrix: element (r, c) of an [H, W] matrix is at
     (c // C0) * H * C0 + r * C0 + c % C0 (column blocks one after another, each its
     rows of C0 elements), so a tile is one run per column block it touches."""
-    (r, c), c0, rows = offsets, t.nz_c0, t.array.shape[0]
+    (r, c), c0, rows = offsets, t.nz_c0, t.strides_shape[0]
+    if t.at is not None:  # a window: its tile is the matrix's at the window's offset
+        r, c = r + t.at[0], c + t.at[1]
     start = t.base + ((c // c0) * rows * c0 + r * c0 + c % c0) * t.itemsize
     return nz_lines_from(start, c % c0, rows * c0 * t.itemsize, c0, extent, t.itemsize, line)
 
@@ -330,8 +339,11 @@ class Machine:
         shape (the output, or a reshape of it)."""
         if (c := self.write_counts.get(t.name)) is None:
             return
-        if c.shape != t.array.shape:
-            c = c.reshape(t.array.shape)
+        if t.at is not None:  # a window (an output's columns): counted in the whole output
+            offsets = tuple(map(operator.add, offsets, t.at))
+        shape = t.strides_shape
+        if c.shape != shape:
+            c = c.reshape(shape)
         if len(offsets) == 2:  # (most tiles: building the slices in a loop was most of this)
             (o0, o1), (e0, e1) = offsets, extent
             c[o0 : o0 + e0, o1 : o1 + e1] += 1

@@ -209,7 +209,8 @@ def reshape(op: npu.ReshapeOp, src: Buf | GmTensor) -> Buf | GmTensor:
 
 
 def view(op: npu.ViewOp, src: GmTensor) -> GmTensor:
-    return src.window(op.starts, list(op.result.type.get_shape()))
+    shape = [n if n != DYNAMIC_INDEX else d for n, d in zip(op.result.type.get_shape(), src.array.shape, strict=True)]
+    return src.window(op.starts, shape)
 
 
 # -- data movement -------------------------------------------------------------------------

@@ -72,6 +72,8 @@ class TileFunctions(InterpreterFunctions):
         i = int(args[2]) if op.row is not None else 0
         valid = int(args[3]) if op.valid is not None else value.shape[0]
         _rows(op, "store", i, valid, dest.shape[0])
+        if op.column is not None:  # a column window of a rank-2 output (its verifier)
+            dest = dest[:, op.col : op.col + value.shape[1]]
         dest[i : i + valid] = value[:valid]
         return ()
 

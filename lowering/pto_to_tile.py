@@ -110,6 +110,24 @@ def _role(st: _Stage, after_cube: bool, form: Form) -> str:
     return "post" if after_cube else "pre"
 
 
+def column_windows(v: SSAValue) -> list[tuple[SSAValue, int]] | None:
+    """The (input, first column) pieces of a result that is a `pto.concat` marked
+    `pto.assemble` and read by the return only: PyPTO's assembles of column windows
+    (`assemble(a, [row, 0], out)`, `assemble(b, [row, 448], out)`). Each piece is
+    stored into its columns of the output, as PyPTO writes each window, rather than
+    copied together in UB first; None for any other result."""
+    op = v.owner
+    if not (isinstance(op, pto.ConcatOp) and pto.ASSEMBLE in op.attributes and v.has_one_use()):
+        return None
+    if not isinstance(v.get_user_of_unique_use(), func.ReturnOp):
+        return None
+    pieces, col = [], 0
+    for x in op.inputs:
+        pieces.append((x, col))
+        col += pto.tensor_type(x).get_shape()[-1]
+    return pieces
+
+
 def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
     """The kernel's token arguments, or a DiagnosticError at what the loop cannot stage."""
     body = f.body.block
@@ -127,13 +145,18 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
     token_args = [a for a in body.args if _tile_type(a.type, 1) != a.type]
     if not token_args:
         raise DiagnosticError(f, "an SK-03 kernel needs a token axis: an argument with a dynamic dim 0")
-    for v in ret.arguments:
-        if _tile_type(v.type, 1) == v.type:
-            raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
-        if isinstance(v.owner, Operation) and _arg_view(v.owner):
-            raise DiagnosticError(
-                ret, "a result is a view of an argument: an SK-03 kernel computes each of its results"
-            )
+    for r in ret.arguments:
+        windows = column_windows(r)
+        for v in [r] if windows is None else [piece for piece, _ in windows]:
+            if _tile_type(v.type, 1) == v.type:
+                raise DiagnosticError(ret, f"result of type {v.type} does not depend on the token axis")
+            # (a window that is an input tile itself would have no stage to store it)
+            arg = isinstance(v, BlockArgument) and windows is not None
+            if arg or isinstance(v.owner, Operation) and _arg_view(v.owner):
+                raise DiagnosticError(
+                    ret if windows is None else r.owner,  # type: ignore[arg-type]
+                    "a result is a view of an argument: an SK-03 kernel computes each of its results",
+                )
     for o in body.ops:
         if o is not ret and type(o) not in tile.TWIN:
             raise DiagnosticError(o, f"'{o.name}' in an SK-03 kernel: pto-to-tile stages pto ops only")
@@ -252,13 +275,16 @@ class PtoToTilePass(ModulePass):
         # takes its own of its load (staged on its own, a weight's [1, N] view would cross
         # phases as a token tile; a token tensor's would need a workspace copy).
         views = {r: o for o in body.ops if _arg_view(o) or _weight_only(o) for r in o.results}
+        windows = {v: w for v in ret.arguments if (w := column_windows(v)) is not None}
         kernel_ops = [o for o in body.ops if o is not ret and o not in views.values()]
+        kernel_ops = [o for o in kernel_ops if not (o.results and o.results[0] in windows)]
         for st in _stages(kernel_ops, form.data):
             self.emit_stage(st, loop_body, mapping, views)
         for v, out in zip(ret.arguments, outs, strict=True):
-            store = tile.StoreOp(mapping[v], out, i)
-            store.location = ret.location
-            loop_body.add_op(store)
+            for piece, col in windows.get(v, [(v, None)]):
+                store = tile.StoreOp(mapping[piece], out, i, column=col)
+                store.location = ret.location if col is None else v.owner.location  # type: ignore[union-attr]
+                loop_body.add_op(store)
 
         new_region = Region(new_block)
         f.body.detach_block(body)

@@ -228,7 +228,7 @@ class JitKernel:
         out = []
         for i, (p, shape) in enumerate(zip(self.params, shapes, strict=True)):
             t = Tensor.traced(shape, p.ann.known_dtype, None, i in token)
-            t._param, t.name = i, p.name
+            t._param, t.name, t.nz = i, p.name, p.ann.nz
             if kernel is not None and i in outputs:
                 t._lazy = ("output", i)
                 if p.ann.nz:

@@ -16,14 +16,16 @@ from collections.abc import Iterator, Sequence
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
 from xdsl.ir import Attribute, Operation
 
+from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, caller
-from pto.pypto import ops, scratch, split_k
+from pto.pypto import ops, scratch, split_k, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim, Sym, evaluate
 from pto.pypto.tensor import Loop, Pinned, Tensor, Trace, current
-from pto.pypto.types import StatusType
+from pto.pypto.types import StatusType, elem
+from pto.targets import load_target
 
 SAMPLE_EXTRA = (0, 1, 5)  # token counts past whole tiles at which the user's tile expressions are checked
 
@@ -85,8 +87,10 @@ def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
         tr.sigs.append([])
         tr.body_ops.append([])
         tr.assembled.append([])
+        tr.windows.append({})
         yield value(p)
     tr.iteration = -1
+    windows.check_covered(tr)
     _same_bodies(tr, factors)
     first = tr.sigs[0]
     for i, sig in enumerate(tr.sigs[1:], 1):
@@ -245,6 +249,21 @@ def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> b
     )
 
 
+def _nz_window(w: Tensor, shape: list, offsets: list) -> None:
+    """A window of an NZ weight (a K slice of a split-K, one of stacked weights) is whole
+    fractals, refused here at the view's line otherwise: the model reads its fractals."""
+    if len(shape) != 2 or not all(_is_int(d) for d in [*shape, *offsets]):
+        return  # (an NZ weight is 2-D; a symbolic window is refused as a view of a weight below)
+    t = load_target()  # (a pypto kernel runs on the default target, whose fractal the verifier checks)
+    if msg := nz_window_error(offsets, shape, elem(w._dtype, "the weight"), t.cube.fractal, t.block_bytes):
+        refuse(f"pypto.view of the NZ weight '{w.name}': {msg}")
+
+
+def _k_rows(w: Tensor, shape: list, offsets: list) -> bool:
+    """Whole rows of a 2-D weight window (`_weight_window`): K rows of a `[K, N]` weight."""
+    return len(shape) == 2 and shape[1] == w.shape[1] and offsets[1] == 0
+
+
 def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A view of whole rows and a range of the last axis (a K slice of a split-K)."""
     return (
@@ -283,13 +302,15 @@ def view(
         refuse(f"pypto.view's input must be a tensor of the kernel, got {input!r}")
     if dtype is not None:
         refuse("pypto.view with a dtype (a reinterpreting view) is not supported")
-    if input._lazy is not None and input._lazy[0] == "castcols":  # a cast slice, viewed: made here
+    if input._lazy is not None and input._lazy[0] in ("castcols", "rows"):  # a cast slice, a weight's rows: made here
         input = ops._tensor(input, "pypto.view's input")
     shape = list(shape) if shape is not None else input.shape
     offsets = list(offsets) if offsets is not None else [0] * len(shape)
     valid = list(valid_shape) if valid_shape is not None else None
     if len(shape) != len(input.shape) or len(offsets) != len(shape) or (valid and len(valid) != len(shape)):
         refuse(f"pypto.view of a rank-{len(input.shape)} tensor needs rank-{len(input.shape)} shape and offsets")
+    if input.nz:
+        _nz_window(input, shape, offsets)
     on_loop = isinstance(offsets[0], Sym) and tr.loop is not None and tr.loop.index.name in offsets[0].names
     rest_ok = (
         shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (valid is None or valid[1:] == shape[1:])
@@ -300,6 +321,10 @@ def view(
         if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         if _weight_window(tr, input, shape, offsets, valid):
+            # In the loop body, rows of a [K, N] weight may be a split-K's K slice: kept aside
+            # until used (a window made before the loop is the same view for every body).
+            if tr.iteration >= 0 and _k_rows(input, shape, offsets):
+                return split_k.row_view(input, offsets[0], offsets[0] + shape[0])
             return ops.weight_view(input, shape, offsets)
         refuse(
             f"pypto.view of {shape} at {offsets} is not supported yet: views here take whole tensors, "
@@ -343,7 +368,8 @@ def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
 
 
 def assemble(*args, parallel: bool = False) -> None:
-    """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter."""
+    """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter; at
+    `[row, c]` a narrower tile's columns of a 2-D output (`windows`)."""
     tr = current("pypto.assemble")
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
@@ -365,14 +391,22 @@ def assemble(*args, parallel: bool = False) -> None:
     if src._body not in (-1, tr.iteration):
         refuse("pypto.assemble of a tile computed in the loop body for another unroll factor")
     offsets = list(offsets)
-    if len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]:
-        refuse(f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...] only")
+    window = windows.is_window(src, offsets, dst)
+    if not window and (
+        len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]
+    ):
+        refuse(
+            f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...], "
+            "or a column window [row, c] of a 2-D output, only"
+        )
     if src._dtype is not dst._dtype:
         refuse(f"pypto.assemble of a {src.known_dtype.name} tile into a {dst.known_dtype.name} output: cast it first")
     _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
-    if dst._param in tr.outputs and tr.iteration == 0:
-        refuse("each output parameter is assembled once per loop body")
     tr.seen_token.add(dst._param)
+    if window:
+        return windows.put(tr, src, offsets, dst, ops.concat)
+    if dst._param in tr.outputs and tr.iteration == 0 or windows.pending(tr, dst._param):
+        refuse("each output parameter is assembled once per loop body (whole rows, or column windows each once)")
     tr.assembled[tr.iteration].append((dst._param, src))
     if tr.iteration == 0:
         tr.outputs[dst._param] = src

@@ -32,12 +32,16 @@ def _tensor(x: object, what: str) -> Tensor:
             return x  # a per-head view: the op that reads it runs once per head
         if x._lazy[0] == "scratch":
             return scratch.read(x, concat)
-        if x._lazy[0] == "partial":
-            return split_k.materialize(x, matmul)
+        if x._lazy[0] == "partial":  # the matmul, made once: each further use reads it (a norm's x * x and x)
+            y = split_k.materialize(x, matmul)
+            x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
+            return x
         if x._lazy[0] == "cols":
             return _slice(x)
         if x._lazy[0] == "castcols":  # a cast of a column view, used as a tensor of its own:
             return _cast_now(x)
+        if x._lazy[0] == "rows":
+            return _rows(x)
         if x._lazy[0] == "T":
             refuse(
                 f"a pypto.transpose is supported only as an operand of a matmul (its a_trans / b_trans), not as {what}"
@@ -54,6 +58,15 @@ def _tensor(x: object, what: str) -> Tensor:
 def weight_view(w: Tensor, shape: list, offsets: list) -> Tensor:
     """A window of a weight parameter, read in place (`pto.view`)."""
     return _result("view", [w], list(shape), w.known_dtype, lambda v: b.window(v, shape, offsets))
+
+
+def _rows(x: Tensor) -> Tensor:
+    """A weight's row window used by anything but a hand-written split-K matmul: its
+    `pto.view`, made where it is first used; each further use reads the same view."""
+    _, w, r0, _ = x._lazy  # type: ignore[misc]
+    y = weight_view(w, x.shape, [r0, *[0] * (len(x.shape) - 1)])
+    x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
+    return x
 
 
 def _slice(x: Tensor) -> Tensor:
@@ -428,9 +441,10 @@ def matmul(
         input, a_trans = ta, not a_trans
     if (tb := _lazy(mat2, "T")) is not None:
         mat2, b_trans = tb, not b_trans
-    if _lazy(input, "castcols") is not None and _lazy(mat2, "cols") is not None:
+    slices_w = _lazy(mat2, "cols") is not None or _lazy(mat2, "rows") is not None
+    if _lazy(input, "castcols") is not None and slices_w:
         input = _cast_columns(input)
-    if _lazy(input, "cols") is not None and _lazy(mat2, "cols") is not None:
+    if _lazy(input, "cols") is not None and slices_w:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")

@@ -1,10 +1,14 @@
-"""A matmul split over K by hand: matmuls of column views at K offsets, summed.
+"""A matmul split over K by hand: matmuls of K slices, summed.
 
 hc_pre writes split-K itself when the output is tiny: views of the activation and the
-weight at `[0, j * KC]`, one matmul per slice, the partial results added. SK-03 has one
-matmul, so the slices are kept aside (column views, partial products) and, once their
-sum covers all of K, become that one matmul with split-K pinned: the cube splits K over
-cores and adds the partial sums, which is what the hand-written form asks for.
+weight at `[0, j * KC]`, one matmul per slice, the partial results added.
+mla_prolog_quant_v4 writes it with a `[K, N]` weight (possibly TILEOP_NZ): the
+activation's columns at `[0, i * KC]` and the weight's rows `[KC, N]` at `[i * KC, 0]`.
+SK-03 has one matmul, so the slices are kept aside (column and row views, partial
+products) and, once their sum covers all of K, become that one matmul with split-K
+pinned: the cube splits K over cores and adds the partial sums, which is what the
+hand-written form asks for. It reads the whole weight as the caller stores it, NZ
+fractals included.
 """
 
 from __future__ import annotations
@@ -32,17 +36,28 @@ def column_view(x: Tensor, c0: int, c1: int) -> Tensor:
     return Tensor.traced([*x.shape[:-1], c1 - c0], x.known_dtype, None, x._tok, ("cols", x, c0, c1))
 
 
+def row_view(w: Tensor, r0: int, r1: int) -> Tensor:
+    """Rows [r0, r1) of a `[K, N]` weight: a K slice of a split-K, or a window of it."""
+    return Tensor.traced([r1 - r0, *w.shape[1:]], w.known_dtype, None, False, ("rows", w, r0, r1))
+
+
 def partial_matmul(a: Tensor, w: Tensor, out: DataType, a_trans: bool, b_trans: bool) -> Tensor:
-    """The product of two column views over the same K range, kept aside."""
+    """The product of K slices of both operands over the same K range, kept aside: the
+    activation's columns and the weight's columns (`b_trans`, [N, K]) or rows ([K, N])."""
     va, vw = a._lazy, w._lazy
-    if va is None or vw is None or va[0] != "cols" or vw[0] != "cols":
-        refuse("a matmul of a column view takes column views of both operands (a hand-written split-K)")
-    if a_trans or not b_trans:
-        refuse("a hand-written split-K is supported with b_trans=True (the weight as [N, K]) and no a_trans")
-    if va[2:] != vw[2:] or va[1].shape[-1] != vw[1].shape[-1]:
-        refuse(f"the column views of a split-K matmul must take the same K range, got {va[2:]} and {vw[2:]}")
+    if va is None or vw is None or va[0] != "cols" or vw[0] not in ("cols", "rows"):
+        refuse("a matmul of a column view takes K slices of both operands (a hand-written split-K)")
+    if a_trans or b_trans != (vw[0] == "cols"):
+        refuse(
+            "a hand-written split-K takes no a_trans, and the weight's columns [N, KC] at [0, k] with "
+            "b_trans=True, or its rows [KC, N] at [k, 0] without"
+        )
+    k = vw[1].shape[-1] if b_trans else vw[1].shape[0]
+    if va[2:] != vw[2:] or va[1].shape[-1] != k:
+        refuse(f"the K slices of a split-K matmul must take the same K range, got {va[2:]} and {vw[2:]}")
     p = Partial(va[1], vw[1], va[2], va[3], out, b_trans, replace(b._pinned[-1]))
-    return Tensor.traced([a.shape[0], w.shape[0]], out, None, a._tok, ("partial", p))
+    n = vw[1].shape[0] if b_trans else vw[1].shape[1]
+    return Tensor.traced([a.shape[0], n], out, None, a._tok, ("partial", p))
 
 
 def merge(x: Tensor, y: Tensor) -> Tensor | None:

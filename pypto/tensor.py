@@ -67,6 +67,7 @@ class Trace:
     # the bodies of the other factors are built too, compared with the first's, then erased.
     body_ops: list[list] = field(default_factory=list)
     assembled: list[list[tuple[int, Tensor]]] = field(default_factory=list)
+    windows: list[dict] = field(default_factory=list)  # per factor: output -> windows.Windows not yet whole
     cache: dict[int, str] = field(default_factory=dict)  # per weight parameter: its pto.cache policy
     options: dict[str, dict[int | str, int]] = field(default_factory=dict)
     # Where the kernel's source sets each hint (jit's pass_options are its decorator's):
@@ -257,7 +258,17 @@ class Tensor:
     def __pow__(self, o):
         return _ops().pow(self, o)  # noqa: E704
 
-    __rpow__ = __matmul__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
+    def __matmul__(self, o):
+        """`a @ w`, PyPTO's spelling: `pypto.matmul(a, w, out_dtype)` with the weight's
+        dtype for a float weight, int32 for an int8 one."""
+        if not isinstance(o, Tensor) or o._dtype is None:
+            refuse(f"`@`'s right operand must be a tensor of the kernel, got {o!r}")
+        floats = (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
+        if o._dtype not in (*floats, DataType.DT_INT8):
+            refuse(f"`@` takes a bf16, fp16, fp32 or int8 weight, got {o._dtype.name}")
+        return _ops().matmul(self, o, o._dtype if o._dtype in floats else DataType.DT_INT32)
+
+    __rpow__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
     __lt__ = __le__ = __gt__ = __ge__ = _operator
 
     def __getitem__(self, key):

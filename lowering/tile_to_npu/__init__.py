@@ -136,6 +136,7 @@ class Lowering:
         self.labels: set[str] = set()
         self.tokens: SSAValue | None = None
         self.workspaces: dict[tuple, SSAValue] = {}
+        self.windows: dict[tuple, SSAValue] = {}  # column windows of outputs (`columns`)
         self.cascade = 0
         self.last_upper: SSAValue | None = None
         self.graph: npu.GraphOp | None = None
@@ -358,7 +359,7 @@ class Lowering:
         a phase a result stays in UB."""
         stores: dict[SSAValue, list[SSAValue]] = {}
         for store in (o for o in loop.body.block.ops if isinstance(o, tile.StoreOp)):
-            stores.setdefault(store.value, []).append(self.gm[store.dest])
+            stores.setdefault(store.value, []).append(self.columns(store))
         phase = {st: i for i, ph in enumerate(phases) for st in ph}
         dests: dict[SSAValue, list[SSAValue]] = {}
         n = 0
@@ -377,6 +378,26 @@ class Lowering:
                 elif dests[r]:
                     self.gm[r] = dests[r][0]
         return dests
+
+    def columns(self, store: tile.StoreOp) -> SSAValue:
+        """Where a store writes: its output, or for a column window (`%out[%i, 448]`) an
+        `npu.view` of the output's columns, whose addresses (and L2 lines) are the
+        output's. Every writer of the result then stores into the view at [row, 0] as
+        it would into an output of that width: the fixpipe, a vector phase's MTE3, the
+        split-K sum. One view per window serves every loop of the kernel."""
+        out = self.gm[store.dest]
+        if store.column is None:
+            return out
+        t = store.value.type
+        assert isinstance(t, TensorType)
+        key = ("columns", out, store.col, t.get_shape()[-1])
+        if key not in self.windows:
+            shape = [DYNAMIC_INDEX, t.get_shape()[-1]]
+            view = npu.ViewOp(out, [0, store.col], BufferType(shape, t.element_type, Space.GM))
+            view.location = store.location
+            view.result.name_hint = f"{out.name_hint or 'out'}_cols{store.col}"
+            self.windows[key] = view.result
+        return self.windows[key]
 
     def cache_of(self, v: SSAValue):
         """The L2 policy of the load that `v` is (or views)."""

@@ -69,10 +69,13 @@ class VectorPhase:
         with ImplicitBuilder(region.block):
             self.task(region.block.args, r, merge, ub, dests)
         if ub.offset > self.target.capacity("ub"):
+            # tile-assign-shapes checks every plan it keeps, so this is a plan that did not
+            # pass through it (written by hand), or the planner and this emitter disagree.
             raise DiagnosticError(
                 self.stages[0],
-                f"internal error: tile-to-npu placed {ub.offset} bytes of ub for the phase plan {ph}, more than "
-                f"{self.target.capacity('ub')} (the planner and the emitter disagree)",
+                f"vector stage '{self.stages[0].label.data}': its phase plan <{r} rows, {merge} copies> needs "
+                f"{ub.offset} bytes of ub, but {self.target.name} has {self.target.capacity('ub')} "
+                "(tile-assign-shapes checks a plan before tile-to-npu)",
             )
         npu.TasksOp(label, "vector", self.body.count, -(-tiles // merge), after, region)
         return r

@@ -232,6 +232,36 @@ func.func @rope_tail(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?
 
 // -----
 
+// An output assembled in column windows (PyPTO's `assemble(c, [row, 0], out)` and
+// `assemble(m, [row, 64], out)`): the concat marked pto.assemble is not staged; each
+// window is a store of its own into its columns.
+func.func @windows(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?x128xf32> {
+  %kv = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xf32>
+  %c = pto.slice %kv at 0 : tensor<?x128xf32> -> tensor<?x64xf32>
+  %pe = pto.slice %kv at 64 : tensor<?x128xf32> -> tensor<?x64xf32>
+  %m = pto.muls %pe, -1.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %o = pto.concat %c, %m {pto.assemble} : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x128xf32>
+  func.return %o : tensor<?x128xf32>
+}
+// CHECK-LABEL: func.func @windows
+// CHECK: %[[A:.*]], %[[B:.*]] = tile.vec_stage "post"
+// CHECK-NOT: tile.concat
+// CHECK: tile.yield
+// CHECK: tile.store %[[A]], %out[%i, 0] : tensor<1x64xf32> -> tensor<?x128xf32>
+// CHECK-NEXT: tile.store %[[B]], %out[%i, 64] : tensor<1x64xf32> -> tensor<?x128xf32>
+
+// -----
+
+// A window that is the kernel's input tile itself is not computed by the kernel.
+func.func @window_of_input(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x128xbf16> {
+  %y = pto.matmul %x, %w b_trans : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xbf16>
+  // expected-error@+1 {{a result is a view of an argument: an SK-03 kernel computes each of its results}}
+  %o = pto.concat %y, %x {pto.assemble} : tensor<?x64xbf16>, tensor<?x64xbf16> -> tensor<?x128xbf16>
+  func.return %o : tensor<?x128xbf16>
+}
+
+// -----
+
 // The interleaved RoPE's de-interleave of a token tile: reshape, transpose of the last
 // two dims, reshape back; tile ops of the vector stage, each tile of p rows.
 func.func @rope_interleave(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xf32> {

@@ -862,3 +862,26 @@ func.func @split_k_sum_row(%x: tensor<?x64xf32>, %w: tensor<64x32768xf32>, %out:
   }
   func.return
 }
+
+// -----
+
+// A plan written by hand that tile-assign-shapes has not checked, too big for UB: refused,
+// naming the stage, the plan and the bytes.
+func.func @unchecked_plan(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: tensor<?x16xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
+    // expected-error@+1 {{vector stage 'norm': its phase plan <4 rows, 2 copies> needs 262144 bytes of ub, but ascend910b1 has 196608 (tile-assign-shapes checks a plan before tile-to-npu)}}
+    %n = tile.vec_stage "norm" tile [4, 4096] nbuffer 2 phase <rows = 4, copies = 2> -> (tensor<16x4096xf32>) {
+      %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %a : tensor<16x4096xf32>
+    }
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [512, 512], n = [16, 16]> -> (tensor<16x16xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x4096xf32>, tensor<4096x16xf32> -> tensor<16x16xf32>
+      tile.yield %m : tensor<16x16xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x16xf32> -> tensor<?x16xf32>
+  }
+  func.return
+}

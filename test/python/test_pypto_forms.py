@@ -343,3 +343,35 @@ def test_a_rank3_tile_is_stored_into_a_rank3_output_on_both_engines() -> None:
     runs = [pto.run(compiled, [x, gamma, w, bias], engine=e) for e in ("interp", "compiled")]
     assert np.array_equal(runs[0].outputs[0], runs[1].outputs[0])
     assert runs[0].report.cycles == runs[1].report.cycles
+
+
+def test_the_matmul_operator() -> None:
+    """`x @ w` is `pypto.matmul(x, w, <w's dtype>)`, as PyPTO's Tensor.__matmul__."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        gamma: pypto.Tensor([H], BF16),
+        w: pypto.Tensor([H, N], FP32),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, H)
+            xn = _norm(pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32), pypto.cast(gamma, FP32))
+            y = pypto.cast(pypto.cast(xn, BF16), FP32) @ w
+            pypto.assemble(y + pypto.cast(bias, FP32), [i, 0], out)
+
+    for t in COUNTS:
+        x, gamma, w, bias = _inputs(t)
+        out = np.zeros((t, N), np.float32)
+        k(x, gamma, np.ascontiguousarray(w.T).astype(np.float32), bias, out)
+        assert check(out, _golden(x, gamma, w, bias)).ok, t
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*`@`'s right operand must be a tensor"):
+
+        @pypto.frontend.jit
+        def bad(x: pypto.Tensor([T, H], BF16), out: pypto.Tensor([T, H], BF16)):
+            for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+                pypto.assemble(pypto.view(x, [p, H], [i, 0]) @ 2.0, [i, 0], out)
+
+        bad(x, np.zeros((t, H), ml_dtypes.bfloat16))

@@ -964,8 +964,16 @@ func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
 // -----
 
 func.func @f(%w: !npu.buf<?x32xbf16, gm>) {
-  // expected-error@+1 {{'npu.view' takes a window of a static buffer, one offset per dim}}
+  // expected-error@+1 {{'npu.view' takes the dynamic dim 0 whole, at offset 0}}
   %v = npu.view %w at [0, 0] : !npu.buf<?x32xbf16, gm> -> !npu.buf<8x32xbf16, gm>
+  func.return
+}
+
+// -----
+
+func.func @f(%w: !npu.buf<64x32xbf16, gm>) {
+  // expected-error@+1 {{'npu.view' takes a window of a buffer, one offset per dim: 1 offsets}}
+  %v = npu.view %w at [0] : !npu.buf<64x32xbf16, gm> -> !npu.buf<8x32xbf16, gm>
   func.return
 }
 

@@ -34,7 +34,20 @@ func.func @f(%w: !npu.buf<32x64xbf16, gm> {npu.layout = #pto.layout<nz>}) {
 // -----
 
 func.func @f(%w: !npu.buf<32x64xbf16, gm> {npu.layout = #pto.layout<nz>}) {
-  // expected-error@+1 {{'npu.view' reads the NZ argument #0: only a DMA into L1 does}}
+  // expected-error@+1 {{'npu.view' a window 16x64 at [8, 0] of an NZ bf16 tensor cuts its 16x16 fractals}}
+  %h = npu.view %w at [8, 0] : !npu.buf<32x64xbf16, gm> -> !npu.buf<16x64xbf16, gm>
+  func.return
+}
+
+// -----
+
+// A window of whole fractals is read, in turn, only by DMAs into L1.
+func.func @f(%w: !npu.buf<32x64xbf16, gm> {npu.layout = #pto.layout<nz>}) {
   %h = npu.view %w at [16, 0] : !npu.buf<32x64xbf16, gm> -> !npu.buf<16x64xbf16, gm>
+  npu.launch vector 1 (%v) {
+    %u = npu.alloc ub [0] : !npu.buf<16x64xbf16, ub>
+    // expected-error@+1 {{'npu.dma' reads the NZ argument #0: only a DMA into L1 does}}
+    npu.dma mte2 %h[0, 0] -> %u[0, 0] : !npu.buf<16x64xbf16, gm> -> !npu.buf<16x64xbf16, ub>
+  }
   func.return
 }

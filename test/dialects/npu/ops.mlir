@@ -12,6 +12,8 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
   %view = npu.reshape %x : !npu.buf<?x4096xbf16, gm> -> !npu.buf<?x64x64xbf16, gm>
   // CHECK: npu.view %{{.*}} at [512, 0] : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<256x4096xbf16, gm>
   %rows = npu.view %w at [512, 0] : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<256x4096xbf16, gm>
+  // CHECK: npu.view %{{.*}} at [0, 448] : !npu.buf<?x1024xbf16, gm> -> !npu.buf<?x64xbf16, gm>
+  %cols = npu.view %out at [0, 448] : !npu.buf<?x1024xbf16, gm> -> !npu.buf<?x64xbf16, gm>
   // CHECK: npu.alloc gm (%{{.*}}) : !npu.buf<?x4096xbf16, gm>
   %ws = npu.alloc gm (%t) : !npu.buf<?x4096xbf16, gm>
   // CHECK: npu.launch cube 24 (%{{.*}}) {

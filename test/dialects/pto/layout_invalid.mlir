@@ -73,11 +73,22 @@ func.func @f(%x: tensor<?x32xbf16>, %w: tensor<16x32xbf16> {pto.layout = #pto.la
 
 // -----
 
+// A window of an NZ weight is whole fractals.
 func.func @f(%x: tensor<?x16xbf16>, %w: tensor<32x32xbf16> {pto.layout = #pto.layout<nz>}) -> tensor<?x16xf32> {
-  // expected-error@+1 {{'pto.view' reads the NZ argument #1: an NZ tensor is only a pto.matmul's weight operand}}
-  %v = pto.view %w at [0, 0] : tensor<32x32xbf16> -> tensor<16x16xbf16>
+  // expected-error@+1 {{'pto.view' a window 16x16 at [8, 0] of an NZ bf16 tensor cuts its 16x16 fractals: its rows must start and end at multiples of 16, its columns of 16}}
+  %v = pto.view %w at [8, 0] : tensor<32x32xbf16> -> tensor<16x16xbf16>
   %y = pto.matmul %x, %v b_trans : tensor<?x16xbf16>, tensor<16x16xbf16> -> tensor<?x16xf32>
   func.return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// A window of an NZ weight is read only as a matmul's weight, as the weight is.
+func.func @f(%x: tensor<?x16xbf16>, %w: tensor<32x32xbf16> {pto.layout = #pto.layout<nz>}) -> tensor<16x16xf32> {
+  %v = pto.view %w at [16, 16] : tensor<32x32xbf16> -> tensor<16x16xbf16>
+  // expected-error@+1 {{'pto.cast' reads the NZ argument #1: an NZ tensor is only a pto.matmul's weight operand}}
+  %c = pto.cast %v none : tensor<16x16xbf16> -> tensor<16x16xf32>
+  func.return %c : tensor<16x16xf32>
 }
 
 // -----

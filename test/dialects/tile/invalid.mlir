@@ -602,3 +602,20 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x64xf3
   }
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %out: tensor<?x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %w : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    // expected-error@+1 {{'tile.store' columns [48, 112) exceed the output's 96 columns}}
+    tile.store %y, %out[%i, 48] : tensor<8x64xf32> -> tensor<?x96xf32>
+  }
+  func.return
+}

@@ -39,6 +39,14 @@ func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %w: tens
     }
     // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}] : tensor<128x1024xbf16> -> tensor<?x1024xbf16>
     tile.store %yt, %out[%i] : tensor<128x1024xbf16> -> tensor<?x1024xbf16>
+    // An output assembled in column windows: a store per window.
+    %left:2 = tile.vec_stage "split" -> (tensor<128x448xbf16>, tensor<128x576xbf16>) {
+      %l = tile.slice %yt at 0 : tensor<128x1024xbf16> -> tensor<128x448xbf16>
+      %r = tile.slice %yt at 448 : tensor<128x1024xbf16> -> tensor<128x576xbf16>
+      tile.yield %l, %r : tensor<128x448xbf16>, tensor<128x576xbf16>
+    }
+    // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}, 448] : tensor<128x576xbf16> -> tensor<?x1024xbf16>
+    tile.store %left#1, %out[%i, 448] : tensor<128x576xbf16> -> tensor<?x1024xbf16>
   }
   // CHECK: tile.token_loop %{{.*}} = %{{.*}} to %{{.*}} step 1 {
   tile.token_loop %i = %end to %t step 1 {
