@@ -65,7 +65,7 @@ class Sym:
     def __bool__(self) -> bool:
         refuse(
             f"the symbolic integer {self} has no value while the kernel is traced: a Python `if` on it "
-            "is not supported (PyPTO needs pypto.cond)"
+            "is not supported (for a partial last tile, view it with valid_shape=[pypto.min(TILE, T - row), ...])"
         )
 
     def __index__(self) -> int:
