@@ -164,18 +164,15 @@ class CostModel:
             cycles += book(start + cycles, evicted * self.line, self.gm_write)
         return cycles
 
-    def gm_copy(
-        self, start: float, write: bool, cacheable: bool, drain, adjust, hits: int, misses: int, evicted: int, book
-    ) -> float:
-        """Pipe cycles of a copy with a GM end starting at `start`: a fixpipe's drain (an
-        atomic add's too when the target drains), else a DMA's fixed cost and transfer
-        (`adjust`, an atomic add's or a transpose's, applied to the transfer)."""
-        if drain is not None and (adjust is None or self.drain_form):
+    def fixpipe_copy(self, start: float, drain, adjust, hits: int, misses: int, evicted: int, book) -> float:
+        """Pipe cycles of a fixpipe to GM starting at `start`: its drain (`adjust`: an
+        atomic add's, applied to it), or, where the target prices a fixpipe as a copy, an
+        atomic add's transfer adjusted (its fixed cost not read twice)."""
+        if adjust is None or self.drain_form:
             total = self.fixpipe_gm(start, drain, hits, misses, evicted, book)
             return adjust(total) if adjust is not None else total
-        fixed = self.dma_fixed(write)
-        cycles = self.gm_transfer(start + fixed, hits, misses, write, cacheable, book, evicted)
-        return fixed + (adjust(cycles) if adjust is not None else cycles)
+        fixed = self.dma_fixed(True)
+        return fixed + adjust(self.gm_transfer(start + fixed, hits, misses, True, True, book, evicted))
 
     def vector(self, name: str, nbytes: int) -> float:
         """`name` without the dialect prefix (`vexp`); nbytes of its largest operand."""

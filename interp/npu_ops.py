@@ -325,7 +325,14 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
     hits, misses, evicted = m.gm_access(c.gm, c.offs, c.ext, c.write, c.cacheable)
     core.hbm_lines += evicted if c.write and c.cacheable else misses + evicted  # (as `gm_transfer` books)
     t = core.begin(c.pipe, c.reads, c.writes)
-    total = m.cost.gm_copy(t, c.write, c.cacheable, c.drain, c.adjust, hits, misses, evicted, m.hbm_time)
+    if c.pipe is not Pipe.FIXPIPE:  # a DMA (known when the compiled engine writes this out: no branch)
+        fixed = m.cost.dma_fixed(c.write)
+        cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
+        if c.adjust is not None:
+            cycles = c.adjust(cycles)
+        total = fixed + cycles
+    else:
+        total = m.cost.fixpipe_copy(t, c.drain, c.adjust, hits, misses, evicted, m.hbm_time)
     core.commit(c.op, c.pipe, t, total, m.cost.gm_latency(misses), c.reads, c.writes, c.nbytes)
 
 

@@ -149,12 +149,9 @@ class TileAssignShapesPass(ModulePass):
         if st.vec_tile is not None:  # (its rows are cut with a warning if the phase does not fit)
             _check_width(st, list(st.vec_tile.get_values()), target)
             return
-        ops = [o for o in st.body.block.ops if not isinstance(o, tile.YieldOp)]
-        # (views and per-row transposes are not the stage's data: its rank-2 rows are)
-        data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp) and o.operands), None)
-        if data is None or not isinstance(data.operands[0].type, TensorType):
+        shape = vp.data_shape(st, vp.gm_views(vp.loop_stages([st])))
+        if shape is None:
             return
-        shape = list(data.operands[0].type.get_shape())
         cols = shape[-1]
         if mhc and cols > MHC_VEC_COLS and cols % MHC_VEC_COLS == 0:
             cols = MHC_VEC_COLS

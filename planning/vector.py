@@ -151,12 +151,22 @@ class Choice:
     need: Need
 
 
+def data_shape(st: tile.VecStageOp, views: set[Operation]) -> list[int] | None:
+    """The shape of a stage's data: the first operand of its first op that is not a view
+    or a per-row reshape or transpose (their rows are whole; a rank-3 vector tile's data
+    is rank 2), else of its first op; None for a stage without tensor operands."""
+    ops = [o for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp) and o.operands]
+    data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp)), ops[0] if ops else None)
+    if data is None or not isinstance(t := data.operands[0].type, TensorType):
+        return None
+    return list(t.get_shape())
+
+
 def data_cols(st: tile.VecStageOp, views: set[Operation]) -> int:
-    """The row width of a stage's data: its first op that is not a view or a per-row
-    transpose (their rows are whole)."""
-    ops = [o for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
-    data = next((o for o in ops if not isinstance(o, tile.ReshapeOp | tile.TransposeOp)), ops[0])
-    return tensor_type(data.operands[0]).get_shape()[-1]
+    """The row width of a stage's data (`data_shape`)."""
+    shape = data_shape(st, views)
+    assert shape is not None
+    return shape[-1]
 
 
 def pinned_columns(phase: Sequence[tile.VecStageOp]) -> tuple[int, int] | None:

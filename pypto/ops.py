@@ -39,7 +39,7 @@ def _tensor(x: object, what: str) -> Tensor:
         if x._lazy[0] == "cols":
             return _slice(x)
         if x._lazy[0] == "castcols":  # a cast of a column view, used as a tensor of its own:
-            return _cast_now(x)
+            return split_k.cast_now(x, cast, _tensor)
         if x._lazy[0] == "rows":
             return _rows(x)
         if x._lazy[0] == "T":
@@ -375,36 +375,6 @@ def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_tra
     return cast(y, out_dtype, CastMode.CAST_RINT)
 
 
-def _cast_now(x: Tensor) -> Tensor:
-    """A cast of a column view used as a tensor of its own: made once, in place (as
-    `_slice`), under the hints that held at the cast's line."""
-    view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
-    saved, b._pinned[-1] = b._pinned[-1], hints
-    try:
-        y = cast(_tensor(view, "a column view"), dtype, mode, satmode)
-    finally:
-        b._pinned[-1] = saved
-    x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
-    return x
-
-
-def _cast_columns(x: Tensor) -> Tensor:
-    """A cast column view as a matmul operand (a hand-written split-K casting each K
-    slice just in time): the same columns of the whole tensor's cast, made once per
-    tensor and type, so that the slices stay views of one tensor and their matmuls one
-    split-K matmul."""
-    view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
-    _, base, c0, c1 = view._lazy
-    memo = base.__dict__.setdefault("_column_casts", {})
-    if (dtype, mode, satmode) not in memo:
-        saved, b._pinned[-1] = b._pinned[-1], hints
-        try:
-            memo[dtype, mode, satmode] = cast(base, dtype, mode, satmode)
-        finally:
-            b._pinned[-1] = saved
-    return split_k.column_view(memo[dtype, mode, satmode], c0, c1)
-
-
 def cast(
     input: Tensor,
     dtype: DataType,
@@ -443,7 +413,7 @@ def matmul(
         mat2, b_trans = tb, not b_trans
     slices_w = _lazy(mat2, "cols") is not None or _lazy(mat2, "rows") is not None
     if _lazy(input, "castcols") is not None and slices_w:
-        input = _cast_columns(input)
+        input = split_k.cast_columns(input, cast)
     if _lazy(input, "cols") is not None and slices_w:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))

@@ -13,6 +13,8 @@ fractals included.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from pto.frontend import builder as b
@@ -76,12 +78,42 @@ def materialize(x: Tensor, matmul) -> Tensor:
     p: Partial = x._lazy[1]  # type: ignore[index]
     if (p.k0, p.k1) != (0, p.a.shape[-1]):
         refuse(f"the partial matmuls cover K [{p.k0}, {p.k1}) of {p.a.shape[-1]}: sum them over all of K")
-    saved = b._pinned[-1]
     cube = p.hints.cube_tile
     if cube is not None:
         cube = b.cube_tile(cube.axes["m"], cube.axes["k"], cube.axes["n"], True)
-    b._pinned[-1] = replace(p.hints, cube_tile=cube)
-    try:
+    with _hints(replace(p.hints, cube_tile=cube)):
         return matmul(p.a, p.w, p.out, b_trans=p.b_trans)
+
+
+@contextmanager
+def _hints(hints: b.Pinned) -> Iterator[None]:
+    """Ops made under the hints of the line the work was written at, not of where it is made."""
+    saved, b._pinned[-1] = b._pinned[-1], hints
+    try:
+        yield
     finally:
         b._pinned[-1] = saved
+
+
+def cast_now(x: Tensor, cast, tensor) -> Tensor:
+    """A cast of a column view used as a tensor of its own: made once, in place (as
+    `_slice`), under the hints that held at the cast's line."""
+    view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
+    with _hints(hints):
+        y = cast(tensor(view, "a column view"), dtype, mode, satmode)
+    x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
+    return x
+
+
+def cast_columns(x: Tensor, cast) -> Tensor:
+    """A cast column view as a matmul operand (a hand-written split-K casting each K
+    slice just in time): the same columns of the whole tensor's cast, made once per
+    tensor and type, so that the slices stay views of one tensor and their matmuls one
+    split-K matmul."""
+    view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
+    _, base, c0, c1 = view._lazy
+    memo = base.__dict__.setdefault("_column_casts", {})
+    if (dtype, mode, satmode) not in memo:
+        with _hints(hints):
+            memo[dtype, mode, satmode] = cast(base, dtype, mode, satmode)
+    return column_view(memo[dtype, mode, satmode], c0, c1)
