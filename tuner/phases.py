@@ -13,13 +13,7 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import tile
-from pto.lowering.pto_to_tile import PtoToTilePass
-from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
-from pto.passes.pto_fuse_stages import PtoFuseStagesPass
-from pto.passes.tile_annotate_cache import TileAnnotateCachePass
-from pto.passes.tile_apply_settings import TileApplySettingsPass
-from pto.passes.tile_assign_shapes import TileAssignShapesPass
-from pto.passes.tile_unroll import TileUnrollPass
+from pto.lowering.pto_sk03_pipeline import PtoSk03PipelinePass
 from pto.planning import vector as vp
 from pto.targets import Target
 from pto.tuner.kernel import VEC_TILED
@@ -50,15 +44,7 @@ class Phases:
         for op in m.walk():
             op.attributes.pop("pto.vec_tile", None)
         ctx = Context()
-        for p in (
-            PtoFuseStagesPass(),
-            PtoClassifySkeletonPass(),
-            PtoToTilePass(),
-            TileUnrollPass(factors=(TEMPLATE_ROWS,)),
-            TileAnnotateCachePass(),
-            TileApplySettingsPass(),
-            TileAssignShapesPass(target=target.name),
-        ):
+        for p in PtoSk03PipelinePass(target=target.name, factors=(TEMPLATE_ROWS,)).passes()[:-1]:  # to the tile level
             p.apply(ctx, m)
         loop = next(o for o in m.walk() if isinstance(o, tile.TokenLoopOp))
         self.module = m  # (the phases' ops live in it)
