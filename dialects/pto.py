@@ -751,6 +751,21 @@ class DivOp(BinaryBase):
 
 
 @irdl_op_definition
+class MaxOp(BinaryBase):
+    """Elementwise `max(lhs, rhs)` with broadcasting (PyPTO's `maximum`: a ReLU, a max
+    over the heads of a rank-3 tensor)."""
+
+    name = "pto.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryBase):
+    """Elementwise `min(lhs, rhs)` with broadcasting (PyPTO's `minimum`)."""
+
+    name = "pto.min"
+
+
+@irdl_op_definition
 class SqrtOp(UnaryBase):
     """Elementwise square root."""
 
@@ -790,6 +805,20 @@ class MulsOp(ScalarBase):
     """Multiply by an f32 immediate."""
 
     name = "pto.muls"
+
+
+@irdl_op_definition
+class MaxsOp(ScalarBase):
+    """The larger of each element and an f32 immediate (`maximum(x, 0.0)`: a ReLU)."""
+
+    name = "pto.maxs"
+
+
+@irdl_op_definition
+class MinsOp(ScalarBase):
+    """The smaller of each element and an f32 immediate."""
+
+    name = "pto.mins"
 
 
 @irdl_op_definition
@@ -1050,6 +1079,8 @@ PTO = Dialect(
         SubOp,
         MulOp,
         DivOp,
+        MaxOp,
+        MinOp,
         SqrtOp,
         RsqrtOp,
         AbsOp,
@@ -1057,6 +1088,8 @@ PTO = Dialect(
         ReciprocalOp,
         MulsOp,
         AddsOp,
+        MaxsOp,
+        MinsOp,
         ReduceOp,
         QuantOp,
         DequantOp,

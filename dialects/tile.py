@@ -17,6 +17,7 @@ and K/N tiles aligned to the target's block; vector tile ranks that match the da
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -680,7 +681,8 @@ class StoreOp(IRDLOperation):
     write the first `valid` rows (all rows without it) of a tile into rows [%i, ..) of
     an output argument (PyPTO's `assemble`). `%out[%i, 448]` writes a narrower tile into
     the output's columns [448, 448 + its width) only (a rank-2 output assembled in
-    column windows, each a store of its own: `assemble(t, [row, 448], out)`)."""
+    column windows, each a store of its own: `assemble(t, [row, 448], out)`); of a
+    rank-3 output `[T, H, D]`, the column counts through each token's H * D."""
 
     name = "tile.store"
 
@@ -751,15 +753,17 @@ class StoreOp(IRDLOperation):
         if self.column is None:
             _check_rows(self, dest, value, self.row, self.valid, "stores")
             return
-        # A column window: checked as a store into the window's [?, w] columns.
+        # A column window: checked as a store into the window's [?, w] columns, those of
+        # each token's row (all its dims after the first, flattened).
         d, v, c = dest.get_shape(), value.get_shape(), self.col
-        if self.row is None or len(d) != 2 or len(v) != 2 or DYNAMIC_INDEX in (d[1], v[1]):
+        if self.row is None or len(d) < 2 or len(v) != 2 or DYNAMIC_INDEX in (*d[1:], v[1]):
             raise VerifyException(
-                f"'{self.name}' a column offset takes a token tile of a rank-2 output with static columns, "
-                f"got {dims_str(v)} into {dims_str(d)}"
+                f"'{self.name}' a column offset takes a rank-2 token tile of an output with static dims after "
+                f"the first, got {dims_str(v)} into {dims_str(d)}"
             )
-        if c < 0 or c + v[1] > d[1]:
-            raise VerifyException(f"'{self.name}' columns [{c}, {c + v[1]}) exceed the output's {d[1]} columns")
+        width = math.prod(d[1:])
+        if c < 0 or c + v[1] > width:
+            raise VerifyException(f"'{self.name}' columns [{c}, {c + v[1]}) exceed the output's {width} columns")
         window = TensorType(dest.element_type, [d[0], v[1]])
         _check_rows(self, window, value, self.row, self.valid, "stores")
 
@@ -824,6 +828,22 @@ class DivOp(pto.BinaryBase):
 
 
 @irdl_op_definition
+class MaxOp(pto.BinaryBase):
+    """Elementwise `max(lhs, rhs)` with broadcasting. On one static token tile."""
+
+    name = "tile.max"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MinOp(pto.BinaryBase):
+    """Elementwise `min(lhs, rhs)` with broadcasting. On one static token tile."""
+
+    name = "tile.min"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class SqrtOp(pto.UnaryBase):
     """Elementwise square root. On one static token tile."""
 
@@ -876,6 +896,22 @@ class AddsOp(pto.ScalarBase):
     """Add an f32 immediate. On one static token tile."""
 
     name = "tile.adds"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MaxsOp(pto.ScalarBase):
+    """The larger of each element and an f32 immediate. On one static token tile."""
+
+    name = "tile.maxs"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MinsOp(pto.ScalarBase):
+    """The smaller of each element and an f32 immediate. On one static token tile."""
+
+    name = "tile.mins"
     STATIC_SHAPES: ClassVar[bool] = True
 
 
@@ -962,6 +998,8 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.SubOp: SubOp,
     pto.MulOp: MulOp,
     pto.DivOp: DivOp,
+    pto.MaxOp: MaxOp,
+    pto.MinOp: MinOp,
     pto.SqrtOp: SqrtOp,
     pto.RsqrtOp: RsqrtOp,
     pto.AbsOp: AbsOp,
@@ -969,6 +1007,8 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.ReciprocalOp: ReciprocalOp,
     pto.MulsOp: MulsOp,
     pto.AddsOp: AddsOp,
+    pto.MaxsOp: MaxsOp,
+    pto.MinsOp: MinsOp,
     pto.ReduceOp: ReduceOp,
     pto.QuantOp: QuantOp,
     pto.DequantOp: DequantOp,

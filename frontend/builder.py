@@ -468,6 +468,14 @@ def div(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[in
     return _binary(pto.DivOp, a, b, label, vec_tile)
 
 
+def maximum(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _binary(pto.MaxOp, a, b, label, vec_tile)
+
+
+def minimum(a: Tensor, b: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _binary(pto.MinOp, a, b, label, vec_tile)
+
+
 def _unary(cls, x: Tensor, label, vec_tile) -> Tensor:
     _tensor(x, f"{cls.name} input")
     return Tensor(x.kernel, _emit(cls(x.value), x, label, vec_tile).results[0])
@@ -503,6 +511,18 @@ def adds(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequen
     _tensor(x, "adds input")
     scalar = _check_number("adds scalar", scalar)
     return Tensor(x.kernel, _emit(pto.AddsOp(x.value, scalar), x, label, vec_tile).results[0])
+
+
+def maxs(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    _tensor(x, "maxs input")
+    scalar = _check_number("maxs scalar", scalar)
+    return Tensor(x.kernel, _emit(pto.MaxsOp(x.value, scalar), x, label, vec_tile).results[0])
+
+
+def mins(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    _tensor(x, "mins input")
+    scalar = _check_number("mins scalar", scalar)
+    return Tensor(x.kernel, _emit(pto.MinsOp(x.value, scalar), x, label, vec_tile).results[0])
 
 
 def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:

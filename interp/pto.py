@@ -18,8 +18,15 @@ from pto.dialects import pto
 from pto.dialects.common import RoundMode, elem_name
 from pto.interp import numerics as nx
 
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
-_SCALAR = {"muls": np.multiply, "adds": np.add}
+_BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+_SCALAR = {"muls": np.multiply, "adds": np.add, "maxs": np.maximum, "mins": np.minimum}
 
 
 def _elem(op: Operation, i: int = 0) -> str:
@@ -96,6 +103,8 @@ def compute_ops(*classes: type[Operation]):
     pto.SubOp,
     pto.MulOp,
     pto.DivOp,
+    pto.MaxOp,
+    pto.MinOp,
     pto.SqrtOp,
     pto.RsqrtOp,
     pto.AbsOp,
@@ -103,6 +112,8 @@ def compute_ops(*classes: type[Operation]):
     pto.ReciprocalOp,
     pto.MulsOp,
     pto.AddsOp,
+    pto.MaxsOp,
+    pto.MinsOp,
     pto.ReduceOp,
     pto.QuantOp,
     pto.DequantOp,

@@ -115,17 +115,28 @@ def column_windows(v: SSAValue) -> list[tuple[SSAValue, int]] | None:
     `pto.assemble` and read by the return only: PyPTO's assembles of column windows
     (`assemble(a, [row, 0], out)`, `assemble(b, [row, 448], out)`). Each piece is
     stored into its columns of the output, as PyPTO writes each window, rather than
-    copied together in UB first; None for any other result."""
-    op = v.owner
-    if not (isinstance(op, pto.ConcatOp) and pto.ASSEMBLE in op.attributes and v.has_one_use()):
+    copied together in UB first; None for any other result. A rank-3 output `[T, H, D]`
+    takes the concat seen with its dims (an in-place `pto.reshape`): its columns are
+    counted through each token's H * D."""
+    if not (v.has_one_use() and isinstance(v.get_user_of_unique_use(), func.ReturnOp)):
         return None
-    if not isinstance(v.get_user_of_unique_use(), func.ReturnOp):
+    op = v.owner
+    if isinstance(op, pto.ReshapeOp) and op.inplace is not None and op.input.has_one_use():
+        op = op.input.owner  # a rank-3 output's windows: columns of its flattened rows
+    if not (isinstance(op, pto.ConcatOp) and pto.ASSEMBLE in op.attributes and op.result.has_one_use()):
         return None
     pieces, col = [], 0
     for x in op.inputs:
         pieces.append((x, col))
         col += pto.tensor_type(x).get_shape()[-1]
     return pieces
+
+
+def _window_ops(v: SSAValue) -> list[Operation]:
+    """The ops of a result stored in column windows: no stage computes them."""
+    op = v.owner
+    assert isinstance(op, Operation)
+    return [op, op.input.owner] if isinstance(op, pto.ReshapeOp) else [op]  # type: ignore[list-item]
 
 
 def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
@@ -277,7 +288,8 @@ class PtoToTilePass(ModulePass):
         views = {r: o for o in body.ops if _arg_view(o) or _weight_only(o) for r in o.results}
         windows = {v: w for v in ret.arguments if (w := column_windows(v)) is not None}
         kernel_ops = [o for o in body.ops if o is not ret and o not in views.values()]
-        kernel_ops = [o for o in kernel_ops if not (o.results and o.results[0] in windows)]
+        window_ops = {o for v in windows for o in _window_ops(v)}
+        kernel_ops = [o for o in kernel_ops if o not in window_ops]
         for st in _stages(kernel_ops, form.data):
             self.emit_stage(st, loop_body, mapping, views)
         for v, out in zip(ret.arguments, outs, strict=True):

@@ -15,9 +15,9 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import BlockArgument
+from xdsl.ir import Block, BlockArgument, Operation, Region
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from pto.diagnostics import DiagnosticError, warn
 from pto.dialects import tile
@@ -34,7 +34,7 @@ from pto.dialects.tile import PhaseAttr
 from pto.planning import columns
 from pto.planning import vector as vp
 from pto.planning.columns import Plan
-from pto.planning.cube import BUFFERS, choose, clip_to_body, mhc_tiles, pad
+from pto.planning.cube import BUFFERS, choose, clip_to_body, fit, mhc_tiles, pad
 from pto.planning.vector import VEC_ROWS
 from pto.targets import Target, UnknownTargetError, load_target, target_of
 
@@ -136,8 +136,11 @@ class TileAssignShapesPass(ModulePass):
                         self.vector(st, loop.rows, target, mhc)
                     elif isinstance(st, tile.CubeStageOp):
                         self.cube(st, loop.rows, target, mhc)
+                stages = [o for o in loop.body.block.ops if isinstance(o, tile.StageBase)]
+                cube = next((i for i, o in enumerate(stages) if isinstance(o, tile.CubeStageOp)), len(stages))
                 for phase in vp.phases(loop):
-                    self.plan_phase(phase, loop.rows, target, pinned, names)
+                    post = cube < stages.index(phase[0])
+                    self.plan_phase(phase, loop.rows, target, pinned, names, post)
 
     # ------------------------------------------------------------------ vector
 
@@ -175,7 +178,9 @@ class TileAssignShapesPass(ModulePass):
 
     # ------------------------------------------------------------------- phases
 
-    def plan_phase(self, phase: list[tile.VecStageOp], rows: int, target: Target, pinned: set, options) -> None:
+    def plan_phase(
+        self, phase: list[tile.VecStageOp], rows: int, target: Target, pinned: set, options, post: bool = False
+    ) -> None:
         """Decide the phase's tile rows, copies and column chunks (`#tile.phase` on its
         first stage): the stages' own rows with the copies nbuffer asks for if they fit,
         else fewer copies, column chunks, fewer rows (vector.candidates' order), each
@@ -205,6 +210,17 @@ class TileAssignShapesPass(ModulePass):
         pinned_rows = min([rows, *(int(st.vec_tile.get_values()[0]) for st in phase if st in pinned and st.vec_tile)])
         keep = "vec_nbuffer_setting" in options and not rows_pinned
         c = vp.choose(phase, rows, chosen, asked, want, cap, block, keep_copies=keep)
+        if isinstance(c, vp.Need) and post and (at := vp.cuts(phase, cap, block)):
+            # After the cube nothing waits for the phase but the next one: cut it into parts
+            # that fit, each a phase of its own (`vp.post_phases`), their values through GM.
+            parts = cut_phase(phase, at, pinned)
+            for st in (st for part in parts for st in part if st.vec_tile is None):  # a part's own tile
+                self.vector(st, rows, target, False)
+            why = f"one row of the fused phase needs {c.bytes} bytes of ub ({target.name} has {cap})"
+            warn(first, f"vector stage '{label}': {why}: cut into {len(parts)} phases, their values through GM")
+            for part in parts:
+                self.plan_phase(part, rows, target, pinned, options)
+            return
         if isinstance(c, vp.Need):
             raise DiagnosticError(
                 first,
@@ -290,6 +306,9 @@ class TileAssignShapesPass(ModulePass):
         if wanted and mm.b_trans is not None:
             self.host_transpose(mm)
         st.tiles = clip_to_body(st.tiles, rows, target.cube.fractal)
+        st.tiles, said = fit(st.tiles, k, n, in_bytes, target)
+        for what in said:
+            warn(st, f"cube stage '{st.label.data}': pinned tiles changed to run here: {what}")
         self.check(st, in_bytes, acc_bytes, target)
 
     @staticmethod
@@ -340,3 +359,71 @@ class TileAssignShapesPass(ModulePass):
                     f"cube stage '{label}': {what} needs {need} bytes of {space}, "
                     f"but {target.name} has {target.capacity(space)}",
                 )
+
+
+def cut_phase(phase: list[tile.VecStageOp], at: list[int], pinned: set) -> list[list[tile.VecStageOp]]:
+    """The phase cut before the ops `vp.part_ops(phase)[i]`, i in `at`: a cut inside a
+    stage splits it in two (`split_stage`; the halves of a stage whose tile is `pinned`
+    keep it, the others get their own). The parts, in order."""
+    ops = vp.part_ops(phase)
+    starts = {ops[i] for i in at}
+    parts: list[list[tile.VecStageOp]] = [[]]
+    for st in phase:
+        label, n = st.label.data, 0
+        while True:
+            body = [o for o in st.body.block.ops if o in ops]
+            k = next((i for i, o in enumerate(body) if o in starts and i > 0), None)
+            if body and body[0] in starts and parts[-1]:
+                parts.append([])
+            if k is None:
+                parts[-1].append(st)
+                break
+            n += 1
+            keep = st in pinned
+            head, st = split_stage(st, body[k], f"{label}.{n}", keep)
+            pinned |= {head, st} if keep else set()
+            parts[-1].append(head)
+            parts.append([])
+    return parts
+
+
+def split_stage(
+    st: tile.VecStageOp, at: Operation, name: str, keep_tile: bool
+) -> tuple[tile.VecStageOp, tile.VecStageOp]:
+    """`st` as two stages, the second (`name`) from op `at` on: the first yields what the
+    second reads of it and the results of `st` it computes; uses are rewired, `st` erased."""
+    block = st.body.block
+    ret = block.last_op
+    assert isinstance(ret, tile.YieldOp)
+    ops = [o for o in block.ops if o is not ret]
+    k = ops.index(at)
+    head, tail = ops[:k], set(ops[k:])
+    head_set = set(head)
+    made = [r for o in head for r in o.results]
+    first_out = [r for r in made if r in ret.operands or any(u.operation in tail for u in r.uses)]
+    second_out = [v for v in ret.operands if not (isinstance(v.owner, Operation) and v.owner in head_set)]
+    stages = []
+    for part, outs, label in ((head, first_out, st.label.data), (ops[k:], second_out, name)):
+        region = Region(Block())
+        for o in part:
+            o.detach()
+            region.block.add_op(o)
+        region.block.add_op(tile.YieldOp(*outs))
+        new = tile.VecStageOp(label, region, [v.type for v in outs])
+        drop = ("label", "phase") if keep_tile else ("label", "phase", "vec_tile")
+        new.properties.update({n: a for n, a in st.properties.items() if n not in drop})
+        new.attributes.update(st.attributes)
+        new.location = st.location
+        Rewriter.insert_op(new, InsertPoint.before(st))
+        stages.append(new)
+    a, b = stages
+    for v, r in zip(first_out, a.results, strict=True):
+        v.replace_uses_with_if(r, lambda u: u.operation in tail)
+    results = {**dict(zip(first_out, a.results, strict=True)), **dict(zip(second_out, b.results, strict=True))}
+    for v, r in zip(ret.operands, st.results, strict=True):
+        r.replace_all_uses_with(results[v])
+    ret.detach()
+    ret.erase()
+    st.detach()
+    st.erase()
+    return a, b

@@ -19,11 +19,15 @@ _ELEMENTWISE = (
     tile.SubOp,
     tile.MulOp,
     tile.DivOp,
+    tile.MaxOp,
+    tile.MinOp,
     tile.SqrtOp,
     tile.RsqrtOp,
     tile.AbsOp,
     tile.MulsOp,
     tile.AddsOp,
+    tile.MaxsOp,
+    tile.MinsOp,
     tile.CastOp,
 )
 
@@ -40,7 +44,8 @@ class Plan:
 
     def wide(self, v: SSAValue) -> bool:
         s = tensor_type(v).get_shape()
-        return s[-1] == self.k and len(s) in (1, 2)
+        # (a dequant's [N, 1] weight scale is loaded transposed: its rows are the columns)
+        return s[-1] == self.k and len(s) in (1, 2) or list(s) == [self.k, 1] and tile.weight_only(v)
 
     def value(self, v: SSAValue) -> SSAValue:
         return self.alias.get(v, v)
@@ -74,7 +79,7 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
             if p.value(o.input) in p.late:
                 return "a reduction needs a value that itself needs a reduction"
             p.late.add(o.result)
-        elif isinstance(o, _ELEMENTWISE):
+        elif isinstance(o, (*_ELEMENTWISE, tile.DequantOp)):
             deps = [p.value(v) for v in o.operands if p.value(v) in inside]
             if p.wide(o.results[0]):
                 if any(v in p.late or v in post_narrow for v in deps):

@@ -97,3 +97,41 @@ def choose(
             k1 = cand
             break
     return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
+
+
+def fit(t: CubeTileAttr, k: int, n: int, in_bytes: int, target: Target) -> tuple[CubeTileAttr, list[str]]:
+    """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
+    (PyPTO cuts ragged tails and does not bound its L1 tiles by L1's size), made to fit,
+    with what changed: nL0 to the largest fractal multiple dividing N, the L1 K tiles to
+    the largest multiple of kL0 dividing K, then halved while mL0 x kL1 + nL0 x kL1 does
+    not fit L1. Tiles that already fit come back unchanged."""
+    fr, ax, said = target.cube.fractal, t.axes, []
+    n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
+    n1 = max(ax["n"][-1], n0)
+    if n % n0:
+        best = max((d for d in range(fr, n0 + 1, fr) if n % d == 0), default=n0)
+        if best != n0:
+            said.append(f"nL0 {n0} -> {best} (N = {n} is not a multiple of {n0})")
+            n0, n1 = best, max(best, n1 - n1 % best)
+    k1s = [min(v, k) for v in ax["k"][1:]] or [k0]
+    for i, k1 in enumerate(k1s):
+        if k % k1 and k1 % k0 == 0:
+            best = max((d for d in range(k0, k1 + 1, k0) if k % d == 0), default=k1)
+            if best != k1:
+                said.append(f"kL1 {k1} -> {best} (K = {k} is not a multiple of {k1})")
+                k1s[i] = best
+    m0 = ax["m"][0]
+
+    def l1(ks: list[int]) -> int:
+        return (pad(m0, fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes
+
+    before = list(k1s)
+    while l1(k1s) > target.capacity("l1") and all(
+        v // 2 >= k0 and (v // 2) % k0 == 0 and k % (v // 2) == 0 for v in k1s
+    ):
+        k1s = [v // 2 for v in k1s]
+    if k1s != before:
+        said.append(f"kL1 {before[-1]} -> {k1s[-1]} (L1 holds {target.capacity('l1')} bytes)")
+    if not said:
+        return t, said
+    return CubeTileAttr(list(ax["m"]), [k0, *k1s], [n0, n1], split_k=t.is_split_k), said

@@ -134,9 +134,12 @@ def whole_rows_task(
     r: int,
     arena: Arena,
     leaves: Callable[[SSAValue], bool],
+    only: set[Operation] | None = None,
 ) -> Largest:
     """One copy of a whole-rows task (`VectorPhase.whole_rows`): the inputs loaded, then
-    the ops in order, each value freed after its last reader unless it `leaves` UB."""
+    the ops in order, each value freed after its last reader unless it `leaves` UB.
+    With `only`, of those ops alone (a part the phase may be cut into): what they read
+    from the other ops is loaded."""
     alias: dict[SSAValue, SSAValue] = {
         outer: inner
         for st in phase
@@ -145,10 +148,16 @@ def whole_rows_task(
     c = Copy(arena, alias)
     inside: set[Operation] = {o for st in phase for o in st.body.block.ops} - views
     inside |= set(phase)
-    ops = [o for st in phase for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
-    for op in (o for st in phase for o in st.body.block.ops if o not in views):  # (a yield may load a value)
+    if only is not None:  # a stage's result is inside if the op that yields it is
+        inside = set(only)
+        alias_in = {v: u for v, u in alias.items() if isinstance(u.owner, Operation) and u.owner in only}
+    mine = [o for st in phase for o in st.body.block.ops if o not in views and (only is None or o in only)]
+    ops = [o for o in mine if not isinstance(o, tile.YieldOp)]
+    for op in mine:  # (a yield may load a value)
         for v in op.operands:
             if v in c.bufs or isinstance(v.owner, Operation) and v.owner in inside:
+                continue
+            if only is not None and v in alias_in:
                 continue
             shape, elem = _rows(v, r), _elem(v)
             if (
@@ -162,6 +171,8 @@ def whole_rows_task(
             c.put(v, shape, elem, f"input of {op.name}")
     last = {alias.get(v, v): i for i, o in enumerate(ops) for v in o.operands}
     keep = {alias.get(v, v) for st in phase for v in st.results if leaves(v)}
+    if only is not None:  # a part's values read by the ops after it are stored for them
+        keep |= {r for o in ops for r in o.results if any(u.operation not in only for u in r.uses)}
     for i, op in enumerate(ops):
         op_buffers(op, r, c)
         for v in {alias.get(u, u) for u in op.operands}:

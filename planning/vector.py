@@ -69,7 +69,19 @@ def phases(loop: tile.TokenLoopOp) -> list[list[tile.VecStageOp]]:
         return [[st for st in stages if isinstance(st, tile.VecStageOp)]]
     at = stages.index(cube)
     feed, side = feeding(stages[:at], cube)
-    return [ph for ph in (feed, side, stages[at + 1 :]) if ph]  # type: ignore[misc]
+    return [ph for ph in (feed, side, *post_phases(stages[at + 1 :])) if ph]
+
+
+def post_phases(post: Sequence[tile.StageBase]) -> list[list[tile.VecStageOp]]:
+    """The stages after the cube, one phase unless tile-assign-shapes cut it (`cuts`):
+    each later part starts at a stage that carries its own plan."""
+    out: list[list[tile.VecStageOp]] = []
+    for st in post:
+        assert isinstance(st, tile.VecStageOp)  # (one cube stage: the stages after it are vector stages)
+        if not out or st.phase is not None:
+            out.append([])
+        out[-1].append(st)
+    return out
 
 
 def per_row(o: tile.ReshapeOp) -> bool:
@@ -138,6 +150,40 @@ def need(phase: Sequence[tile.VecStageOp], rows: int, copies: int, cols: columns
             big = column_task(cols, rows, arena, lambda v: stored(v, phase))
         largest = max(largest, big)
     return Need(arena.offset, largest[1], tuple(arena.placed))
+
+
+def part_ops(phase: Sequence[tile.VecStageOp]) -> list[Operation]:
+    """The phase's ops in order, the ones a cut may fall between (views and yields are
+    not work)."""
+    views = gm_views(loop_stages(phase))
+    return [o for st in phase for o in st.body.block.ops if o not in views and not isinstance(o, tile.YieldOp)]
+
+
+def cuts(phase: Sequence[tile.VecStageOp], cap: int, block: int) -> list[int]:
+    """Where to cut a phase whose one-row task does not fit UB into parts that each run
+    as a phase of their own (PyPTO's tasks of each tile shape, their values passed
+    through GM): greedily the longest run of ops from the last cut whose one-row task
+    fits; an op that does not fit alone is a part of its own (its phase may still be
+    column-tiled). The indices into `part_ops` where each part after the first starts."""
+    ops = part_ops(phase)
+    views = gm_views(loop_stages(phase))
+
+    def fits(lo: int, hi: int) -> bool:
+        arena = Arena(block)
+        arena.new_copy()
+        whole_rows_task(phase, views, 1, arena, lambda v: stored(v, phase), set(ops[lo:hi]))
+        return arena.offset <= cap
+
+    out, lo = [], 0
+    while lo < len(ops):
+        good, bad = lo + 1, len(ops) + 1  # the part [lo, good) is taken even if it does not fit
+        while bad - good > 1:  # (the need grows, as a rule, with the part: a binary search)
+            mid = (good + bad) // 2
+            good, bad = (mid, bad) if fits(lo, mid) else (good, mid)
+        if good < len(ops):
+            out.append(good)
+        lo = good
+    return out
 
 
 # --------------------------------------------------------------------------- planning

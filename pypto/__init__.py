@@ -43,8 +43,11 @@ from pto.pypto.ops import (
     concat,
     div,
     exp,
+    expand_clone,
     full,
     matmul,
+    maximum,
+    minimum,
     mul,
     pow,  # noqa: A004
     reciprocal,
@@ -57,6 +60,7 @@ from pto.pypto.ops import (
     sum,
     tensor,
     transpose,
+    unsqueeze,
     zeros,
 )
 from pto.pypto.sym import ceil_div  # noqa: A004
@@ -72,11 +76,11 @@ globals().update({d.name: d for d in DataType})  # DT_BF16, DT_FP32, ...
 # PyPTO 0.2.0's other public names: each is refused, when used, at the user's line.
 OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
-    "cbrt ceil clip comparison cond conv copysign cos cumsum eq exp2 expand_clone expand_exp_dif expm1 "
+    "cbrt ceil clip comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
     "fillpad floor fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
-    "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt maximum minimum mrgsort "
+    "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt mrgsort "
     "ne neg one_hot ones pad prelu prod relu remainder round scaled_mm scatter scatter_ scatter_update "
-    "sign signbit sin softmax sort32 topk tril triu trunc unsqueeze var where set_matrix_size "
+    "sign signbit sin softmax sort32 topk tril triu trunc var where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
     "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
@@ -126,8 +130,11 @@ __all__ = [
     "concat",
     "div",
     "exp",
+    "expand_clone",
     "full",
     "matmul",
+    "maximum",
+    "minimum",
     "mul",
     "reciprocal",
     "reshape",
@@ -139,6 +146,7 @@ __all__ = [
     "sum",
     "tensor",
     "transpose",
+    "unsqueeze",
     "zeros",
     "min",
     "max",

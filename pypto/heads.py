@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
+from pto.pypto import perm
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor
 from pto.pypto.types import DataType
@@ -32,6 +35,8 @@ ROW_WISE = {
     "sum",
     "amax",
     "amin",
+    "max",
+    "min",
 }
 
 
@@ -57,9 +62,12 @@ def join(x: Tensor, shape: list, concat: Callable[[list[Tensor], int], Tensor]) 
     """The reshape back: `[rows, H * width]` is the blocks side by side."""
     blocks: list[Tensor] = x._lazy[1]  # type: ignore[index]
     rows, width = blocks[0].shape[0], blocks[0].shape[-1]
+    if list(shape) == [rows, len(blocks), width]:  # [rows, H, D]: the blocks are its grid's rows
+        return perm.make(blocks, np.arange(len(blocks) * width).reshape(len(blocks), width))
     if list(shape) != [rows, width * len(blocks)]:
         refuse(
-            f"a per-head view [{x.shape[0]}, {x.shape[1]}] reshapes back to [{rows}, {width * len(blocks)}], "
+            f"a per-head view [{x.shape[0]}, {x.shape[1]}] reshapes back to [{rows}, {width * len(blocks)}] "
+            f"or [{rows}, {len(blocks)}, {width}], "
             f"got {list(shape)}"
         )
     return blocks[0] if len(blocks) == 1 else concat(blocks, -1)

@@ -11,6 +11,7 @@ counts: they must be the loop's own tiles, every row once.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator, Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
@@ -19,7 +20,7 @@ from xdsl.ir import Attribute, Operation
 from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, caller
-from pto.pypto import ops, scratch, split_k, windows
+from pto.pypto import expand, ops, perm, scratch, split_k, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim, Sym, evaluate
@@ -238,15 +239,34 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
 
 
 def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
-    """A static window of a weight parameter, read in place (`pto.view`)."""
+    """A static window of a weight parameter (or of its in-place reshape), read in place
+    (`pto.view`)."""
+    p = x._param if x._param is not None else x._view_of
     return (
-        x._param is not None
-        and x._param not in tr.token
+        p is not None
+        and p not in tr.token
+        and not x._tok
         and x._lazy is None
         and all(_is_int(d) for d in [*x.shape, *shape, *offsets])
         and valid in (None, shape)
         and all(0 <= o and 1 <= n and o + n <= d for o, n, d in zip(offsets, shape, x.shape, strict=True))
     )
+
+
+def _reshaped_window(tr: Trace, x: Tensor, shape: list, offsets: list) -> Tensor:
+    """A window of an in-place reshape of a weight that only adds or drops dims of size 1
+    (`reshape(scale, [3, 1], inplace=True)[0:1, :]`): the window of the weight itself,
+    seen with the window's dims."""
+    w = tr.params[x._view_of]  # type: ignore[index]
+    keep = [i for i, d in enumerate(x.shape) if d != 1]
+    if [x.shape[i] for i in keep] != [d for d in w.shape if d != 1]:
+        refuse(f"pypto.view of {shape} at {offsets} of a reshaped weight {w.shape} -> {x.shape}: only a reshape "
+               "that adds or drops dims of size 1 is viewed in windows")  # fmt: skip
+    it = iter(keep)
+    at = {i: next(it) for i, d in enumerate(w.shape) if d != 1}
+    part = ops.weight_view(w, [shape[at[i]] if i in at else 1 for i in range(len(w.shape))],
+                           [offsets[at[i]] if i in at else 0 for i in range(len(w.shape))])  # fmt: skip
+    return ops.reshape(part, list(shape), inplace=True)
 
 
 def _nz_window(w: Tensor, shape: list, offsets: list) -> None:
@@ -267,13 +287,13 @@ def _k_rows(w: Tensor, shape: list, offsets: list) -> bool:
 def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A view of whole rows and a range of the last axis (a K slice of a split-K)."""
     return (
-        len(shape) == 2
-        and shape[0] == x.shape[0]
-        and offsets[0] == 0
-        and _is_int(offsets[1])
-        and _is_int(shape[1])
-        and 0 <= offsets[1]
-        and offsets[1] + shape[1] <= x.shape[1]
+        len(shape) >= 2
+        and shape[:-1] == x.shape[:-1]
+        and all(o == 0 for o in offsets[:-1])
+        and _is_int(offsets[-1])
+        and _is_int(shape[-1])
+        and 0 <= offsets[-1]
+        and offsets[-1] + shape[-1] <= x.shape[-1]
         and valid in (None, shape)
         and x._lazy is None
     )
@@ -311,6 +331,14 @@ def view(
         refuse(f"pypto.view of a rank-{len(input.shape)} tensor needs rank-{len(input.shape)} shape and offsets")
     if input.nz:
         _nz_window(input, shape, offsets)
+    if expand.is_expand(input):
+        return expand.window(input, shape, offsets, view)
+    if perm.is_perm(input):
+        if (w := perm.window(input, shape, offsets)) is None:
+            refuse(
+                f"pypto.view of a {input.shape} token tensor takes all its rows at offset 0, got {shape} at {offsets}"
+            )
+        return w
     on_loop = isinstance(offsets[0], Sym) and tr.loop is not None and tr.loop.index.name in offsets[0].names
     rest_ok = (
         shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (valid is None or valid[1:] == shape[1:])
@@ -320,6 +348,8 @@ def view(
             return input  # the whole tensor
         if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
+        if _weight_window(tr, input, shape, offsets, valid) and input._param is None:
+            return _reshaped_window(tr, input, shape, offsets)
         if _weight_window(tr, input, shape, offsets, valid):
             # In the loop body, rows of a [K, N] weight may be a split-K's K slice: kept aside
             # until used (a window made before the loop is the same view for every body).
@@ -339,6 +369,12 @@ def view(
             valid_shape=None if valid is None else [valid[0], input.shape[1]],
         )
         return split_k.column_view(rows, offsets[1], offsets[1] + shape[1])
+    if not rest_ok and len(shape) > 2 and (valid is None or valid[1:] == shape[1:]):
+        # a box of each token's grid: the rows' whole grids, then the window of them
+        rows = view(input, [shape[0], *input.shape[1:]], [offsets[0], *[0] * (len(shape) - 1)],
+                    valid_shape=None if valid is None else [valid[0], *input.shape[1:]])  # fmt: skip
+        if (w := perm.window(rows, [rows.shape[0], *shape[1:]], [0, *offsets[1:]])) is not None:
+            return w
     if not rest_ok or not _is_int(shape[0]):
         refuse(
             f"a token-tile view takes whole rows, or columns [rows, w] at [row, c] of a 2-D tensor: shape "
@@ -350,6 +386,10 @@ def view(
     tr.seen_token.add(i)
     tile = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
     tile._body = input._body
+    if len(shape) > 2:  # each token's [*dims] grid of its row (pypto/perm.py), a view in place
+        w = math.prod(shape[1:])
+        flat = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype, lambda v: b.reshape(v, [None, w], True))
+        return perm.split(flat, list(shape))  # type: ignore[return-value]
     return tile
 
 
@@ -378,6 +418,15 @@ def assemble(*args, parallel: bool = False) -> None:
         if not isinstance(src, Tensor):
             refuse("pypto.assemble takes a computed tensor, offsets and a tensor to write")
         return scratch.put(ops._tensor(src, "pypto.assemble's tile"), list(offsets), dst)
+    if perm.is_perm(src) and isinstance(dst, Tensor) and dst._param is not None:
+        if windows.is_window(src, list(offsets), dst) and tr.loop is not None and tr.iteration >= 0:
+            if src._dtype is not dst._dtype:
+                what = f"a {src.known_dtype.name} tile into a {dst.known_dtype.name} output"
+                refuse(f"pypto.assemble of {what}: cast it first")
+            _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
+            tr.seen_token.add(dst._param)
+            return windows.put(tr, src, list(offsets), dst, ops.concat)
+        src = perm.store_shape(src)  # a grid: its 2-D tile, seen with the output's dims
     if isinstance(src, Tensor) and src._lazy is not None and src._lazy[0] == "heads":
         refuse("pypto.assemble of a per-head view ([rows * H, D]): reshape it back to [rows, H * D] first")
     if isinstance(src, Tensor) and src._lazy is not None:  # a split-K sum, a slice, a reciprocal

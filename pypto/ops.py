@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
-from pto.pypto import heads, scratch, split_k
+from pto.pypto import expand, heads, perm, scratch, split_k
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, current
@@ -28,8 +28,8 @@ def _tensor(x: object, what: str) -> Tensor:
     if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
         refuse(f"{what} must be a tensor of the kernel, got {x!r}")
     if x._lazy is not None:
-        if x._lazy[0] == "heads":
-            return x  # a per-head view: the op that reads it runs once per head
+        if x._lazy[0] in ("heads", "perm", "expand"):
+            return x  # a per-head view, a grid: the op that reads it runs once per head / row
         if x._lazy[0] == "scratch":
             return scratch.read(x, concat)
         if x._lazy[0] == "partial":  # the matmul, made once: each further use reads it (a norm's x * x and x)
@@ -89,6 +89,10 @@ def _result(
     """A traced result; in the emitting run, `build` makes its pto op from the inputs' values."""
     if any(heads.is_heads(i) for i in inputs):
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
+    if any(expand.is_expand(i) for i in inputs):
+        refuse(f"pypto.{kind} of pypto.expand_clone's result: it is read only by an elementwise op it broadcasts in")
+    if any(perm.is_perm(i) for i in inputs):
+        return _per_row(kind, inputs, shape, dtype, build)
     tr = current(f"pypto.{kind}")
     pinned = b._pinned[-1]
     b._pinned[-1] = _vec_tile_of(kind, shape, pinned)  # what the op is recorded and built with
@@ -99,6 +103,17 @@ def _result(
     t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
     t._body = tr.iteration
     return t
+
+
+def _per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build) -> Tensor:
+    """`kind` on a rank-3 grid, once per row: each row's op takes the vector tile's
+    first and last sizes (the rows and the columns of a row)."""
+    b._pinned.append(_vec_tile_of(kind, shape, b._pinned[-1]))  # (PyPTO's rule: a size per dim)
+    try:
+        with perm.row_tiles():
+            return perm.per_row(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
+    finally:
+        b._pinned.pop()
 
 
 def _build(tr: Trace, kind: str, inputs: Sequence[Tensor], build: Callable[..., b.Tensor]) -> b.Tensor | None:
@@ -174,7 +189,9 @@ def _broadcast(a: list, c: list) -> list:
 
 
 def _binary(kind: str, x: Tensor, y: Tensor) -> Tensor:
-    build = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.div}[kind]
+    build = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.div, "max": b.maximum, "min": b.minimum}[kind]
+    x, y = expand.operand(x, y, _broadcast, f"pypto.{kind}"), expand.operand(y, x, _broadcast, f"pypto.{kind}")
+    x, y = _tensor(x, f"pypto.{kind}'s input"), _tensor(y, f"pypto.{kind}'s other")  # (an expanded window's rows)
     if x._dtype is not y._dtype:
         refuse(f"pypto.{kind} of {x.known_dtype.name} and {y.known_dtype.name}: cast one first")
     return _result(kind, [x, y], _broadcast(x.shape, y.shape), x.known_dtype, build)
@@ -275,6 +292,27 @@ def rdiv(x: Tensor, c: object) -> Tensor:
     if not _scalar(c) or c == 0:
         refuse(f"{c!r} / tensor is not supported (a non-zero number / x, as an operand of a mul)")
     return _recip(_tensor(x, "the divisor"), float(c))
+
+
+def maximum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
+    """`pto.max` (`pto.maxs` with a number: `maximum(x, 0.0)` is a ReLU)."""
+    return _extremum("max", input, other)
+
+
+def minimum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
+    return _extremum("min", input, other)
+
+
+def _extremum(kind: str, x: Tensor | float, y: Tensor | float) -> Tensor:
+    name = {"max": "maximum", "min": "minimum"}[kind]
+    if _scalar(x):
+        x, y = y, x
+    if _scalar(y):
+        s = float(y)
+        scalar = b.maxs if kind == "max" else b.mins
+        t = _tensor(x, f"pypto.{name}'s input")
+        return _result(kind, [t], t.shape, t.known_dtype, lambda v: scalar(v, s))
+    return _binary(kind, _tensor(x, f"pypto.{name}'s input"), _tensor(y, f"pypto.{name}'s other"))
 
 
 def reciprocal(a: Tensor) -> Tensor:
@@ -450,6 +488,11 @@ def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) 
 def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noqa: A002
     x = _tensor(input, f"pypto.{kind}'s input")
     rank = len(x.shape)
+    if perm.is_perm(x) and isinstance(dim, int) and not isinstance(dim, bool) and -rank <= dim < rank:
+        red = {"sum": "sum", "amax": "max", "amin": "min"}[kind]
+        combine = {"sum": add, "amax": maximum, "amin": minimum}[kind]
+        one = lambda t: _result(kind, [t], [*t.shape[:-1], 1], t.known_dtype, lambda v: b.reduce(v, red))  # noqa: E731
+        return perm.reduce(kind, x, dim, bool(keepdim), one, combine)
     if not isinstance(dim, int) or dim not in (-1, rank - 1):
         refuse(f"pypto.{kind} over dim {dim!r}: only the last axis (-1) is supported")
     if keepdim is not True:
@@ -472,6 +515,14 @@ def amin(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A00
 
 def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.reshape's input")
+    if perm.is_perm(x):
+        return perm.reshape(x, list(shape))
+    if expand.is_expand(x):
+        if not isinstance(shape, list | tuple) or (e := expand.reshape(x, list(shape))) is None:
+            refuse(f"pypto.reshape of pypto.expand_clone's {x.shape} to {shape}: only leading 1s may come or go")
+        return e
+    if isinstance(shape, list | tuple) and (g := perm.split(x, list(shape))) is not None:
+        return g
     if heads.is_heads(x):
         return heads.join(x, list(shape), concat)
     if isinstance(shape, list | tuple) and (h := heads.split(x, list(shape), split_k.column_view, _slice)):
@@ -495,6 +546,24 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     return out
 
 
+def expand_clone(input: Tensor, shape: Sequence[int], *, valid_shape=None) -> Tensor:  # noqa: A002
+    """`input` broadcast to `shape` (pypto/expand.py: kept as `input` until used)."""
+    if valid_shape is not None and list(valid_shape) != list(shape):
+        refuse("pypto.expand_clone with a valid_shape smaller than its shape is not supported")
+    return expand.expand_clone(_tensor(input, "pypto.expand_clone's input"), shape, _broadcast)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """A dim of size 1 inserted at `dim` (negative counts from the end of the result): a reshape."""
+    x = _tensor(input, "pypto.unsqueeze's input")
+    rank = len(x.shape) + 1
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+        refuse(f"pypto.unsqueeze's dim must be an integer in [{-rank}, {rank}), got {dim!r}")
+    shape = x.shape
+    shape.insert(dim % rank, 1)
+    return reshape(x, shape)
+
+
 def clone(input: Tensor) -> Tensor:  # noqa: A002
     """A copy: values here are never written in place, so the tensor itself."""
     return _tensor(input, "pypto.clone's input")
@@ -506,6 +575,8 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         refuse(f"pypto.concat takes a list of at least 2 tensors, got {tensors!r}")
     xs = [_tensor(t, f"pypto.concat's tensor {i}") for i, t in enumerate(tensors)]
     rank = len(xs[0].shape)
+    if any(perm.is_perm(x) for x in xs) and isinstance(dim, int) and 1 <= dim % rank < rank:
+        return perm.concat(xs, dim % rank)
     if not isinstance(dim, int) or isinstance(dim, bool) or dim not in (-1, rank - 1):
         refuse(
             f"pypto.concat along dim {dim!r} of rank-{rank} tensors: only the last axis (-1 or {rank - 1}) is supported"
@@ -537,6 +608,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     of a higher rank, the last two dims swapped (`pto.transpose`: each token's columns
     permuted, as the interleaved RoPE's `[t, D/2, 2] -> [t, 2, D/2]`)."""
     x = _tensor(input, "pypto.transpose's input")
+    if perm.is_perm(x):
+        return perm.transpose(x, dim0, dim1)
     rank = len(x.shape)
     if rank > 2:  # a rank-2 transpose is the matmul's a_trans / b_trans
         if not all(isinstance(d, int) and not isinstance(d, bool) and -rank <= d < rank for d in (dim0, dim1)):
@@ -576,6 +649,8 @@ __all__ = [
     "sub",
     "mul",
     "div",
+    "maximum",
+    "minimum",
     "reciprocal",
     "sqrt",
     "rsqrt",
@@ -592,6 +667,8 @@ __all__ = [
     "exp",
     "sigmoid",
     "clone",
+    "unsqueeze",
+    "expand_clone",
     "concat",
     "transpose",
     "tensor",

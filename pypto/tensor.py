@@ -300,25 +300,29 @@ class Tensor:
         assemble(value, at[1], self)
 
     def _window(self, key, what: str) -> tuple[list, list] | None:
-        """The shape and offsets of a 2-D slice `[r0:r1, c0:c1]` (each bound may be left
-        out, no step), or None: rows are all of them or a window of a number of rows
-        (`i:i + p`, i symbolic); columns are static."""
-        if not (isinstance(key, tuple) and len(key) == 2 == len(self.shape)):
+        """The shape and offsets of a slice `[r0:r1, ..., c0:c1]` with one slice per dim
+        (each bound may be left out, no step), or None: rows are all of them or a window
+        of a number of rows (`i:i + p`, i symbolic); the other dims are static."""
+        if not (isinstance(key, tuple) and len(key) == len(self.shape) >= 2):
             return None
-        r, c = key
-        if not (isinstance(r, slice) and isinstance(c, slice) and r.step in (None, 1) and c.step in (None, 1)):
+        if not all(isinstance(k, slice) and k.step in (None, 1) for k in key):
             return None
-        if not isinstance(self.shape[-1], int):
-            return None
-        c0, c1, _ = c.indices(self.shape[-1])
-        if c1 <= c0:
-            return None
+        r, *rest = key
+        shape, offs = [], []
+        for k, d in zip(rest, self.shape[1:], strict=True):
+            if not isinstance(d, int):
+                return None
+            a, z, _ = k.indices(d)
+            if z <= a:
+                return None
+            shape.append(z - a)
+            offs.append(a)
         if r == slice(None):
-            return [self.shape[0], c1 - c0], [0, c0]
+            return [self.shape[0], *shape], [0, *offs]
         if r.start is None or r.stop is None:
             return None
         rows = _constant(r.stop - r.start)
-        return ([rows, c1 - c0], [r.start, c0]) if rows is not None and rows > 0 else None
+        return ([rows, *shape], [r.start, *offs]) if rows is not None and rows > 0 else None
 
     def __repr__(self) -> str:
         dt = self._dtype.name if self._dtype is not None else "?"
@@ -327,7 +331,8 @@ class Tensor:
 
 # PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
 METHODS = (
-    "add amax amin clone div exp matmul mul reciprocal reshape rsqrt sigmoid sqrt sub sum transpose view"
+    "add amax amin clone div exp expand_clone matmul mul reciprocal reshape rsqrt sigmoid sqrt sub sum transpose "
+    "unsqueeze view"
 ).split()
 
 

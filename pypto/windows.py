@@ -13,13 +13,16 @@ them; here an output is a value computed whole).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects.builtin import UnitAttr
 
 from pto.dialects.pto import ASSEMBLE
 from pto.frontend.checks import BuildError, _is_int, caller
+from pto.pypto import perm
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Site, Tensor, Trace
 
@@ -33,18 +36,38 @@ class Windows:
 
 
 def is_window(src: Tensor, offsets: list, dst: Tensor) -> bool:
-    """A tile of a rank-2 output at `[row, c]` that is not whole rows at `[row, 0]`."""
-    if len(offsets) != 2 or len(dst.shape) != 2 or len(src.shape) != 2:
+    """A tile of an output at `[row, 0, ..., c]` that is not whole rows at `[row, 0, ...]`:
+    columns of a rank-2 output, or of the last dim of a higher-rank one (every other
+    dim whole)."""
+    if len(offsets) != len(dst.shape) or len(src.shape) != len(dst.shape) or len(dst.shape) < 2:
         return False
-    c, w, width = offsets[1], src.shape[1], dst.shape[1]
+    if src.shape[1:-1] != dst.shape[1:-1] or any(o != 0 for o in offsets[1:-1]):
+        return False
+    c, w, width = offsets[-1], src.shape[-1], dst.shape[-1]
     return _is_int(c) and _is_int(w) and _is_int(width) and (c, w) != (0, width)
 
 
 def put(tr: Trace, src: Tensor, offsets: list, dst: Tensor, concat: Callable[[list[Tensor], int], Tensor]) -> None:
-    """Record the window; the one that completes the columns makes the output's value."""
+    """Record the window; the one that completes the columns makes the output's value.
+    Of a `[T, H, D]` output, each token's H * D columns are its row: a window of the
+    last dim is one window of that row per row of the grid (pypto/perm.py)."""
+    if len(dst.shape) == 2:
+        return _put(tr, src, offsets[1], offsets, dst, concat)
+    blocks, mid = perm.rows_of(src)
+    d = dst.shape[-1]
+    for h, tile in enumerate(blocks):
+        _put(tr, tile, h * d + offsets[-1], offsets, dst, concat)
+    del mid
+
+
+def _width(dst: Tensor) -> int:
+    return math.prod(dst.shape[1:])
+
+
+def _put(tr: Trace, src: Tensor, c: int, offsets: list, dst: Tensor, concat) -> None:
     param = dst._param
     assert param is not None  # (assemble checked that dst is an output parameter)
-    c, w, width, name = offsets[1], src.shape[1], dst.shape[1], tr.names[param]
+    w, width, name = src.shape[1], _width(dst), tr.names[param]
     if not 0 <= c <= width - w:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into '{name}': columns [{c}, {c + w}) are outside it")
     if any(p == param for p, _ in tr.assembled[tr.iteration]):
@@ -62,7 +85,9 @@ def put(tr: Trace, src: Tensor, offsets: list, dst: Tensor, concat: Callable[[li
         return
     value = concat([win.tiles[k] for k in sorted(win.tiles)], -1)
     if tr.emit:
-        value._val.value.owner.attributes[ASSEMBLE] = UnitAttr()  # type: ignore[union-attr]
+        value.built.value.owner.attributes[ASSEMBLE] = UnitAttr()
+    if len(dst.shape) > 2:
+        value = perm.store_shape(perm.make([value], np.arange(width).reshape(dst.shape[1:])))
     del tr.windows[tr.iteration][param]
     tr.assembled[tr.iteration].append((param, value))
     if tr.iteration == 0:
@@ -78,7 +103,7 @@ def check_covered(tr: Trace) -> None:
     """After the loop: every output assembled in windows has all its columns."""
     for body in tr.windows:
         for param, win in body.items():
-            width = tr.params[param].shape[1]
+            width = _width(tr.params[param])
             have = sorted((c, c + t.shape[1]) for c, t in win.tiles.items())
             at, gaps = 0, []
             for a, z in [*have, (width, width)]:

@@ -22,6 +22,7 @@ rows (with a warning).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -46,12 +47,12 @@ from xdsl.passes import ModulePass
 from pto.diagnostics import DiagnosticError
 from pto.dialects import npu, tile
 from pto.dialects.common import Layout, LayoutAttr
-from pto.dialects.npu import BufferType, Space
+from pto.dialects.npu import BufferType, Space, buf
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
-from pto.planning.vector import feeding, gm_views, reads, stage_of
+from pto.planning.vector import feeding, gm_views, post_phases, reads, stage_of
 from pto.targets import Target, target_of
 
 
@@ -272,7 +273,8 @@ class Lowering:
         self.map_loads(loop, stages)
         _check_token_axis(stages)
         feed, side = feeding(pre, cube)
-        dests = self.destinations(loop, stages, [feed, side, [cube], post])
+        posts = post_phases(post)
+        dests = self.destinations(loop, stages, [feed, side, [cube], *posts])  # type: ignore[list-item]
         first = len(self.graph.body.block.ops) if self.graph else 0
         after: list[str] = []
         chunked = False
@@ -296,8 +298,12 @@ class Lowering:
             emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
             after = [label + ".sum"]
             partial.add(after[0])
-        if post:
-            VectorPhase(self, post, body).emit(self.label(post[0], loop.rows), after + beside, dests)
+        done: list[tuple[str, list]] = []  # (several when tile-assign-shapes cut the phase)
+        for part in posts:  # each waits for the cube, the side stages and the parts it reads
+            label = self.label(part[0], loop.rows)
+            own = [name for name, p in done if reads(part, p)]
+            VectorPhase(self, part, body).emit(label, after + beside + own, dests)  # type: ignore[arg-type]
+            done.append((label, part))
         assert self.graph is not None
         self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
         # Generated ops take the loop's location, so an error in them points at the source.
@@ -391,6 +397,16 @@ class Lowering:
         t = store.value.type
         assert isinstance(t, TensorType)
         key = ("columns", out, store.col, t.get_shape()[-1])
+        if key not in self.windows and len(gm_shape := list(buf(out).get_shape())) > 2:
+            # a rank-3 output's columns are those of each token's flattened row
+            flat_key = ("rows", out)
+            if flat_key not in self.windows:
+                flat = BufferType([gm_shape[0], math.prod(gm_shape[1:])], t.element_type, Space.GM)
+                reshape = npu.ReshapeOp(out, flat)
+                reshape.location = store.location
+                reshape.result.name_hint = f"{out.name_hint or 'out'}_rows"
+                self.windows[flat_key] = reshape.result
+            out = self.windows[flat_key]
         if key not in self.windows:
             shape = [DYNAMIC_INDEX, t.get_shape()[-1]]
             view = npu.ViewOp(out, [0, store.col], BufferType(shape, t.element_type, Space.GM))

@@ -191,6 +191,9 @@ def _load(lowering, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operati
     elif list(t.get_shape())[:-1] == [1]:  # a weight row [1, K] (a reshaped gamma): its chunk
         buf = ub.alloc([1, p.cw], t.element_type, user.location)
         npu.DmaOp(Pipe.MTE2, src, [0, col], buf, [0, 0])
+    elif list(t.get_shape()) == [p.k, 1]:  # a dequant's [N, 1] weight scale: its rows, transposed
+        buf = ub.alloc([1, p.cw], t.element_type, user.location)
+        npu.DmaOp(Pipe.MTE2, src, [col, 0], buf, [0, 0], transpose=True)
     else:
         raise unsupported(user, "column tiles of a tensor without a token axis")
     return buf

@@ -13,9 +13,16 @@ from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, unsupported
 from pto.lowering.tile_to_npu.ub import UbAllocator
 
-_BINARY = {tile.AddOp: npu.VAddOp, tile.SubOp: npu.VSubOp, tile.MulOp: npu.VMulOp, tile.DivOp: npu.VDivOp}
+_BINARY = {
+    tile.AddOp: npu.VAddOp,
+    tile.SubOp: npu.VSubOp,
+    tile.MulOp: npu.VMulOp,
+    tile.DivOp: npu.VDivOp,
+    tile.MaxOp: npu.VMaxOp,
+    tile.MinOp: npu.VMinOp,
+}
 _UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp, tile.ExpOp: npu.VExpOp}
-_SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp}
+_SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp, tile.MaxsOp: npu.VMaxsOp, tile.MinsOp: npu.VMinsOp}
 
 
 # Ops whose result may be a rank-3 token tile `[r, A, B]`: the views and the per-row

@@ -15,6 +15,9 @@
 // NOHT-NOT: host_transpose :
 // NOHT: tile.matmul %{{.*}}, %hc_fn_tile b_trans
 // RUN: not pto-opt %S/Inputs/host_transpose_kn.mlir -p pto-classify-skeleton,pto-to-tile,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=HTKN
+// RUN: pto-opt %S/Inputs/post_phase_cut.mlir -p tile-assign-shapes 2>%t.cut | filecheck %s --check-prefix=CUT
+// RUN: filecheck %s --check-prefix=CUTWARN < %t.cut
+// RUN: pto-opt %S/Inputs/post_phase_cut.mlir -p tile-assign-shapes,tile-to-npu 2>/dev/null | filecheck %s --check-prefix=CUTNPU
 // HTKN: error: 'pto.host_transpose' on a weight the matmul reads as [K, N] already (no b_trans): only a whole [N, K] weight used with b_trans is passed transposed
 
 // The standard kernel: whole rows in the vector stage, as many as UB holds with its
@@ -107,9 +110,28 @@ func.func @l1(%x: tensor<?x8192xbf16>, %w: tensor<8192x256xbf16>, %out: tensor<?
   %t = tensor.dim %x, %c0 : tensor<?x8192xbf16>
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x8192xbf16> -> tensor<128x8192xbf16>
-    // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=2048 + n=128 x k=2048 of bf16 needs 1048576 bytes of l1, but ascend910b1 has 524288}}
+    // PyPTO runs L1 tiles larger than L1: halved here until they fit, with a warning.
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: kL1 2048 -> 1024 (L1 holds 524288 bytes)}}
     %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [128, 2048], n = [128, 128]> l1_reuse 2 -> (tensor<128x256xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x8192xbf16>, tensor<8192x256xbf16> -> tensor<128x256xf32>
+      tile.yield %m : tensor<128x256xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @l1_unfixable(%x: tensor<?x2560xbf16>, %w: tensor<2560x256xbf16>, %out: tensor<?x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x2560xbf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x2560xbf16> -> tensor<128x2560xbf16>
+    // (half of kL1 = 1280 is not a multiple of kL0 = 256)
+    // expected-error@+1 {{cube stage 'linear': L1 tiles m=128 x k=1280 + n=128 x k=1280 of bf16 needs 655360 bytes of l1, but ascend910b1 has 524288}}
+    %y = tile.cube_stage "linear" tiles <m = [128, 128], k = [256, 1280], n = [128, 128]> -> (tensor<128x256xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x2560xbf16>, tensor<2560x256xbf16> -> tensor<128x256xf32>
       tile.yield %m : tensor<128x256xf32>
     }
     tile.store %y, %out[%i] : tensor<128x256xf32> -> tensor<?x256xf32>
@@ -508,3 +530,16 @@ func.func @pinned_plan_copies(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>
 }
 // PLAN-LABEL: func.func @nbuffer_of_a_later_stage
 // PLAN: tile.vec_stage "norm" tile [8, 1024] nbuffer 2 phase <rows = 8, copies = 2>
+
+// The phase after the cube is cut where its one-row task does not fit: each part is a
+// phase of its own (its plan on its first stage), the values between them through GM.
+// CUTWARN: warning: vector stage 'post': one row of the fused phase needs 262144 bytes of ub (ascend910b1 has 196608): cut into 3 phases, their values through GM
+// CUT:      %[[A:.*]] = tile.vec_stage "post" tile [1, 32768] phase <rows = 1, copies = 1>
+// CUT-NEXT:   tile.slice %{{.*}} at 0
+// CUT:      %[[B:.*]] = tile.vec_stage "post.1" tile [1, 32768] phase <rows = 1, copies = 1>
+// CUT-NEXT:   tile.slice %{{.*}} at 16384
+// CUT:      tile.vec_stage "post.2" tile [1, 16384] phase <rows = 1, copies = 1>
+// CUT-NEXT:   tile.mul %[[A]], %[[B]]
+// CUTNPU: npu.tasks "post.16" vector {{.*}} after ["linear.16"]
+// CUTNPU: npu.tasks "post.1.16" vector {{.*}} after ["linear.16"]
+// CUTNPU: npu.tasks "post.2.16" vector {{.*}} after ["linear.16", "post.16", "post.1.16"]

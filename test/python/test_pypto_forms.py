@@ -375,3 +375,95 @@ def test_the_matmul_operator() -> None:
                 pypto.assemble(pypto.view(x, [p, H], [i, 0]) @ 2.0, [i, 0], out)
 
         bad(x, np.zeros((t, H), ml_dtypes.bfloat16))
+
+
+def test_maximum_and_minimum_with_a_tensor_or_a_number() -> None:
+    """`maximum(y, 0.0)` (a ReLU: `pto.maxs`), `minimum(y, bias)` (`pto.min`), the
+    elementwise ops PyPTO 0.2.0 has beside its reductions."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, N)
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            y = pypto.minimum(pypto.maximum(y, 0.0), pypto.cast(bias, FP32) + 1.0)
+            pypto.assemble(pypto.maximum(-0.5, y), [i, 0], out)
+
+    for t in COUNTS:
+        x, _, w, bias = _inputs(t)
+        out = np.zeros((t, N), np.float32)
+        k(x, w, bias, out)
+        y = x.astype(np.float64) @ w.astype(np.float64).T
+        want = np.maximum(np.minimum(np.maximum(y, 0.0), bias.astype(np.float64) + 1.0), -0.5)
+        assert check(out, want).ok, t
+    text = str(k.trace(x, w, bias, out))
+    assert "pto.maxs" in text and "pto.min " in text
+
+
+def test_unsqueeze_and_a_rank3_slice_assignment() -> None:
+    """`cos.unsqueeze(1)` broadcast over the heads, and `out[i:i + p, :, a:b] = y`
+    (a window of the last dim of a rank-3 output), each half once."""
+    heads, d = 4, N // 4
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        c: pypto.Tensor([T, d], FP32),
+        out: pypto.Tensor([T, heads, d], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, heads, d)
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True).reshape([p, heads, d])
+            y = y * pypto.view(c, [p, d], [i, 0]).unsqueeze(1)
+            out[i : i + p, :, 0:4] = y[:, :, 0:4]
+            out[i : i + p, :, 4:d] = y[:, :, 4:d] * 2.0
+
+    for t in COUNTS:
+        x, _, w, _ = _inputs(t)
+        c = np.random.default_rng(t).standard_normal((t, d)).astype(np.float32)
+        out = np.zeros((t, heads, d), np.float32)
+        k(x, w, c, out)
+        y = (x.astype(np.float64) @ w.astype(np.float64).T).reshape(t, heads, d) * c[:, None, :]
+        y[..., 4:] *= 2
+        assert check(out, y).ok, t
+
+
+def test_pinned_cube_tiles_this_model_cannot_take_are_made_to_fit() -> None:
+    """N = 96 with a pinned nL0 of 64 (PyPTO cuts the ragged last tile) and L1 tiles
+    larger than L1 (PyPTO does not bound them): nL0 and kL1 are cut, each with a warning."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, 1024], BF16), w: pypto.Tensor([1024, 96], BF16), out: pypto.Tensor([T, 96], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[32, 1]):
+            pypto.set_cube_tile_shapes([32, 32], [128, 1024], [64, 64])
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, 1024], [i, 0]), w, FP32), [i, 0], out)
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 1024)).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((1024, 96)) * 0.05).astype(ml_dtypes.bfloat16)
+    out = np.zeros((40, 96), np.float32)
+    with pytest.warns(pypto.LoweringWarning, match=r"nL0 64 -> 48 \(N = 96 is not a multiple of 64\)"):
+        k(x, w, out)
+    assert check(out, x.astype(np.float64) @ w.astype(np.float64)).ok
+    text = pto.compile(k.trace(x, w, out)).text("tile")
+    assert "n = [48, " in text
+
+
+def test_pinned_l1_tiles_larger_than_l1_are_halved() -> None:
+    """lightning_indexer-style `m = [32, 32], k = [128, 1024], n = [256, 256]` in bf16:
+    32 x 1024 + 256 x 1024 elements (576 KiB) do not fit the 512 KiB L1."""
+    from pto.dialects.common import CubeTileAttr
+    from pto.planning.cube import fit
+    from pto.targets import load_target
+
+    t = CubeTileAttr([32, 32], [128, 1024], [256, 256])
+    target = load_target("ascend910b1")
+    got, said = fit(t, 4096, 8192, 2, target)
+    assert got.axes["k"] == (128, 512) and said == ["kL1 1024 -> 512 (L1 holds 524288 bytes)"]
+    assert fit(got, 4096, 8192, 2, target) == (got, [])  # what fits is kept

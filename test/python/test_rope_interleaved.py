@@ -162,8 +162,8 @@ def test_the_transpose_moves_data_and_is_charged_on_the_vector_pipe(tmp_path) ->
 @pytest.mark.parametrize(
     ("dims", "shape", "match"),
     [
-        ((0, 1), [16, 32, 2], r"pypto.transpose of dims 0, 1 of a rank-3 tensor: only the last two dims"),
-        ((1, 2), [16, 2, 16, 2], r"pypto.transpose of dims 1, 2 of a rank-4 tensor: only the last two dims"),
+        ((0, 1), [16, 32, 2], r"pypto.transpose of dims 0, 1: dim 0 is the tokens, which stay the rows"),
+        ((1, 2), [16, 2, 16, 2], r"pypto.reshape back to 2-D takes each token's columns in an order of 32 pieces"),
         ((1, 3), [16, 32, 2], r"pypto.transpose's dims must be integers in \[-3, 3\)"),
     ],
 )

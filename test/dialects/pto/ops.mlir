@@ -51,6 +51,14 @@ func.func @elementwise(%a: tensor<?x64xf32>, %row: tensor<?x1xf32>, %col: tensor
   %2 = pto.mul %a, %a : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.div
   %3 = pto.div %a, %row : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  // CHECK: pto.max %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %mx = pto.max %a, %row : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  // CHECK: pto.min %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %mn = pto.min %a, %col : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  // CHECK: pto.maxs %{{.*}}, 0.000000e+00 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %relu = pto.maxs %a, 0.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  // CHECK: pto.mins %{{.*}}, 6.000000e+00 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %cap = pto.mins %a, 6.0 : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.sqrt %{{.*}} : tensor<?x64xf32> -> tensor<?x64xf32>
   %4 = pto.sqrt %a : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.rsqrt

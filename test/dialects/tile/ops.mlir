@@ -135,6 +135,14 @@ func.func @all_vector_ops(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: ten
       %rc = tile.reciprocal %6 : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.muls
       %9 = tile.muls %8, 2.0 : tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.max %{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
+      %mx = tile.max %1, %5 : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
+      // CHECK: tile.min
+      %mn = tile.min %1, %5 : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
+      // CHECK: tile.maxs %{{.*}}, 0.000000e+00
+      %relu = tile.maxs %8, 0.0 : tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.mins %{{.*}}, 6.000000e+00
+      %cap = tile.mins %8, 6.0 : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.reshape %{{.*}} inplace : tensor<8x64xf32> -> tensor<8x4x16xf32>
       %10 = tile.reshape %9 inplace : tensor<8x64xf32> -> tensor<8x4x16xf32>
       %11 = tile.reshape %10 inplace : tensor<8x4x16xf32> -> tensor<8x64xf32>
