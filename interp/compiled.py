@@ -21,7 +21,9 @@ import numpy as np
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Region
 
+from pto.interp import stacked
 from pto.interp.codegen import YIELD, Block, Program, compile_region
+from pto.interp.codegen_stacked import compile_stacked
 from pto.interp.graph import KINDS, TaskGraph
 from pto.interp.machine import Core, Machine
 from pto.interp.scheduler import QUANTUM, Worker, deadlock
@@ -200,7 +202,14 @@ class Programs:
 
     def get(self, region: Region, label: str, hot: bool = False) -> Program:
         """The region's program (`hot`: its variant for many runs, `compile_region`)."""
-        cached: tuple[int, list, dict[bool, Program]] | None = getattr(region, _CACHED, None)
+        kept = self._kept(region)
+        if hot not in kept:
+            kept[hot] = compile_region(region, label, hot)
+        return kept[hot]
+
+    def _kept(self, region: Region) -> dict:
+        """What is compiled of the region and still valid: its programs by variant."""
+        cached: tuple[int, list, dict] | None = getattr(region, _CACHED, None)
         # (a copy of the region made by `copy.deepcopy` carries the attribute: its id differs)
         if id(region) not in self.checked:  # a run does not change its IR: checked once
             self.checked.add(id(region))
@@ -209,9 +218,18 @@ class Programs:
                 cached = (id(region), source, {})
                 setattr(region, _CACHED, cached)
         assert cached is not None
-        if hot not in cached[2]:
-            cached[2][hot] = compile_region(region, label, hot)
-        return cached[2][hot]
+        return cached[2]
+
+    def stacked(self, region: Region, label: str) -> tuple | None:
+        """The region's stacked numerics program (`pto.interp.codegen_stacked`) and the
+        values it uses from outside, as they are now; None if it cannot be stacked."""
+        kept = self._kept(region)
+        if "stacked" not in kept:
+            kept["stacked"] = compile_stacked(region)
+        if kept["stacked"] is None:
+            return None
+        fn, free = kept["stacked"]
+        return fn, self.interpreter.get_values(free)
 
     def fallback(self, op, args: tuple) -> tuple:
         return self.interpreter.run_op(op, args)
@@ -265,7 +283,37 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
     def work(core: Core, worker: int) -> Generator:
         return _tasks(machine, graph, core, worker, groups, programs)
 
-    graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+    numbers = _stacked(machine, programs, graph)
+    if numbers is None:  # per task: each task's numerics as its program runs
+        graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+        return
+    # Numbers by task group, timing by task: the timing model schedules every task with
+    # no numerics, then each group computes its tasks' numbers at once. A run whose
+    # stacked numerics could differ raises `stacked.Unstackable` and is run again per
+    # task (`pto.interp.run`).
+    machine.numerics = False
+    try:
+        graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+    finally:
+        machine.numerics = True
+    stacked.run_numerics(graph.groups, numbers[0], machine.inputs, numbers[1])
+
+
+def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[list, dict] | None:
+    """Every group's stacked program (None for a group with no task) and the groups'
+    ancestors, if the graph's numerics may be computed by group; else None."""
+    if not (machine.numerics and machine.stacking):
+        return None
+    above = stacked.ancestors(graph.groups)
+    if above is None:
+        return None
+    out: list = []
+    for g in graph.groups:
+        prog = programs.stacked(g.region, g.label) if g.bodies * g.per_body else None
+        if prog is None and g.bodies * g.per_body:
+            return None
+        out.append(prog)
+    return out, above
 
 
 def _tasks(
