@@ -27,7 +27,7 @@ from pto.interp.arith import CMP
 from pto.interp.codegen_base import _INLINE, only_block
 from pto.interp.stacked import NotStackable
 
-_MINMAX = {arith.MinUIOp: "mn({0}, {1})", arith.MaxUIOp: "mx({0}, {1})"}
+_MINMAX: dict[type[Operation], str] = {arith.MinUIOp: "mn({0}, {1})", arith.MaxUIOp: "mx({0}, {1})"}
 _NO_DATA = (npu.SetFlagOp, npu.WaitFlagOp, npu.BarrierOp)
 
 
@@ -90,7 +90,7 @@ class StackedEmitter:
             return
         if t in _INLINE or t in _MINMAX:
             form = _MINMAX.get(t) or _INLINE[t]
-            self.emit(f"{self.define(op.results[0])} = {form.format(*(self.use(v) for v in op.operands))}")
+            self.emit(f"{self.define(op.results[0])} = nz({form.format(*(self.use(v) for v in op.operands))})")
         elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr | FloatAttr):
             self.emit(f"{self.define(op.result)} = {self.const(op.value.value.data)}")
         elif isinstance(op, arith.CmpiOp):
@@ -111,7 +111,7 @@ class StackedEmitter:
         elif isinstance(op, npu.AllocOp) and _mem(op.result) != Space.GM:
             self.emit(f"{self.define(op.result)} = S.alloc({self.const(ops.AllocSpec.of(op))})")
         elif isinstance(op, npu.DimOp | npu.ReshapeOp | npu.ViewOp) and _mem(op.operands[0]) == Space.GM:
-            fn = {npu.DimOp: "dim", npu.ReshapeOp: "reshape", npu.ViewOp: "view"}[t]  # type: ignore[index]
+            fn = {npu.DimOp: "dim", npu.ReshapeOp: "reshape", npu.ViewOp: "view"}[t]
             self.emit(f"{self.define(op.results[0])} = ops.{fn}({self.const(op)}, {self.use(op.operands[0])})")
         elif isinstance(op, npu.DmaOp | npu.FixpipeOp):
             self.copy(op)
@@ -182,7 +182,7 @@ def check_allocs(region: Region) -> None:
 def compile_stacked(region: Region) -> tuple | None:
     """(numerics function, free values), or None for a program the stacked pass cannot
     run."""
-    ns: dict[str, object] = {"ops": ops, "u": stacked.u, "mn": stacked.mn, "mx": stacked.mx}
+    ns: dict[str, object] = {"ops": ops, "u": stacked.u, "mn": stacked.mn, "mx": stacked.mx, "nz": stacked.nz}
     e = StackedEmitter(ns)
     try:
         source = e.program(region)

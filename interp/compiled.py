@@ -299,10 +299,19 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
     stacked.run_numerics(graph.groups, numbers[0], machine.inputs, numbers[1])
 
 
+# A graph is stacked when one of its groups has at least this many loop bodies: its
+# index and tracking arrays then do the work of many per-task ops (measured: at 4 bodies
+# of 128 tokens the stacked pass was twice the per-task numerics; at 128 bodies of one
+# token, a third of them).
+STACK_BODIES = 16
+
+
 def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[list, dict] | None:
     """Every group's stacked program (None for a group with no task) and the groups'
     ancestors, if the graph's numerics may be computed by group; else None."""
     if not (machine.numerics and machine.stacking):
+        return None
+    if max((g.bodies for g in graph.groups), default=0) < STACK_BODIES:
         return None
     above = stacked.ancestors(graph.groups)
     if above is None:

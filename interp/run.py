@@ -212,8 +212,8 @@ def run(
     if sig.level == "pto":
         res = _call(_interpreter(module, None), sig, [x.copy() for x in inputs])
         return RunResult([np.asarray(r) for r in res], "pto")
-    outs = [nx.poison(a.concrete(tokens), nx.DTYPES[a.elem]) for a in sig.outputs]
     if sig.level == "tile":
+        outs = [nx.poison(a.concrete(tokens), nx.DTYPES[a.elem]) for a in sig.outputs]
         _call(_interpreter(module, None), sig, [*(x.copy() for x in inputs), *outs])
         return RunResult(outs, "tile")
     tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)

@@ -55,6 +55,18 @@ def u(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
+def nz(x):
+    """An index value narrowed to the axes it varies along: the rows of a task's tile
+    that depend on `task % 1` are the body's alike (and so are loaded once per body)."""
+    if not isinstance(x, np.ndarray):
+        return x
+    if x.shape[1] > 1 and (x == x[:, :1]).all():
+        x = x[:, :1]
+    if x.shape[0] > 1 and (x == x[:1]).all():
+        x = x[:1]
+    return x.item() if x.shape == (1, 1) else x
+
+
 def mn(a, b):
     return min(a, b) if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) else np.minimum(a, b)
 
@@ -340,8 +352,9 @@ class Tracker:
             raise Unstackable("tasks of several bodies touch one element of a written tensor")
         owner[ids] = body
         last = self.last[key]
-        allowed = np.array([-1, st.rank, *self.ancestors[st.rank]], np.int64)
-        if np.isin(last[ids], allowed, invert=True).any():
+        ok = np.zeros(st.rank + 2, bool)  # by rank + 1: none, the group itself and its ancestors
+        ok[[0, st.rank + 1, *(r + 1 for r in self.ancestors[st.rank])]] = True
+        if not ok[last[ids] + 1].all():
             raise Unstackable("two groups that do not depend on each other touch one element")
         last[ids] = st.rank
         if who is not None:
