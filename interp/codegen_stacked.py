@@ -134,8 +134,8 @@ class StackedEmitter:
         if carried:
             self.emit(f"{', '.join(carried)}, = {', '.join(self.use(v) for v in op.iter_args)},")
         iv, *args = op.body.block.args
-        bounds = ", ".join(f"u({self.use(v)})" for v in (op.lb, op.ub, op.step))
-        self.emit(f"for {self.define(iv)} in range({bounds}):")
+        bounds = ", ".join(self.use(v) for v in (op.lb, op.ub, op.step))
+        self.emit(f"for {self.define(iv)} in loop({bounds}):")
         if args:
             self.emit(f"    {', '.join(self.define(a) for a in args)}, = {', '.join(carried)},")
         self.nested(op.body, carried)
@@ -182,7 +182,14 @@ def check_allocs(region: Region) -> None:
 def compile_stacked(region: Region) -> tuple | None:
     """(numerics function, free values), or None for a program the stacked pass cannot
     run."""
-    ns: dict[str, object] = {"ops": ops, "u": stacked.u, "mn": stacked.mn, "mx": stacked.mx, "nz": stacked.nz}
+    ns: dict[str, object] = {
+        "ops": ops,
+        "u": stacked.u,
+        "mn": stacked.mn,
+        "mx": stacked.mx,
+        "nz": stacked.nz,
+        "loop": stacked.loop,
+    }
     e = StackedEmitter(ns)
     try:
         source = e.program(region)

@@ -12,6 +12,7 @@ the interpreter's.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -231,6 +232,19 @@ class Programs:
         fn, free = kept["stacked"]
         return fn, self.interpreter.get_values(free)
 
+    def costs(self, graph: TaskGraph) -> dict[str, float]:
+        """The measured costs of the graph's ways to run (`_way`), kept with its first
+        group's programs, for graphs of its shape (the group sizes a token count gives)."""
+        shape = tuple((g.bodies, g.per_body) for g in graph.groups)
+        return self._kept(graph.groups[0].region).setdefault(("costs", shape), {})
+
+    def refuse(self, region: Region) -> None:
+        """The region's stacked program was refused at run time: its graph runs per task
+        from now on, without a timing run and a rerun each time (the refusal comes from
+        the program's index arithmetic and the graph's shape, which the next run of the
+        same module repeats)."""
+        self._kept(region)["stacked"] = None
+
     def fallback(self, op, args: tuple) -> tuple:
         return self.interpreter.run_op(op, args)
 
@@ -284,19 +298,49 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
         return _tasks(machine, graph, core, worker, groups, programs)
 
     numbers = _stacked(machine, programs, graph)
-    if numbers is None:  # per task: each task's numerics as its program runs
+    costs = programs.costs(graph) if numbers is not None else {}
+    way = _way(costs) if numbers is not None else "per task"
+    start = CLOCK()
+    if way == "per task":  # each task's numerics as its program runs
         graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
-        return
-    # Numbers by task group, timing by task: the timing model schedules every task with
-    # no numerics, then each group computes its tasks' numbers at once. A run whose
-    # stacked numerics could differ raises `stacked.Unstackable` and is run again per
-    # task (`pto.interp.run`).
-    machine.numerics = False
-    try:
-        graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
-    finally:
-        machine.numerics = True
-    stacked.run_numerics(graph.groups, numbers[0], machine.inputs, numbers[1])
+    else:
+        # Numbers by task group, timing by task: the timing model schedules every task
+        # with no numerics, then each group computes its tasks' numbers at once. A run
+        # whose stacked numerics could differ raises `stacked.Unstackable` and is run
+        # again per task (`pto.interp.run`).
+        assert numbers is not None
+        machine.numerics = False
+        try:
+            graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+        finally:
+            machine.numerics = True
+        try:
+            stacked.run_numerics(graph.groups, numbers[0], machine.inputs, numbers[1])
+        except stacked.Unstackable as e:
+            if e.group is not None:
+                programs.refuse(graph.groups[e.group].region)
+            raise
+    if numbers is not None:
+        costs[way] = min(costs.get(way, INF), CLOCK() - start)
+
+
+# What a run's cost is measured on: the process's CPU time (a shared machine's other load
+# is not the run's).
+CLOCK = time.process_time
+
+
+def _way(costs: dict[str, float]) -> str:
+    """How a graph that can be stacked runs: stacked the first time, per task the second,
+    then the cheaper of the two as measured (the cheapest run of each). Both give the
+    same numbers and the same report; which is cheaper depends on the graph: stacking
+    pays index and tracking arrays over every element a group touches, the per-task path
+    Python per op per task (hc_pre: few tasks, each over a wide row block, stacked was
+    ten times slower)."""
+    if "stacked" not in costs:
+        return "stacked"
+    if "per task" not in costs:
+        return "per task"
+    return min(costs, key=costs.__getitem__)
 
 
 # A graph is stacked when one of its groups has at least this many loop bodies: its

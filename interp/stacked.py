@@ -13,16 +13,21 @@ matmul is numpy's batched product, one BLAS call per task's tile with the tile's
 shape (`test_engine_stacked.py` compares with the interp engine bit for bit).
 
 Whether this is the interleaved run's result is checked, not assumed, as it runs:
-- control flow, an on-chip offset or an on-chip copy's valid rows that differ between
-  tasks, a read of on-chip bytes the task has not written (the per-task engine would
-  see what the core's last task left), are refused;
+- control flow (a branch, a loop's trip count), an on-chip offset or an on-chip copy's
+  valid rows that differ between tasks, a read of on-chip bytes the task has not
+  written (the per-task engine would see what the core's last task left), are refused;
+  a loop whose start differs (a column block chosen by the task) runs its trips alike,
+  its induction value an index array (`loop`);
 - GM (`Tracker`): an element of a tensor the kernel writes may be touched by the tasks
   of one body only, by groups that depend on each other (the task graph then orders
   them in every schedule, and this pass runs groups in that order), written by one task
   of a group, and not read and written by one group. Inputs are never written.
 A refusal raises `Unstackable` and the run starts again on the per-task path
 (`pto.interp.run`), which is always exact; a program that cannot be stacked at all is
-known when compiling (`NotStackable`), and its graph runs per task from the start.
+known when compiling (`NotStackable`), and its graph runs per task from the start; a
+program refused once is not stacked again (`compiled.Programs.refuse`). A graph that can
+be stacked runs stacked once, per task once, then the way measured cheaper
+(`compiled._way`): both give the same numbers.
 """
 
 from __future__ import annotations
@@ -41,7 +46,10 @@ class NotStackable(Exception):
 
 class Unstackable(Exception):
     """A run whose stacked numerics could differ from the per-task engine's: it is run
-    again per task."""
+    again per task. `group`: the index of the group whose program was refused (set by
+    `run_numerics`), so that its program is not stacked again (`Programs.refuse`)."""
+
+    group: int | None = None
 
 
 def u(x):
@@ -53,6 +61,22 @@ def u(x):
             raise Unstackable("a value that decides control flow or an on-chip place differs between tasks")
         x = flat[0]
     return x.item() if isinstance(x, np.generic) else x
+
+
+def loop(lb, ub, step):
+    """The induction values of an `scf.for`: a `range` when every task loops alike, else
+    one array per trip when the tasks' loops start at different places but make the same
+    number of trips (hc_pre's column loop starts at a column block chosen by the task);
+    else the program cannot be stacked."""
+    step = u(step)
+    if not step > 0:  # (the timing run has raised the per-task engine's error already)
+        raise Unstackable("a loop step that is not positive")
+    if not isinstance(lb, np.ndarray) and not isinstance(ub, np.ndarray):
+        return range(lb, ub, step)
+    trips = u(np.maximum(0, -((lb - ub) // step)))
+    if not isinstance(lb, np.ndarray):
+        return range(lb, lb + trips * step, step)
+    return (nz(lb + i * step) for i in range(trips))
 
 
 def nz(x):
@@ -419,4 +443,8 @@ def run_numerics(groups, programs: list, inputs: list[GmTensor], above: dict[int
             continue
         fn, free = prog
         st = Stack(tracker, g.index, g.bodies, g.per_body, g.loop)
-        fn(st, free, *st.args())
+        try:
+            fn(st, free, *st.args())
+        except Unstackable as e:
+            e.group = g.index
+            raise

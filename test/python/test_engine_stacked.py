@@ -4,6 +4,8 @@ stack, that they did), and each check that sends a run back to the per-task path
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from kernels import SK03_NAMES, lowered_example
@@ -14,9 +16,13 @@ from pto.interp import numerics as nx
 from pto.interp.machine import GmTensor
 from pto.interp.run import random_inputs, run, signature
 
-# An example whose graph the stacked pass runs with unroll [1] (hc_pre goes per task: its
-# column loop differs between tasks; the int8 kernel: its buffers overlap with other types).
-STACKED = ("sk03_standard.mlir",)
+# An example whose graph the stacked pass runs with unroll [1] (hc_pre's column loop starts
+# at a column block chosen by the task: `stacked.loop`; the int8 kernel goes per task: its
+# buffers overlap with other types).
+STACKED = ("sk03_standard.mlir", "hc_pre.mlir")
+
+
+CLOCK = [0.0, 0.0]  # a fake clock for `compiled.CLOCK`: its time, a stacked pass's cost
 
 
 def counted(monkeypatch) -> dict[str, int]:
@@ -31,6 +37,7 @@ def counted(monkeypatch) -> dict[str, int]:
             n["unstackable"] += 1
             raise
         n["stacked"] += 1
+        CLOCK[0] += CLOCK[1]  # what a stacked pass costs on the fake clock, if one is set
 
     monkeypatch.setattr(compiled.stacked, "run_numerics", run_numerics)
     return n
@@ -44,7 +51,8 @@ def test_stacked_numerics_are_the_per_task_ones(monkeypatch, name: str, factors:
     pto_m, npu_m = lowered_example(name, f"pto-sk03-pipeline{{factors={factors}}}" if factors else "pto-sk03-pipeline")
     inputs = random_inputs(signature(pto_m), tokens, tokens)
     ref = run(npu_m, inputs, trace=True, engine="interp")
-    got = run(npu_m, inputs, trace=True, engine="compiled")
+    # (a copy: what an earlier run of the module chose is kept with its programs)
+    got = run(npu_m.clone(), inputs, trace=True, engine="compiled")
     same(ref, got)
     if name in STACKED and factors == "1" and tokens >= compiled.STACK_BODIES:
         assert n == {"stacked": 1, "unstackable": 0}
@@ -58,9 +66,55 @@ def test_a_run_the_checks_refuse_is_run_again_per_task(monkeypatch) -> None:
 
     monkeypatch.setattr(stacked.Tracker, "access", refuse)
     pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()  # (the refusal is kept with its programs)
     inputs = random_inputs(signature(pto_m), 40, 0)
     same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m, inputs, trace=True, engine="compiled"))
     assert n == {"stacked": 0, "unstackable": 1}
+
+
+def test_a_refused_program_is_not_stacked_again(monkeypatch) -> None:
+    n = counted(monkeypatch)
+    monkeypatch.setattr(stacked.Stack, "mmad", _refuse)
+    pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()
+    inputs = random_inputs(signature(pto_m), 40, 0)
+    ref = run(npu_m, inputs, engine="interp")
+    for tokens in (40, 40, 20):  # (refused for any token count: its program is)
+        got = run(npu_m, random_inputs(signature(pto_m), tokens, 0), engine="compiled")
+    same(ref, run(npu_m, inputs, engine="compiled"))
+    assert n == {"stacked": 0, "unstackable": 1}
+    assert got.report.to_json() == run(npu_m, random_inputs(signature(pto_m), 20, 0), engine="interp").report.to_json()
+
+
+def _refuse(*a, **k):
+    raise stacked.Unstackable("refused")
+
+
+@pytest.mark.parametrize(("cost", "stacked_runs"), [(100.0, 1), (-100.0, 3)])
+def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked_runs: int) -> None:
+    """Stacked the first time, per task the second, then the cheaper of the two."""
+    n = counted(monkeypatch)
+    monkeypatch.setattr(compiled, "CLOCK", lambda: CLOCK[0])
+    monkeypatch.setattr(sys.modules[__name__], "CLOCK", [0.0, cost])
+    pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()
+    inputs = random_inputs(signature(pto_m), 20, 0)
+    ref = run(npu_m, inputs, engine="interp")
+    for _ in range(4):
+        same(ref, run(npu_m, inputs, engine="compiled"))
+    assert n == {"stacked": stacked_runs, "unstackable": 0}
+
+
+def test_a_loop_may_start_where_the_task_says_if_its_trips_do_not_differ() -> None:
+    lb = np.array([[0, 4, 8]])
+    got = list(stacked.loop(lb, lb + 4, 2))
+    assert [g.tolist() for g in got] == [[[0, 4, 8]], [[2, 6, 10]]]
+    assert list(stacked.loop(np.array([[3], [3]]), 7, 2)) == [3, 5]
+    assert list(stacked.loop(2, 7, np.array([[2, 2]]))) == [2, 4, 6]
+    with pytest.raises(stacked.Unstackable, match="differs"):
+        stacked.loop(lb, np.array([[4, 8, 10]]), 2)
+    with pytest.raises(stacked.Unstackable, match="not positive"):
+        stacked.loop(0, 4, 0)
 
 
 def _tracker(above: dict[int, set[int]]) -> tuple[stacked.Tracker, GmTensor]:
