@@ -12,6 +12,7 @@ the interpreter's.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -21,7 +22,9 @@ import numpy as np
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Region
 
+from pto.interp import stacked
 from pto.interp.codegen import YIELD, Block, Program, compile_region
+from pto.interp.codegen_stacked import compile_stacked
 from pto.interp.graph import KINDS, TaskGraph
 from pto.interp.machine import Core, Machine
 from pto.interp.scheduler import QUANTUM, Worker, deadlock
@@ -200,7 +203,14 @@ class Programs:
 
     def get(self, region: Region, label: str, hot: bool = False) -> Program:
         """The region's program (`hot`: its variant for many runs, `compile_region`)."""
-        cached: tuple[int, list, dict[bool, Program]] | None = getattr(region, _CACHED, None)
+        kept = self._kept(region)
+        if hot not in kept:
+            kept[hot] = compile_region(region, label, hot)
+        return kept[hot]
+
+    def _kept(self, region: Region) -> dict:
+        """What is compiled of the region and still valid: its programs by variant."""
+        cached: tuple[int, list, dict] | None = getattr(region, _CACHED, None)
         # (a copy of the region made by `copy.deepcopy` carries the attribute: its id differs)
         if id(region) not in self.checked:  # a run does not change its IR: checked once
             self.checked.add(id(region))
@@ -209,9 +219,31 @@ class Programs:
                 cached = (id(region), source, {})
                 setattr(region, _CACHED, cached)
         assert cached is not None
-        if hot not in cached[2]:
-            cached[2][hot] = compile_region(region, label, hot)
-        return cached[2][hot]
+        return cached[2]
+
+    def stacked(self, region: Region, label: str) -> tuple | None:
+        """The region's stacked numerics program (`pto.interp.codegen_stacked`) and the
+        values it uses from outside, as they are now; None if it cannot be stacked."""
+        kept = self._kept(region)
+        if "stacked" not in kept:
+            kept["stacked"] = compile_stacked(region)
+        if kept["stacked"] is None:
+            return None
+        fn, free = kept["stacked"]
+        return fn, self.interpreter.get_values(free)
+
+    def costs(self, graph: TaskGraph) -> dict[str, float]:
+        """The measured costs of the graph's ways to run (`_way`), kept with its first
+        group's programs, for graphs of its shape (the group sizes a token count gives)."""
+        shape = tuple((g.bodies, g.per_body) for g in graph.groups)
+        return self._kept(graph.groups[0].region).setdefault(("costs", shape), {})
+
+    def refuse(self, region: Region) -> None:
+        """The region's stacked program was refused at run time: its graph runs per task
+        from now on, without a timing run and a rerun each time (the refusal comes from
+        the program's index arithmetic and the graph's shape, which the next run of the
+        same module repeats)."""
+        self._kept(region)["stacked"] = None
 
     def fallback(self, op, args: tuple) -> tuple:
         return self.interpreter.run_op(op, args)
@@ -265,7 +297,76 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
     def work(core: Core, worker: int) -> Generator:
         return _tasks(machine, graph, core, worker, groups, programs)
 
-    graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+    numbers = _stacked(machine, programs, graph)
+    costs = programs.costs(graph) if numbers is not None else {}
+    way = _way(costs) if numbers is not None else "per task"
+    start = CLOCK()
+    if way == "per task":  # each task's numerics as its program runs
+        graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+    else:
+        # Numbers by task group, timing by task: the timing model schedules every task
+        # with no numerics, then each group computes its tasks' numbers at once. A run
+        # whose stacked numerics could differ raises `stacked.Unstackable` and is run
+        # again per task (`pto.interp.run`).
+        assert numbers is not None
+        machine.numerics = False
+        try:
+            graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+        finally:
+            machine.numerics = True
+        try:
+            stacked.run_numerics(graph.groups, numbers[0], machine.inputs, numbers[1])
+        except stacked.Unstackable as e:
+            if e.group is not None:
+                programs.refuse(graph.groups[e.group].region)
+            raise
+    if numbers is not None:
+        costs[way] = min(costs.get(way, INF), CLOCK() - start)
+
+
+# What a run's cost is measured on: the process's CPU time (a shared machine's other load
+# is not the run's).
+CLOCK = time.process_time
+
+
+def _way(costs: dict[str, float]) -> str:
+    """How a graph that can be stacked runs: stacked the first time, per task the second,
+    then the cheaper of the two as measured (the cheapest run of each). Both give the
+    same numbers and the same report; which is cheaper depends on the graph: stacking
+    pays index and tracking arrays over every element a group touches, the per-task path
+    Python per op per task (hc_pre: few tasks, each over a wide row block, stacked was
+    ten times slower)."""
+    if "stacked" not in costs:
+        return "stacked"
+    if "per task" not in costs:
+        return "per task"
+    return min(costs, key=costs.__getitem__)
+
+
+# A graph is stacked when one of its groups has at least this many loop bodies: its
+# index and tracking arrays then do the work of many per-task ops (measured: at 4 bodies
+# of 128 tokens the stacked pass was twice the per-task numerics; at 128 bodies of one
+# token, a third of them).
+STACK_BODIES = 16
+
+
+def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[list, dict] | None:
+    """Every group's stacked program (None for a group with no task) and the groups'
+    ancestors, if the graph's numerics may be computed by group; else None."""
+    if not (machine.numerics and machine.stacking):
+        return None
+    if max((g.bodies for g in graph.groups), default=0) < STACK_BODIES:
+        return None
+    above = stacked.ancestors(graph.groups)
+    if above is None:
+        return None
+    out: list = []
+    for g in graph.groups:
+        prog = programs.stacked(g.region, g.label) if g.bodies * g.per_body else None
+        if prog is None and g.bodies * g.per_body:
+            return None
+        out.append(prog)
+    return out, above
 
 
 def _tasks(

@@ -300,6 +300,10 @@ class Machine:
         # Off: timing only. Ops skip their tile arithmetic and copies; bounds, L2 and
         # timing are the same (`pto.interp.npu_ops`).
         self.numerics = numerics
+        # A graph's numerics computed by task group after its timing (`pto.interp.stacked`;
+        # the compiled engine), and the kernel's inputs, which its tasks only read.
+        self.stacking = False
+        self.inputs: list[GmTensor] = []
         l2 = target.l2
         self.l2 = L2Cache(l2_size if l2_size is not None else l2.sim_size, l2.line_bytes, l2.ways)
         self.l2_size = self.l2.sets * self.l2.ways * self.l2.line

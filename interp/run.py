@@ -28,6 +28,7 @@ from pto.interp.npu import NpuFunctions
 from pto.interp.pto import PtoFunctions
 from pto.interp.report import Report, make_report
 from pto.interp.scf import CheckedScfFunctions
+from pto.interp.stacked import Unstackable
 from pto.interp.tile import TileFunctions
 from pto.targets import Target, load_target, target_of
 
@@ -211,14 +212,37 @@ def run(
     if sig.level == "pto":
         res = _call(_interpreter(module, None), sig, [x.copy() for x in inputs])
         return RunResult([np.asarray(r) for r in res], "pto")
-    outs = [nx.poison(a.concrete(tokens), nx.DTYPES[a.elem]) for a in sig.outputs]
     if sig.level == "tile":
+        outs = [nx.poison(a.concrete(tokens), nx.DTYPES[a.elem]) for a in sig.outputs]
         _call(_interpreter(module, None), sig, [*(x.copy() for x in inputs), *outs])
         return RunResult(outs, "tile")
     tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)
     if target:
         check_paths(module, tgt)
+    if engine == "compiled" and numerics:
+        try:  # numbers by task group (`pto.interp.stacked`), where they are the per-task ones
+            return _run_npu(module, sig, inputs, tgt, l2_size, trace, engine, numerics, stacking=True)
+        except Unstackable:
+            pass
+    return _run_npu(module, sig, inputs, tgt, l2_size, trace, engine, numerics)
+
+
+def _run_npu(
+    module: ModuleOp,
+    sig: Signature,
+    inputs: list[np.ndarray],
+    tgt: Target,
+    l2_size: int | None,
+    trace: bool,
+    engine: str,
+    numerics: bool,
+    stacking: bool = False,
+) -> RunResult:
+    """`run` at the npu level, on a new machine and new outputs."""
+    tokens = check_inputs(sig, inputs) or 0
+    outs = [nx.poison(a.concrete(tokens), nx.DTYPES[a.elem]) for a in sig.outputs]
     m = Machine(tgt, l2_size, trace, numerics)
+    m.stacking = stacking
     args, notes = [], []
     for a, x in zip(sig.inputs, inputs, strict=True):
         if a.host_transpose:
@@ -228,6 +252,7 @@ def run(
                 f"-> {'x'.join(map(str, x.shape))} ({x.nbytes} bytes, not timed)"
             )
         args.append(m.gm(a.name.lstrip("%"), _gm_input(x, numerics), nz=a.nz))
+    m.inputs = list(args)
     gm_outs = [m.gm(a.name.lstrip("%"), o) for a, o in zip(sig.outputs, outs, strict=True)]
     for g in gm_outs:
         m.write_counts[g.name] = np.zeros(g.array.shape, np.int32)

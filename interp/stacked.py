@@ -1,0 +1,450 @@
+"""Numbers by task group: the numerics of a graph's tasks computed one group at a time,
+all of its tasks at once, after the timing model has scheduled every task.
+
+The tasks of a group run one program on different rows. Its stacked program
+(`pto.interp.codegen_stacked`) runs once per group: an index value that depends on the
+body is an array of shape (bodies, 1), on the task one of (1, tasks), on both
+(bodies, tasks), else a Python int; a buffer's contents are an array of shape
+(b, p, *its shape), b and p each 1 or the group's count, so that a tile every task
+loads alike (a weight tile of one column block) is loaded and transposed once, and one
+numpy call does an op for every task. The math is the per-task engine's, element for
+element: elementwise ops and last-axis reductions see the same operands, and a stacked
+matmul is numpy's batched product, one BLAS call per task's tile with the tile's own
+shape (`test_engine_stacked.py` compares with the interp engine bit for bit).
+
+Whether this is the interleaved run's result is checked, not assumed, as it runs:
+- control flow (a branch, a loop's trip count), an on-chip offset or an on-chip copy's
+  valid rows that differ between tasks, a read of on-chip bytes the task has not
+  written (the per-task engine would see what the core's last task left), are refused;
+  a loop whose start differs (a column block chosen by the task) runs its trips alike,
+  its induction value an index array (`loop`);
+- GM (`Tracker`): an element of a tensor the kernel writes may be touched by the tasks
+  of one body only, by groups that depend on each other (the task graph then orders
+  them in every schedule, and this pass runs groups in that order), written by one task
+  of a group, and not read and written by one group. Inputs are never written.
+A refusal raises `Unstackable` and the run starts again on the per-task path
+(`pto.interp.run`), which is always exact; a program that cannot be stacked at all is
+known when compiling (`NotStackable`), and its graph runs per task from the start; a
+program refused once is not stacked again (`compiled.Programs.refuse`). A graph that can
+be stacked runs stacked once, per task once, then the way measured cheaper
+(`compiled._way`): both give the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pto.interp import npu_ops as ops
+from pto.interp.machine import GmTensor
+
+
+class NotStackable(Exception):
+    """A program the stacked pass cannot run (known when compiling)."""
+
+
+class Unstackable(Exception):
+    """A run whose stacked numerics could differ from the per-task engine's: it is run
+    again per task. `group`: the index of the group whose program was refused (set by
+    `run_numerics`), so that its program is not stacked again (`Programs.refuse`)."""
+
+    group: int | None = None
+
+
+def u(x):
+    """A value every task has alike (a loop bound, a branch, an on-chip offset): an
+    array of one value is that value; else the program cannot be stacked."""
+    if isinstance(x, np.ndarray):
+        flat = x.reshape(-1)
+        if flat.size == 0 or not (flat == flat[0]).all():
+            raise Unstackable("a value that decides control flow or an on-chip place differs between tasks")
+        x = flat[0]
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def loop(lb, ub, step):
+    """The induction values of an `scf.for`: a `range` when every task loops alike, else
+    one array per trip when the tasks' loops start at different places but make the same
+    number of trips (hc_pre's column loop starts at a column block chosen by the task);
+    else the program cannot be stacked."""
+    step = u(step)
+    if not step > 0:  # (the timing run has raised the per-task engine's error already)
+        raise Unstackable("a loop step that is not positive")
+    if not isinstance(lb, np.ndarray) and not isinstance(ub, np.ndarray):
+        return range(lb, ub, step)
+    trips = u(np.maximum(0, -((lb - ub) // step)))
+    if not isinstance(lb, np.ndarray):
+        return range(lb, lb + trips * step, step)
+    return (nz(lb + i * step) for i in range(trips))
+
+
+def nz(x):
+    """An index value narrowed to the axes it varies along: the rows of a task's tile
+    that depend on `task % 1` are the body's alike (and so are loaded once per body)."""
+    if not isinstance(x, np.ndarray):
+        return x
+    if x.shape[1] > 1 and (x == x[:, :1]).all():
+        x = x[:, :1]
+    if x.shape[0] > 1 and (x == x[:1]).all():
+        x = x[:1]
+    return x.item() if x.shape == (1, 1) else x
+
+
+def mn(a, b):
+    return min(a, b) if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) else np.minimum(a, b)
+
+
+def mx(a, b):
+    return max(a, b) if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) else np.maximum(a, b)
+
+
+def lead(x) -> tuple[int, int]:
+    """The stack shape (b, p) of an index value or a stacked array."""
+    if isinstance(x, np.ndarray):
+        return x.shape[0], x.shape[1]
+    return 1, 1
+
+
+def both(*shapes: tuple[int, int]) -> tuple[int, int]:
+    return max(s[0] for s in shapes), max(s[1] for s in shapes)
+
+
+_RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def raw(a: np.ndarray) -> np.ndarray:
+    """The array's bits (copies and zero fills move bits, as `npu_ops.move` does)."""
+    return a.view(_RAW[a.itemsize])
+
+
+@dataclass(eq=False)
+class Slot:
+    """An on-chip buffer of every task of a group: `arr` (b, p, *shape), None until
+    written; `written` marks the elements the task has written so far (alike for all
+    tasks: on-chip offsets are)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    arr: np.ndarray | None = None
+    written: np.ndarray = field(init=False)
+    full: bool = False
+
+    def __post_init__(self) -> None:
+        self.written = np.zeros(self.shape, bool)
+
+    def read(self, window: tuple) -> np.ndarray:
+        if not self.full and not self.written[window].all():
+            raise Unstackable("a task reads on-chip bytes it has not written")
+        assert self.arr is not None
+        return self.arr[(slice(None), slice(None), *window)]
+
+    def write(self, window: tuple, data: np.ndarray, stack: tuple[int, int]) -> None:
+        """`data` (b', p', *window's shape) into the window; the slot grows to the
+        tasks' stack shape when they write it differently."""
+        b, p = both(stack, lead(data))
+        if self.arr is None:
+            self.arr = np.zeros((b, p, *self.shape), self.dtype)
+        elif self.arr.shape[:2] != (b, p) and both(self.arr.shape[:2], (b, p)) != self.arr.shape[:2]:
+            b, p = both(self.arr.shape[:2], (b, p))
+            self.arr = np.broadcast_to(self.arr, (b, p, *self.shape)).copy()
+        target = self.arr[(slice(None), slice(None), *window)]
+        if data.dtype == self.dtype:
+            raw(target)[...] = raw(data)
+        else:
+            target[...] = data
+        if not self.full:
+            self.written[window] = True
+            self.full = bool(self.written.all())
+
+
+def window(offs, ext) -> tuple:
+    return tuple(slice(o, o + e) for o, e in zip(offs, ext, strict=True))
+
+
+def _aligned(a: np.ndarray, nd: int) -> np.ndarray:
+    """A stacked operand with its buffer axes right-aligned to `nd` (numpy's broadcasting
+    of the per-task operands, which have no stack axes)."""
+    extra = nd - (a.ndim - 2)
+    return a.reshape(a.shape[:2] + (1,) * extra + a.shape[2:]) if extra > 0 else a
+
+
+class Stack:
+    """One group's stacked pass: its index arrays, its slots, its GM accesses."""
+
+    def __init__(self, tracker: Tracker, rank: int, bodies: int, per_body: int, loop: int = 0):
+        self.tracker, self.rank = tracker, rank
+        self.B, self.P = bodies, per_body
+        self.body = np.arange(bodies, dtype=np.int64).reshape(bodies, 1)
+        # which tasks of other groups it depends on: those of its loop body (`TaskGraph`)
+        self.owner = (loop << 20) + self.body
+        self.task = np.arange(per_body, dtype=np.int64).reshape(1, per_body)
+        self.slots: dict[tuple, Slot] = {}
+
+    def args(self) -> tuple:
+        """The block arguments (body, task): an array each, or 0 when there is one."""
+        return (self.body if self.B > 1 else 0), (self.task if self.P > 1 else 0)
+
+    def alloc(self, s: ops.AllocSpec) -> Slot:
+        key = (s.space, s.offset, s.dtype, s.shape)
+        slot = self.slots.get(key)
+        if slot is None:
+            slot = self.slots[key] = Slot(s.shape, s.dtype)
+        return slot
+
+    # -- copies ------------------------------------------------------------------------
+
+    def dma(self, spec: ops.CopySpec, src, dst, so, do, rows) -> None:
+        ext, transpose = spec.ext, spec.transpose
+        if isinstance(src, GmTensor) and isinstance(dst, GmTensor) or transpose and isinstance(src, GmTensor):
+            raise Unstackable("a GM to GM or transposed GM copy")
+        if isinstance(src, GmTensor):
+            data = self.load(src, so, ext, rows)
+            return dst.write(window(list(map(u, do)), ext), data, lead(data))
+        if isinstance(dst, GmTensor):
+            valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
+            data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
+            return self.store(dst, do, ext, rows, self._padded(data, ext))
+        valid = ext[0] if rows is None else max(0, min(u(rows), ext[0]))
+        vext = (valid, *ext[1:])
+        sext = tuple(reversed(vext)) if transpose else vext
+        data = src.read(window(list(map(u, so)), sext))
+        if transpose:
+            data = np.swapaxes(data, -1, -2)
+        do = list(map(u, do))
+        if valid < ext[0]:  # the rows past the valid ones are zeroed
+            data = self._padded(data, ext)
+        dst.write(window(do, ext), data, lead(data))
+
+    @staticmethod
+    def _padded(data: np.ndarray, ext) -> np.ndarray:
+        if data.shape[2] == ext[0]:
+            return data
+        out = np.zeros((*data.shape[:2], *ext), data.dtype)
+        raw(out)[:, :, : data.shape[2]] = raw(data)
+        return out
+
+    def fixpipe(self, op, spec: ops.CopySpec, src: Slot, dst, so, do, rows) -> None:
+        if op.atomic_add is not None:
+            raise Unstackable("an atomic add")
+        ext = spec.ext
+        valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
+        acc = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
+        out = np.empty(acc.shape, dst.array.dtype if isinstance(dst, GmTensor) else dst.dtype)
+        ops.fixpipe_value(op, acc, out)
+        if isinstance(dst, GmTensor):
+            return self.store(dst, do, ext, rows, self._padded(out, ext))
+        dst.write(window(list(map(u, do)), (u(valid), *ext[1:])), out, lead(out))
+
+    def load(self, gm: GmTensor, offs, ext, rows) -> np.ndarray:
+        """A GM tile per task, (b, p, *ext); rows past a task's valid ones are zero."""
+        a = gm.array
+        valid = None if rows is None else np.clip(rows, 0, ext[0])
+        if all(not isinstance(o, np.ndarray) for o in offs) and not isinstance(valid, np.ndarray):
+            v = ext[0] if valid is None else int(valid)
+            self.tracker.access(self, gm, offs, (v, *ext[1:]), None, False)
+            data = a[window(offs, (v, *ext[1:]))][None, None]
+            return self._padded(np.ascontiguousarray(data), ext)
+        idx, mask = self._indices(a, offs, ext, valid)
+        self.tracker.access(self, gm, idx, ext, mask, False)
+        data = a[idx]
+        if mask is not None:
+            data = np.where(mask, raw(data), 0).view(a.dtype)
+        return data
+
+    def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
+        a = gm.array
+        valid = None if rows is None else np.clip(rows, 0, ext[0])
+        b, p = both(lead(data), *(lead(o) for o in offs), lead(valid))
+        if (b, p) != (self.B, self.P):  # several tasks would write the same elements
+            raise Unstackable("tasks of one group write alike")
+        idx, mask = self._indices(a, offs, ext, valid)
+        idx = tuple(np.broadcast_to(i, (b, p, *ext)) for i in idx)
+        self.tracker.access(self, gm, idx, ext, mask, True)
+        data = np.broadcast_to(data, (b, p, *ext))
+        if mask is not None:
+            mask = np.broadcast_to(mask, (b, p, *ext))
+            idx, data = tuple(i[mask] for i in idx), data[mask]
+        if data.dtype == a.dtype:
+            raw(a)[idx] = raw(data)
+        else:
+            a[idx] = data
+
+    @staticmethod
+    def _indices(a: np.ndarray, offs, ext, valid) -> tuple[tuple, np.ndarray | None]:
+        """Per axis an index array (b?, p?, 1.., e, ..1) of a tile at `offs`, clipped to
+        the array (rows past the valid ones may lie outside; they are masked)."""
+        nd = len(ext)
+        idx = []
+        for d, (o, e) in enumerate(zip(offs, ext, strict=True)):
+            o = np.asarray(o, np.int64)
+            o = o.reshape(o.shape + (1, 1)[o.ndim :]) if o.ndim < 2 else o
+            step = np.arange(e, dtype=np.int64).reshape((1,) * d + (e,) + (1,) * (nd - d - 1))
+            i = o.reshape(o.shape + (1,) * nd) + step
+            idx.append(np.clip(i, 0, max(a.shape[d] - 1, 0)))
+        mask = None
+        if valid is not None:
+            v = np.asarray(valid, np.int64)
+            v = v.reshape(v.shape + (1, 1)[v.ndim :]) if v.ndim < 2 else v
+            mask = np.arange(ext[0]).reshape((ext[0],) + (1,) * (nd - 1)) < v.reshape(v.shape + (1,) * nd)
+        return tuple(idx), mask
+
+    # -- compute -----------------------------------------------------------------------
+
+    def mmad(self, a: Slot, b: Slot, c: Slot, accumulate) -> None:
+        x, y = a.read(()), b.read(())
+        prod = ops.nx.matmul(x, y)
+        if u(accumulate):
+            acc = c.read(())
+            if prod.dtype == np.int32:
+                prod = (acc.astype(np.int64) + prod).astype(np.int32)
+            else:
+                prod = np.add(acc, prod)  # the per-task engine's `np.add(c, prod, out=c)`
+        c.write((), prod, lead(prod))
+
+    def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
+        nd = max(len(s.shape) for s in (*srcs, dst))
+        args = [np.ascontiguousarray(_aligned(s.read(()), nd)) for s in srcs]
+        if transpose:
+            value = np.swapaxes(args[0], -1, -2)
+        else:
+            value = np.asarray(compute(np.empty(0, dst.dtype), *args))
+        if value.ndim < 2:  # (a duplicated scalar)
+            value = np.broadcast_to(value, (1, 1, *dst.shape))
+        out = np.broadcast_to(value, (*value.shape[:2], *np.broadcast_shapes(value.shape[2:], dst.shape)))
+        out = out.reshape(out.shape[:2] + dst.shape)
+        dst.write((), out.astype(dst.dtype, copy=False), lead(out))
+
+    def vcopy(self, op, src: Slot, dst: Slot) -> None:
+        sc, dc, w = op.src_col.value.data, op.dst_col.value.data, op.width.value.data
+        lead_s = (slice(None),) * (len(src.shape) - 1)
+        lead_d = (slice(None),) * (len(dst.shape) - 1)
+        part = src.read((*lead_s, slice(sc, sc + w)))
+        dst.write((*lead_d, slice(dc, dc + w)), part, lead(part))
+
+
+class Tracker:
+    """Which tasks touch which elements of the GM tensors the kernel writes (module
+    doc): per such tensor's memory, the body that owns each element and the last task
+    of the running group that wrote it; per tensor, the groups that touched it and how."""
+
+    def __init__(self, inputs: list[GmTensor], ancestors: dict[int, set[int]]):
+        self.inputs = {id(_root(t.array)) for t in inputs}
+        self.ancestors = ancestors
+        self.owner: dict[int, np.ndarray] = {}  # root -> (loop, body) per element, -1 none
+        self.last: dict[int, np.ndarray] = {}  # root -> the last group to touch each element
+        self.writer: dict[int, np.ndarray] = {}  # root -> (rank << 40) + task, -1 none
+        self.kinds: dict[tuple[int, int], set[bool]] = {}  # (root, rank) -> {write?}
+
+    def access(self, st: Stack, gm: GmTensor, where, ext, mask, write: bool) -> None:
+        a = gm.array
+        root = _root(a)
+        key = id(root)
+        if key in self.inputs:
+            if write:
+                raise Unstackable("a task writes an input")
+            return
+        kinds = self.kinds.setdefault((key, st.rank), set())
+        kinds.add(write)
+        if len(kinds) > 1:
+            raise Unstackable("one group reads and writes one tensor")
+        ids = _flat_ids(a, root, where, ext)
+        if mask is not None:
+            shape = np.broadcast_shapes(ids.shape, mask.shape)
+            ids, mask = np.broadcast_to(ids, shape), np.broadcast_to(mask, shape)
+        b, p = ids.shape[:2]
+        if st.B > 1 and b == 1:
+            raise Unstackable("tasks of several bodies touch one element of a written tensor")
+        lead_shape = (b, p, *(1,) * (ids.ndim - 2))
+        first = st.owner if b > 1 else np.full((1, 1), st.owner[0, 0] - st.body[0, 0])
+        body = np.broadcast_to(first.reshape(b, 1, *lead_shape[2:]), ids.shape)
+        who = None
+        if write:  # (a store covers every task: `Stack.store`)
+            who = np.broadcast_to(((st.rank << 40) + st.body * st.P + st.task).reshape(lead_shape), ids.shape)
+        if mask is not None:
+            ids, body = ids[mask], body[mask]
+            who = who[mask] if who is not None else None
+        else:
+            ids, body = ids.reshape(-1), body.reshape(-1)
+            who = who.reshape(-1) if who is not None else None
+        owner = self.owner.get(key)
+        if owner is None:
+            owner = self.owner[key] = np.full(root.nbytes // a.itemsize, -1, np.int64)
+            self.last[key] = np.full(owner.size, -1, np.int64)
+        had = owner[ids]
+        if ((had != -1) & (had != body)).any():
+            raise Unstackable("tasks of several bodies touch one element of a written tensor")
+        owner[ids] = body
+        last = self.last[key]
+        ok = np.zeros(st.rank + 2, bool)  # by rank + 1: none, the group itself and its ancestors
+        ok[[0, st.rank + 1, *(r + 1 for r in self.ancestors[st.rank])]] = True
+        if not ok[last[ids] + 1].all():
+            raise Unstackable("two groups that do not depend on each other touch one element")
+        last[ids] = st.rank
+        if who is not None:
+            self._one_writer(st, key, ids, who)
+
+    def _one_writer(self, st: Stack, key: int, ids: np.ndarray, who: np.ndarray) -> None:
+        """No element is written by two tasks of the group (their order would differ)."""
+        writer = self.writer.get(key)
+        if writer is None:
+            writer = self.writer[key] = np.full(self.owner[key].size, -1, np.int64)
+        had = writer[ids]
+        if (((had >> 40) == st.rank) & (had != who)).any():
+            raise Unstackable("two tasks of one group write one element")
+        writer[ids] = who
+        if (writer[ids] != who).any():  # (one scatter: the same element twice in it)
+            raise Unstackable("two tasks of one group write one element")
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _flat_ids(a: np.ndarray, root: np.ndarray, where, ext) -> np.ndarray:
+    """The element numbers in `root`'s memory (in `a`'s element size) of a tile: `where`
+    is its offsets (ints) or its index arrays; (b, p, *ext)."""
+    size = a.itemsize
+    base = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // size
+    steps = [s // size for s in a.strides]
+    if all(not isinstance(w, np.ndarray) for w in where):
+        idx = [
+            np.arange(o, o + e, dtype=np.int64).reshape((1, 1) + (1,) * d + (e,) + (1,) * (len(ext) - d - 1))
+            for d, (o, e) in enumerate(zip(where, ext, strict=True))
+        ]
+    else:
+        idx = list(where)
+    flat = base + sum(i * s for i, s in zip(idx, steps, strict=True))
+    return np.asarray(flat, np.int64)
+
+
+def ancestors(groups) -> dict[int, set[int]] | None:
+    """Per group index, the groups its tasks wait for, directly or not; None if a group
+    waits for a later one (the pass runs groups in index order)."""
+    index = {g.label: g.index for g in groups}
+    out: dict[int, set[int]] = {}
+    for g in groups:
+        deps = {index.get(a, len(groups)) for a in g.after}
+        if any(d >= g.index for d in deps):
+            return None
+        out[g.index] = set().union(deps, *(out[d] for d in deps))
+    return out
+
+
+def run_numerics(groups, programs: list, inputs: list[GmTensor], above: dict[int, set[int]]) -> None:
+    """Each group's stacked program once, in index order (an order of the task graph):
+    `programs[i]` is (numerics function, free values) of group i, None for one with no
+    task."""
+    tracker = Tracker(inputs, above)
+    for g, prog in zip(groups, programs, strict=True):
+        if prog is None:
+            continue
+        fn, free = prog
+        st = Stack(tracker, g.index, g.bodies, g.per_body, g.loop)
+        try:
+            fn(st, free, *st.args())
+        except Unstackable as e:
+            e.group = g.index
+            raise

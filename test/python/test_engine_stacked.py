@@ -1,0 +1,176 @@
+"""Numbers by task group (`pto.interp.stacked`): the compiled engine's stacked numerics
+against the interp engine's per-task ones, bit for bit, on the examples (where they
+stack, that they did), and each check that sends a run back to the per-task path."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from kernels import SK03_NAMES, lowered_example
+from test_engine import same
+
+from pto.interp import compiled, stacked
+from pto.interp import numerics as nx
+from pto.interp.machine import GmTensor
+from pto.interp.run import random_inputs, run, signature
+
+# An example whose graph the stacked pass runs with unroll [1] (hc_pre's column loop starts
+# at a column block chosen by the task: `stacked.loop`; the int8 kernel goes per task: its
+# buffers overlap with other types).
+STACKED = ("sk03_standard.mlir", "hc_pre.mlir")
+
+
+CLOCK = [0.0, 0.0]  # a fake clock for `compiled.CLOCK`: its time, a stacked pass's cost
+
+
+def counted(monkeypatch) -> dict[str, int]:
+    """How many graphs the stacked pass ran, and how many it sent back."""
+    n = {"stacked": 0, "unstackable": 0}
+    real = stacked.run_numerics
+
+    def run_numerics(*a):
+        try:
+            real(*a)
+        except stacked.Unstackable:
+            n["unstackable"] += 1
+            raise
+        n["stacked"] += 1
+        CLOCK[0] += CLOCK[1]  # what a stacked pass costs on the fake clock, if one is set
+
+    monkeypatch.setattr(compiled.stacked, "run_numerics", run_numerics)
+    return n
+
+
+@pytest.mark.parametrize("name", SK03_NAMES)
+@pytest.mark.parametrize("factors", [None, "1", "4,1"])
+@pytest.mark.parametrize("tokens", [1, 37])
+def test_stacked_numerics_are_the_per_task_ones(monkeypatch, name: str, factors: str | None, tokens: int) -> None:
+    n = counted(monkeypatch)
+    pto_m, npu_m = lowered_example(name, f"pto-sk03-pipeline{{factors={factors}}}" if factors else "pto-sk03-pipeline")
+    inputs = random_inputs(signature(pto_m), tokens, tokens)
+    ref = run(npu_m, inputs, trace=True, engine="interp")
+    # (a copy: what an earlier run of the module chose is kept with its programs)
+    got = run(npu_m.clone(), inputs, trace=True, engine="compiled")
+    same(ref, got)
+    if name in STACKED and factors == "1" and tokens >= compiled.STACK_BODIES:
+        assert n == {"stacked": 1, "unstackable": 0}
+
+
+def test_a_run_the_checks_refuse_is_run_again_per_task(monkeypatch) -> None:
+    n = counted(monkeypatch)
+
+    def refuse(*a, **k):
+        raise stacked.Unstackable("refused")
+
+    monkeypatch.setattr(stacked.Tracker, "access", refuse)
+    pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()  # (the refusal is kept with its programs)
+    inputs = random_inputs(signature(pto_m), 40, 0)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m, inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 0, "unstackable": 1}
+
+
+def test_a_refused_program_is_not_stacked_again(monkeypatch) -> None:
+    n = counted(monkeypatch)
+    monkeypatch.setattr(stacked.Stack, "mmad", _refuse)
+    pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()
+    inputs = random_inputs(signature(pto_m), 40, 0)
+    ref = run(npu_m, inputs, engine="interp")
+    for tokens in (40, 40, 20):  # (refused for any token count: its program is)
+        got = run(npu_m, random_inputs(signature(pto_m), tokens, 0), engine="compiled")
+    same(ref, run(npu_m, inputs, engine="compiled"))
+    assert n == {"stacked": 0, "unstackable": 1}
+    assert got.report.to_json() == run(npu_m, random_inputs(signature(pto_m), 20, 0), engine="interp").report.to_json()
+
+
+def _refuse(*a, **k):
+    raise stacked.Unstackable("refused")
+
+
+@pytest.mark.parametrize(("cost", "stacked_runs"), [(100.0, 1), (-100.0, 3)])
+def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked_runs: int) -> None:
+    """Stacked the first time, per task the second, then the cheaper of the two."""
+    n = counted(monkeypatch)
+    monkeypatch.setattr(compiled, "CLOCK", lambda: CLOCK[0])
+    monkeypatch.setattr(sys.modules[__name__], "CLOCK", [0.0, cost])
+    pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()
+    inputs = random_inputs(signature(pto_m), 20, 0)
+    ref = run(npu_m, inputs, engine="interp")
+    for _ in range(4):
+        same(ref, run(npu_m, inputs, engine="compiled"))
+    assert n == {"stacked": stacked_runs, "unstackable": 0}
+
+
+def test_a_loop_may_start_where_the_task_says_if_its_trips_do_not_differ() -> None:
+    lb = np.array([[0, 4, 8]])
+    got = list(stacked.loop(lb, lb + 4, 2))
+    assert [g.tolist() for g in got] == [[[0, 4, 8]], [[2, 6, 10]]]
+    assert list(stacked.loop(np.array([[3], [3]]), 7, 2)) == [3, 5]
+    assert list(stacked.loop(2, 7, np.array([[2, 2]]))) == [2, 4, 6]
+    with pytest.raises(stacked.Unstackable, match="differs"):
+        stacked.loop(lb, np.array([[4, 8, 10]]), 2)
+    with pytest.raises(stacked.Unstackable, match="not positive"):
+        stacked.loop(0, 4, 0)
+
+
+def _tracker(above: dict[int, set[int]]) -> tuple[stacked.Tracker, GmTensor]:
+    out = GmTensor("out", np.zeros((8, 4), np.float32), 0)
+    return stacked.Tracker([], above), out
+
+
+def _store(t: stacked.Tracker, rank: int, bodies: int, tasks: int, gm: GmTensor, row, col, loop: int = 0) -> None:
+    st = stacked.Stack(t, rank, bodies, tasks, loop)
+    st.store(gm, [row, col], (1, 1), None, np.ones((bodies, tasks, 1, 1), np.float32))
+
+
+def test_the_tracker_refuses_what_a_schedule_could_order_otherwise() -> None:
+    rows = np.arange(4).reshape(4, 1)
+    # groups 0 and 1 do not depend on each other: one element each is fine, a shared one is not
+    t, gm = _tracker({0: set(), 1: set()})
+    _store(t, 0, 4, 1, gm, rows, 0)
+    _store(t, 1, 4, 1, gm, rows, 1)
+    with pytest.raises(stacked.Unstackable, match="do not depend"):
+        _store(t, 1, 4, 1, gm, rows, 0)
+    # group 1 after group 0: the same body may write it again, another body may not
+    t, gm = _tracker({0: set(), 1: {0}})
+    _store(t, 0, 4, 1, gm, rows, 0)
+    _store(t, 1, 4, 1, gm, rows, 0)
+    with pytest.raises(stacked.Unstackable, match="several bodies"):
+        _store(t, 1, 4, 1, gm, rows[::-1].copy(), 0)
+    # two tasks of one group writing one element: their order is the schedule's
+    t, gm = _tracker({0: set()})
+    with pytest.raises(stacked.Unstackable, match="one group write"):
+        _store(t, 0, 1, 2, gm, 0, np.array([[1, 1]]))
+    # an input is never written
+    t = stacked.Tracker([gm], {0: set()})
+    with pytest.raises(stacked.Unstackable, match="input"):
+        _store(t, 0, 4, 1, gm, rows, 0)
+
+
+def test_a_stacked_program_refuses_what_differs_between_tasks_or_was_not_written() -> None:
+    with pytest.raises(stacked.Unstackable, match="differs"):
+        stacked.u(np.array([[1], [2]]))
+    assert stacked.u(np.array([[3], [3]])) == 3
+    slot = stacked.Slot((2, 4), np.dtype(np.float32))
+    slot.write((slice(0, 1), slice(0, 4)), np.ones((1, 1, 1, 4), np.float32), (1, 1))
+    assert slot.read((slice(0, 1), slice(0, 4))).shape == (1, 1, 1, 4)
+    with pytest.raises(stacked.Unstackable, match="not written"):
+        slot.read(())
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 512, 64), (16, 512, 64), (128, 256, 256), (3, 4096, 16)])
+def test_a_stacked_product_rounds_each_tile_as_alone(m: int, k: int, n: int) -> None:
+    """numpy's batched product is one BLAS call per tile, with the tile's shape: each
+    tile's f32 sums are those of its product alone (not assumed: OpenBLAS picks kernels
+    by shape, so one product of the stacked rows could round otherwise)."""
+    rng = np.random.default_rng(k + m)
+    a = rng.standard_normal((6, 1, m, k)).astype(nx.DTYPES["bf16"])
+    b = rng.standard_normal((1, 5, k, n)).astype(nx.DTYPES["bf16"])
+    got = nx.matmul(a, b)
+    for i in range(6):
+        for j in range(5):
+            assert np.array_equal(got[i, j].view(np.uint32), nx.matmul(a[i, 0], b[0, j]).view(np.uint32))
