@@ -284,7 +284,7 @@ class Lowering:
             r = phase.emit(after[0], [], dests)
             chunked = phase.chunks() > 1
             if chunked and phase.plan is not None:
-                copies = feed[0].phase.copies.data  # type: ignore[union-attr]  # (emit checked it)
+                copies = feed[0].phase.copies.data  # (emit checked the phase plan)
                 fed = successors.vector_writes(body.rows, r, copies, phase.chunks(), phase.plan.k)
         beside: list[str] = []
         if side:  # vector stages the cube does not wait for: they run beside it
