@@ -9,8 +9,8 @@ task whose last producer is resolved becomes ready when that resolution ends. Af
 round of polls the thread hands ready tasks (one queue per core kind, shared by all
 threads, in the graph's order) to its idle cores, `dispatch_cycles` each; a task starts
 when its hand-over is done. A group behind a HUB (`npu.tasks ... hub`) becomes ready
-at the `hub_rounds`-th round end of any thread after its producers are resolved, and
-the graph ends that many round ends after its last task is resolved (the end HUB).
+at the `hub_rounds`-th round end of any thread after its producers are resolved; the
+graph ends `end_cycles` after its last task (the end HUB).
 So the threads, not only the cores, set the pace of a graph of many short tasks.
 
 The threads are simulated in time order (the thread with the earliest next event goes
@@ -44,10 +44,10 @@ class Thread:
 
 @dataclass
 class Hub:
-    """A HUB task between the producers of a body and its group `group`, or the end HUB
-    (group None): it hands on after `left` more round ends."""
+    """A HUB task between the producers of a body and its group `group`: it hands on
+    after `left` more round ends."""
 
-    group: Group | None
+    group: Group
     body: int
     left: int
 
@@ -64,7 +64,6 @@ class Schedulers:
     handed: dict[int, tuple[Task, float, float]] = field(default_factory=dict)  # worker -> task, hand-over, start
     hubs: list[Hub] = field(default_factory=list)
     left: int = 0  # tasks not yet resolved
-    end: float = 0.0  # when the end HUB ran
 
     def __post_init__(self) -> None:
         per = {"cube": self.fig.cube_cores, "vector": self.fig.vector_cores}
@@ -121,8 +120,6 @@ class Schedulers:
             th.pos += 1
             self.left -= 1
             self.graph.resolved(g, b, th.t)
-            if not self.left:
-                self.hubs.append(Hub(None, 0, fig.hub_rounds))
             return True
         th.t += cost
         th.pos += 1
@@ -135,9 +132,7 @@ class Schedulers:
                 h.left -= 1
             for h in [h for h in self.hubs if h.left <= 0]:
                 self.hubs.remove(h)
-                if h.group is None:
-                    self.end = th.t
-                else:
+                if h.group is not None:
                     self.graph.release(h.group, h.body, th.t)
         ready = self.graph.ready
         for w in th.workers:

@@ -128,8 +128,8 @@ class TaskGraph:
         finally:
             m.scheduler = None
         m.finish_launch(cores)
-        if self.aicpu is not None:  # the end HUB
-            m.now = max(m.now, self.aicpu.end)
+        if self.aicpu is not None and self.machine.task_runs:  # the end HUB
+            m.now = max(m.now, max(t.end for t in m.task_runs) + m.target.aicpu.end_cycles)
 
     # -- one core ----------------------------------------------------------------------
 

@@ -128,7 +128,8 @@ class Aicpu:
     poll_cycles: int  # one poll of one core
     resolve_cycles: int  # per successor of a task found ended
     dispatch_cycles: int  # one task handed to an idle core
-    hub_rounds: int  # rounds of any thread a HUB task takes to hand on (and the end HUB)
+    hub_rounds: int  # round ends of any thread a HUB task takes to hand on
+    end_cycles: int  # from the last task's end to the end HUB's time (the graph's end)
 
 
 @dataclass(frozen=True)
