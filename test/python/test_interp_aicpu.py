@@ -11,7 +11,7 @@ from kernels import parse
 from pto.interp.run import run
 from pto.targets import load_target
 
-TGT = load_target().changed(model__dma_fixed_costs=False)
+TGT = load_target().changed(aicpu__enabled=True, model__dma_fixed_costs=False)
 FIG = TGT.aicpu
 BIG = "!npu.buf<32x1024xf32, ub>"
 ARGS = "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<?x64xf32, gm> {pto.output}"
