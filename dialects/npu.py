@@ -419,6 +419,26 @@ class GraphOp(IRDLOperation):
                         g, f'task group "{label}" depends on "{dep}" body by body: both need the same body count value'
                     )
             seen[label] = g
+        _check_successors(list(self.groups()))
+
+
+def _check_successors(groups: list[TasksOp]) -> None:
+    """A group's `succ` counts agree with the groups after it: at most every task of them
+    (a HUB counting once), at least one if any group is after it, none if none is."""
+    for g in groups:
+        counts = g.succ_counts()
+        if counts is None:
+            continue
+        after = [d for d in groups if g.label.data in d.deps()]
+        most = sum(1 if d.hub is not None else d.per_body.value.data for d in after)
+        label = g.label.data
+        if max(counts) > most:
+            raise DiagnosticError(
+                g, f'task group "{label}" gives a task {max(counts)} successors, but the groups after it have {most}'
+            )
+        if after and min(counts) < 1:
+            names = ", ".join(f'"{d.label.data}"' for d in after)
+            raise DiagnosticError(g, f'task group "{label}" gives a task no successor, but {names} come after it')
 
 
 @irdl_op_definition
@@ -431,7 +451,10 @@ class TasksOp(IRDLOperation):
     after the core takes it and ends when all its pipes are done. `hub` (after the
     `after` list): PyPTO's runtime puts a HUB task between the body's producers and
     these tasks (every task needs every producer, and they form many pairs), one more
-    task to become ready between them."""
+    task to become ready between them. `succ [n0, n1, ...]` (one count per task of a
+    body, or `succ n` for all): how many tasks each task hands on to (of the groups after
+    it in this graph, the HUB counting once), which PyPTO's schedulers resolve one by one
+    when it ends."""
 
     name = "npu.tasks"
 
@@ -440,6 +463,7 @@ class TasksOp(IRDLOperation):
     per_body = prop_def(IntegerAttr[IntegerType])
     after = prop_def(ArrayAttr[StringAttr])
     hub = opt_prop_def(UnitAttr)
+    succ = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
     bodies = operand_def(IndexType)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
@@ -458,6 +482,13 @@ class TasksOp(IRDLOperation):
 
     def deps(self) -> list[str]:
         return [a.data for a in self.after.data]
+
+    def succ_counts(self) -> list[int] | None:
+        """`succ`'s counts, one per task of a body (None without it)."""
+        if self.succ is None:
+            return None
+        counts = [a.value.data for a in self.succ.data]
+        return counts * self.per_body.value.data if len(counts) == 1 else counts
 
     @classmethod
     def parse(cls, parser: Parser) -> TasksOp:
@@ -478,10 +509,19 @@ class TasksOp(IRDLOperation):
         if parser.parse_optional_keyword("after"):
             after = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
         hub = parser.parse_optional_keyword("hub") is not None
+        succ: list[int] | None = None
+        if parser.parse_optional_keyword("succ"):
+            if parser.parse_optional_punctuation("[") is not None:
+                succ = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_integer)
+                parser.parse_punctuation("]")
+            else:
+                succ = [parser.parse_integer()]
         region = parser.parse_region([a.resolve(IndexType()) for a in args])
         op = cls(label, kind, bodies, per_body, after, region)
         if hub:
             op.hub = UnitAttr()
+        if succ is not None:
+            op.succ = ArrayAttr([IntegerAttr(c, i64) for c in succ])
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes.update(attrs.data)
         return op
@@ -500,6 +540,9 @@ class TasksOp(IRDLOperation):
             printer.print_string("]")
         if self.hub is not None:
             printer.print_string(" hub")
+        if self.succ is not None:
+            counts = [a.value.data for a in self.succ.data]
+            printer.print_string(f" succ {counts[0]}" if len(counts) == 1 else f" succ [{', '.join(map(str, counts))}]")
         printer.print_string(" ")
         if self.body.block.ops:
             printer.print_region(self.body, print_entry_block_args=False)
@@ -516,6 +559,15 @@ class TasksOp(IRDLOperation):
             raise VerifyException("a body needs at least one task")
         if self.hub is not None and not self.after.data:
             raise VerifyException("'hub' needs an 'after' list: a HUB stands between producers and their consumers")
+        if self.succ is not None:
+            counts = [a.value.data for a in self.succ.data]
+            if len(counts) not in (1, self.per_body.value.data):
+                raise VerifyException(
+                    f"'succ' gives {len(counts)} counts: one for every task, or one per task of a body "
+                    f"({self.per_body.value.data})"
+                )
+            if min(counts) < 0:
+                raise VerifyException(f"'succ' count {min(counts)} is negative")
         args = self.body.block.args
         if len(args) != 2 or not all(isinstance(a.type, IndexType) for a in args):
             raise VerifyException("the task region takes two index arguments: (%body, %task)")

@@ -34,6 +34,7 @@ from functools import partial
 import numpy as np
 from xdsl.ir import Region
 
+from pto.interp.aicpu import Schedulers
 from pto.interp.machine import Core, Machine
 from pto.interp.scheduler import Scheduler
 
@@ -54,6 +55,12 @@ class Group:
     region: Region
     loop: int  # groups of one token loop share its bodies
     hub: bool = False  # a HUB task stands between its producers and it (npu.tasks ... hub)
+    # Successors of each task of a body (`npu.tasks ... succ`; one for all), or () for
+    # the group-level count the graph derives (TaskGraph.__init__).
+    succ: tuple[int, ...] = ()
+
+    def successors(self, task: int) -> int:
+        return self.succ[task if len(self.succ) > 1 else 0]
 
 
 class TaskGraph:
@@ -76,14 +83,20 @@ class TaskGraph:
         self._free_at = np.zeros(0)
         self._kind_of = np.zeros(0, np.intp)
         self._worker: dict[int, int] = {}
+        self.aicpu: Schedulers | None = None  # PyPTO's AICPU threads, once the cores exist
+        self.modelled = machine.target.aicpu.enabled
+        self.resolving: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet resolved
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
                 self.dependents[d].append(g)
+        for g in groups:
+            if not g.succ:  # every task of every group after it (one HUB for a `hub` one)
+                g.succ = (sum(1 if d.hub else d.per_body for d in self.dependents[g.label]),)
             for b in range(g.bodies):
-                self.left[(g.label, b)] = g.per_body
+                self.left[(g.label, b)] = self.resolving[(g.label, b)] = g.per_body
                 if not g.after:
-                    self._release(g, b, machine.now + machine.cost.task_ready)
+                    self._release(g, b, machine.now + (0 if self.modelled else machine.cost.task_ready))
 
     def run(self, cube_cores: int, vector_cores: int, child) -> None:
         """Run every task on new cores; `child(core)` makes a core's interpreter."""
@@ -105,12 +118,18 @@ class TaskGraph:
         self._kind_of = np.array([KINDS.index(c.kind) for c in cores], np.intp)
         for w, core in enumerate(cores):  # worker w of the new scheduler
             sched.add(core.name, work(core, w), partial(self._clock, core))
+        if self.modelled:
+            self._free_at[:] = INF  # a core starts when a thread hands it a task
+            self.aicpu = Schedulers(self, m.target.aicpu, cores)
+            self.aicpu.advance()
         m.scheduler = sched
         try:
             sched.run_all()
         finally:
             m.scheduler = None
         m.finish_launch(cores)
+        if self.aicpu is not None and self.machine.task_runs:  # the end HUB
+            m.now = max(m.now, max(t.end for t in m.task_runs) + m.target.aicpu.end_cycles)
 
     # -- one core ----------------------------------------------------------------------
 
@@ -131,6 +150,8 @@ class TaskGraph:
     def take(self, core: Core, worker: int) -> tuple[Group, int, int] | None:
         """Give the core the first ready task: (group, body, task), its dispatch charged;
         None once every task of its kind has been taken."""
+        if self.aicpu is not None:
+            return self._take_handed(core, worker)
         heap = self.ready[core.kind]
         if not heap:
             return None
@@ -143,6 +164,18 @@ class TaskGraph:
         self.machine.task_taken(core)
         return self.groups[gi], b, i
 
+    def _take_handed(self, core: Core, worker: int) -> tuple[Group, int, int] | None:
+        """The task a scheduler thread handed the core (None once none is left)."""
+        assert self.aicpu is not None
+        if worker not in self.aicpu.handed:
+            return None
+        self.changes += 1
+        task, at, start = self.aicpu.taken(worker)
+        core.issue = start
+        self.active[id(core)] = (core, worker, at)
+        self.machine.task_taken(core)
+        return task
+
     def finish(self, core: Core, task: tuple[Group, int, int]) -> None:
         """The core's task has run: it ends once all its pipes are done."""
         g, b, i = task
@@ -151,6 +184,10 @@ class TaskGraph:
         core.issue = core.end()
         self.machine.task_done(core, g.label, (b, i), taken, core.issue)
         self._ended(g, b, core.issue)
+        if self.aicpu is not None:
+            self._free_at[worker] = INF
+            self.aicpu.ended(worker, task, core.issue)
+            return
         self._free_at[worker] = core.issue + self.machine.cost.task_turnaround
 
     def _free(self, core: Core) -> float:
@@ -162,6 +199,8 @@ class TaskGraph:
         its next task (so the scheduler lets the core that is free first take it)."""
         if id(core) in self.active:
             return core.issue
+        if self.aicpu is not None:  # when it starts the task handed to it, if any
+            return self._free(core)
         heap = self.ready[core.kind]
         return max(self._free(core), heap[0][0]) if heap else float("inf")
 
@@ -172,13 +211,18 @@ class TaskGraph:
         """`_clock` of every core, in worker order: numpy over the idle cores' free times
         and their kind's first ready task, then the running cores' issue times. (A core
         that is done has no task of its kind left: its clock is infinite.)"""
-        tops = np.array([h[0][0] if h else INF for h in self._heaps])
-        clocks = np.maximum(self._free_at, tops[self._kind_of])
+        if self.aicpu is not None:
+            clocks = self._free_at.copy()
+        else:
+            tops = np.array([h[0][0] if h else INF for h in self._heaps])
+            clocks = np.maximum(self._free_at, tops[self._kind_of])
         if active := self.active.values():  # (one assignment: a numpy item set per core cost more)
             clocks[[w for _, w, _ in active]] = [core.issue for core, _, _ in active]
         return clocks
 
     def may_take(self, core: Core) -> bool:
+        if self.aicpu is not None:  # a thread handed it a task, or none is left
+            return self._worker[id(core)] in self.aicpu.handed or self.untaken[core.kind] == 0
         heap = self.ready[core.kind]
         if not heap:
             return self.untaken[core.kind] == 0
@@ -206,11 +250,36 @@ class TaskGraph:
         for h, hb, at in self.stitches.ended(g, body, end, self.machine.cost.stitch):
             self._push(h, hb, at)
         self.left[key] -= 1
-        if self.left[key]:
+        if self.left[key] or self.aicpu is not None:  # (then readiness comes with resolution)
             return
         for d in self.dependents[g.label]:
             if all(self.left[(a, body)] == 0 for a in d.after):
                 self._release(d, body, self._ready(d, body))
+
+    # -- what the AICPU threads do --------------------------------------------------------
+
+    def handed(self, worker: int, start: float) -> None:
+        """A thread handed the worker's core a task that starts at `start`."""
+        self.changes += 1
+        self._free_at[worker] = start
+        self.untaken[KINDS[self._kind_of[worker]]] -= 1
+
+    def resolved(self, g: Group, body: int, at: float) -> None:
+        """A thread resolved the successors of a task of the body, done at `at`."""
+        key = (g.label, body)
+        self.resolving[key] -= 1
+        if self.resolving[key]:
+            return
+        assert self.aicpu is not None
+        for d in self.dependents[g.label]:
+            if all(self.resolving[(a, body)] == 0 for a in d.after):
+                if d.hub:
+                    self.aicpu.behind_hub(d, body)
+                else:
+                    self.release(d, body, at)
+
+    def release(self, g: Group, body: int, at: float) -> None:
+        self._release(g, body, at)
 
     def _ready(self, d: Group, body: int) -> float:
         """When the body's tasks of `d` are ready: `task_ready` after its producers end,

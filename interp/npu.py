@@ -244,6 +244,7 @@ class NpuFunctions(InterpreterFunctions):
                 op.body,
                 loop,
                 op.hub is not None,
+                tuple(op.succ_counts() or ()),
             )
         )
         return ()

@@ -115,6 +115,24 @@ class Model:
 
 
 @dataclass(frozen=True)
+class Aicpu:
+    """PyPTO's AICPU scheduler threads (`device_sched_mode` 0, interp/aicpu.py): each
+    serves `cube_cores` AICs and `vector_cores` AIVs, polling them in turn; finding a
+    task ended costs `resolve_cycles` per successor on top of the poll, and at the end of
+    each round of polls it dispatches ready tasks to its idle cores."""
+
+    enabled: bool  # model them (else a graph task waits fixed latencies: [latency])
+    cube_cores: int  # AICs per scheduler thread
+    vector_cores: int  # AIVs per scheduler thread
+    start_cycles: int  # from the graph's start to the threads' first poll
+    poll_cycles: int  # one poll of one core
+    resolve_cycles: int  # per successor of a task found ended
+    dispatch_cycles: int  # one task handed to an idle core
+    hub_rounds: int  # round ends of any thread a HUB task takes to hand on
+    end_cycles: int  # from the last task's end to the end HUB's time (the graph's end)
+
+
+@dataclass(frozen=True)
 class TargetData:
     name: str
     arch: str
@@ -131,6 +149,7 @@ class TargetData:
     sync: Sync
     dma: Dma
     model: Model
+    aicpu: Aicpu
 
 
 def build(cls: type, raw: dict[str, Any], where: str) -> Any:

@@ -50,6 +50,7 @@ from pto.dialects.common import Layout, LayoutAttr
 from pto.dialects.npu import BufferType, Space, buf
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, unsupported
+from pto.lowering.tile_to_npu import successors
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
 from pto.planning.vector import feeding, gm_views, post_phases, reads, stage_of
@@ -278,11 +279,15 @@ class Lowering:
         first = len(self.graph.body.block.ops) if self.graph else 0
         after: list[str] = []
         chunked = False
+        fed: successors.Footprints = []  # what a column-chunked first vector group's tasks write
         if feed:
             after = [self.label(feed[0], loop.rows)]
             phase = VectorPhase(self, feed, body)
-            phase.emit(after[0], [], dests)
+            r = phase.emit(after[0], [], dests)
             chunked = phase.chunks() > 1
+            if chunked and phase.plan is not None:
+                copies = feed[0].phase.copies.data  # (emit checked the phase plan)
+                fed = successors.vector_writes(body.rows, r, copies, phase.chunks(), phase.plan.k)
         beside: list[str] = []
         if side:  # vector stages the cube does not wait for: they run beside it
             beside = [self.label(side[0], loop.rows)]
@@ -293,9 +298,14 @@ class Lowering:
         # A split-K run reads only its K range (the column tiles of a chunked phase in it);
         # a task adding partial sums only its output tile's runs.
         partial = {label} if chunked and cs.t.splits > 1 else set()
+        counts: dict[tuple[str, str], list[int]] = {}
+        if partial and fed:
+            counts[(after[0], label)] = successors.overlaps(fed, successors.cube_tasks(cs, reads=True))
         after = [label]
         if cs.psum is not None:
-            emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
+            r = emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
+            sums = successors.sum_reads(body.rows, r, cs.t.n1, cs.t.n // cs.t.n1)
+            counts[(label, label + ".sum")] = successors.overlaps(successors.cube_tasks(cs, reads=False), sums)
             after = [label + ".sum"]
             partial.add(after[0])
         done: list[tuple[str, list]] = []  # (several when tile-assign-shapes cut the phase)
@@ -306,6 +316,7 @@ class Lowering:
             done.append((label, part))
         assert self.graph is not None
         self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
+        successors.record([o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)], counts)
         # Generated ops take the loop's location, so an error in them points at the source.
         for op in list(self.graph.body.block.ops)[first:]:
             for o in op.walk():

@@ -201,11 +201,11 @@ class VectorPhase:
                         ub.free(ub.bufs[v])
 
 
-def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAValue], rnd) -> None:
+def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAValue], rnd) -> int:
     """The vector group that adds the split-K partial sums (`cs.psum`, one [tokens, N]
     block per run) into each of `dsts`, as PyPTO does: a task per output tile of the
     cube (fewer rows if the tile does not fit UB twice), copying in the runs' partials
-    one after another."""
+    one after another. Returns the rows of a task."""
     t, body, runs = cs.t, cs.body, cs.t.splits
     out_row = sum(BufferType([1, t.n1], npu.buf(d).element_type, Space.UB).nbytes() for d in dsts)
     per_row = 2 * t.n1 * ELEM_BYTES["f32"] + out_row
@@ -245,3 +245,4 @@ def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAVal
         for d, out in zip(dsts, outs, strict=True):
             npu.DmaOp(Pipe.MTE3, out, [0, 0], d, [row, col], rows=valid)
     npu.TasksOp(label, "vector", body.count, row_tiles * col_tiles, after, region)
+    return r

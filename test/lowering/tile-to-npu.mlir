@@ -52,7 +52,7 @@
 // STD: %ws = npu.alloc gm (%tokens) : !npu.buf<?x4096xbf16, gm>
 // 128 rows in 4-row vector tiles; two merged tiles (vec_nbuffer_setting {0: 2}) would not
 // fit UB, so each task is one tile of whole rows (the plan: phase <rows = 4, copies = 1>).
-// STD: npu.tasks "rmsnorm.128" vector (%body, %task) in (%bodies128, 32) {
+// STD: npu.tasks "rmsnorm.128" vector (%body, %task) in (%bodies128, 32) succ 1 {
 // STD: %start = arith.addi %c0, %{{.*}} : index
 // STD: %end = arith.minui %{{.*}}, %end128 : index
 // STD: npu.dma mte2 %x[%row, 0] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x4096xbf16, gm> -> !npu.buf<4x4096xbf16, ub>
@@ -70,7 +70,7 @@
 // 8 output tiles (128 x 64, the L0 tile: PyPTO's task) per body, each after the body's
 // vector tasks; with a single row tile there is nothing for l1_reuse to merge. Every cube
 // task needs every vector task of the body, 64 x 16 pairs: through a HUB in PyPTO.
-// STD: npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16) after ["rmsnorm.128"] hub {
+// STD: npu.tasks "linear.128" cube (%body_1, %task_1) in (%bodies128, 16) after ["rmsnorm.128"] hub succ 0 {
 // Two L1 copies of each operand (PyPTO's cube tasks copy K slices in back to back: the
 // next slice loads while this one is consumed), one L0 copy (64 KiB each: two do not fit).
 // STD: npu.alloc l1 [0] : !npu.buf<128x512xbf16, l1>
@@ -94,8 +94,8 @@
 // STD-NEXT: npu.wait_flag mte1 -> mte2, 5
 // STD: npu.fixpipe %{{.*}}[0, 0] -> %out[%row_1, %col] rows %rows_1 round rint : !npu.buf<128x64xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
 // The one-token remainder loop: its cube M tile is the body, 16-padded.
-// STD: npu.tasks "rmsnorm.1" vector (%body_2, %task_2) in (%bodies1, 1) {
-// STD: npu.tasks "linear.1" cube (%body_3, %task_3) in (%bodies1, 16) after ["rmsnorm.1"] {
+// STD: npu.tasks "rmsnorm.1" vector (%body_2, %task_2) in (%bodies1, 1) succ 16 {
+// STD: npu.tasks "linear.1" cube (%body_3, %task_3) in (%bodies1, 16) after ["rmsnorm.1"] succ 0 {
 // STD: npu.alloc l0c [0] : !npu.buf<16x64xf32, l0c>
 
 // The quant form: the int8 cast chain, an i32 accumulator, and the dequant in the vector
@@ -107,19 +107,19 @@
 // INT8: npu.vcast {{.*}} rint : {{.*}}xf32, ub> -> {{.*}}xi32, ub>
 // INT8: npu.vcast {{.*}} round : {{.*}}xi32, ub> -> {{.*}}xf16, ub>
 // INT8: npu.vcast {{.*}} trunc sat : {{.*}}xf16, ub> -> {{.*}}xi8, ub>
-// INT8: npu.tasks "Query-Linear.128" cube (%body_1, %task_1) in (%bodies128, 32) after ["q-rmsnorm.128"] hub {
+// INT8: npu.tasks "Query-Linear.128" cube (%body_1, %task_1) in (%bodies128, 32) after ["q-rmsnorm.128"] hub succ 1 {
 // INT8: npu.mmad {{.*}} -> !npu.buf<128x256xi32, l0c>
 // INT8: npu.fixpipe {{.*}} : !npu.buf<128x256xi32, l0c> -> !npu.buf<?x8192xi32, gm>
-// INT8: npu.tasks "Query-Dequant.128" vector (%body_2, %task_2) in (%bodies128, 64) after ["Query-Linear.128"] hub {
+// INT8: npu.tasks "Query-Dequant.128" vector (%body_2, %task_2) in (%bodies128, 64) after ["Query-Linear.128"] hub succ 0 {
 // INT8: npu.dma mte2 %w_scale[0, 0] -> %{{.*}}[0, 0] transpose : !npu.buf<8192x1xf32, gm> -> !npu.buf<1x8192xf32, ub>
 // INT8: npu.vcast {{.*}} rint : {{.*}}xi32, ub> -> {{.*}}xf32, ub>
 
 // C -> V: the cube group reads x directly and waits for nothing; the vector group
 // waits for the cube tasks of its body; a vector task merges the two 8-row tiles that
 // vec_nbuffer_setting asks for.
-// CV: npu.tasks "wqa-linear.128" cube (%body, %task) in (%bodies128, 32) {
+// CV: npu.tasks "wqa-linear.128" cube (%body, %task) in (%bodies128, 32) succ 1 {
 // CV: npu.dma mte2 %x[%row
-// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 8) after ["wqa-linear.128"] hub {
+// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 8) after ["wqa-linear.128"] hub succ 0 {
 
 // mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})
@@ -128,7 +128,7 @@
 // view, no UB buffer): the cast of the flattened x is elementwise, so each 8x2048 tile
 // is a task of its own, as in PyPTO (2 row tiles x 8 chunks per body, two merged per
 // task: 8), the chunk loop one trip.
-// MHC: npu.tasks "pre.16" vector (%body, %task) in (%bodies16, 8) {
+// MHC: npu.tasks "pre.16" vector (%body, %task) in (%bodies16, 8) succ 1 {
 // MHC: %[[CH:.*]] = arith.remui
 // MHC: %[[LO:.*]] = arith.muli %[[CH]], %{{.*}} : index
 // MHC: %[[HI:.*]] = arith.addi %[[LO]], %{{.*}} : index
@@ -137,11 +137,11 @@
 // MHC-NEXT: npu.dma mte2 %{{.*}}[%row, %[[C:[0-9]+]]] -> %{{.*}}[0, 0] rows %rows : !npu.buf<?x16384xbf16, gm> -> !npu.buf<8x2048xbf16, ub>
 // MHC: npu.vcast {{.*}} : !npu.buf<8x2048xbf16, ub> -> !npu.buf<8x2048xf32, ub>
 // MHC: npu.dma mte3 %{{.*}}[0, 0] -> %ws[%row, %[[C]]] rows %rows : !npu.buf<8x2048xf32, ub> -> !npu.buf<?x16384xf32, gm>
-// MHC: npu.tasks "hc-linear.16" cube (%body_1, %task_1) in (%bodies16, 1) after ["pre.16"] {
+// MHC: npu.tasks "hc-linear.16" cube (%body_1, %task_1) in (%bodies16, 1) after ["pre.16"] succ 2 {
 // MHC: npu.mmad {{.*}} : !npu.buf<16x512xf32, l0a>, !npu.buf<512x24xf32, l0b> -> !npu.buf<16x24xf32, l0c>
 // The norm accumulates the sum of squares chunk by chunk, then runs the [8, 1] and
 // [8, 24] work once per task.
-// MHC: npu.tasks "hc-norm.16" vector (%body_2, %task_2) in (%bodies16, 2) after ["hc-linear.16"] {
+// MHC: npu.tasks "hc-norm.16" vector (%body_2, %task_2) in (%bodies16, 2) after ["hc-linear.16"] succ 0 {
 // MHC: npu.dma mte2 %ws_1[%row_3, 0] -> %{{.*}}[0, 0] rows %rows_3 : !npu.buf<?x24xf32, gm> -> !npu.buf<8x24xf32, ub>
 // MHC: npu.vdup 0.000000e+00 -> %[[ACC:.*]] : !npu.buf<8x1xf32, ub>
 // MHC: scf.for
@@ -158,11 +158,15 @@
 // vector group adds the runs up per output tile (8 per body), one copy-in per run. A run
 // reads only the column tiles of its K range and a sum task only its tile's runs: no
 // dependence is all-to-all, so none goes through a HUB.
+// Each task's successors (`succ`, resolved one by one by PyPTO's schedulers) follow the
+// footprints: a pre task's 2048-column chunk is read by the 2 runs of 1024 columns in it,
+// a run's tile by its output tile's sum task; the last group hands on to nothing.
+// SPLIT: npu.tasks "pre.128" vector (%body, %task) in (%bodies128, 64) succ 2 {
 // SPLIT: %psum = npu.alloc gm (%{{.*}}) : !npu.buf<?x24xf32, gm>
-// SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 64) after ["pre.128"] {
+// SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 64) after ["pre.128"] succ 1 {
 // SPLIT-NOT: atomic_add
 // SPLIT: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows_2 : !npu.buf<16x24xf32, l0c>
-// SPLIT: npu.tasks "hc-linear.128.sum" vector (%body_2, %task_2) in (%bodies128, 8) after ["hc-linear.128"] {
+// SPLIT: npu.tasks "hc-linear.128.sum" vector (%body_2, %task_2) in (%bodies128, 8) after ["hc-linear.128"] succ 1 {
 // SPLIT-COUNT-8: npu.dma mte2 %psum
 // SPLIT-NOT: npu.dma mte2 %psum
 // SPLIT: npu.dma mte3 %{{.*}}[0, 0] -> %ws_1[%row_3, %col_1] rows %rows_3
@@ -175,9 +179,9 @@
 // CONST-LABEL: func.func @split_k
 // CONST: %[[R:.*]] = arith.muli %t, %{{.*}} : index
 // CONST: %psum = npu.alloc gm (%[[R]]) : !npu.buf<?x32xf32, gm>
-// CONST: npu.tasks "linear.16" cube (%body, %task) in (%bodies16, 4) {
+// CONST: npu.tasks "linear.16" cube (%body, %task) in (%bodies16, 4) succ 1 {
 // CONST: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
-// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] {
+// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] succ 0 {
 // CONST: npu.dma mte2 %psum[%row_1, %col_1] -> %[[ACC:.*]][0, 0] rows %rows_1
 // CONST: npu.dma mte2 %psum[%{{.*}}, %col_1] -> %[[PART:.*]][0, 0] rows %rows_1
 // CONST: npu.vadd %[[ACC]], %[[PART]] -> %[[ACC]]
@@ -221,7 +225,7 @@ func.func @split_k_bf16(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tenso
 // CONST: %psum = npu.alloc gm
 // CONST: npu.tasks "linear.16" cube
 // CONST: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x32xf32, gm>
-// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] {
+// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] succ 0 {
 // CONST: npu.dma mte2 %psum[%row_1, %col_1] -> %{{.*}}[0, 0] rows %rows_1 : !npu.buf<?x32xf32, gm> -> !npu.buf<16x32xf32, ub>
 // CONST: npu.vcast {{.*}} rint : !npu.buf<16x32xf32, ub> -> !npu.buf<16x32xbf16, ub>
 // CONST: npu.dma mte3 %{{.*}}[0, 0] -> %out[%row_1, %col_1] rows %rows_1
@@ -347,7 +351,7 @@ func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor
   func.return
 }
 // CONST-LABEL: func.func @m_sub_tiles
-// CONST: npu.tasks "linear.32" cube (%body, %task) in (%bodies32, 4) {
+// CONST: npu.tasks "linear.32" cube (%body, %task) in (%bodies32, 4) succ 0 {
 // CONST: npu.alloc l1 [0] : !npu.buf<16x64xf32, l1>
 // CONST: npu.alloc l0c [0] : !npu.buf<16x16xf32, l0c>
 // CONST: npu.mmad {{.*}} : !npu.buf<16x16xf32, l0a>, !npu.buf<16x16xf32, l0b> -> !npu.buf<16x16xf32, l0c>
@@ -507,7 +511,7 @@ func.func @l0c_blocks(%x: tensor<?x64xf32>, %w: tensor<64x512xf32>, %out: tensor
 }
 
 // CONST-LABEL: func.func @l0c_blocks
-// CONST: npu.tasks "linear.128" cube (%body, %task) in (%bodies128, 4) {
+// CONST: npu.tasks "linear.128" cube (%body, %task) in (%bodies128, 4) succ 0 {
 // CONST: npu.alloc l0c [0] : !npu.buf<64x256xf32, l0c>
 
 // -----
@@ -536,7 +540,7 @@ func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor
   func.return
 }
 // CONST-LABEL: func.func @cut_rows
-// CONST: npu.tasks "norm.16" vector (%body, %task) in (%bodies16, 8) {
+// CONST: npu.tasks "norm.16" vector (%body, %task) in (%bodies16, 8) succ 1 {
 
 // -----
 

@@ -40,11 +40,18 @@ def graph(body: str, cube: int = 1, vector: int = 2, args: str = ARGS) -> str:
 
 def target(**figures) -> Target:
     """The default target with some figures changed: `latency__task_dispatch=0`. The
-    tests below count cycles exactly, so unless they ask for them, tasks are ready as
+    tests below count cycles exactly, so unless they ask for them, tasks are handed out
+    by fixed latencies instead of the AICPU threads (test_interp_aicpu.py), are ready as
     soon as their dependences end, a core turns to its next task at once and DMAs pay no
     fixed start cost."""
     return TGT.changed(
-        **{"latency__task_ready": 0, "latency__task_turnaround": 0, "model__dma_fixed_costs": False, **figures}
+        **{
+            "aicpu__enabled": False,
+            "latency__task_ready": 0,
+            "latency__task_turnaround": 0,
+            "model__dma_fixed_costs": False,
+            **figures,
+        }
     )
 
 

@@ -74,7 +74,10 @@ def test_a_narrow_k_slice_of_an_nz_weight_reads_half_the_lines_of_nd() -> None:
     wd, wz = nd.report.tensors["w"], nz.report.tensors["w"]
     assert wz["misses"] * 2 == wd["misses"] and wz["hbm_read"] * 2 == wd["hbm_read"]
     assert wz["bursts"] * 8 == wd["bursts"]  # 8 blocks against 64 rows per slice
-    assert nz.report.cycles < nd.report.cycles
+    # (the cube tasks end sooner; the kernel's end may not move, as the AICPU threads
+    # hand the next tasks over at the end of a round of polls)
+    cube_end = lambda r: max(t.end for t in r.report.task_runs if t.core.startswith("aic"))  # noqa: E731
+    assert cube_end(nz) < cube_end(nd) and nz.report.cycles <= nd.report.cycles
     assert nz.report.tensors["qr"] == nd.report.tensors["qr"]  # only the weight changes layout
 
 

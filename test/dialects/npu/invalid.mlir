@@ -788,6 +788,46 @@ func.func @graph_hub(%x: !npu.buf<?x64xf32, gm>) {
 
 // -----
 
+func.func @graph_succ_count(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{'succ' gives 2 counts: one for every task, or one per task of a body (3)}}
+    npu.tasks "a" vector (%b, %i) in (%n, 3) succ [0, 0] {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_succ_many(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{task group "a" gives a task 3 successors, but the groups after it have 2}}
+    npu.tasks "a" vector (%b, %i) in (%n, 2) succ [1, 3] {
+    }
+    npu.tasks "b" cube (%b, %i) in (%n, 2) after ["a"] succ 0 {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_succ_none(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    // expected-error@+1 {{task group "a" gives a task no successor, but "b" come after it}}
+    npu.tasks "a" vector (%b, %i) in (%n, 2) succ [1, 0] {
+    }
+    npu.tasks "b" cube (%b, %i) in (%n, 4) after ["a"] hub {
+    }
+  }
+  func.return
+}
+
+// -----
+
 func.func @graph_after(%x: !npu.buf<?x64xf32, gm>) {
   npu.graph cube 24 vector 48 {
     %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>

@@ -1,0 +1,101 @@
+"""How many tasks each task of a loop body hands on to (`npu.tasks ... succ`): PyPTO's
+AICPU schedulers resolve every successor of a task when it ends, at a cost per
+successor (docs/model.md, "Dispatch"), so the count is part of the task graph.
+
+A group after another group needs, in general, every task of its producers' body (all
+to all: each producer task has all of its tasks as successors, or the one HUB task for
+a `hub` group). A split-K run reads only its K range (the column tiles of a chunked
+vector phase in it) and a sum task only its output tile's partial sums: there the
+successors are the tasks whose footprints (rows x columns of the data) overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, i64
+
+from pto.dialects import npu
+
+Rect = tuple[range, range]  # rows of the body, columns of the data
+Footprints = list[list[Rect]]  # per task of the body
+
+
+def _split(n: int, size: int, i: int) -> range:
+    return range(i * size, min(n, (i + 1) * size)) if n else range(i * size, (i + 1) * size)
+
+
+def vector_writes(rows: int, r: int, merge: int, chunks: int, width: int) -> Footprints:
+    """A vector phase's tasks: `merge` tiles each, tile j = row tile j div chunks and
+    column chunk j mod chunks of a `width`-column row."""
+    tiles = -(-rows // r) * chunks
+    cw = width // chunks
+    out: Footprints = []
+    for i in range(-(-tiles // merge)):
+        rects = []
+        for j in range(i * merge, min(tiles, (i + 1) * merge)):
+            rt, ch = divmod(j, chunks)
+            rects.append((_split(rows, r, rt), range(ch * cw, (ch + 1) * cw)))
+        out.append(rects)
+    return out
+
+
+def cube_tasks(cs, reads: bool) -> Footprints:
+    """A cube stage's tasks (`CubeStage`): each unit's rows by its K range (`reads`) or
+    by its output columns."""
+    t, rows = cs.t, cs.body.rows
+    per_col, count = cs.mt // cs.g, cs.units * t.splits
+    span = t.k // t.splits
+    out: Footprints = []
+    for c in range(-(-count // cs.per_task)):
+        rects = []
+        for u in range(c * cs.per_task, min(count, (c + 1) * cs.per_task)):
+            si, rest = divmod(u, cs.units)
+            ni, mg = divmod(rest, per_col)
+            rws = range(mg * cs.g * t.m1, min(rows, (mg + 1) * cs.g * t.m1))
+            cols = range(si * span, (si + 1) * span) if reads else range(ni * t.n1, (ni + 1) * t.n1)
+            rects.append((rws, cols))
+        out.append(rects)
+    return out
+
+
+def sum_reads(rows: int, r: int, n1: int, col_tiles: int) -> Footprints:
+    """The split-K sum group's tasks: output tile i div col_tiles of r rows, i mod
+    col_tiles of n1 columns."""
+    return [
+        [(_split(rows, r, i // col_tiles), range((i % col_tiles) * n1, (i % col_tiles + 1) * n1))]
+        for i in range(-(-rows // r) * col_tiles)
+    ]
+
+
+def _meets(a: Sequence[Rect], b: Sequence[Rect]) -> bool:
+    return any(
+        x[0].start < y[0].stop and y[0].start < x[0].stop and x[1].start < y[1].stop and y[1].start < x[1].stop
+        for x in a
+        for y in b
+    )
+
+
+def overlaps(producers: Footprints, consumers: Footprints) -> list[int]:
+    """Per producer task, the consumer tasks whose footprint meets its own."""
+    return [sum(_meets(p, c) for c in consumers) for p in producers]
+
+
+def record(groups: Sequence[npu.TasksOp], partial: dict[tuple[str, str], list[int]]) -> None:
+    """Set `succ` on the groups of one loop: per task, its successors in every group
+    after it (`partial` gives the counts of a (producer, consumer) pair that is not all
+    to all)."""
+    by_label = {g.label.data: g for g in groups}
+    for g in groups:
+        n = g.per_body.value.data
+        counts = [0] * n
+        for d in groups:
+            if g.label.data not in d.deps():
+                continue
+            if d.hub is not None:
+                each = [1] * n
+            else:
+                each = partial.get((g.label.data, d.label.data), [d.per_body.value.data] * n)
+            counts = [a + b for a, b in zip(counts, each, strict=True)]
+        assert all(lbl in by_label for lbl in g.deps())
+        g.succ = ArrayAttr([IntegerAttr(c, i64) for c in (counts if len(set(counts)) > 1 else counts[:1])])

@@ -1,0 +1,91 @@
+"""The AICPU scheduler threads of a task graph (interp/aicpu.py, `[aicpu]` of the
+target): polls, successor resolution per task (`npu.tasks ... succ`), hand-over at the
+end of a round, HUBs and the end HUB; on both engines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kernels import parse
+
+from pto.interp.run import run
+from pto.targets import load_target
+
+TGT = load_target().changed(aicpu__enabled=True, model__dma_fixed_costs=False)
+FIG = TGT.aicpu
+BIG = "!npu.buf<32x1024xf32, ub>"
+ARGS = "%x: !npu.buf<?x64xf32, gm>, %out: !npu.buf<?x64xf32, gm> {pto.output}"
+
+
+@pytest.fixture(autouse=True, params=["interp", "compiled"])
+def engine(request, monkeypatch):
+    monkeypatch.setattr("pto.interp.run.DEFAULT_ENGINE", request.param)
+    return request.param
+
+
+def group(label: str, per_body: int, after: str = "", extra: str = "") -> str:
+    dep = f" after [{after}]" if after else ""
+    return f"""    npu.tasks "{label}" vector (%b, %i) in (%n, {per_body}){dep}{extra} {{
+      %a = npu.alloc ub [0] : {BIG}
+      npu.vdup -1.0 -> %a : {BIG}
+    }}"""
+
+
+def run_graph(body: str, cube: int = 1, vector: int = 4, **kw):
+    text = (
+        f"func.func @k({ARGS}) {{\n  npu.graph cube {cube} vector {vector} {{\n"
+        f"    %n = arith.constant 1 : index\n{body}\n  }}\n  func.return\n}}"
+    )
+    return run(parse(text), [np.ones((8, 64), np.float32)], target=kw.pop("target", TGT), **kw)
+
+
+def runs(r) -> dict[str, object]:
+    return {t.name: t for t in r.report.task_runs}
+
+
+def test_first_task_is_handed_over_after_the_first_round() -> None:
+    """The thread's first poll is `start_cycles` in; after one poll of each of its cores
+    it hands the ready task over (`dispatch_cycles`), and the task runs from then."""
+    r = run_graph(group("a", 1), cube=1, vector=4)
+    a = runs(r)["a[0,0]"]
+    handed = FIG.start_cycles + 5 * FIG.poll_cycles  # 1 AIC + 4 AIVs polled
+    assert a.start == handed
+    assert a.core == "aiv0"  # the thread's first idle AIV
+
+
+def test_each_successor_costs_a_resolution() -> None:
+    """A task found ended costs `resolve_cycles` per successor on top of its poll, so
+    its successors are handed over that much later per successor more (3 against 1)."""
+    starts = []
+    for succ in (1, 3):
+        r = run_graph(group("a", 1, extra=f" succ {succ}") + "\n" + group("b", 3, after='"a"'))
+        starts.append(runs(r)["b[0,0]"].start)
+    assert starts[1] - starts[0] == 2 * FIG.resolve_cycles
+
+
+def test_default_successors_are_every_task_after() -> None:
+    """Without `succ` a task's successors are every task of the groups after it: the
+    same run as with `succ 3`."""
+    text = group("b", 3, after='"a"')
+    plain = run_graph(group("a", 1) + "\n" + text).report
+    given = run_graph(group("a", 1, extra=" succ 3") + "\n" + text).report
+    assert plain.cycles == given.cycles
+
+
+def test_a_hub_hands_on_at_the_second_round_end() -> None:
+    """Behind a HUB the group is ready `hub_rounds` round ends after its producers are
+    resolved (later than directly), and the graph ends with the end HUB after its last
+    task."""
+    direct = runs(run_graph(group("a", 2) + "\n" + group("b", 2, after='"a"')))["b[0,0]"].start
+    r = run_graph(group("a", 2) + "\n" + group("b", 2, after='"a"', extra=" hub"))
+    hub = runs(r)["b[0,0]"].start
+    rnd = 5 * FIG.poll_cycles  # a round of polls of the thread's 5 cores
+    assert hub > direct
+    assert r.report.cycles > max(t.end for t in r.report.task_runs) + rnd
+
+
+def test_without_the_model_the_fixed_latencies_apply() -> None:
+    """`aicpu.enabled = false`: a task starts `task_ready + task_dispatch` after the graph."""
+    t = TGT.changed(aicpu__enabled=False)
+    a = runs(run_graph(group("a", 1), target=t))["a[0,0]"]
+    assert a.start == t.latency.task_ready
