@@ -434,8 +434,21 @@ def dynamic(name: str) -> DynamicDim:
     return DynamicDim(name)
 
 
-__all__ = ["jit", "JitKernel", "DataType", "dynamic"]
+def function(fn: Callable | None = None, **options) -> Callable:
+    """`@pypto.frontend.function`: a helper PyPTO's parser inlines into the kernel that
+    calls it. Here the kernel's Python runs as written, so the helper is itself; its
+    results come back by `return` or through `Tensor.move` into a declared tensor."""
+    if options:
+        refuse(f"pypto.frontend.function's options {sorted(options)} are not modelled")
+    if fn is None:
+        return lambda f: function(f)
+    if not callable(fn):
+        refuse(f"pypto.frontend.function decorates a function, got {fn!r}")
+    return fn
+
+
+__all__ = ["jit", "JitKernel", "DataType", "dynamic", "function"]
 
 
 def __getattr__(name: str):  # PyPTO 0.2.0's other frontend names: refused where used
-    return unsupported_name(__name__, name, ("function", "SymbolicScalar"))
+    return unsupported_name(__name__, name, ("SymbolicScalar",))

@@ -189,6 +189,22 @@ class Tensor:
     def dim(self) -> int:
         return len(self.shape)
 
+    def move(self, src: Tensor) -> None:
+        """`out.move(value)`: a tensor declared in the kernel (`pypto.Tensor([rows, H],
+        dtype)`, no value yet) becomes `value`, as a `@frontend.function` helper hands
+        back its result. No data moves: the name now stands for the value."""
+        current("Tensor.move")
+        if self._param is not None or self._val is not None or self._lazy is not None or self._tok:
+            refuse("Tensor.move writes a tensor declared in the kernel (pypto.Tensor(shape, dtype)), once")
+        if not isinstance(src, Tensor) or src._shape is None:
+            refuse(f"Tensor.move takes a tensor of the kernel, got {src!r}")
+        if self._dtype is not None and src._dtype is not self._dtype:
+            refuse(f"Tensor.move of a {src.known_dtype.name} value into a {self._dtype.name} tensor: cast it first")
+        if self._shape is not None and [d for d in self._shape if d is not Ellipsis] != src.shape:
+            refuse(f"Tensor.move of a {src.shape} value into a {self.shape} tensor")
+        self._shape, self._dtype, self._val, self._tok = src.shape, src._dtype, src._val, src._tok
+        self._lazy, self._body, self._view_of, self.nz = src._lazy, src._body, src._view_of, src.nz
+
     def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
         tr = current("Tensor.set_cache_policy")
         if not isinstance(policy, CachePolicy) or policy is CachePolicy.MAX_NUM:

@@ -19,16 +19,19 @@ REFUSED: dict[str, str] = {
     # two loops (full tiles, then the leftover rows one by one): each loop's views are
     # checked alone, not their union (rewrite: one loop with valid_shape=pypto.min(...))
     "c31_vcv_gelu_tanh_exp_manual_tail": "does not tile the token axis",
-    # helpers decorated @pypto.frontend.function writing through Tensor.move
-    "c35_vcv_fp16_silu_nested_function_n8192": "pypto.frontend.function is outside SK-03",
     # a Python `if` on a symbolic integer (the tail): PyPTO turns it into pypto.cond
     "c36_vc_loop_cond_tail_tensor_methods": "has no value while the kernel is traced",
+    # four matmuls over rank-3 views of one stream each (not a split-K of K slices)
+    "c44_mhcpre_rank3_streams_splitk_sum_dim2": "is not SK-03: it has 4 independent matmuls",
 }
+# Kernels too slow for the suite at 200 tokens (16384 columns per token): a remainder
+# and a count past 128 that costs less.
+COUNTS: dict[str, list[str]] = {"c55_vcv_n16384_matmul_operator_head_center_3d": ["1", "45", "130"]}
 
 
 def _run(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTO", "1")
-    monkeypatch.setattr(sys, "argv", [str(path)])
+    monkeypatch.setattr(sys, "argv", [str(path), *COUNTS.get(path.stem, [])])
     runpy.run_path(str(path), run_name="__main__")
 
 
@@ -41,8 +44,8 @@ def test_corpus_kernel(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caps
         return
     _run(path, monkeypatch)
     out = capsys.readouterr().out.splitlines()
-    assert out and out[-1] == "PASS", "\n".join(out)
+    assert out and out[-1] in ("PASS", "ALL PASS"), "\n".join(out)
 
 
 def test_the_corpus_is_all_here() -> None:
-    assert len(KERNELS) == 38 and set(REFUSED) <= {p.stem for p in KERNELS}
+    assert len(KERNELS) == 57 and set(REFUSED) <= {p.stem for p in KERNELS}

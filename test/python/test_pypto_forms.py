@@ -467,3 +467,29 @@ def test_pinned_l1_tiles_larger_than_l1_are_halved() -> None:
     got, said = fit(t, 4096, 8192, 2, target)
     assert got.axes["k"] == (128, 512) and said == ["kL1 1024 -> 512 (L1 holds 524288 bytes)"]
     assert fit(got, 4096, 8192, 2, target) == (got, [])  # what fits is kept
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (lambda y, out, t: (t.move(y), t.move(y)), "Tensor.move writes a tensor declared in the kernel"),
+        (lambda y, out, t: out.move(y), "Tensor.move writes a tensor declared in the kernel"),
+        (lambda y, out, t: t.move(pypto.cast(y, BF16)), "Tensor.move of a DT_BF16 value into a DT_FP32 tensor"),
+    ],
+)
+def test_tensor_move_misuse_is_refused_at_the_users_line(body, message) -> None:
+    @pypto.frontend.function
+    def helper(y, out, t):
+        body(y, out, t)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8]):
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            t = pypto.Tensor([p, N], FP32)
+            helper(y, out, t)
+            pypto.assemble(t, [i, 0], out)
+
+    x, _, w, _ = _inputs(8)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*" + message):
+        k(x, w, np.zeros((8, N), np.float32))
