@@ -84,20 +84,27 @@ def _enclosing(op: Operation, kind: type[Operation]) -> Operation | None:
     return cur
 
 
-def weight_only(v: SSAValue) -> bool:
+def weight_only(v: SSAValue, memo: dict[SSAValue, bool] | None = None) -> bool:
     """Whether `v` is the same for every token tile: a whole (row-less) load, or what
     ops and stages compute from such values only (a gamma's cast, a bias reshaped).
-    Weight-only work keeps its static shape where token tiles have rows."""
+    Weight-only work keeps its static shape where token tiles have rows. A caller that
+    asks of many values of unchanging IR passes a `memo` (a per-head chain of a few
+    hundred ops is otherwise walked again from every op of it)."""
+    if memo is not None and v in memo:
+        return memo[v]
     if isinstance(v, BlockArgument):  # a kernel argument read whole; not the loop's row
-        return isinstance(v.type, TensorType) and DYNAMIC_INDEX not in v.type.get_shape()
-    owner = v.owner
-    assert isinstance(owner, Operation)
-    if isinstance(owner, LoadOp):
-        return owner.row is None
-    if isinstance(owner, StageBase):
+        res = isinstance(v.type, TensorType) and DYNAMIC_INDEX not in v.type.get_shape()
+    elif isinstance(owner := v.owner, LoadOp):
+        res = owner.row is None
+    elif isinstance(owner, StageBase):
         y = owner.body.block.last_op
-        return y is not None and weight_only(y.operands[owner.results.index(v)])
-    return all(weight_only(o) for o in owner.operands)
+        res = y is not None and weight_only(y.operands[owner.results.index(v)], memo)
+    else:
+        assert isinstance(owner, Operation)
+        res = all(weight_only(o, memo) for o in owner.operands)
+    if memo is not None:
+        memo[v] = res
+    return res
 
 
 # --------------------------------------------------------------------------- loops
@@ -366,12 +373,13 @@ class VecStageOp(StageBase):
         shape = self.vec_tile.get_values()
         if not shape or min(shape) < 1:
             raise VerifyException("'tile.vec_stage' tile sizes must be positive")
+        memo: dict[SSAValue, bool] = {}
         for op in self.body.block.ops:
             if (
                 isinstance(op, pto.ShapedOp)
                 and not isinstance(op, ReshapeOp | ViewOp)  # views move no data
                 and not isinstance(op, TransposeOp)  # it permutes whole rows: only the tile's rows apply
-                and not all(weight_only(r) for r in op.results)  # nor is it tiled by token rows
+                and not all(weight_only(r, memo) for r in op.results)  # nor is it tiled by token rows
             ):
                 # (the widest operand's rank: a broadcast operand may come first, `b - x`)
                 rank = max(o.type.get_num_dims() for o in op.operands if isinstance(o.type, TensorType))

@@ -40,9 +40,18 @@ class Instrument:
     def failed(self, p: ModulePass) -> None: ...
 
 
+@dataclass
 class Verify(Instrument):
+    """Verify the module after each pass (mlir-opt's default, pto-opt's); with
+    `levels_only`, after each lowering between levels only (pto.compile, pto-run: a
+    64-head kernel spent half its compile verifying the same ops after every pass; the
+    caller verifies the final module once more)."""
+
+    levels_only: bool = False
+
     def after(self, p: ModulePass, module: ModuleOp) -> None:
-        verify_each(module)
+        if not self.levels_only or p.name in LOWERINGS:
+            verify_each(module)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from pto.driver.config import configuration
 from pto.driver.errors import UsageError
 from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import KeepLevels, Verify, lower
+from pto.driver.verify import verify_each
 from pto.driver.pipelines import expand, parse_pipeline, pipeline_spec
 from pto.driver.registry import load_dialects
 from pto.frontend.checks import BuildError, _is_int
@@ -155,7 +156,8 @@ def compile(module: ModuleOp, pipeline: str | None = None, target: str | None = 
     keep = KeepLevels()
     try:
         with collect(log):
-            lower(ctx, m, _passes(spec), [keep, Verify()])
+            lower(ctx, m, _passes(spec), [keep, Verify(levels_only=True)])
+            verify_each(m)
     except DiagnosticError as e:
         log.add_error(e)
         raise CompileError("\n".join(render(d, {}) for d in log.items)) from None

@@ -30,6 +30,7 @@ class Copy:
         self.bufs: dict[SSAValue, tuple[int, int] | None] = {}
         self.shapes: dict[SSAValue, tuple[Shape, str]] = {}
         self.largest: Largest = (0, "")
+        self.weight_only: dict[SSAValue, bool] = {}  # (the IR does not change while a task is measured)
 
     def key(self, v: SSAValue) -> SSAValue:
         return self.alias.get(v, v)
@@ -57,11 +58,11 @@ def _elem(v: SSAValue) -> str:
     return elem_name(tensor_type(v).element_type)
 
 
-def _rows(v: SSAValue, r: int, chunk: tuple[int, int] | None = None) -> Shape:
+def _rows(v: SSAValue, r: int, c: Copy, chunk: tuple[int, int] | None = None) -> Shape:
     """A value's buffer: `[r, ...]` for a token tile, its own shape when weight-only; with
     `chunk` (K, cw), a K-wide one is cw wide."""
     s = list(tensor_type(v).get_shape())
-    shape = s if tile.weight_only(v) else [r, *s[1:]]
+    shape = s if tile.weight_only(v, c.weight_only) else [r, *s[1:]]
     if chunk is not None and shape[-1] == chunk[0]:
         shape[-1] = chunk[1]
     return shape
@@ -75,21 +76,21 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
         tmps.append(c.alloc(shape, elem, op.name))
 
     def out(v: SSAValue) -> None:
-        c.put(v, _rows(v, r, chunk), _elem(v), op.name)
+        c.put(v, _rows(v, r, c, chunk), _elem(v), op.name)
 
     def shape_of(v: SSAValue) -> Shape:
-        return c.shapes[c.key(v)][0] if c.key(v) in c.shapes else _rows(v, r, chunk)
+        return c.shapes[c.key(v)][0] if c.key(v) in c.shapes else _rows(v, r, c, chunk)
 
     if isinstance(op, tile.ReshapeOp):
         c.bufs[op.result] = None
         if c.key(op.input) in c.bufs:  # neither name is freed before the copy ends
             c.bufs[c.key(op.input)] = None
-        c.shapes[op.result] = (_rows(op.result, r), _elem(op.result))
+        c.shapes[op.result] = (_rows(op.result, r, c), _elem(op.result))
         return
     if isinstance(op, tile.ReduceOp):
         out(op.result)
         if op.kind.data == ReduceKind.MEAN:
-            tmp(_rows(op.result, r, chunk), "f32")
+            tmp(_rows(op.result, r, c, chunk), "f32")
     elif isinstance(op, tile.RmsNormOp):
         cols = tensor_type(op.input).get_shape()[-1]
         if _elem(op.input) != "f32":
@@ -159,7 +160,7 @@ def whole_rows_task(
                 continue
             if only is not None and v in alias_in:
                 continue
-            shape, elem = _rows(v, r), _elem(v)
+            shape, elem = _rows(v, r, c), _elem(v)
             if (
                 tile.weight_only(v)
                 and len(shape) == 2
@@ -190,7 +191,7 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
     for o in p.ops:
         for v in o.operands:
             if p.value(v) not in inside and v not in c.bufs and not p.wide(v):
-                c.put(v, _rows(v, r), _elem(v), f"input of {o.name}")
+                c.put(v, _rows(v, r, c), _elem(v), f"input of {o.name}")
     accs = [o for o in p.ops if isinstance(o, tile.ReduceOp | tile.RmsNormOp)]
     for o in accs:
         c.alloc([r, 1], "f32", f"accumulator of {o.name}")
