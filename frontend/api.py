@@ -28,9 +28,9 @@ from pto.driver.config import configuration
 from pto.driver.errors import UsageError
 from pto.driver.limits import L2_SIZE_CAP, over_budget
 from pto.driver.lower import KeepLevels, Verify, lower
-from pto.driver.verify import verify_each
 from pto.driver.pipelines import expand, parse_pipeline, pipeline_spec
 from pto.driver.registry import load_dialects
+from pto.driver.verify import verify_each
 from pto.frontend.checks import BuildError, _is_int
 from pto.interp.golden import Verdict, check, golden_elem
 from pto.interp.report import Report
