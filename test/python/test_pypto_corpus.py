@@ -16,13 +16,8 @@ CORPUS = pathlib.Path(__file__).parent / "pypto_corpus"
 KERNELS = sorted(CORPUS.glob("c[0-9][0-9]_*.py"))
 # What each refused kernel still hits (issue 31's open items), by file.
 REFUSED: dict[str, str] = {
-    # two loops (full tiles, then the leftover rows one by one): each loop's views are
-    # checked alone, not their union (rewrite: one loop with valid_shape=pypto.min(...))
-    "c31_vcv_gelu_tanh_exp_manual_tail": "does not tile the token axis",
     # helpers decorated @pypto.frontend.function writing through Tensor.move
     "c35_vcv_fp16_silu_nested_function_n8192": "pypto.frontend.function is outside SK-03",
-    # a Python `if` on a symbolic integer (the tail): PyPTO turns it into pypto.cond
-    "c36_vc_loop_cond_tail_tensor_methods": "has no value while the kernel is traced",
 }
 
 
