@@ -35,6 +35,7 @@ from pto.frontend import api
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
+from pto.pypto import tails
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
@@ -221,6 +222,7 @@ class JitKernel:
             b._pinned.pop()
         if tr.loop is None:
             refuse(f"{self.fn.__name__} has no token loop (pypto.loop_unroll or pypto.loop)")
+        tails.check_done(tr)
         if not tr.outputs:
             refuse(f"{self.fn.__name__} assembles no result into an output parameter")
 
@@ -280,7 +282,8 @@ class JitKernel:
     def _module(self, tr: Trace, k: b.Kernel) -> ModuleOp:
         lp = tr.loop
         assert lp is not None
-        k.unroll = lp.factors if lp.kind == "unroll" else [lp.tile or 1]
+        factors, partial = tails.loop_factors(lp) if lp.kind == "loop" else (lp.factors, False)
+        k.unroll = factors
         k.options = tr.options or None
         for i, policy in tr.cache.items():
             k.set_cache(tr.params[i].built, policy)
@@ -291,7 +294,7 @@ class JitKernel:
         code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
         f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
         runtime = {key: v for key, v in self.runtime_options.items() if key in RUNTIME_MODELLED}
-        if lp.kind == "loop":
+        if partial:
             f.attributes["pto.tail"] = UnitAttr()  # its last tile is partial, as PyPTO runs it
         if runtime:
             f.attributes["pto.runtime"] = DictionaryAttr({key: IntegerAttr(v, i64) for key, v in runtime.items()})

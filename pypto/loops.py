@@ -3,9 +3,9 @@ and the hint setters, as PyPTO's.
 
 The pto level computes on whole tensors, so a token-tile view is its whole tensor and
 the loop becomes `pto.unroll` (for `pypto.loop` with `TILE`-row views, `[TILE]` and
-`pto.tail`: one partial tile for the remainder). Where a tile starts and how many of
-its rows are valid are checked by evaluating the user's expressions at sample token
-counts: they must be the loop's own tiles, every row once.
+`pto.tail`: one partial tile for the remainder; its manual tails, pypto/tails.py). Where
+a tile starts and how many of its rows are valid are checked by evaluating the user's
+expressions at sample token counts: they must be the loop's own tiles, every row once.
 """
 
 from __future__ import annotations
@@ -19,16 +19,14 @@ from xdsl.ir import Attribute, Operation
 
 from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
-from pto.frontend.checks import _is_int, caller
-from pto.pypto import expand, ops, perm, scratch, split_k, windows
+from pto.frontend.checks import BuildError, _is_int, caller
+from pto.pypto import expand, ops, perm, scratch, split_k, tails, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
-from pto.pypto.sym import DynamicDim, Sym, evaluate
+from pto.pypto.sym import DynamicDim, Sym, evaluate, no_value
 from pto.pypto.tensor import Loop, Pinned, Tensor, Trace, current
 from pto.pypto.types import StatusType, elem
 from pto.targets import load_target
-
-SAMPLE_EXTRA = (0, 1, 5)  # token counts past whole tiles at which the user's tile expressions are checked
 
 
 def _range(args: tuple) -> tuple:
@@ -64,13 +62,18 @@ def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
 
 def loop(*args, **kwargs) -> Iterator[Sym]:
     """`for i in pypto.loop(n)`: a token loop whose views take `TILE`-row tiles."""
-    tr = _one_loop("loop")
+    tr = current("pypto.loop")
     _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
     if kwargs.get("unroll_list") not in (None, [1]):
         refuse("pypto.loop with an unroll_list: write pypto.loop_unroll")
     start, stop, step = _range(args)
-    tr.loop = Loop("loop", stop, start=start, step=step, index=Sym(kwargs.get("idx_name") or "idx"), at=caller())
-    yield from _iterations(tr, [1], lambda p: tr.loop.index)
+    index = Sym(kwargs.get("idx_name") or "idx")
+    if tr.loop is not None:  # a second loop: the rows a loop of whole tiles leaves
+        tails.start_rest(tr, start, stop, step, index)
+        yield from _rest(tr, index)
+        return
+    tr.loop = Loop("loop", stop, start=start, step=step, index=index, at=caller())
+    yield from _branches(tr)
 
 
 def _one_loop(what: str) -> Trace:
@@ -80,32 +83,97 @@ def _one_loop(what: str) -> Trace:
     return tr
 
 
+def _begin_body(tr: Trace, entry: b.Pinned) -> None:
+    """Trace the loop body once more: from the hints at `entry`, its ops kept apart."""
+    b._pinned[-1] = dataclasses.replace(entry)
+    tr.iteration = len(tr.sigs)
+    tr.sigs.append([])
+    tr.body_ops.append([])
+    tr.assembled.append([])
+    tr.windows.append({})
+
+
 def _iterations(tr: Trace, factors: list[int], value) -> Iterator:
     entry = dataclasses.replace(b._pinned[-1])
-    for i, p in enumerate(factors):
-        b._pinned[-1] = dataclasses.replace(entry)  # each factor's body starts from the hints at the loop
-        tr.iteration, tr.loop.p = i, p  # type: ignore[union-attr]
-        tr.sigs.append([])
-        tr.body_ops.append([])
-        tr.assembled.append([])
-        tr.windows.append({})
+    for p in factors:
+        _begin_body(tr, entry)  # each factor's body starts from the hints at the loop
+        tr.loop.p = p  # type: ignore[union-attr]
         yield value(p)
     tr.iteration = -1
     windows.check_covered(tr)
     _same_bodies(tr, factors)
-    first = tr.sigs[0]
-    for i, sig in enumerate(tr.sigs[1:], 1):
-        if [s[0] for s in sig] != [s[0] for s in first]:
+    for i in range(1, len(factors)):
+        if _other_ops(tr, i):
             refuse(
                 f"the loop body traced for p={factors[i]} computes other ops than for p={factors[0]}: "
                 "one body for every factor is supported"
             )
-        if [s[1] for s in sig] != [s[1] for s in first]:
-            not_modelled("labels that differ by unroll factor (the first factor's are used)", tr.notes)
-        if tr.emit:
-            for op, mine, base in zip(tr.emitted, sig, first, strict=True):
-                if mine[2] != base[2] and mine[2] is not None:
-                    _pin_for_factor(op, factors[i], mine[0], mine[2])
+        _factor_hints(tr, i, factors[i])
+
+
+def _other_ops(tr: Trace, i: int) -> bool:
+    """Whether body `i` records other pypto ops than the first (the probe's check too)."""
+    return [s[0] for s in tr.sigs[i]] != [s[0] for s in tr.sigs[0]]
+
+
+def _factor_hints(tr: Trace, i: int, factor: int) -> None:
+    """Body `i`'s tile hints, where they differ from the first's, pinned for `factor`."""
+    sig, first = tr.sigs[i], tr.sigs[0]
+    if [s[1] for s in sig] != [s[1] for s in first]:
+        not_modelled("labels that differ by unroll factor (the first factor's are used)", tr.notes)
+    if tr.emit:
+        for op, mine, base in zip(tr.emitted, sig, first, strict=True):
+            if mine[2] != base[2] and mine[2] is not None:
+                _pin_for_factor(op, factor, mine[0], mine[2])
+
+
+def _branches(tr: Trace) -> Iterator[Sym]:
+    """A pypto.loop's body, traced once per path of outcomes of the tail tests it
+    branches on (once if none, pypto/tails.py). Every path must compute what the first
+    does: the body kept is the first's, a loop whose last tile is partial."""
+    lp = tr.loop
+    assert lp is not None
+    entry = dataclasses.replace(b._pinned[-1])
+    tr.plan = plan = tails.Plan()
+    more = True
+    while more:
+        _begin_body(tr, entry)
+        yield lp.index
+        more = plan.next()
+    tr.plan, tr.iteration = None, -1
+    windows.check_covered(tr)
+    tails.check_tests(tr, plan)
+    for i in range(1, len(tr.sigs)):
+        where = _body_differs(tr, i) or _hints_differ(tr.sigs[i], tr.sigs[0])
+        if where is not None:
+            test, site = plan.first_site()
+            raise BuildError(f"pto.pypto: {no_value(test.left)}; here its branches differ in {where}", site)
+    _erase_bodies(tr, 1)
+
+
+def _hints_differ(sig: list[tuple], first: list[tuple]) -> str | None:
+    """Where a path's pypto ops or their hints differ from the first path's, or None."""
+    for n, (mine, base) in enumerate(zip(sig, first, strict=False)):
+        if mine != base:
+            return f"its pypto op #{n + 1} ({f'{base[0]} and its hints' if mine[0] == base[0] else mine[0]})"
+    return "the number of ops it computes" if len(sig) != len(first) else None
+
+
+def _rest(tr: Trace, index: Sym) -> Iterator[Sym]:
+    """The second loop of a pair (`tails.start_rest`): its body, which must be the
+    first's; the kernel is then loop_unroll's cascade [TILE, rows of its tiles]."""
+    _begin_body(tr, dataclasses.replace(b._pinned[-1]))  # (from the hints the first loop left)
+    yield index
+    i, tr.iteration = len(tr.sigs) - 1, -1
+    windows.check_covered(tr)
+    rows = tails.rest_rows(tr)
+    if (where := _body_differs(tr, i) or ("the ops it computes" if _other_ops(tr, i) else None)) is not None:
+        refuse(
+            f"the second pypto.loop's body differs from the first's in {where}: the two loops (whole tiles, "
+            "then the rows left) must compute one body"
+        )
+    _factor_hints(tr, i, rows)
+    _erase_bodies(tr, i)
 
 
 # Attributes a factor's body may set for itself: the hints (`_pin_for_factor` keeps them).
@@ -122,10 +190,16 @@ def _same_bodies(tr: Trace, factors: list[int]) -> None:
                 f"the loop body traced for p={factors[i]} differs from the one for p={factors[0]} in {where}: "
                 "one body for every factor is supported"
             )
-    for body in reversed(tr.body_ops[1:]):
+    _erase_bodies(tr, 1)
+
+
+def _erase_bodies(tr: Trace, first: int) -> None:
+    """Erase the ops of the bodies from `first` on (each computes what the first body does)."""
+    for body in reversed(tr.body_ops[first:]):
         for op in reversed(body):
             op.detach()
             op.erase()
+        body.clear()
 
 
 def _body_differs(tr: Trace, i: int) -> str | None:
@@ -185,23 +259,12 @@ def _pin_for_factor(op, factor: int, kind: str, tiles) -> None:
 # ------------------------------------------------------------------ token tiles
 
 
-def _env(tr: Trace, t: int, i: int) -> dict[str, int]:
-    return {"T": t, tr.loop.index.name: i}  # type: ignore[union-attr]
-
-
-def _samples(total: object, tile: int) -> list[int]:
-    """Token counts to check a tiling at: the tensor's own if it is static."""
-    if not isinstance(total, Sym):
-        return [total]  # type: ignore[list-item]
-    return [n * tile + e for n in (0, 1, 3) for e in SAMPLE_EXTRA if n * tile + e > 0]
-
-
 def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -> None:
     """The tile of `rows` rows at `offset` (valid: `valid`) is the loop's i-th tile."""
     lp = tr.loop
     assert lp is not None
     if lp.kind == "unroll":
-        if not all(evaluate(lp.stop, {"T": t}) == t for t in _samples(total, rows)):
+        if not all(evaluate(lp.stop, {"T": t}) == t for t in tails.samples(total, rows)):
             refuse(
                 f"loop_unroll must run over all the tokens ({total}), got stop {lp.stop}: the loop here "
                 "covers the whole token axis"
@@ -215,27 +278,7 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
         if not ok:
             refuse(f"{what} must take [p, ...] rows at [{lp.index}, 0, ...] inside loop_unroll (p = {lp.p})")
         return
-    if lp.tile is None:
-        lp.tile, lp.tile_at = rows, caller()
-    for t in _samples(total, rows):
-        env = {"T": t}
-        its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
-        offs = [evaluate(offset, _env(tr, t, i)) for i in its]
-        counts = (
-            [
-                evaluate(valid, _env(tr, t, i)) if valid is not None else min(rows, t - o)
-                for i, o in zip(its, offs, strict=True)
-            ]
-            if what != "pypto.view" or valid is not None
-            else [rows] * len(offs)
-        )
-        want = list(range(0, t, rows))
-        if rows != lp.tile or offs != want or counts != [min(rows, t - o) for o in want]:
-            refuse(
-                f"{what} of {rows} rows at {offset} (valid {valid}) does not tile the token axis: at T = {t} "
-                f"it starts at {offs[:6]} with {counts[:6]} valid rows, not {want[:6]} (each row once); write "
-                "view(x, [TILE, K], [i * TILE, 0], valid_shape=[pypto.min(TILE, T - i * TILE), K])"
-            )
+    tails.check_rows(tr, offset, valid, rows, what, total)
 
 
 def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:

@@ -63,15 +63,30 @@ class Sym:
         return self._bin(o, operator.mod, "%")  # noqa: E704
 
     def __bool__(self) -> bool:
-        refuse(
-            f"the symbolic integer {self} has no value while the kernel is traced: a Python `if` on it "
-            "is not supported (for a partial last tile, view it with valid_shape=[pypto.min(TILE, T - row), ...])"
-        )
+        refuse(no_value(self))
 
     def __index__(self) -> int:
         refuse(f"the symbolic integer {self} has no value while the kernel is traced")
 
-    __lt__ = __le__ = __gt__ = __ge__ = lambda self, o: self.__bool__()  # noqa: E731
+    def _compare(self, other: object, op, sym: str) -> SymBool:
+        """`off + TILE <= T`: a condition that a pypto.loop body's `if` may test (its
+        outcomes are traced one by one: pypto/tails.py)."""
+        if not isinstance(other, Sym) and not _is_int(other):
+            refuse(no_value(self))
+        return SymBool(self, f"{self} {sym} {other}", lambda env: op(self.eval(env), evaluate(other, env)),
+                       names_of(self, other))  # fmt: skip
+
+    def __lt__(self, o):
+        return self._compare(o, operator.lt, "<")  # noqa: E704
+
+    def __le__(self, o):
+        return self._compare(o, operator.le, "<=")  # noqa: E704
+
+    def __gt__(self, o):
+        return self._compare(o, operator.gt, ">")  # noqa: E704
+
+    def __ge__(self, o):
+        return self._compare(o, operator.ge, ">=")  # noqa: E704
 
     def __eq__(self, other: object) -> bool:
         """In the API's own shape tests a symbol equals the symbols of the same expression
@@ -104,6 +119,34 @@ class Sym:
         )
 
     __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __abs__ = __round__ = _no_value
+
+
+def no_value(what: object) -> str:
+    """Why a Python `if` on a symbolic integer is refused, and the rewrite."""
+    return (
+        f"the symbolic integer {what} has no value while the kernel is traced: a Python `if` on it "
+        "is not supported (for a partial last tile, view it with valid_shape=[pypto.min(TILE, T - row), ...])"
+    )
+
+
+class SymBool:
+    """A comparison of symbolic integers. Only a pypto.loop body may branch on it (a
+    tail test, `if off + TILE <= T:`): `bool()` answers from the trace's plan of
+    outcomes, the body traced once per outcome (pypto/tails.py); elsewhere it is refused."""
+
+    def __init__(self, left: Sym, name: str, fn: Callable[[Mapping[str, int]], bool], names: frozenset[str]):
+        self.left, self.name, self.fn, self.names = left, name, fn, names
+
+    def eval(self, env: Mapping[str, int]) -> bool:
+        return self.fn(env)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __bool__(self) -> bool:
+        from pto.pypto import tails  # (tails reads the trace, which is built on this module)
+
+        return tails.decide(self)
 
 
 def names_of(*vs: object) -> frozenset[str]:

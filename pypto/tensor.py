@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation
 
@@ -20,6 +21,9 @@ from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.types import CachePolicy, DataType, StatusType, TileOpFormat
 from pto.tracebacks import api_boundary
+
+if TYPE_CHECKING:
+    from pto.pypto.tails import Plan
 
 # Where the kernel's source sets a hint: (file, line), what `caller()` gives. A tuned
 # kernel's suggestions (pto.pypto.tuning) point there.
@@ -46,6 +50,14 @@ class Loop:
     p: int = 1  # the factor whose body runs now
     at: Site | None = None  # the loop_unroll / loop call
     tile_at: Site | None = None  # pypto.loop: the view whose rows are the tile
+    # A pypto.loop of whole tiles may be followed by a second loop over the rows left
+    # (pypto/tails.py): `cover` is what the first covers ("all": a partial last tile
+    # too; "whole": whole tiles only; None: not known yet), `part` the loop traced now (0,
+    # 1: the second, whose range and index are then start, stop, step and index), `rest`
+    # the rows of the second's tiles.
+    cover: str | None = None
+    part: int = 0
+    rest: int | None = None
 
 
 @dataclass
@@ -75,6 +87,7 @@ class Trace:
     option_at: dict[str, Site | None] = field(default_factory=dict)  # set_pass_options calls
     tiles_at: dict[Operation, tuple[Site | None, Site | None]] = field(default_factory=dict)  # vec, cube
     notes: set[str] = field(default_factory=set)
+    plan: Plan | None = None  # in a pypto.loop body: the outcomes of its tail tests (pypto/tails.py)
 
     def record(self, kind: str) -> None:
         if self.iteration >= 0:

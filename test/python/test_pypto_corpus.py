@@ -16,11 +16,6 @@ CORPUS = pathlib.Path(__file__).parent / "pypto_corpus"
 KERNELS = sorted(CORPUS.glob("c[0-9][0-9]_*.py"))
 # What each refused kernel still hits (issue 31's open items), by file.
 REFUSED: dict[str, str] = {
-    # two loops (full tiles, then the leftover rows one by one): each loop's views are
-    # checked alone, not their union (rewrite: one loop with valid_shape=pypto.min(...))
-    "c31_vcv_gelu_tanh_exp_manual_tail": "does not tile the token axis",
-    # a Python `if` on a symbolic integer (the tail): PyPTO turns it into pypto.cond
-    "c36_vc_loop_cond_tail_tensor_methods": "has no value while the kernel is traced",
     # four matmuls over rank-3 views of one stream each (not a split-K of K slices)
     "c44_mhcpre_rank3_streams_splitk_sum_dim2": "is not SK-03: it has 4 independent matmuls",
 }
