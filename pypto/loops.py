@@ -405,13 +405,18 @@ def view(
             "or columns [rows, w] at [0, c] of a 2-D tensor"
         )
     if not rest_ok and _tile_columns(input, shape, offsets, valid):
-        rows = view(
-            input,
-            [shape[0], input.shape[1]],
-            [offsets[0], 0],
-            valid_shape=None if valid is None else [valid[0], input.shape[1]],
-        )
-        return split_k.column_view(rows, offsets[1], offsets[1] + shape[1])
+        # One rows tile per body and row offset: its column views are then K slices of
+        # one tensor (a hand-written split-K), and a cast of them one cast of it.
+        key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))
+        tiles = input.__dict__.setdefault("_row_tiles", {})
+        if key not in tiles:
+            tiles[key] = view(
+                input,
+                [shape[0], input.shape[1]],
+                [offsets[0], 0],
+                valid_shape=None if valid is None else [valid[0], input.shape[1]],
+            )
+        return split_k.column_view(tiles[key], offsets[1], offsets[1] + shape[1])
     if not rest_ok and len(shape) > 2 and (valid is None or valid[1:] == shape[1:]):
         # a box of each token's grid: the rows' whole grids, then the window of them
         rows = view(input, [shape[0], *input.shape[1:]], [offsets[0], *[0] * (len(shape) - 1)],

@@ -291,6 +291,8 @@ def rdiv(x: Tensor, c: object) -> Tensor:
     """`c / x`, kept as a scaled reciprocal for the mul that uses it."""
     if not _scalar(c) or c == 0:
         refuse(f"{c!r} / tensor is not supported (a non-zero number / x, as an operand of a mul)")
+    if (r := _lazy(x, "recip")) is not None:  # c / (c2 / a) is a * (c / c2): AT-11's `1 / (127 / amax)`
+        return _muls(_tensor(r[0], "the divisor"), float(c) / r[1])
     return _recip(_tensor(x, "the divisor"), float(c))
 
 
@@ -316,7 +318,7 @@ def _extremum(kind: str, x: Tensor | float, y: Tensor | float) -> Tensor:
 
 
 def reciprocal(a: Tensor) -> Tensor:
-    return _recip(_tensor(a, "pypto.reciprocal's input"), 1.0)
+    return rdiv(a, 1.0)
 
 
 def _recip(x: Tensor, c: float) -> Tensor:
@@ -450,6 +452,8 @@ def matmul(
     if (tb := _lazy(mat2, "T")) is not None:
         mat2, b_trans = tb, not b_trans
     slices_w = _lazy(mat2, "cols") is not None or _lazy(mat2, "rows") is not None
+    if slices_w and getattr(input, "_kslice", None) is not None:  # a cast K slice also read otherwise
+        input = input._kslice
     if _lazy(input, "castcols") is not None and slices_w:
         input = split_k.cast_columns(input, cast)
     if _lazy(input, "cols") is not None and slices_w:

@@ -97,11 +97,19 @@ def _hints(hints: b.Pinned) -> Iterator[None]:
 
 def cast_now(x: Tensor, cast, tensor) -> Tensor:
     """A cast of a column view used as a tensor of its own: made once, in place (as
-    `_slice`), under the hints that held at the cast's line."""
+    `_slice`), under the hints that held at the cast's line. A view of a token tile is
+    the columns of the whole tile's cast, and stays a K slice for a matmul that reads
+    it too (`_kslice`: hc_pre's per-slice norm and split-K from one cast slice)."""
     view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
-    with _hints(hints):
-        y = cast(tensor(view, "a column view"), dtype, mode, satmode)
+    if view._lazy[1]._tok:
+        k = cast_columns(x, cast)
+        y = tensor(cast_columns(x, cast), "a column view")
+    else:
+        k = None
+        with _hints(hints):
+            y = cast(tensor(view, "a column view"), dtype, mode, satmode)
     x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
+    x.__dict__["_kslice"] = k
     return x
 
 
