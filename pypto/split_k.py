@@ -101,7 +101,7 @@ def cast_now(x: Tensor, cast, tensor) -> Tensor:
     the columns of the whole tile's cast, and stays a K slice for a matmul that reads
     it too (`_kslice`: hc_pre's per-slice norm and split-K from one cast slice)."""
     view, dtype, mode, satmode, hints = x._lazy[1:]  # type: ignore[index]
-    if view._lazy[1]._tok:
+    if view._lazy is not None and view._lazy[0] == "cols" and view._lazy[1]._tok:
         k = cast_columns(x, cast)
         y = tensor(cast_columns(x, cast), "a column view")
     else:

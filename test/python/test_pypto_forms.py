@@ -493,3 +493,25 @@ def test_tensor_move_misuse_is_refused_at_the_users_line(body, message) -> None:
     x, _, w, _ = _inputs(8)
     with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*" + message):
         k(x, w, np.zeros((8, N), np.float32))
+
+
+def test_a_cast_column_view_whose_view_is_used_first() -> None:
+    """mla_prolog_quant_v4's rope_2d: `xc = cast(x)` of a column view `x`, then `x`
+    itself used (its reshapes), then `xc`: the cast of the slice `x` became."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, 16], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, N)
+            y = pypto.cast(pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True), BF16)
+            v = pypto.view(y, [p, 16], [0, 48])
+            vc = pypto.cast(v, FP32)
+            twice = pypto.cast(pypto.reshape(pypto.reshape(v, [p, 8, 2]), [p, 16]), FP32)
+            pypto.assemble(vc + twice, [i, 0], out)
+
+    for t in COUNTS:
+        x, _, w, _ = _inputs(t)
+        out = np.zeros((t, 16), np.float32)
+        k(x, w, out)
+        y = (x.astype(np.float32) @ w.astype(np.float32).T).astype(ml_dtypes.bfloat16).astype(np.float64)
+        assert check(out, 2 * y[:, 48:64]).ok, t
