@@ -344,10 +344,12 @@ def _way(costs: dict[str, float]) -> str:
 
 
 # A graph is stacked when one of its groups has at least this many loop bodies: its
-# index and tracking arrays then do the work of many per-task ops (measured: at 4 bodies
-# of 128 tokens the stacked pass was twice the per-task numerics; at 128 bodies of one
-# token, a third of them).
-STACK_BODIES = 16
+# index arrays and spans then do the work of many per-task ops (measured, GM tracked by
+# spans and copied through strided views: at 4 bodies of 128 tokens the stacked pass
+# cost 0.6-1x the per-task numerics, at 128 bodies of one token a third of them; at one
+# body, 1.1-1.6x). The first run of a graph is stacked (`_way`): below this, it would
+# rarely repay that run.
+STACK_BODIES = 4
 
 
 def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[list, dict] | None:
