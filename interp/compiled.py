@@ -322,6 +322,7 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
             raise
     if numbers is not None:
         costs[way] = min(costs.get(way, INF), CLOCK() - start)
+        costs[f"{way} runs"] = costs.get(f"{way} runs", 0) + 1
 
 
 # What a run's cost is measured on: the process's CPU time (a shared machine's other load
@@ -331,23 +332,30 @@ CLOCK = time.process_time
 
 def _way(costs: dict[str, float]) -> str:
     """How a graph that can be stacked runs: stacked the first time, per task the second,
-    then the cheaper of the two as measured (the cheapest run of each). Both give the
-    same numbers and the same report; which is cheaper depends on the graph: stacking
-    pays index and tracking arrays over every element a group touches, the per-task path
-    Python per op per task (hc_pre: few tasks, each over a wide row block, stacked was
-    ten times slower)."""
+    stacked again the third (a first run is cold: measured, its cost was up to 3x a
+    later one's, which chose per task for graphs stacked runs faster), then the cheaper
+    of the two as measured (the cheapest run of each). Both give the same numbers and
+    the same report; which is cheaper depends on the graph: stacking pays copies of
+    every task's tiles, the per-task path Python per op per task."""
     if "stacked" not in costs:
         return "stacked"
     if "per task" not in costs:
         return "per task"
-    return min(costs, key=costs.__getitem__)
+    if costs.get("stacked runs", 0) < 2:
+        return "stacked"
+    return min(WAYS, key=costs.__getitem__)
+
+
+WAYS = ("stacked", "per task")
 
 
 # A graph is stacked when one of its groups has at least this many loop bodies: its
-# index and tracking arrays then do the work of many per-task ops (measured: at 4 bodies
-# of 128 tokens the stacked pass was twice the per-task numerics; at 128 bodies of one
-# token, a third of them).
-STACK_BODIES = 16
+# index arrays and spans then do the work of many per-task ops (measured, GM tracked by
+# spans and copied through strided views: at 4 bodies of 128 tokens the stacked pass
+# cost 0.6-1x the per-task numerics, at 128 bodies of one token a third of them; at one
+# body, 1.1-1.6x). The first run of a graph is stacked (`_way`): below this, it would
+# rarely repay that run.
+STACK_BODIES = 4
 
 
 def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[list, dict] | None:

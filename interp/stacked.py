@@ -18,10 +18,11 @@ Whether this is the interleaved run's result is checked, not assumed, as it runs
   written (the per-task engine would see what the core's last task left), are refused;
   a loop whose start differs (a column block chosen by the task) runs its trips alike,
   its induction value an index array (`loop`);
-- GM (`Tracker`): an element of a tensor the kernel writes may be touched by the tasks
-  of one body only, by groups that depend on each other (the task graph then orders
-  them in every schedule, and this pass runs groups in that order), written by one task
-  of a group, and not read and written by one group. Inputs are never written.
+- GM (`Tracker`, kept as spans of memory: `pto.interp.stacked_gm`): an element of a
+  tensor the kernel writes may be touched by the tasks of one body only, by groups that
+  depend on each other (the task graph then orders them in every schedule, and this
+  pass runs groups in that order), written by one task of a group, and not read and
+  written by one group. Inputs are never written.
 A refusal raises `Unstackable` and the run starts again on the per-task path
 (`pto.interp.run`), which is always exact; a program that cannot be stacked at all is
 known when compiling (`NotStackable`), and its graph runs per task from the start; a
@@ -38,18 +39,9 @@ import numpy as np
 
 from pto.interp import npu_ops as ops
 from pto.interp.machine import GmTensor
-
-
-class NotStackable(Exception):
-    """A program the stacked pass cannot run (known when compiling)."""
-
-
-class Unstackable(Exception):
-    """A run whose stacked numerics could differ from the per-task engine's: it is run
-    again per task. `group`: the index of the group whose program was refused (set by
-    `run_numerics`), so that its program is not stacked again (`Programs.refuse`)."""
-
-    group: int | None = None
+from pto.interp.stacked_gm import NotStackable as NotStackable
+from pto.interp.stacked_gm import Tracker
+from pto.interp.stacked_gm import Unstackable as Unstackable
 
 
 def u(x):
@@ -158,6 +150,11 @@ class Slot:
             self.full = bool(self.written.all())
 
 
+# A store whose tiles are not one strided view is a slice per task up to this many tasks
+# (a scatter through index arrays over every element was most of hc_pre's stacked pass).
+SCATTER_TILES = 4096
+
+
 def window(offs, ext) -> tuple:
     return tuple(slice(o, o + e) for o, e in zip(offs, ext, strict=True))
 
@@ -247,10 +244,17 @@ class Stack:
             return self._padded(np.ascontiguousarray(data), ext)
         idx, mask = self._indices(a, offs, ext, valid)
         self.tracker.access(self, gm, idx, ext, mask, False)
-        data = a[idx]
+        # Only the rows some task copies are read (past them are zeros: a tile's rows past
+        # the valid ones may lie past the array).
+        v = ext[0] if valid is None else int(np.max(valid))
+        data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
+        if data is None:
+            data = a[idx]
+        elif mask is not None:
+            mask = mask[:, :, :v]
         if mask is not None:
             data = np.where(mask, raw(data), 0).view(a.dtype)
-        return data
+        return self._padded(data, ext)
 
     def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
         a = gm.array
@@ -259,9 +263,26 @@ class Stack:
         if (b, p) != (self.B, self.P):  # several tasks would write the same elements
             raise Unstackable("tasks of one group write alike")
         idx, mask = self._indices(a, offs, ext, valid)
-        idx = tuple(np.broadcast_to(i, (b, p, *ext)) for i in idx)
         self.tracker.access(self, gm, idx, ext, mask, True)
         data = np.broadcast_to(data, (b, p, *ext))
+        v = ext[0] if valid is None else int(np.max(valid))
+        view = self._tiles(a, offs, (v, *ext[1:]), (b, p))
+        if view is not None:  # (no two tasks' tiles overlap: the tracker checked it)
+            same, data = data.dtype == a.dtype, data[:, :, :v]
+            where = True if mask is None else np.broadcast_to(mask[:, :, :v], data.shape)
+            np.copyto(raw(view) if same else view, raw(data) if same else data, casting="unsafe", where=where)
+            return
+        if b * p <= SCATTER_TILES and self._inside(a, offs, (v, *ext[1:])):  # a slice per task
+            at = [np.broadcast_to(o, (b, p)).tolist() for o in offs]
+            same, data = data.dtype == a.dtype, data[:, :, :v]
+            cut = None if mask is None else np.broadcast_to(mask[:, :, :v], data.shape)
+            for i in range(b):
+                for j in range(p):
+                    tile = a[window([o[i][j] for o in at], data.shape[2:])]
+                    w = True if cut is None else cut[i, j]
+                    np.copyto(raw(tile) if same else tile, raw(data[i, j]) if same else data[i, j], "unsafe", w)
+            return
+        idx = tuple(np.broadcast_to(i, (b, p, *ext)) for i in idx)
         if mask is not None:
             mask = np.broadcast_to(mask, (b, p, *ext))
             idx, data = tuple(i[mask] for i in idx), data[mask]
@@ -269,6 +290,41 @@ class Stack:
             raw(a)[idx] = raw(data)
         else:
             a[idx] = data
+
+    def _tiles(self, a: np.ndarray, offs, ext, stack: tuple[int, int], gather: bool = False) -> np.ndarray | None:
+        """Every task's tile at `offs` as one strided view of `a`, (b, p, *ext), when each
+        offset is a fixed step per body plus one per task (a gather through index arrays
+        was most of a stacked load); else with `gather` a copy of the distinct tiles,
+        each sliced once (a task's row block and column block, hc_pre); None if a tile
+        does not lie inside `a`, or is not a view and not `gather`."""
+        if not self._inside(a, offs, ext):
+            return None
+        first, steps, affine = [], [0, 0], True
+        for d, o in enumerate(offs):
+            if isinstance(o, np.ndarray):
+                o0 = int(o[0, 0])
+                db = int(o[1, 0]) - o0 if o.shape[0] > 1 else 0
+                dp = int(o[0, 1]) - o0 if o.shape[1] > 1 else 0
+                grid = o0 + db * self.body[: o.shape[0]] + dp * self.task[:, : o.shape[1]]
+                affine = affine and bool((o == grid).all())
+                steps[0] += db * a.strides[d]
+                steps[1] += dp * a.strides[d]
+            else:
+                o0 = int(o)
+            first.append(slice(o0, None))
+        if affine:
+            return np.lib.stride_tricks.as_strided(a[tuple(first)], (*stack, *ext), (*steps, *a.strides))
+        if not gather:
+            return None
+        at = np.stack([np.broadcast_to(o, stack).reshape(-1) for o in offs], 1)
+        distinct, which = np.unique(at, axis=0, return_inverse=True)
+        tiles = np.stack([a[window(o, ext)] for o in distinct.tolist()])
+        return tiles[which.reshape(-1)].reshape(*stack, *ext)
+
+    @staticmethod
+    def _inside(a: np.ndarray, offs, ext) -> bool:
+        """Whether every task's tile lies inside `a` (else index arrays clip it)."""
+        return all(np.min(o) >= 0 and np.max(o) + e <= n for o, e, n in zip(offs, ext, a.shape, strict=True))
 
     @staticmethod
     def _indices(a: np.ndarray, offs, ext, valid) -> tuple[tuple, np.ndarray | None]:
@@ -321,103 +377,6 @@ class Stack:
         lead_d = (slice(None),) * (len(dst.shape) - 1)
         part = src.read((*lead_s, slice(sc, sc + w)))
         dst.write((*lead_d, slice(dc, dc + w)), part, lead(part))
-
-
-class Tracker:
-    """Which tasks touch which elements of the GM tensors the kernel writes (module
-    doc): per such tensor's memory, the body that owns each element and the last task
-    of the running group that wrote it; per tensor, the groups that touched it and how."""
-
-    def __init__(self, inputs: list[GmTensor], ancestors: dict[int, set[int]]):
-        self.inputs = {id(_root(t.array)) for t in inputs}
-        self.ancestors = ancestors
-        self.owner: dict[int, np.ndarray] = {}  # root -> (loop, body) per element, -1 none
-        self.last: dict[int, np.ndarray] = {}  # root -> the last group to touch each element
-        self.writer: dict[int, np.ndarray] = {}  # root -> (rank << 40) + task, -1 none
-        self.kinds: dict[tuple[int, int], set[bool]] = {}  # (root, rank) -> {write?}
-
-    def access(self, st: Stack, gm: GmTensor, where, ext, mask, write: bool) -> None:
-        a = gm.array
-        root = _root(a)
-        key = id(root)
-        if key in self.inputs:
-            if write:
-                raise Unstackable("a task writes an input")
-            return
-        kinds = self.kinds.setdefault((key, st.rank), set())
-        kinds.add(write)
-        if len(kinds) > 1:
-            raise Unstackable("one group reads and writes one tensor")
-        ids = _flat_ids(a, root, where, ext)
-        if mask is not None:
-            shape = np.broadcast_shapes(ids.shape, mask.shape)
-            ids, mask = np.broadcast_to(ids, shape), np.broadcast_to(mask, shape)
-        b, p = ids.shape[:2]
-        if st.B > 1 and b == 1:
-            raise Unstackable("tasks of several bodies touch one element of a written tensor")
-        lead_shape = (b, p, *(1,) * (ids.ndim - 2))
-        first = st.owner if b > 1 else np.full((1, 1), st.owner[0, 0] - st.body[0, 0])
-        body = np.broadcast_to(first.reshape(b, 1, *lead_shape[2:]), ids.shape)
-        who = None
-        if write:  # (a store covers every task: `Stack.store`)
-            who = np.broadcast_to(((st.rank << 40) + st.body * st.P + st.task).reshape(lead_shape), ids.shape)
-        if mask is not None:
-            ids, body = ids[mask], body[mask]
-            who = who[mask] if who is not None else None
-        else:
-            ids, body = ids.reshape(-1), body.reshape(-1)
-            who = who.reshape(-1) if who is not None else None
-        owner = self.owner.get(key)
-        if owner is None:
-            owner = self.owner[key] = np.full(root.nbytes // a.itemsize, -1, np.int64)
-            self.last[key] = np.full(owner.size, -1, np.int64)
-        had = owner[ids]
-        if ((had != -1) & (had != body)).any():
-            raise Unstackable("tasks of several bodies touch one element of a written tensor")
-        owner[ids] = body
-        last = self.last[key]
-        ok = np.zeros(st.rank + 2, bool)  # by rank + 1: none, the group itself and its ancestors
-        ok[[0, st.rank + 1, *(r + 1 for r in self.ancestors[st.rank])]] = True
-        if not ok[last[ids] + 1].all():
-            raise Unstackable("two groups that do not depend on each other touch one element")
-        last[ids] = st.rank
-        if who is not None:
-            self._one_writer(st, key, ids, who)
-
-    def _one_writer(self, st: Stack, key: int, ids: np.ndarray, who: np.ndarray) -> None:
-        """No element is written by two tasks of the group (their order would differ)."""
-        writer = self.writer.get(key)
-        if writer is None:
-            writer = self.writer[key] = np.full(self.owner[key].size, -1, np.int64)
-        had = writer[ids]
-        if (((had >> 40) == st.rank) & (had != who)).any():
-            raise Unstackable("two tasks of one group write one element")
-        writer[ids] = who
-        if (writer[ids] != who).any():  # (one scatter: the same element twice in it)
-            raise Unstackable("two tasks of one group write one element")
-
-
-def _root(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _flat_ids(a: np.ndarray, root: np.ndarray, where, ext) -> np.ndarray:
-    """The element numbers in `root`'s memory (in `a`'s element size) of a tile: `where`
-    is its offsets (ints) or its index arrays; (b, p, *ext)."""
-    size = a.itemsize
-    base = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // size
-    steps = [s // size for s in a.strides]
-    if all(not isinstance(w, np.ndarray) for w in where):
-        idx = [
-            np.arange(o, o + e, dtype=np.int64).reshape((1, 1) + (1,) * d + (e,) + (1,) * (len(ext) - d - 1))
-            for d, (o, e) in enumerate(zip(where, ext, strict=True))
-        ]
-    else:
-        idx = list(where)
-    flat = base + sum(i * s for i, s in zip(idx, steps, strict=True))
-    return np.asarray(flat, np.int64)
 
 
 def ancestors(groups) -> dict[int, set[int]] | None:

@@ -90,9 +90,10 @@ def _refuse(*a, **k):
     raise stacked.Unstackable("refused")
 
 
-@pytest.mark.parametrize(("cost", "stacked_runs"), [(100.0, 1), (-100.0, 3)])
+@pytest.mark.parametrize(("cost", "stacked_runs"), [(100.0, 2), (-100.0, 3)])
 def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked_runs: int) -> None:
-    """Stacked the first time, per task the second, then the cheaper of the two."""
+    """Stacked the first time, per task the second, stacked the third (the first was
+    cold), then the cheaper of the two."""
     n = counted(monkeypatch)
     monkeypatch.setattr(compiled, "CLOCK", lambda: CLOCK[0])
     monkeypatch.setattr(sys.modules[__name__], "CLOCK", [0.0, cost])
@@ -174,3 +175,54 @@ def test_a_stacked_product_rounds_each_tile_as_alone(m: int, k: int, n: int) -> 
     for i in range(6):
         for j in range(5):
             assert np.array_equal(got[i, j].view(np.uint32), nx.matmul(a[i, 0], b[0, j]).view(np.uint32))
+
+
+def test_the_tracker_keeps_spans_of_memory_not_elements() -> None:
+    """A task's tile is a span per row; touching spans of one body merge, so what is kept
+    grows with the row blocks, not with the elements (a (4096, 4096) tensor here)."""
+    gm = GmTensor("out", np.zeros((4096, 4096), np.float32), 0)
+    t = stacked.Tracker([], {0: set(), 1: {0}})
+    st = stacked.Stack(t, 0, 4, 2)
+    rows, cols = st.body * 1024, st.task * 2048
+    st.store(gm, [rows, cols], (1024, 2048), None, np.ones((4, 2, 1, 1), np.float32))
+    start, end, body = t.bodies[id(gm.array)]
+    assert start.tolist() == [0, 1024 * 4096, 2048 * 4096, 3072 * 4096]
+    assert (end - start).tolist() == [1024 * 4096] * 4 and body.tolist() == [0, 1, 2, 3]
+    assert len(t.writes[(id(gm.array), 0)][0]) == 8 * 1024  # (a task's rows do not touch)
+    assert (gm.array[:, :2048] == 1).all()
+    # a later group reading a column block of another body's rows is refused
+    st = stacked.Stack(t, 1, 4, 1)
+    with pytest.raises(stacked.Unstackable, match="several bodies"):
+        st.load(gm, [(3 - st.body) * 1024, 0], (16, 16), None)
+
+
+@pytest.mark.parametrize("rows", [None, np.array([[3], [0], [4]])])
+def test_stacked_copies_are_the_gathers_and_scatters_they_replace(rows) -> None:
+    """Tiles at a step per body and task are one strided view; others (a row block and a
+    column block chosen by the task) are sliced once each; rows past the valid ones are
+    zero, and may lie past the array."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((14, 24)).astype(nx.DTYPES["bf16"])
+    x = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([x], {0: set()}), 0, 3, 4)  # (an input: read by all)
+    for offs in ([st.body * 4 + 2, st.task * 6], [st.body * 5 + (st.task // 2), (st.task % 2) * 8], [10, st.task * 4]):
+        valid = None if rows is None else np.clip(rows, 0, 4)
+        idx, mask = st._indices(a, offs, (4, 6), valid)
+        want = a[idx] if mask is None else np.where(mask, a[idx].view(np.uint16), 0).view(a.dtype)
+        got = st.load(x, offs, (4, 6), rows)
+        assert np.array_equal(got.view(np.uint16), np.broadcast_to(want, got.shape).view(np.uint16))
+    view = st._tiles(a, [st.body * 4 + 2, st.task * 6], (4, 6), (3, 4))
+    assert view is not None and np.shares_memory(view, a)  # (not a gather)
+    out = np.zeros((24, 40), np.float32)
+    data = rng.standard_normal((3, 4, 4, 6)).astype(np.float32)
+    for offs in ([st.body * 4, st.task * 6], [st.body * 8 + 4 * (1 - st.task // 2), (st.task % 2) * 8 + 24]):
+        st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 4)
+        out[...] = 0
+        st.store(GmTensor("out", out, 0), offs, (4, 6), rows, data)
+        want = np.zeros_like(out)
+        for i in range(3):
+            for j in range(4):
+                r, c = (int(np.broadcast_to(o, (3, 4))[i, j]) for o in offs)
+                v = 4 if rows is None else int(np.clip(rows, 0, 4)[i, 0])
+                want[r : r + v, c : c + 6] = data[i, j, :v]
+        assert np.array_equal(out, want)
