@@ -444,7 +444,7 @@ def test_tensor_methods_are_the_ops_with_the_tensor_first() -> None:
         (lambda xt: xt > 0, "this Python operator on a tensor is not supported"),
         (lambda xt: pypto.get_vec_tile_shapes(), "pypto.get_vec_tile_shapes is outside SK-03"),
         (lambda xt: pypto.ReduceMode.SUM, "pypto.ReduceMode is outside SK-03"),
-        (lambda xt: pypto.frontend.function(xt), "pypto.frontend.function is outside SK-03"),
+        (lambda xt: pypto.frontend.SymbolicScalar(xt), "pypto.frontend.SymbolicScalar is outside SK-03"),
         (lambda xt: pypto.experimental.nop(), "pypto.experimental.nop is outside SK-03"),
     ],
 )
