@@ -23,6 +23,7 @@ from __future__ import annotations
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
 from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
+from pto.pypto.extras import expand_clone, maximum, minimum, unsqueeze
 from pto.pypto.loops import (
     assemble,
     loop,
@@ -43,11 +44,8 @@ from pto.pypto.ops import (
     concat,
     div,
     exp,
-    expand_clone,
     full,
     matmul,
-    maximum,
-    minimum,
     mul,
     pow,  # noqa: A004
     reciprocal,
@@ -60,7 +58,6 @@ from pto.pypto.ops import (
     sum,
     tensor,
     transpose,
-    unsqueeze,
     zeros,
 )
 from pto.pypto.sym import ceil_div  # noqa: A004

@@ -296,27 +296,6 @@ def rdiv(x: Tensor, c: object) -> Tensor:
     return _recip(_tensor(x, "the divisor"), float(c))
 
 
-def maximum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
-    """`pto.max` (`pto.maxs` with a number: `maximum(x, 0.0)` is a ReLU)."""
-    return _extremum("max", input, other)
-
-
-def minimum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
-    return _extremum("min", input, other)
-
-
-def _extremum(kind: str, x: Tensor | float, y: Tensor | float) -> Tensor:
-    name = {"max": "maximum", "min": "minimum"}[kind]
-    if _scalar(x):
-        x, y = y, x
-    if _scalar(y):
-        s = float(y)
-        scalar = b.maxs if kind == "max" else b.mins
-        t = _tensor(x, f"pypto.{name}'s input")
-        return _result(kind, [t], t.shape, t.known_dtype, lambda v: scalar(v, s))
-    return _binary(kind, _tensor(x, f"pypto.{name}'s input"), _tensor(y, f"pypto.{name}'s other"))
-
-
 def reciprocal(a: Tensor) -> Tensor:
     return rdiv(a, 1.0)
 
@@ -494,6 +473,8 @@ def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noq
     rank = len(x.shape)
     if perm.is_perm(x) and isinstance(dim, int) and not isinstance(dim, bool) and -rank <= dim < rank:
         red = {"sum": "sum", "amax": "max", "amin": "min"}[kind]
+        from pto.pypto.extras import maximum, minimum  # (extras builds on this module)
+
         combine = {"sum": add, "amax": maximum, "amin": minimum}[kind]
         one = lambda t: _result(kind, [t], [*t.shape[:-1], 1], t.known_dtype, lambda v: b.reduce(v, red))  # noqa: E731
         return perm.reduce(kind, x, dim, bool(keepdim), one, combine)
@@ -548,24 +529,6 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     if inplace:  # a view of a parameter: the loop may take token tiles of it
         out._view_of = x._param if x._param is not None else x._view_of
     return out
-
-
-def expand_clone(input: Tensor, shape: Sequence[int], *, valid_shape=None) -> Tensor:  # noqa: A002
-    """`input` broadcast to `shape` (pypto/expand.py: kept as `input` until used)."""
-    if valid_shape is not None and list(valid_shape) != list(shape):
-        refuse("pypto.expand_clone with a valid_shape smaller than its shape is not supported")
-    return expand.expand_clone(_tensor(input, "pypto.expand_clone's input"), shape, _broadcast)
-
-
-def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """A dim of size 1 inserted at `dim` (negative counts from the end of the result): a reshape."""
-    x = _tensor(input, "pypto.unsqueeze's input")
-    rank = len(x.shape) + 1
-    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
-        refuse(f"pypto.unsqueeze's dim must be an integer in [{-rank}, {rank}), got {dim!r}")
-    shape = x.shape
-    shape.insert(dim % rank, 1)
-    return reshape(x, shape)
 
 
 def clone(input: Tensor) -> Tensor:  # noqa: A002
@@ -653,8 +616,6 @@ __all__ = [
     "sub",
     "mul",
     "div",
-    "maximum",
-    "minimum",
     "reciprocal",
     "sqrt",
     "rsqrt",
@@ -671,8 +632,6 @@ __all__ = [
     "exp",
     "sigmoid",
     "clone",
-    "unsqueeze",
-    "expand_clone",
     "concat",
     "transpose",
     "tensor",
