@@ -14,7 +14,7 @@ An op that reads the value runs once per row of the grid on the 2-D tile of that
 (a block, a `pto.slice` of one, a column permutation of one: `pto.reshape` +
 `pto.transpose` + `pto.reshape`, or a `pto.concat` of a few slices), and its result is
 again a grid of blocks. A reshape back to `[rows, W]` is the 2-D tile of the whole
-grid; an `assemble` into a `[T, H, D]` output stores that tile.
+grid; an `assemble` into a `[T, H, D]` output stores each block into its columns.
 """
 
 from __future__ import annotations
