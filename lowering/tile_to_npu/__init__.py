@@ -4,7 +4,9 @@ Each iteration of a token loop is one *body* of p tokens (the loop's step: the u
 factor); its vector stages before the cube stage, its cube stage and its vector stages
 after the cube stage become three `npu.tasks` groups over the bodies (`vector.py`,
 `cube.py`), the cube group after the first vector group and the last vector group after
-the cube group, body by body. All groups of all loops of a kernel form one `npu.graph`:
+the cube group, body by body (the vector stages after the cube are several groups
+where tile-assign-shapes cut their phase: `planning.vector.post_phases`, each after the
+cube and the parts it reads). All groups of all loops of a kernel form one `npu.graph`:
 tasks of every body and every loop may be in flight at once, each waiting only for the
 tasks of its own body that produce its inputs, as PyPTO's runtime does. Values crossing
 groups go through GM workspaces.
