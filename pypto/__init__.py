@@ -23,7 +23,7 @@ from __future__ import annotations
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
 from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
-from pto.pypto.extras import expand_clone, maximum, minimum, unsqueeze
+from pto.pypto.extras import clone, expand_clone, maximum, minimum, tensor, transpose, unsqueeze
 from pto.pypto.loops import (
     assemble,
     loop,
@@ -40,7 +40,6 @@ from pto.pypto.ops import (
     amax,
     amin,
     cast,
-    clone,
     concat,
     div,
     exp,
@@ -56,8 +55,6 @@ from pto.pypto.ops import (
     sqrt,
     sub,
     sum,
-    tensor,
-    transpose,
     zeros,
 )
 from pto.pypto.sym import ceil_div  # noqa: A004

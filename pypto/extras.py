@@ -1,16 +1,19 @@
 """PyPTO 0.2.0 ops that SK-03 kernels write beside the core set of `ops.py`: an
 elementwise maximum or minimum (a ReLU, a max over the heads), `unsqueeze` (a reshape
-with a 1 inserted) and `expand_clone` (a small weight broadcast, `pypto/expand.py`)."""
+with a 1 inserted), `expand_clone` (a small weight broadcast, `pypto/expand.py`),
+`clone`, `transpose` (a matmul operand's, or of a rank-3 grid) and `tensor` (a scratch
+tile)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from pto.frontend import builder as b
-from pto.pypto import expand
+from pto.pypto import expand, perm, scratch
 from pto.pypto.errors import refuse
 from pto.pypto.ops import _binary, _broadcast, _result, _scalar, _tensor, reshape
 from pto.pypto.tensor import Tensor
+from pto.pypto.types import DataType
 
 
 def maximum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
@@ -50,3 +53,38 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     shape = x.shape
     shape.insert(dim % rank, 1)
     return reshape(x, shape)
+
+
+def clone(input: Tensor) -> Tensor:  # noqa: A002
+    """A copy: values here are never written in place, so the tensor itself."""
+    return _tensor(input, "pypto.clone's input")
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans);
+    of a token tensor of rank 3 or more, two of its non-token dims swapped in its grid
+    (pypto/perm.py: the interleaved RoPE's `[t, D/2, 2] -> [t, 2, D/2]`)."""
+    x = _tensor(input, "pypto.transpose's input")
+    if perm.is_perm(x):
+        return perm.transpose(x, dim0, dim1)
+    if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):
+        refuse(
+            f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
+            "2-D operand of a matmul"
+        )
+    return Tensor.traced(x.shape[::-1], x.known_dtype, None, x._tok, ("T", x))
+
+
+def tensor(
+    shape=None,
+    dtype: DataType | None = None,
+    name: str = "",
+    format=None,
+    data_ptr=None,  # noqa: A002
+    device=None,
+    ori_shape=None,
+) -> Tensor:
+    """A scratch tile, filled by `assemble`s of column blocks (pypto/scratch.py)."""
+    if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
+        refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
+    return scratch.make(shape, dtype)

@@ -431,7 +431,7 @@ def matmul(
     if (tb := _lazy(mat2, "T")) is not None:
         mat2, b_trans = tb, not b_trans
     slices_w = _lazy(mat2, "cols") is not None or _lazy(mat2, "rows") is not None
-    if slices_w and getattr(input, "_kslice", None) is not None:  # a cast K slice also read otherwise
+    if slices_w and input._kslice is not None:  # a cast K slice also read otherwise
         input = input._kslice
     if _lazy(input, "castcols") is not None and slices_w:
         input = split_k.cast_columns(input, cast)
@@ -531,11 +531,6 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     return out
 
 
-def clone(input: Tensor) -> Tensor:  # noqa: A002
-    """A copy: values here are never written in place, so the tensor itself."""
-    return _tensor(input, "pypto.clone's input")
-
-
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """The tensors side by side along the last axis (`pto.concat`): `dim` must name it."""
     if not isinstance(tensors, list | tuple) or len(tensors) < 2:
@@ -562,55 +557,6 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _result("concat", xs, [*xs[0].shape[:-1], width], xs[0].known_dtype, lambda *vs: b.concat(list(vs)))
 
 
-def _unsupported(name: str, why: str) -> Callable[..., Tensor]:
-    def op(*args, **kwargs):
-        refuse(f"pypto.{name} is not supported yet ({why})")
-
-    op.__name__ = name
-    return op
-
-
-def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
-    """A 2-D transpose, kept aside for the matmul that reads it (its a_trans / b_trans);
-    of a higher rank, the last two dims swapped (`pto.transpose`: each token's columns
-    permuted, as the interleaved RoPE's `[t, D/2, 2] -> [t, 2, D/2]`)."""
-    x = _tensor(input, "pypto.transpose's input")
-    if perm.is_perm(x):
-        return perm.transpose(x, dim0, dim1)
-    rank = len(x.shape)
-    if rank > 2:  # a rank-2 transpose is the matmul's a_trans / b_trans
-        if not all(isinstance(d, int) and not isinstance(d, bool) and -rank <= d < rank for d in (dim0, dim1)):
-            refuse(f"pypto.transpose's dims must be integers in [{-rank}, {rank}), got {dim0!r}, {dim1!r}")
-        if {dim0 % rank, dim1 % rank} != {rank - 2, rank - 1}:
-            refuse(
-                f"pypto.transpose of dims {dim0}, {dim1} of a rank-{rank} tensor: only the last two dims "
-                f"({rank - 2} and {rank - 1}) are swapped here"
-            )
-        shape = [*x.shape[:-2], x.shape[-1], x.shape[-2]]
-        return _result("transpose", [x], shape, x.known_dtype, b.transpose)
-    if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):
-        refuse(
-            f"pypto.transpose of dims {dim0}, {dim1} of a rank-{len(x.shape)} tensor: only the two axes of a "
-            "2-D operand of a matmul"
-        )
-    return Tensor.traced(x.shape[::-1], x.known_dtype, None, x._tok, ("T", x))
-
-
-def tensor(
-    shape=None,
-    dtype: DataType | None = None,
-    name: str = "",
-    format=None,
-    data_ptr=None,  # noqa: A002
-    device=None,
-    ori_shape=None,
-) -> Tensor:
-    """A scratch tile, filled by `assemble`s of column blocks (pypto/scratch.py)."""
-    if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
-        refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
-    return scratch.make(shape, dtype)
-
-
 __all__ = [
     "add",
     "sub",
@@ -631,9 +577,6 @@ __all__ = [
     "reshape",
     "exp",
     "sigmoid",
-    "clone",
     "concat",
-    "transpose",
-    "tensor",
     "from_elem",
 ]

@@ -109,7 +109,7 @@ def cast_now(x: Tensor, cast, tensor) -> Tensor:
         with _hints(hints):
             y = cast(tensor(view, "a column view"), dtype, mode, satmode)
     x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
-    x.__dict__["_kslice"] = k
+    x._kslice = k
     return x
 
 

@@ -145,6 +145,7 @@ class Tensor:
         self._view_of: int | None = None  # the parameter an in-place reshape views
         self._lazy: tuple | None = None  # ("const", c) of pypto.full, ("recip", (x, c)) of c / x
         self._body = -1  # which factor's loop body computed it (-1: not the loop body)
+        self._kslice: Tensor | None = None  # a made cast K slice, as a split-K matmul reads it
 
     @classmethod
     def __class_getitem__(cls, params) -> Tensor:
@@ -175,7 +176,7 @@ class Tensor:
     def traced(cls, shape: list, dtype: DataType, val: b.Tensor | None, tok: bool, lazy: tuple | None = None) -> Tensor:
         t = cls.__new__(cls)
         t._shape, t._dtype, t.name, t._val, t._tok, t._param, t._lazy = list(shape), dtype, "", val, tok, None, lazy
-        t._view_of, t._body, t.nz = None, -1, False
+        t._view_of, t._body, t.nz, t._kslice = None, -1, False, None
         return t
 
     @property
@@ -217,6 +218,7 @@ class Tensor:
             refuse(f"Tensor.move of a {src.shape} value into a {self.shape} tensor")
         self._shape, self._dtype, self._val, self._tok = src.shape, src._dtype, src._val, src._tok
         self._lazy, self._body, self._view_of, self.nz = src._lazy, src._body, src._view_of, src.nz
+        self._kslice = src._kslice
 
     def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
         tr = current("Tensor.set_cache_policy")
