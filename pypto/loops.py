@@ -422,7 +422,7 @@ def view(
         rows = view(input, [shape[0], *input.shape[1:]], [offsets[0], *[0] * (len(shape) - 1)],
                     valid_shape=None if valid is None else [valid[0], *input.shape[1:]])  # fmt: skip
         if (w := perm.window(rows, [rows.shape[0], *shape[1:]], [0, *offsets[1:]])) is not None:
-            return w
+            return perm.columns(w)
     if not rest_ok or not _is_int(shape[0]):
         refuse(
             f"a token-tile view takes whole rows, or columns [rows, w] at [row, c] of a 2-D tensor: shape "
@@ -435,9 +435,14 @@ def view(
     tile = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
     tile._body = input._body
     if len(shape) > 2:  # each token's [*dims] grid of its row (pypto/perm.py), a view in place
-        w = math.prod(shape[1:])
-        flat = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype, lambda v: b.reshape(v, [None, w], True))
-        return perm.split(flat, list(shape))  # type: ignore[return-value]
+        # one row tile per body and rows: boxes of it are column runs of one tensor (a split-K's K slices)
+        key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))
+        flats = input.__dict__.setdefault("_row_tiles", {})
+        if key not in flats:
+            w = math.prod(shape[1:])
+            flats[key] = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype,
+                                     lambda v: b.reshape(v, [None, w], True))  # fmt: skip
+        return perm.split(flats[key], list(shape))  # type: ignore[return-value]
     return tile
 
 

@@ -404,6 +404,9 @@ def cast(
         elem(dtype, "pypto.cast's dtype")
         hints = dataclasses.replace(b._pinned[-1])  # (the cast's, wherever it is made)
         return Tensor.traced(input.shape, dtype, None, input._tok, ("castcols", input, dtype, mode, satmode, hints))
+    if perm.is_perm(input) and (run := perm.lazy_block(input)) is not None:  # a run of columns seen rank-3
+        with perm.row_tiles():  # (its hints, kept with it, as a row's ops take them)
+            return perm.make([cast(run, dtype, mode, satmode)], input._lazy[2])  # type: ignore[index]
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
     if mode not in _ROUND:

@@ -124,6 +124,27 @@ def window(x: Tensor, shape: list, offsets: list) -> Tensor | None:
     return make(blocks, idx[tuple(box)])
 
 
+def columns(x: Tensor) -> Tensor:
+    """A window that is one run of a token tile's columns (mhc_pre's `x[:, s:s+1, :]`
+    of the streams): a grid over the column view of that run, so that a cast and a
+    matmul of it stay a K slice of a hand-written split-K."""
+    blocks, idx = _parts(x)
+    if math.prod(idx.shape[:-1]) != 1:
+        return x
+    pat = _pattern(blocks, idx.reshape(-1))
+    n = idx.size
+    if pat is None or pat[0] != "S" or blocks[pat[1]]._lazy is not None or n == blocks[pat[1]].shape[-1]:
+        return x
+    run = _ops().split_k.column_view(blocks[pat[1]], pat[2], pat[2] + n)
+    return make([run], np.arange(n).reshape(idx.shape))
+
+
+def lazy_block(x: Tensor) -> Tensor | None:
+    """The one block of a grid that is still a view kept aside (`columns`), if it is."""
+    blocks, _ = _parts(x)
+    return blocks[0] if len(blocks) == 1 and blocks[0]._lazy is not None else None
+
+
 def concat(xs: Sequence[Tensor], axis: int) -> Tensor:
     """`pypto.concat` along dim `axis` >= 1: the grids side by side (along the last dim,
     each row's tiles concatenated, so that the row stays one block)."""
@@ -156,10 +177,11 @@ def rows_of(x: Tensor) -> tuple[list[Tensor], tuple[int, ...]]:
     if len(flat) > MAX_ROWS:
         grid = list(idx.shape[:-1])
         refuse(f"an op on a {x.shape} token tensor runs once per row of its {grid} grid: at most {MAX_ROWS}")
+    what = "an op on a rank-3 token tensor"
     if _is_rows(blocks, flat):
-        return blocks, idx.shape[:-1]
+        return [_ops()._tensor(t, what) for t in blocks], idx.shape[:-1]
     with row_tiles():
-        out = [_row(blocks, r, "an op on a rank-3 token tensor") for r in flat]
+        out = [_ops()._tensor(_row(blocks, r, what), what) for r in flat]
     x._lazy = ("perm", out, np.arange(flat.size).reshape(idx.shape))  # made once: later uses read these
     return out, idx.shape[:-1]
 
@@ -337,7 +359,8 @@ def store_shape(x: Tensor) -> Tensor:
     `pto.assemble`: each block is stored into its columns of the output (as PyPTO
     writes each tile), not copied together in UB first."""
     blocks, idx = _parts(x)
-    flat = _row(blocks, idx.reshape(-1), "pypto.assemble of a rank-3 token tensor")
+    what = "pypto.assemble of a rank-3 token tensor"
+    flat = _ops()._tensor(_row(blocks, idx.reshape(-1), what), what)
     if flat._val is not None and isinstance(flat._val.value.owner, pto.ConcatOp) and len(blocks) > 1:
         flat._val.value.owner.attributes[pto.ASSEMBLE] = UnitAttr()
     mid = list(idx.shape)
