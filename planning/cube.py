@@ -102,14 +102,15 @@ def choose(
 def fit(t: CubeTileAttr, k: int, n: int, in_bytes: int, target: Target) -> tuple[CubeTileAttr, list[str]]:
     """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
     (PyPTO cuts ragged tails and does not bound its L1 tiles by L1's size), made to fit,
-    with what changed: nL0 to the largest fractal multiple dividing N, the L1 K tiles to
+    with what changed: nL0 to the largest fractal multiple dividing N (else to N), the L1 K tiles to
     the largest multiple of kL0 dividing K, then halved while mL0 x kL1 + nL0 x kL1 does
     not fit L1. Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
     n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
     n1 = max(ax["n"][-1], n0)
     if n % n0:
-        best = max((d for d in range(fr, n0 + 1, fr) if n % d == 0), default=n0)
+        # (no fractal multiple divides N: one tile of all N columns, its last fractal partial)
+        best = max((d for d in range(fr, n0 + 1, fr) if n % d == 0), default=n)
         if best != n0:
             said.append(f"nL0 {n0} -> {best} (N = {n} is not a multiple of {n0})")
             n0, n1 = best, max(best, n1 - n1 % best)

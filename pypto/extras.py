@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pto.frontend import builder as b
-from pto.pypto import expand, perm, scratch
+from pto.pypto import expand, perm, scratch, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.ops import _binary, _broadcast, _result, _scalar, _tensor, reshape
 from pto.pypto.tensor import Tensor
@@ -65,6 +65,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     of a token tensor of rank 3 or more, two of its non-token dims swapped in its grid
     (pypto/perm.py: the interleaved RoPE's `[t, D/2, 2] -> [t, 2, D/2]`)."""
     x = _tensor(input, "pypto.transpose's input")
+    if tcols.is_tcol(x):
+        return tcols.transpose(x, dim0, dim1)
     if perm.is_perm(x):
         return perm.transpose(x, dim0, dim1)
     if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):

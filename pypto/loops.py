@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Operation
 from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend.checks import BuildError, _is_int, caller
-from pto.pypto import expand, ops, perm, scratch, split_k, tails, windows
+from pto.pypto import expand, ops, perm, scratch, split_k, tails, tcols, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim, Sym, evaluate, no_value
@@ -367,6 +367,8 @@ def view(
         refuse("pypto.view with a dtype (a reinterpreting view) is not supported")
     if input._lazy is not None and input._lazy[0] in ("castcols", "rows"):  # a cast slice, a weight's rows: made here
         input = ops._tensor(input, "pypto.view's input")
+    if tcols.is_tcol(input):
+        return tcols.window(input, list(shape or input.shape), list(offsets or [0] * len(input.shape)), view)
     shape = list(shape) if shape is not None else input.shape
     offsets = list(offsets) if offsets is not None else [0] * len(shape)
     valid = list(valid_shape) if valid_shape is not None else None
@@ -467,6 +469,8 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
     src, offsets, dst = args
+    if tcols.is_tcol(src):
+        refuse(f"pypto.assemble of a {src.shape} tensor whose tokens are not dim 0: transpose them back to dim 0 first")
     if scratch.is_scratch(dst):
         if not isinstance(src, Tensor):
             refuse("pypto.assemble takes a computed tensor, offsets and a tensor to write")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
-from pto.pypto import expand, heads, perm, scratch, split_k
+from pto.pypto import expand, heads, perm, scratch, split_k, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, current
@@ -28,8 +28,8 @@ def _tensor(x: object, what: str) -> Tensor:
     if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
         refuse(f"{what} must be a tensor of the kernel, got {x!r}")
     if x._lazy is not None:
-        if x._lazy[0] in ("heads", "perm", "expand"):
-            return x  # a per-head view, a grid: the op that reads it runs once per head / row
+        if x._lazy[0] in ("heads", "perm", "expand", "tcol"):
+            return x  # a per-head view, a grid, a permuted value: the op that reads it runs on its parts
         if x._lazy[0] == "scratch":
             return scratch.read(x, concat)
         if x._lazy[0] == "partial":  # the matmul, made once: each further use reads it (a norm's x * x and x)
@@ -91,6 +91,10 @@ def _result(
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     if any(expand.is_expand(i) for i in inputs):
         refuse(f"pypto.{kind} of pypto.expand_clone's result: it is read only by an elementwise op it broadcasts in")
+    if any(tcols.is_tcol(i) for i in inputs):
+        if len(inputs) != 1:
+            refuse(f"pypto.{kind} of a tensor whose tokens are not dim 0: transpose them back to dim 0 first")
+        return tcols.each(kind, inputs[0], shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     if any(perm.is_perm(i) for i in inputs):
         return _per_row(kind, inputs, shape, dtype, build)
     tr = current(f"pypto.{kind}")
@@ -189,6 +193,8 @@ def _broadcast(a: list, c: list) -> list:
 
 
 def _binary(kind: str, x: Tensor, y: Tensor) -> Tensor:
+    if tcols.is_tcol(x) or tcols.is_tcol(y):
+        return tcols.binary(kind, x, y, _binary, _broadcast)
     build = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.div, "max": b.maximum, "min": b.minimum}[kind]
     x, y = expand.operand(x, y, _broadcast, f"pypto.{kind}"), expand.operand(y, x, _broadcast, f"pypto.{kind}")
     x, y = _tensor(x, f"pypto.{kind}'s input"), _tensor(y, f"pypto.{kind}'s other")  # (an expanded window's rows)
@@ -441,6 +447,9 @@ def matmul(
     if _lazy(input, "cols") is not None and slices_w:
         elem(out_dtype, "pypto.matmul's out_dtype")
         return split_k.partial_matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans))
+    if isinstance(mat2, Tensor) and mat2._tok and isinstance(input, Tensor) and not input._tok and input._lazy is None:
+        elem(out_dtype, "pypto.matmul's out_dtype")  # a weight times transposed tokens (hc_pre's prefill)
+        return tcols.matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans), matmul)
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
     if c_matrix_nz:
@@ -473,6 +482,8 @@ def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) 
 
 def _reduce(kind: str, input: Tensor, dim: int, keepdim: bool) -> Tensor:  # noqa: A002
     x = _tensor(input, f"pypto.{kind}'s input")
+    if tcols.is_tcol(x):
+        return tcols.reduce(kind, x, dim, bool(keepdim), _reduce)
     rank = len(x.shape)
     if perm.is_perm(x) and isinstance(dim, int) and not isinstance(dim, bool) and -rank <= dim < rank:
         red = {"sum": "sum", "amax": "max", "amin": "min"}[kind]
@@ -503,6 +514,9 @@ def amin(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A00
 
 def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.reshape's input")
+    moved = tcols.is_tcol(x) or (x._tok and x._lazy is None and len(x.shape) == 2)
+    if moved and isinstance(shape, list | tuple) and (r := tcols.reshape(x, list(shape), reshape)) is not None:
+        return r
     if perm.is_perm(x):
         return perm.reshape(x, list(shape))
     if expand.is_expand(x):
@@ -529,7 +543,8 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
         return x
     to = [None, *new[1:]] if x._tok else new
     out = _result("reshape", [x], new, x.known_dtype, lambda v: b.reshape(v, to, bool(inplace)))
-    if inplace:  # a view of a parameter: the loop may take token tiles of it
+    ones_only = not x._tok and [d for d in new if d != 1] == [d for d in x.shape if d != 1]
+    if inplace or ones_only:  # a view of a parameter: the loop may take token tiles of it, a weight's windows
         out._view_of = x._param if x._param is not None else x._view_of
     return out
 

@@ -306,8 +306,11 @@ class Tensor:
         """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`;
         `x[i:i + p, :]` (or `[..., a:b]`): rows of a token tensor, as `pypto.view(x, [p,
         ...], [i, a])`."""
+        from pto.pypto import tcols
         from pto.pypto.loops import view
 
+        if tcols.is_tcol(self):
+            return tcols.getitem(self, key, view)
         at = self._window(key, "slicing")
         if at is None:
             refuse(
@@ -338,16 +341,13 @@ class Tensor:
             return None
         if not all(isinstance(k, slice) and k.step in (None, 1) for k in key):
             return None
+        if not self._tok:  # a weight: a static window of each dim
+            return _static_window(key, self.shape)
         r, *rest = key
-        shape, offs = [], []
-        for k, d in zip(rest, self.shape[1:], strict=True):
-            if not isinstance(d, int):
-                return None
-            a, z, _ = k.indices(d)
-            if z <= a:
-                return None
-            shape.append(z - a)
-            offs.append(a)
+        win = _static_window(rest, self.shape[1:])
+        if win is None:
+            return None
+        shape, offs = win
         if r == slice(None):
             return [self.shape[0], *shape], [0, *offs]
         if r.start is None or r.stop is None:
@@ -365,6 +365,20 @@ METHODS = (
     "add amax amin clone div exp expand_clone matmul mul reciprocal reshape rsqrt sigmoid sqrt sub sum transpose "
     "unsqueeze view"
 ).split()
+
+
+def _static_window(keys, dims: list) -> tuple[list, list] | None:
+    """The shape and offsets of slices of static dims, or None (an empty or symbolic one)."""
+    shape, offs = [], []
+    for k, d in zip(keys, dims, strict=True):
+        if not isinstance(d, int):
+            return None
+        a, z, _ = k.indices(d)
+        if z <= a:
+            return None
+        shape.append(z - a)
+        offs.append(a)
+    return shape, offs
 
 
 def _constant(v: object) -> int | None:

@@ -469,6 +469,16 @@ def test_pinned_l1_tiles_larger_than_l1_are_halved() -> None:
     assert fit(got, 4096, 8192, 2, target) == (got, [])  # what fits is kept
 
 
+def test_a_pinned_nl0_no_fractal_multiple_of_which_divides_n_becomes_n() -> None:
+    """hc_pre's prefill pins n = [16, 16] on its 24 mixes: one tile of all 24 columns."""
+    from pto.dialects.common import CubeTileAttr
+    from pto.planning.cube import fit
+    from pto.targets import load_target
+
+    got, said = fit(CubeTileAttr([32, 32], [256, 1024], [16, 16]), 16384, 24, 4, load_target("ascend910b1"))
+    assert got.axes["n"] == (24, 24) and said == ["nL0 16 -> 24 (N = 24 is not a multiple of 16)"]
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
