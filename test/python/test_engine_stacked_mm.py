@@ -1,0 +1,108 @@
+"""A group's stacked product without its zero rows (`pto.interp.stacked_mm`) against the
+per-task products (one 2-D product per tile, as `npu_ops.mmad_value` computes it), bit
+for bit, and the stacked pass's slots taking a product without a copy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pto.interp import numerics as nx
+from pto.interp import stacked, stacked_mm
+
+BF16 = nx.DTYPES["bf16"]
+
+
+def tiles(rng, shape: tuple[int, ...], live_rows: int) -> np.ndarray:
+    """bf16 tiles whose rows past `live_rows` are zeros, some of them negative."""
+    x = rng.standard_normal(shape).astype(BF16)
+    x[..., live_rows:, :] = 0
+    x[..., -1, :] = -0.0
+    return x
+
+
+def alone(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Every task's product by itself, as the per-task engine computes it."""
+    b, p = max(x.shape[0], y.shape[0]), max(x.shape[1], y.shape[1])
+    xs, ys = np.broadcast_to(x, (b, p, *x.shape[2:])), np.broadcast_to(y, (b, p, *y.shape[2:]))
+    return np.stack([np.stack([nx.matmul(xs[i, j], ys[i, j]) for j in range(p)]) for i in range(b)])
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.uint32)
+
+
+@pytest.mark.parametrize(
+    ("xs", "ys"),
+    [
+        ((40, 1, 16, 512), (1, 6, 512, 64)),  # sk03_standard at unroll [1]: a row per body, a weight per task
+        ((9, 5, 16, 256), (1, 1, 256, 32)),  # one weight for every task
+        ((7, 3, 8, 128), (7, 1, 128, 16)),  # a weight per body, rows per task
+    ],
+)
+def test_a_packed_product_is_each_tiles_product_alone(xs, ys) -> None:
+    rng = np.random.default_rng(sum(xs))
+    x, y = tiles(rng, xs, 1), rng.standard_normal(ys).astype(BF16)
+    m, k, n = xs[2], xs[3], ys[3]
+    if not stacked_mm.rows_free(m, k, n):
+        pytest.skip("this BLAS rounds a row by where it sits in a call of this shape")
+    packed = stacked_mm._packed(x, y)
+    assert packed is not None  # (mostly zero rows: packed)
+    assert np.array_equal(bits(packed), bits(alone(x, y)))
+    assert not bits(packed)[..., 1:, :].any()  # zero rows, negative or not, give +0
+
+
+def test_a_product_with_most_rows_live_or_a_right_operand_not_finite_is_not_packed() -> None:
+    rng = np.random.default_rng(0)
+    x, y = tiles(rng, (8, 1, 16, 64), 16), rng.standard_normal((1, 4, 64, 32)).astype(BF16)
+    assert stacked_mm._packed(x, y) is None  # every row live: no call saved
+    x = tiles(rng, (8, 1, 16, 64), 1)
+    y[0, 2, 5, 7] = np.inf  # a zero row times it is NaN, not +0
+    assert stacked_mm._packed(x, y) is None
+    with np.errstate(invalid="ignore"):
+        got, want = stacked_mm.product(x, y), alone(x, y)
+    assert np.array_equal(bits(got), bits(want))
+
+
+def test_a_shape_whose_rows_move_is_not_packed(monkeypatch) -> None:
+    rng = np.random.default_rng(1)
+    x, y = tiles(rng, (8, 1, 16, 64), 1), rng.standard_normal((1, 4, 64, 32)).astype(BF16)
+    monkeypatch.setattr(stacked_mm, "rows_free", lambda m, k, n: False)
+    assert stacked_mm._packed(x, y) is None
+    assert np.array_equal(bits(stacked_mm.product(x, y)), bits(alone(x, y)))
+
+
+def test_the_probe_sees_a_row_that_moves(monkeypatch) -> None:
+    """`rows_free` is False for a product whose row bits depend on the row's place
+    (a stand-in for BLAS that adds one to the first row of each call)."""
+    stacked_mm.rows_free.cache_clear()
+    real = np.matmul
+
+    def placed(a, b):
+        out = real(a, b)
+        out[..., 0, :] += 1
+        return out
+
+    monkeypatch.setattr(stacked_mm, "_product", placed)
+    try:
+        assert not stacked_mm.rows_free(4, 8, 4)
+    finally:
+        stacked_mm.rows_free.cache_clear()
+
+
+def test_a_slot_takes_a_whole_new_product_and_accumulates_in_place() -> None:
+    slot = stacked.Slot((2, 3), np.dtype(np.float32))
+    data = np.ones((4, 1, 2, 3), np.float32)
+    slot.write((), data, (4, 1), own=True)
+    assert slot.arr is data and slot.full
+    other = np.ones((1, 1, 2, 3), np.float32)  # a smaller stack: broadcast into the slot's
+    slot.write((), other, (1, 1), own=True)
+    assert slot.arr is not other and slot.arr.shape == (4, 1, 2, 3)
+    st = stacked.Stack.__new__(stacked.Stack)
+    a, b = stacked.Slot((2, 4), np.dtype(BF16)), stacked.Slot((4, 3), np.dtype(BF16))
+    a.write((), np.full((4, 1, 2, 4), 0.5, BF16), (4, 1))
+    b.write((), np.full((1, 1, 4, 3), 0.25, BF16), (1, 1))
+    before = slot.arr
+    st.mmad(a, b, slot, True)
+    assert np.array_equal(slot.arr, np.full((4, 1, 2, 3), 1.5, np.float32))
+    assert np.array_equal(before, np.ones((4, 1, 2, 3), np.float32))  # (not written over: a new array)
