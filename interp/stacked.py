@@ -115,13 +115,16 @@ def raw(a: np.ndarray) -> np.ndarray:
 class Slot:
     """An on-chip buffer of every task of a group: `arr` (b, p, *shape), None until
     written; `written` marks the elements the task has written so far (alike for all
-    tasks: on-chip offsets are)."""
+    tasks: on-chip offsets are). `zero_from`: every row of `arr` from this one on is
+    zeros in every task (a token tail's tile: one valid row of 16 at unroll [1]), so
+    that a copy of the tile, a zero fill and a product skip them (`write_rows`)."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
     arr: np.ndarray | None = None
     written: np.ndarray = field(init=False)
     full: bool = False
+    zero_from: int = 0  # (an array is allocated as zeros)
 
     def __post_init__(self) -> None:
         self.written = np.zeros(self.shape, bool)
@@ -141,6 +144,7 @@ class Slot:
         if own and not window and self._takes(data, (b, p)):
             self.arr = data
             self.written[...] = self.full = True
+            self.zero_from = self.shape[0]
             return
         if self.arr is None:
             self.arr = np.zeros((b, p, *self.shape), self.dtype)
@@ -152,9 +156,40 @@ class Slot:
             raw(target)[...] = raw(data)
         else:
             target[...] = data
+        end = window[0].stop if window else self.shape[0]
+        if end > self.zero_from:
+            self.zero_from = end
         if not self.full:
             self.written[window] = True
             self.full = bool(self.written.all())
+
+    def write_rows(self, at: list[int], data: np.ndarray, ext: tuple[int, ...]) -> None:
+        """A tile of `ext` at `at` whose rows past `data`'s (b', p', v, ...) are zeros,
+        as a copy with valid rows writes it. A tile of whole rows that ends at the slot's
+        last row leaves its zero rows known (`zero_from`): those already known are not
+        written again."""
+        v, r0 = data.shape[2], at[0]
+        whole = all(o == 0 and e == n for o, e, n in zip(at[1:], ext[1:], self.shape[1:], strict=True))
+        if v == ext[0] or not (whole and r0 + ext[0] == self.shape[0]):
+            return self.write(window(at, ext), Stack._padded(data, ext), lead(data))
+        known = self.zero_from if self.arr is not None else r0 + v
+        if v:
+            self.write(window(at, (v, *ext[1:])), data, lead(data))
+        elif self.arr is None:
+            self.arr = np.zeros((*lead(data), *self.shape), self.dtype)
+        assert self.arr is not None
+        if known > r0 + v:
+            raw(self.arr)[:, :, r0 + v : known] = 0
+        self.zero_from = r0 + v
+        if not self.full:
+            self.written[window(at, ext)] = True
+            self.full = bool(self.written.all())
+
+    def live(self, win: tuple) -> int:
+        """How many of the window's rows may be nonzero (rows from `zero_from` on are
+        not)."""
+        r0, r1 = (win[0].start, win[0].stop) if win else (0, self.shape[0])
+        return max(0, min(r1, self.zero_from) - r0)
 
     def _takes(self, data: np.ndarray, stack: tuple[int, int]) -> bool:
         """Whether `data` may become the slot's array: its stack shape is the slot's
@@ -209,8 +244,8 @@ class Stack:
         if isinstance(src, GmTensor) and isinstance(dst, GmTensor) or transpose and isinstance(src, GmTensor):
             raise Unstackable("a GM to GM or transposed GM copy")
         if isinstance(src, GmTensor):
-            data = self.load(src, so, ext, rows)
-            return dst.write(window(list(map(u, do)), ext), data, lead(data))
+            data = self.load(src, so, ext, rows)  # (its valid rows)
+            return dst.write_rows(list(map(u, do)), data, ext)
         if isinstance(dst, GmTensor):
             valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
             data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
@@ -218,11 +253,14 @@ class Stack:
         valid = ext[0] if rows is None else max(0, min(u(rows), ext[0]))
         vext = (valid, *ext[1:])
         sext = tuple(reversed(vext)) if transpose else vext
-        data = src.read(window(list(map(u, so)), sext))
+        win = window(list(map(u, so)), sext)
+        data = src.read(win)
+        do = list(map(u, do))
         if transpose:  # (copied compact first: a transposed read across a wide buffer is 1.6x slower)
             data = np.swapaxes(np.ascontiguousarray(data), -1, -2)
-        do = list(map(u, do))
-        if valid < ext[0]:  # the rows past the valid ones are zeroed
+        else:  # the rows past the valid ones are zeroed (and so are the source's zero rows)
+            return dst.write_rows(do, data[:, :, : src.live(win)], ext)
+        if valid < ext[0]:
             data = self._padded(data, ext)
         dst.write(window(do, ext), data, lead(data))
 
@@ -247,14 +285,14 @@ class Stack:
         dst.write(window(list(map(u, do)), (u(valid), *ext[1:])), out, lead(out))
 
     def load(self, gm: GmTensor, offs, ext, rows) -> np.ndarray:
-        """A GM tile per task, (b, p, *ext); rows past a task's valid ones are zero."""
+        """A GM tile per task, (b, p, v, *ext[1:]): the rows up to the last any task
+        copies (past a task's valid ones zero); the tile's rows past them are zeros."""
         a = gm.array
         valid = None if rows is None else np.clip(rows, 0, ext[0])
         if all(not isinstance(o, np.ndarray) for o in offs) and not isinstance(valid, np.ndarray):
             v = ext[0] if valid is None else int(valid)
             self.tracker.access(self, gm, offs, (v, *ext[1:]), None, False)
-            data = a[window(offs, (v, *ext[1:]))][None, None]
-            return self._padded(np.ascontiguousarray(data), ext)
+            return a[window(offs, (v, *ext[1:]))][None, None]
         idx, mask = self._indices(a, offs, ext, valid)
         self.tracker.access(self, gm, idx, ext, mask, False)
         # Only the rows some task copies are read (past them are zeros: a tile's rows past
@@ -267,7 +305,7 @@ class Stack:
             mask = mask[:, :, :v]
         if mask is not None:
             data = np.where(mask, raw(data), 0).view(a.dtype)
-        return self._padded(data, ext)
+        return data
 
     def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
         a = gm.array
@@ -362,7 +400,7 @@ class Stack:
 
     def mmad(self, a: Slot, b: Slot, c: Slot, accumulate) -> None:
         x, y = a.read(()), b.read(())
-        prod = stacked_mm.product(x, y)  # (a new array)
+        prod = stacked_mm.product(x, y, a.live(()))  # (a new array)
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:

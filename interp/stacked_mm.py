@@ -57,20 +57,23 @@ def rows_free(m: int, k: int, n: int) -> bool:
     return bool(np.array_equal(moved.view(np.uint32), bits) and not bits[zero.reshape(-1)].any())
 
 
-def product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def product(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray:
     """`nx.matmul(x, y)` of stacked tiles x (bx, px, M, K) and y (by, py, K, N), each
-    tile's product alone, with zero rows of x not multiplied where that is exact."""
-    packed = _packed(x, y)
+    tile's product alone, with zero rows of x not multiplied where that is exact
+    (`live_rows`: x's rows from this one on are known to be zeros)."""
+    packed = _packed(x, y, live_rows)
     return nx.matmul(x, y) if packed is None else packed
 
 
-def _packed(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray | None:
     if x.dtype == np.int8 or y.dtype == np.int8 or x.ndim != 4 or y.ndim != 4:
         return None
     (bx, px, m, k), (by, py, _, n) = x.shape, y.shape
     b, p = max(bx, by), max(px, py)
-    xf = nx.f32(x)
-    live = xf.any(axis=-1)  # (bx, px, M): rows with a nonzero element (or a NaN)
+    z = m if live_rows is None else live_rows
+    xf = nx.f32(x[:, :, :z])
+    live = np.zeros((bx, px, m), bool)  # rows with a nonzero element (or a NaN)
+    live[:, :, :z] = xf.any(axis=-1)
     rows = int(live.sum()) * (b // bx) * (p // px)  # (x broadcast over the stack)
     if by * py + -(-rows // m) > PACK_SHARE * b * p:
         return None
@@ -78,7 +81,7 @@ def _packed(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     if not np.isfinite(yf).all() or not rows_free(m, k, n):
         return None
     out = np.zeros((b, p, m, n), np.float32)
-    xs, ls = np.broadcast_to(xf, (b, p, m, k)), np.broadcast_to(live, (b, p, m))
+    xs, ls = np.broadcast_to(xf, (b, p, z, k)), np.broadcast_to(live[:, :, :z], (b, p, z))
     for i in range(by):
         for j in range(py):
             at = (slice(None) if by == 1 else slice(i, i + 1), slice(None) if py == 1 else slice(j, j + 1))
@@ -89,5 +92,5 @@ def _packed(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
             calls = np.zeros((-(-len(got) // m) * m, k), np.float32)
             calls[: len(got)] = got
             res = _product(calls.reshape(-1, m, k), np.ascontiguousarray(yf[i, j]))
-            out[at][mask] = res.reshape(-1, n)[: len(got)]
+            out[at][:, :, :z][mask] = res.reshape(-1, n)[: len(got)]
     return out
