@@ -163,13 +163,15 @@ class Slot:
             self.written[window] = True
             self.full = bool(self.written.all())
 
-    def write_rows(self, at: list[int], data: np.ndarray, ext: tuple[int, ...]) -> None:
+    def write_rows(self, at: list[int], data: np.ndarray, ext: tuple[int, ...], own: bool = False) -> None:
         """A tile of `ext` at `at` whose rows past `data`'s (b', p', v, ...) are zeros,
         as a copy with valid rows writes it. A tile of whole rows that ends at the slot's
         last row leaves its zero rows known (`zero_from`): those already known are not
-        written again."""
+        written again. `own`: as `write`'s."""
         v, r0 = data.shape[2], at[0]
         whole = all(o == 0 and e == n for o, e, n in zip(at[1:], ext[1:], self.shape[1:], strict=True))
+        if v == ext[0] and whole and own:
+            return self.write((), data, lead(data), own=True)
         if v == ext[0] or not (whole and r0 + ext[0] == self.shape[0]):
             return self.write(window(at, ext), Stack._padded(data, ext), lead(data))
         known = self.zero_from if self.arr is not None else r0 + v
@@ -245,7 +247,7 @@ class Stack:
             raise Unstackable("a GM to GM or transposed GM copy")
         if isinstance(src, GmTensor):
             data = self.load(src, so, ext, rows)  # (its valid rows)
-            return dst.write_rows(list(map(u, do)), data, ext)
+            return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata)
         if isinstance(dst, GmTensor):
             valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
             data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
@@ -301,10 +303,8 @@ class Stack:
         data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
         if data is None:
             data = a[idx]
-        elif mask is not None:
-            mask = mask[:, :, :v]
-        if mask is not None:
-            data = np.where(mask, raw(data), 0).view(a.dtype)
+        if mask is not None and int(np.min(valid)) < data.shape[2]:  # (else every row read is valid)
+            data = np.where(mask[:, :, : data.shape[2]], raw(data), 0).view(a.dtype)
         return data
 
     def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
@@ -318,15 +318,16 @@ class Stack:
         data = np.broadcast_to(data, (b, p, *ext))
         v = ext[0] if valid is None else int(np.max(valid))
         view = self._tiles(a, offs, (v, *ext[1:]), (b, p))
+        # every task's rows up to v valid: copied whole (else masked)
+        cut = None if mask is None or int(np.min(valid)) >= v else np.broadcast_to(mask[:, :, :v], data[:, :, :v].shape)
         if view is not None:  # (no two tasks' tiles overlap: the tracker checked it)
             same, data = data.dtype == a.dtype, data[:, :, :v]
-            where = True if mask is None else np.broadcast_to(mask[:, :, :v], data.shape)
+            where = True if cut is None else cut
             np.copyto(raw(view) if same else view, raw(data) if same else data, casting="unsafe", where=where)
             return
         if b * p <= SCATTER_TILES and self._inside(a, offs, (v, *ext[1:])):  # a slice per task
             at = [np.broadcast_to(o, (b, p)).tolist() for o in offs]
             same, data = data.dtype == a.dtype, data[:, :, :v]
-            cut = None if mask is None else np.broadcast_to(mask[:, :, :v], data.shape)
             for i in range(b):
                 for j in range(p):
                     tile = a[window([o[i][j] for o in at], data.shape[2:])]
@@ -367,10 +368,15 @@ class Stack:
             return np.lib.stride_tricks.as_strided(a[tuple(first)], (*stack, *ext), (*steps, *a.strides))
         if not gather:
             return None
-        at = np.stack([np.broadcast_to(o, stack).reshape(-1) for o in offs], 1)
-        distinct, which = np.unique(at, axis=0, return_inverse=True)
-        tiles = np.stack([a[window(o, ext)] for o in distinct.tolist()])
-        return tiles[which.reshape(-1)].reshape(*stack, *ext)
+        at = np.stack([np.broadcast_to(o, stack).reshape(-1) for o in offs], 1).tolist()
+        first: dict[tuple, int] = {}  # each distinct tile's place, in the order tasks meet them
+        which = [first.setdefault(tuple(o), len(first)) for o in at]
+        tiles = np.empty((len(first), *ext), a.dtype)
+        for o, i in first.items():
+            tiles[i] = a[window(o, ext)]
+        if len(first) == len(at):  # (every task's own tile, in task order: not indexed again)
+            return tiles.reshape(*stack, *ext)
+        return tiles[which].reshape(*stack, *ext)
 
     @staticmethod
     def _inside(a: np.ndarray, offs, ext) -> bool:
@@ -418,6 +424,13 @@ class Stack:
             value = np.swapaxes(args[0], -1, -2)
         else:
             value = np.asarray(compute(np.empty(0, dst.dtype), *args))
+        if (
+            value.shape[2:] == dst.shape
+            and value.flags.owndata
+            and not any(np.may_share_memory(value, a) for a in args)
+        ):
+            out = value.astype(dst.dtype, copy=False)  # (a new array that nothing else holds: taken)
+            return dst.write((), out, lead(out), own=True)
         if value.ndim < 2:  # (a duplicated scalar)
             value = np.broadcast_to(value, (1, 1, *dst.shape))
         out = np.broadcast_to(value, (*value.shape[:2], *np.broadcast_shapes(value.shape[2:], dst.shape)))

@@ -9,6 +9,7 @@ import pytest
 
 from pto.interp import numerics as nx
 from pto.interp import stacked, stacked_mm
+from pto.interp.machine import GmTensor
 
 BF16 = nx.DTYPES["bf16"]
 
@@ -136,3 +137,48 @@ def test_a_product_reads_only_the_rows_that_may_be_nonzero() -> None:
     got = stacked_mm.product(x, y, 1)
     x[:, :, 1:] = 0
     assert np.array_equal(bits(got), bits(alone(x, y)))
+
+
+def test_a_new_vector_result_or_gathered_tile_is_taken_not_copied() -> None:
+    """A vector op's result that is a new array becomes the slot's (an identity's, which
+    is its source's array, does not); so does a load's gathered copy of whole tiles."""
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 1)
+    src, dst = stacked.Slot((2, 4), np.dtype(np.float32)), stacked.Slot((2, 4), np.dtype(np.float32))
+    src.write((), np.ones((3, 1, 2, 4), np.float32), (3, 1))
+    made: list[np.ndarray] = []
+
+    def twice(_, x):
+        made.append(x * 2)
+        return made[-1]
+
+    st.vector(twice, False, [src], dst)
+    assert dst.arr is made[0]
+    st.vector(lambda _, x: x, False, [src], dst)  # (the source's own array: copied)
+    assert dst.arr is not src.arr and np.array_equal(dst.arr, src.arr)
+    tile = np.arange(3 * 2 * 4, dtype=np.float32).reshape(3, 1, 2, 4)
+    dst.write_rows([0, 0], tile, (2, 4), own=True)
+    assert dst.arr is tile
+
+
+@pytest.mark.parametrize("dup", [False, True])
+def test_a_gather_slices_each_distinct_tile_once_in_task_order(monkeypatch, dup: bool) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((20, 24)).astype(np.float32)
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 4)
+    offs = [st.body * 5 + (0 if dup else st.task // 2), (st.task % 2) * 8]
+    monkeypatch.setattr(stacked.np, "unique", lambda *a, **k: pytest.fail("sorted"))
+    got = st._tiles(a, offs, (4, 6), (3, 4), gather=True)
+    assert got is not None and not np.shares_memory(got, a)
+    for i in range(3):
+        for j in range(4):
+            r, c = (int(np.broadcast_to(o, (3, 4))[i, j]) for o in offs)
+            assert np.array_equal(got[i, j], a[r : r + 4, c : c + 6])
+
+
+def test_a_load_whose_tasks_read_their_rows_whole_is_not_masked(monkeypatch) -> None:
+    a = np.arange(14 * 24, dtype=np.float32).reshape(14, 24)
+    x = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([x], {0: set()}), 0, 3, 4)
+    monkeypatch.setattr(stacked.np, "where", lambda *a, **k: pytest.fail("masked"))
+    got = st.load(x, [st.body * 4, st.task * 6], (4, 6), np.array([[3], [3], [3]]))
+    assert got.shape == (3, 4, 3, 6) and np.array_equal(got[1, 2], a[4:7, 12:18])
