@@ -71,9 +71,9 @@ def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.nd
     (bx, px, m, k), (by, py, _, n) = x.shape, y.shape
     b, p = max(bx, by), max(px, py)
     z = m if live_rows is None else live_rows
-    xf = nx.f32(x[:, :, :z])
-    live = np.zeros((bx, px, m), bool)  # rows with a nonzero element (or a NaN)
-    live[:, :, :z] = xf.any(axis=-1)
+    xz = x[:, :, :z]
+    live = np.zeros((bx, px, m), bool)  # rows with a nonzero bit pattern (-0 and NaN too)
+    live[:, :, :z] = xz.view(f"u{x.itemsize}").any(axis=-1)  # (not widened: most products are not packed)
     rows = int(live.sum()) * (b // bx) * (p // px)  # (x broadcast over the stack)
     if by * py + -(-rows // m) > PACK_SHARE * b * p:
         return None
@@ -81,12 +81,12 @@ def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.nd
     if not np.isfinite(yf).all() or not rows_free(m, k, n):
         return None
     out = np.zeros((b, p, m, n), np.float32)
-    xs, ls = np.broadcast_to(xf, (b, p, z, k)), np.broadcast_to(live[:, :, :z], (b, p, z))
+    xs, ls = np.broadcast_to(xz, (b, p, z, k)), np.broadcast_to(live[:, :, :z], (b, p, z))
     for i in range(by):
         for j in range(py):
             at = (slice(None) if by == 1 else slice(i, i + 1), slice(None) if py == 1 else slice(j, j + 1))
             mask = ls[at]
-            got = xs[at][mask]  # (rows, K), a copy
+            got = nx.f32(xs[at][mask])  # (rows, K), a copy
             if not len(got):
                 continue
             calls = np.zeros((-(-len(got) // m) * m, k), np.float32)

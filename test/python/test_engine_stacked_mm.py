@@ -38,7 +38,7 @@ def bits(a: np.ndarray) -> np.ndarray:
     [
         ((40, 1, 16, 512), (1, 6, 512, 64)),  # sk03_standard at unroll [1]: a row per body, a weight per task
         ((9, 5, 16, 256), (1, 1, 256, 32)),  # one weight for every task
-        ((7, 3, 8, 128), (7, 1, 128, 16)),  # a weight per body, rows per task
+        ((7, 6, 8, 128), (7, 1, 128, 16)),  # a weight per body, rows per task
     ],
 )
 def test_a_packed_product_is_each_tiles_product_alone(xs, ys) -> None:
