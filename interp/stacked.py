@@ -406,16 +406,20 @@ class Stack:
 
     def mmad(self, a: Slot, b: Slot, c: Slot, accumulate) -> None:
         x, y = a.read(()), b.read(())
-        prod = stacked_mm.product(x, y, a.live(()))  # (a new array)
+        prod, zero = stacked_mm.product(x, y, a.live(()))  # (a new array; rows from `zero` on +0)
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:
-                prod = (acc.astype(np.int64) + prod).astype(np.int32)
+                prod, zero = (acc.astype(np.int64) + prod).astype(np.int32), c.shape[0]
             elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
-                np.add(acc, prod, out=prod)  # the per-task engine's `np.add(c, prod, out=c)`
+                # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0
+                zero = max(zero, c.live(()))
+                np.add(acc[:, :, :zero], prod[:, :, :zero], out=prod[:, :, :zero])
             else:
-                prod = np.add(acc, prod)
+                prod, zero = np.add(acc, prod), c.shape[0]
         c.write((), prod, lead(prod), own=True)
+        if c.arr is prod and prod.dtype == np.float32:
+            c.zero_from = zero
 
     def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
         nd = max(len(s.shape) for s in (*srcs, dst))

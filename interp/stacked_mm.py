@@ -57,12 +57,15 @@ def rows_free(m: int, k: int, n: int) -> bool:
     return bool(np.array_equal(moved.view(np.uint32), bits) and not bits[zero.reshape(-1)].any())
 
 
-def product(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray:
+def product(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> tuple[np.ndarray, int]:
     """`nx.matmul(x, y)` of stacked tiles x (bx, px, M, K) and y (by, py, K, N), each
     tile's product alone, with zero rows of x not multiplied where that is exact
-    (`live_rows`: x's rows from this one on are known to be zeros)."""
+    (`live_rows`: x's rows from this one on are known to be zeros); and the row from
+    which the product's rows are known to be +0 (M if none are)."""
     packed = _packed(x, y, live_rows)
-    return nx.matmul(x, y) if packed is None else packed
+    if packed is None:
+        return nx.matmul(x, y), x.shape[-2]
+    return packed, x.shape[-2] if live_rows is None else live_rows
 
 
 def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray | None:
@@ -81,6 +84,14 @@ def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.nd
     if not np.isfinite(yf).all() or not rows_free(m, k, n):
         return None
     out = np.zeros((b, p, m, n), np.float32)
+    if by == 1 and px == 1:  # (one tile per body for every task's operand: gathered once)
+        at, rows_at = np.nonzero(live[:, 0, :z])
+        got = nx.f32(xz[at, 0, rows_at])
+        calls = np.zeros((-(-len(got) // m) * m, k), np.float32)
+        calls[: len(got)] = got
+        res = np.stack([_product(calls.reshape(-1, m, k), np.ascontiguousarray(t)) for t in yf[0]])
+        out[at, :, rows_at] = res.reshape(py, -1, n)[:, : len(got)].swapaxes(0, 1)  # (rows, tasks, N)
+        return out
     xs, ls = np.broadcast_to(xz, (b, p, z, k)), np.broadcast_to(live[:, :, :z], (b, p, z))
     for i in range(by):
         for j in range(py):

@@ -61,7 +61,7 @@ def test_a_product_with_most_rows_live_or_a_right_operand_not_finite_is_not_pack
     y[0, 2, 5, 7] = np.inf  # a zero row times it is NaN, not +0
     assert stacked_mm._packed(x, y) is None
     with np.errstate(invalid="ignore"):
-        got, want = stacked_mm.product(x, y), alone(x, y)
+        got, want = stacked_mm.product(x, y)[0], alone(x, y)
     assert np.array_equal(bits(got), bits(want))
 
 
@@ -70,7 +70,7 @@ def test_a_shape_whose_rows_move_is_not_packed(monkeypatch) -> None:
     x, y = tiles(rng, (8, 1, 16, 64), 1), rng.standard_normal((1, 4, 64, 32)).astype(BF16)
     monkeypatch.setattr(stacked_mm, "rows_free", lambda m, k, n: False)
     assert stacked_mm._packed(x, y) is None
-    assert np.array_equal(bits(stacked_mm.product(x, y)), bits(alone(x, y)))
+    assert np.array_equal(bits(stacked_mm.product(x, y)[0]), bits(alone(x, y)))
 
 
 def test_the_probe_sees_a_row_that_moves(monkeypatch) -> None:
@@ -134,7 +134,8 @@ def test_a_product_reads_only_the_rows_that_may_be_nonzero() -> None:
     if not stacked_mm.rows_free(16, 512, 64):
         pytest.skip("this BLAS rounds a row by where it sits in a call of this shape")
     x[:, :, 1:] = np.nan  # (rows the slot knows are zeros: never read)
-    got = stacked_mm.product(x, y, 1)
+    got, zero = stacked_mm.product(x, y, 1)
+    assert zero == 1
     x[:, :, 1:] = 0
     assert np.array_equal(bits(got), bits(alone(x, y)))
 
@@ -182,3 +183,34 @@ def test_a_load_whose_tasks_read_their_rows_whole_is_not_masked(monkeypatch) -> 
     monkeypatch.setattr(stacked.np, "where", lambda *a, **k: pytest.fail("masked"))
     got = st.load(x, [st.body * 4, st.task * 6], (4, 6), np.array([[3], [3], [3]]))
     assert got.shape == (3, 4, 3, 6) and np.array_equal(got[1, 2], a[4:7, 12:18])
+
+
+def test_an_accumulating_product_adds_only_the_rows_that_may_be_nonzero(monkeypatch) -> None:
+    """Rows +0 in the product and in the accumulator stay +0: only the rows before both
+    are added, and the accumulator keeps knowing its zero rows."""
+    rng = np.random.default_rng(4)
+    if not stacked_mm.rows_free(16, 512, 64):
+        pytest.skip("this BLAS rounds a row by where it sits in a call of this shape")
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 40, 6)
+    a, b = stacked.Slot((16, 512), np.dtype(BF16)), stacked.Slot((512, 64), np.dtype(BF16))
+    c = stacked.Slot((16, 64), np.dtype(np.float32))
+    a.write_rows([0, 0], rng.standard_normal((40, 1, 1, 512)).astype(BF16), (16, 512))
+    b.write((), rng.standard_normal((1, 6, 512, 64)).astype(BF16), (1, 6))
+    st.mmad(a, b, c, False)
+    assert c.zero_from == 1
+    first = c.arr.copy()
+    a.write_rows([0, 0], rng.standard_normal((40, 1, 2, 512)).astype(BF16), (16, 512))
+    added: list[tuple] = []
+    real = np.add
+
+    def add(p, q, out=None):
+        added.append(p.shape)
+        return real(p, q, out=out)
+
+    monkeypatch.setattr(stacked.np, "add", add)
+    st.mmad(a, b, c, True)
+    monkeypatch.undo()
+    assert added == [(40, 6, 2, 64)] and c.zero_from == 2
+    want = first + alone(a.arr, b.arr)
+    assert np.array_equal(bits(c.arr), bits(want))
+    assert not bits(c.arr)[:, :, 2:].any()
