@@ -303,7 +303,9 @@ class Stack:
         data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
         if data is None:
             data = a[idx]
-        if mask is not None and int(np.min(valid)) < data.shape[2]:  # (else every row read is valid)
+        if (
+            mask is not None and valid is not None and int(np.min(valid)) < data.shape[2]
+        ):  # (else every row read is valid)
             data = np.where(mask[:, :, : data.shape[2]], raw(data), 0).view(a.dtype)
         return data
 
@@ -319,7 +321,11 @@ class Stack:
         v = ext[0] if valid is None else int(np.max(valid))
         view = self._tiles(a, offs, (v, *ext[1:]), (b, p))
         # every task's rows up to v valid: copied whole (else masked)
-        cut = None if mask is None or int(np.min(valid)) >= v else np.broadcast_to(mask[:, :, :v], data[:, :, :v].shape)
+        cut = (
+            None
+            if mask is None or valid is None or int(np.min(valid)) >= v
+            else np.broadcast_to(mask[:, :, :v], data[:, :, :v].shape)
+        )
         if view is not None:  # (no two tasks' tiles overlap: the tracker checked it)
             same, data = data.dtype == a.dtype, data[:, :, :v]
             where = True if cut is None else cut
@@ -369,12 +375,12 @@ class Stack:
         if not gather:
             return None
         at = np.stack([np.broadcast_to(o, stack).reshape(-1) for o in offs], 1).tolist()
-        first: dict[tuple, int] = {}  # each distinct tile's place, in the order tasks meet them
-        which = [first.setdefault(tuple(o), len(first)) for o in at]
-        tiles = np.empty((len(first), *ext), a.dtype)
-        for o, i in first.items():
+        place: dict[tuple, int] = {}  # each distinct tile's place, in the order tasks meet them
+        which = [place.setdefault(tuple(o), len(place)) for o in at]
+        tiles = np.empty((len(place), *ext), a.dtype)
+        for o, i in place.items():
             tiles[i] = a[window(o, ext)]
-        if len(first) == len(at):  # (every task's own tile, in task order: not indexed again)
+        if len(place) == len(at):  # (every task's own tile, in task order: not indexed again)
             return tiles.reshape(*stack, *ext)
         return tiles[which].reshape(*stack, *ext)
 

@@ -85,12 +85,12 @@ def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.nd
         return None
     out = np.zeros((b, p, m, n), np.float32)
     if by == 1 and px == 1:  # (one tile per body for every task's operand: gathered once)
-        at, rows_at = np.nonzero(live[:, 0, :z])
-        got = nx.f32(xz[at, 0, rows_at])
+        bodies, rows_at = np.nonzero(live[:, 0, :z])
+        got = nx.f32(xz[bodies, 0, rows_at])
         calls = np.zeros((-(-len(got) // m) * m, k), np.float32)
         calls[: len(got)] = got
         res = np.stack([_product(calls.reshape(-1, m, k), np.ascontiguousarray(t)) for t in yf[0]])
-        out[at, :, rows_at] = res.reshape(py, -1, n)[:, : len(got)].swapaxes(0, 1)  # (rows, tasks, N)
+        out[bodies, :, rows_at] = res.reshape(py, -1, n)[:, : len(got)].swapaxes(0, 1)  # (rows, tasks, N)
         return out
     xs, ls = np.broadcast_to(xz, (b, p, z, k)), np.broadcast_to(live[:, :, :z], (b, p, z))
     for i in range(by):
