@@ -214,3 +214,30 @@ def test_an_accumulating_product_adds_only_the_rows_that_may_be_nonzero(monkeypa
     want = first + alone(a.arr, b.arr)
     assert np.array_equal(bits(c.arr), bits(want))
     assert not bits(c.arr)[:, :, 2:].any()
+
+
+@pytest.mark.parametrize("name", ["sk03_standard.mlir", "hc_pre.mlir"])
+def test_a_token_tails_products_are_packed_and_the_runs_agree(monkeypatch, name: str) -> None:
+    """At unroll [1] (a row per body) the stacked pass packs its products' live rows
+    and skips the zero rows its slots know of; outputs, reports and traces stay the
+    interp engine's."""
+    from kernels import lowered_example
+    from test_engine import same
+
+    from pto.interp.run import random_inputs, run, signature
+
+    packed = []
+    real = stacked_mm._packed
+
+    def counted(x, y, live_rows=None):
+        out = real(x, y, live_rows)
+        packed.append((out is not None, live_rows))
+        return out
+
+    monkeypatch.setattr(stacked_mm, "_packed", counted)
+    pto_m, npu_m = lowered_example(name, "pto-sk03-pipeline{factors=1}")
+    inputs = random_inputs(signature(pto_m), 37, 5)
+    ref = run(npu_m, inputs, trace=True, engine="interp")
+    got = run(npu_m.clone(), inputs, trace=True, engine="compiled")  # (its first run is stacked)
+    same(ref, got)
+    assert packed and all(p for p, _ in packed) and all(z is not None and z < 16 for _, z in packed)
