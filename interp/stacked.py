@@ -156,7 +156,7 @@ class Slot:
             raw(target)[...] = raw(data)
         else:
             target[...] = data
-        end = window[0].stop if window else self.shape[0]
+        end = window[0].stop if window and window[0].stop is not None else self.shape[0]
         if end > self.zero_from:
             self.zero_from = end
         if not self.full:
@@ -190,7 +190,8 @@ class Slot:
     def live(self, win: tuple) -> int:
         """How many of the window's rows may be nonzero (rows from `zero_from` on are
         not)."""
-        r0, r1 = (win[0].start, win[0].stop) if win else (0, self.shape[0])
+        rows = win[0] if win else slice(None)
+        r0, r1 = rows.start or 0, self.shape[0] if rows.stop is None else rows.stop
         return max(0, min(r1, self.zero_from) - r0)
 
     def _takes(self, data: np.ndarray, stack: tuple[int, int]) -> bool:

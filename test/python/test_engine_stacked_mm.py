@@ -241,3 +241,11 @@ def test_a_token_tails_products_are_packed_and_the_runs_agree(monkeypatch, name:
     got = run(npu_m.clone(), inputs, trace=True, engine="compiled")  # (its first run is stacked)
     same(ref, got)
     assert packed and all(p for p, _ in packed) and all(z is not None and z < 16 for _, z in packed)
+
+
+def test_a_write_of_whole_rows_by_columns_leaves_no_row_known_zero() -> None:
+    """A window whose rows are `slice(None)` (`npu.vcopy`'s columns) covers every row."""
+    slot = stacked.Slot((4, 3), np.dtype(np.float32))
+    slot.write_rows([0, 0], np.ones((1, 1, 1, 3), np.float32), (4, 3))
+    slot.write((slice(None), slice(1, 2)), np.ones((1, 1, 4, 1), np.float32), (1, 1))
+    assert slot.zero_from == 4 and slot.live((slice(None), slice(0, 3))) == 4
