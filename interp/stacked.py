@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pto.interp import npu_ops as ops
+from pto.interp import stacked_mm
 from pto.interp.machine import GmTensor
 from pto.interp.stacked_gm import NotStackable as NotStackable
 from pto.interp.stacked_gm import Tracker
@@ -114,13 +115,16 @@ def raw(a: np.ndarray) -> np.ndarray:
 class Slot:
     """An on-chip buffer of every task of a group: `arr` (b, p, *shape), None until
     written; `written` marks the elements the task has written so far (alike for all
-    tasks: on-chip offsets are)."""
+    tasks: on-chip offsets are). `zero_from`: every row of `arr` from this one on is
+    zeros in every task (a token tail's tile: one valid row of 16 at unroll [1]), so
+    that a copy of the tile, a zero fill and a product skip them (`write_rows`)."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
     arr: np.ndarray | None = None
     written: np.ndarray = field(init=False)
     full: bool = False
+    zero_from: int = 0  # (an array is allocated as zeros)
 
     def __post_init__(self) -> None:
         self.written = np.zeros(self.shape, bool)
@@ -131,10 +135,17 @@ class Slot:
         assert self.arr is not None
         return self.arr[(slice(None), slice(None), *window)]
 
-    def write(self, window: tuple, data: np.ndarray, stack: tuple[int, int]) -> None:
+    def write(self, window: tuple, data: np.ndarray, stack: tuple[int, int], own: bool = False) -> None:
         """`data` (b', p', *window's shape) into the window; the slot grows to the
-        tasks' stack shape when they write it differently."""
+        tasks' stack shape when they write it differently. `own`: `data` is a new array
+        nothing else holds, which a write of the whole slot takes instead of a copy (a
+        product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128)."""
         b, p = both(stack, lead(data))
+        if own and not window and self._takes(data, (b, p)):
+            self.arr = data
+            self.written[...] = self.full = True
+            self.zero_from = self.shape[0]
+            return
         if self.arr is None:
             self.arr = np.zeros((b, p, *self.shape), self.dtype)
         elif self.arr.shape[:2] != (b, p) and both(self.arr.shape[:2], (b, p)) != self.arr.shape[:2]:
@@ -145,9 +156,49 @@ class Slot:
             raw(target)[...] = raw(data)
         else:
             target[...] = data
+        end = window[0].stop if window and window[0].stop is not None else self.shape[0]
+        if end > self.zero_from:
+            self.zero_from = end
         if not self.full:
             self.written[window] = True
             self.full = bool(self.written.all())
+
+    def write_rows(self, at: list[int], data: np.ndarray, ext: tuple[int, ...], own: bool = False) -> None:
+        """A tile of `ext` at `at` whose rows past `data`'s (b', p', v, ...) are zeros,
+        as a copy with valid rows writes it. A tile of whole rows that ends at the slot's
+        last row leaves its zero rows known (`zero_from`): those already known are not
+        written again. `own`: as `write`'s."""
+        v, r0 = data.shape[2], at[0]
+        whole = all(o == 0 and e == n for o, e, n in zip(at[1:], ext[1:], self.shape[1:], strict=True))
+        if v == ext[0] and whole and own:
+            return self.write((), data, lead(data), own=True)
+        if v == ext[0] or not (whole and r0 + ext[0] == self.shape[0]):
+            return self.write(window(at, ext), Stack._padded(data, ext), lead(data))
+        known = self.zero_from if self.arr is not None else r0 + v
+        if v:
+            self.write(window(at, (v, *ext[1:])), data, lead(data))
+        elif self.arr is None:
+            self.arr = np.zeros((*lead(data), *self.shape), self.dtype)
+        assert self.arr is not None
+        if known > r0 + v:
+            raw(self.arr)[:, :, r0 + v : known] = 0
+        self.zero_from = r0 + v
+        if not self.full:
+            self.written[window(at, ext)] = True
+            self.full = bool(self.written.all())
+
+    def live(self, win: tuple) -> int:
+        """How many of the window's rows may be nonzero (rows from `zero_from` on are
+        not)."""
+        rows = win[0] if win else slice(None)
+        r0, r1 = rows.start or 0, self.shape[0] if rows.stop is None else rows.stop
+        return max(0, min(r1, self.zero_from) - r0)
+
+    def _takes(self, data: np.ndarray, stack: tuple[int, int]) -> bool:
+        """Whether `data` may become the slot's array: its stack shape is the slot's
+        after the write, its type and layout those of a slot's array."""
+        grown = stack if self.arr is None else both(self.arr.shape[:2], stack)
+        return data.shape == (*grown, *self.shape) and data.dtype == self.dtype and data.flags.c_contiguous
 
 
 # A store whose tiles are not one strided view is a slice per task up to this many tasks
@@ -196,8 +247,8 @@ class Stack:
         if isinstance(src, GmTensor) and isinstance(dst, GmTensor) or transpose and isinstance(src, GmTensor):
             raise Unstackable("a GM to GM or transposed GM copy")
         if isinstance(src, GmTensor):
-            data = self.load(src, so, ext, rows)
-            return dst.write(window(list(map(u, do)), ext), data, lead(data))
+            data = self.load(src, so, ext, rows)  # (its valid rows)
+            return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata)
         if isinstance(dst, GmTensor):
             valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
             data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
@@ -205,11 +256,14 @@ class Stack:
         valid = ext[0] if rows is None else max(0, min(u(rows), ext[0]))
         vext = (valid, *ext[1:])
         sext = tuple(reversed(vext)) if transpose else vext
-        data = src.read(window(list(map(u, so)), sext))
-        if transpose:
-            data = np.swapaxes(data, -1, -2)
+        win = window(list(map(u, so)), sext)
+        data = src.read(win)
         do = list(map(u, do))
-        if valid < ext[0]:  # the rows past the valid ones are zeroed
+        if transpose:  # (copied compact first: a transposed read across a wide buffer is 1.6x slower)
+            data = np.swapaxes(np.ascontiguousarray(data), -1, -2)
+        else:  # the rows past the valid ones are zeroed (and so are the source's zero rows)
+            return dst.write_rows(do, data[:, :, : src.live(win)], ext)
+        if valid < ext[0]:
             data = self._padded(data, ext)
         dst.write(window(do, ext), data, lead(data))
 
@@ -234,14 +288,14 @@ class Stack:
         dst.write(window(list(map(u, do)), (u(valid), *ext[1:])), out, lead(out))
 
     def load(self, gm: GmTensor, offs, ext, rows) -> np.ndarray:
-        """A GM tile per task, (b, p, *ext); rows past a task's valid ones are zero."""
+        """A GM tile per task, (b, p, v, *ext[1:]): the rows up to the last any task
+        copies (past a task's valid ones zero); the tile's rows past them are zeros."""
         a = gm.array
         valid = None if rows is None else np.clip(rows, 0, ext[0])
         if all(not isinstance(o, np.ndarray) for o in offs) and not isinstance(valid, np.ndarray):
             v = ext[0] if valid is None else int(valid)
             self.tracker.access(self, gm, offs, (v, *ext[1:]), None, False)
-            data = a[window(offs, (v, *ext[1:]))][None, None]
-            return self._padded(np.ascontiguousarray(data), ext)
+            return a[window(offs, (v, *ext[1:]))][None, None]
         idx, mask = self._indices(a, offs, ext, valid)
         self.tracker.access(self, gm, idx, ext, mask, False)
         # Only the rows some task copies are read (past them are zeros: a tile's rows past
@@ -250,11 +304,11 @@ class Stack:
         data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
         if data is None:
             data = a[idx]
-        elif mask is not None:
-            mask = mask[:, :, :v]
-        if mask is not None:
-            data = np.where(mask, raw(data), 0).view(a.dtype)
-        return self._padded(data, ext)
+        if (
+            mask is not None and valid is not None and int(np.min(valid)) < data.shape[2]
+        ):  # (else every row read is valid)
+            data = np.where(mask[:, :, : data.shape[2]], raw(data), 0).view(a.dtype)
+        return data
 
     def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
         a = gm.array
@@ -267,15 +321,20 @@ class Stack:
         data = np.broadcast_to(data, (b, p, *ext))
         v = ext[0] if valid is None else int(np.max(valid))
         view = self._tiles(a, offs, (v, *ext[1:]), (b, p))
+        # every task's rows up to v valid: copied whole (else masked)
+        cut = (
+            None
+            if mask is None or valid is None or int(np.min(valid)) >= v
+            else np.broadcast_to(mask[:, :, :v], data[:, :, :v].shape)
+        )
         if view is not None:  # (no two tasks' tiles overlap: the tracker checked it)
             same, data = data.dtype == a.dtype, data[:, :, :v]
-            where = True if mask is None else np.broadcast_to(mask[:, :, :v], data.shape)
+            where = True if cut is None else cut
             np.copyto(raw(view) if same else view, raw(data) if same else data, casting="unsafe", where=where)
             return
         if b * p <= SCATTER_TILES and self._inside(a, offs, (v, *ext[1:])):  # a slice per task
             at = [np.broadcast_to(o, (b, p)).tolist() for o in offs]
             same, data = data.dtype == a.dtype, data[:, :, :v]
-            cut = None if mask is None else np.broadcast_to(mask[:, :, :v], data.shape)
             for i in range(b):
                 for j in range(p):
                     tile = a[window([o[i][j] for o in at], data.shape[2:])]
@@ -316,10 +375,15 @@ class Stack:
             return np.lib.stride_tricks.as_strided(a[tuple(first)], (*stack, *ext), (*steps, *a.strides))
         if not gather:
             return None
-        at = np.stack([np.broadcast_to(o, stack).reshape(-1) for o in offs], 1)
-        distinct, which = np.unique(at, axis=0, return_inverse=True)
-        tiles = np.stack([a[window(o, ext)] for o in distinct.tolist()])
-        return tiles[which.reshape(-1)].reshape(*stack, *ext)
+        at = np.stack([np.broadcast_to(o, stack).reshape(-1) for o in offs], 1).tolist()
+        place: dict[tuple, int] = {}  # each distinct tile's place, in the order tasks meet them
+        which = [place.setdefault(tuple(o), len(place)) for o in at]
+        tiles = np.empty((len(place), *ext), a.dtype)
+        for o, i in place.items():
+            tiles[i] = a[window(o, ext)]
+        if len(place) == len(at):  # (every task's own tile, in task order: not indexed again)
+            return tiles.reshape(*stack, *ext)
+        return tiles[which].reshape(*stack, *ext)
 
     @staticmethod
     def _inside(a: np.ndarray, offs, ext) -> bool:
@@ -349,14 +413,20 @@ class Stack:
 
     def mmad(self, a: Slot, b: Slot, c: Slot, accumulate) -> None:
         x, y = a.read(()), b.read(())
-        prod = ops.nx.matmul(x, y)
+        prod, zero = stacked_mm.product(x, y, a.live(()))  # (a new array; rows from `zero` on +0)
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:
-                prod = (acc.astype(np.int64) + prod).astype(np.int32)
+                prod, zero = (acc.astype(np.int64) + prod).astype(np.int32), c.shape[0]
+            elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
+                # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0
+                zero = max(zero, c.live(()))
+                np.add(acc[:, :, :zero], prod[:, :, :zero], out=prod[:, :, :zero])
             else:
-                prod = np.add(acc, prod)  # the per-task engine's `np.add(c, prod, out=c)`
-        c.write((), prod, lead(prod))
+                prod, zero = np.add(acc, prod), c.shape[0]
+        c.write((), prod, lead(prod), own=True)
+        if c.arr is prod and prod.dtype == np.float32:
+            c.zero_from = zero
 
     def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
         nd = max(len(s.shape) for s in (*srcs, dst))
@@ -365,6 +435,13 @@ class Stack:
             value = np.swapaxes(args[0], -1, -2)
         else:
             value = np.asarray(compute(np.empty(0, dst.dtype), *args))
+        if (
+            value.shape[2:] == dst.shape
+            and value.flags.owndata
+            and not any(np.may_share_memory(value, a) for a in args)
+        ):
+            out = value.astype(dst.dtype, copy=False)  # (a new array that nothing else holds: taken)
+            return dst.write((), out, lead(out), own=True)
         if value.ndim < 2:  # (a duplicated scalar)
             value = np.broadcast_to(value, (1, 1, *dst.shape))
         out = np.broadcast_to(value, (*value.shape[:2], *np.broadcast_shapes(value.shape[2:], dst.shape)))

@@ -205,3 +205,17 @@ def test_the_earliest_workers_without_a_sort_are_the_sorted_orders() -> None:
             assert c.first() == order[0] and c.order() == order
             for i in range(n):
                 assert c.least_besides(i) == min((at[j] for j in range(n) if j != i), default=np.inf)
+
+
+def test_an_mmad_priced_once_per_shape_is_its_two_prices(monkeypatch) -> None:
+    """`CostModel.mmad_priced`: `mmad` and `mmad_macs` of the shape and valid rows,
+    computed once per key (an op-heavy run prices each of its mmads)."""
+    from pto.interp.cost import CostModel
+    from pto.targets import load_target
+
+    cost = CostModel(load_target("ascend910b1"))
+    for rows in (None, 0, 1, 16, 17, 99):
+        want = (cost.mmad(16, 512, 64, "bf16", rows), cost.mmad_macs(16, 512, 64, "bf16", rows))
+        assert cost.mmad_priced(16, 512, 64, "bf16", rows) == want
+    monkeypatch.setattr(cost, "mmad_macs", lambda *a: pytest.fail("priced again"))
+    assert cost.mmad_priced(16, 512, 64, "bf16", 1)[1] == 16 * 512 * 64

@@ -1,0 +1,107 @@
+"""A group's stacked product without its zero rows.
+
+A task's mmad multiplies its whole L0A tile, but a tile of a token tail (unroll [1]:
+one token per body) has one valid row and zeros below it (a load zero-fills the rows
+past the valid ones), so numpy's batched product (`nx.matmul`, one BLAS call per
+task's tile) computed mostly zero rows: 15 of 16 of sk03_standard's products at
+unroll [1], 0.16 s of its 0.2 s stacked pass at t=128.
+
+`product` instead gathers the rows with a nonzero element of the tiles that share a
+right operand and multiplies them in calls of the tile's own shape (M, K) @ (K, N), M
+of them at a time; every other row of the product is +0. That is the per-task product
+bit for bit if, for that shape, BLAS gives a row the same bits wherever the row sits in
+the call and +0 for a row of zeros (a right operand with an infinity or a NaN gives NaN
+there: such a product is not packed). OpenBLAS picks kernels by shape (a 13x300x70
+product's tail rows round otherwise), so both are checked, not assumed: once per shape,
+on random tiles with zero and negative-zero rows, every row moved to another place
+(`rows_free`). A shape that fails is multiplied as before.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from pto.interp import numerics as nx
+
+# Packed when the packed calls are at most this share of the batched product's (one per
+# task's tile): gathering rows and scattering the results back costs copies of the rows.
+PACK_SHARE = 0.5
+# `rows_free`'s probe: this many tiles of the shape, their rows in a random order, with
+# about this share of zero rows (half of them negative zeros).
+PROBE_TILES = 64
+PROBE_ZERO_ROWS = 0.25
+PROBE_SEED = 34
+
+# The product of the probe and of the packed calls (a test replaces it).
+_product = np.matmul
+
+
+@cache
+def rows_free(m: int, k: int, n: int) -> bool:
+    """Whether BLAS's f32 (m, k) @ (k, n) product gives each row the same bits wherever
+    it sits in the call, and +0 for a row of (signed) zeros: the per-task product (one
+    2-D call per tile) against the same rows shuffled across calls of that shape."""
+    rng = np.random.default_rng(PROBE_SEED)
+    a = rng.standard_normal((PROBE_TILES, m, k)).astype(np.float32)
+    zero = rng.random((PROBE_TILES, m)) < PROBE_ZERO_ROWS
+    a[zero] = 0.0
+    a[zero & (rng.random((PROBE_TILES, m)) < 0.5)] = -0.0
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    alone = np.stack([_product(a[i], b) for i in range(PROBE_TILES)]).reshape(-1, n)
+    order = rng.permutation(PROBE_TILES * m)
+    moved = np.empty_like(alone)
+    moved[order] = _product(a.reshape(-1, k)[order].reshape(PROBE_TILES, m, k), b).reshape(-1, n)
+    bits = alone.view(np.uint32)
+    return bool(np.array_equal(moved.view(np.uint32), bits) and not bits[zero.reshape(-1)].any())
+
+
+def product(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> tuple[np.ndarray, int]:
+    """`nx.matmul(x, y)` of stacked tiles x (bx, px, M, K) and y (by, py, K, N), each
+    tile's product alone, with zero rows of x not multiplied where that is exact
+    (`live_rows`: x's rows from this one on are known to be zeros); and the row from
+    which the product's rows are known to be +0 (M if none are)."""
+    packed = _packed(x, y, live_rows)
+    if packed is None:
+        return nx.matmul(x, y), x.shape[-2]
+    return packed, x.shape[-2] if live_rows is None else live_rows
+
+
+def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray | None:
+    if x.dtype == np.int8 or y.dtype == np.int8 or x.ndim != 4 or y.ndim != 4:
+        return None
+    (bx, px, m, k), (by, py, _, n) = x.shape, y.shape
+    b, p = max(bx, by), max(px, py)
+    z = m if live_rows is None else live_rows
+    xz = x[:, :, :z]
+    live = np.zeros((bx, px, m), bool)  # rows with a nonzero bit pattern (-0 and NaN too)
+    live[:, :, :z] = xz.view(f"u{x.itemsize}").any(axis=-1)  # (not widened: most products are not packed)
+    rows = int(live.sum()) * (b // bx) * (p // px)  # (x broadcast over the stack)
+    if by * py + -(-rows // m) > PACK_SHARE * b * p:
+        return None
+    yf = nx.f32(y)
+    if not np.isfinite(yf).all() or not rows_free(m, k, n):
+        return None
+    out = np.zeros((b, p, m, n), np.float32)
+    if by == 1 and px == 1:  # (one tile per body for every task's operand: gathered once)
+        bodies, rows_at = np.nonzero(live[:, 0, :z])
+        got = nx.f32(xz[bodies, 0, rows_at])
+        calls = np.zeros((-(-len(got) // m) * m, k), np.float32)
+        calls[: len(got)] = got
+        res = np.stack([_product(calls.reshape(-1, m, k), np.ascontiguousarray(t)) for t in yf[0]])
+        out[bodies, :, rows_at] = res.reshape(py, -1, n)[:, : len(got)].swapaxes(0, 1)  # (rows, tasks, N)
+        return out
+    xs, ls = np.broadcast_to(xz, (b, p, z, k)), np.broadcast_to(live[:, :, :z], (b, p, z))
+    for i in range(by):
+        for j in range(py):
+            at = (slice(None) if by == 1 else slice(i, i + 1), slice(None) if py == 1 else slice(j, j + 1))
+            mask = ls[at]
+            got = nx.f32(xs[at][mask])  # (rows, K), a copy
+            if not len(got):
+                continue
+            calls = np.zeros((-(-len(got) // m) * m, k), np.float32)
+            calls[: len(got)] = got
+            res = _product(calls.reshape(-1, m, k), np.ascontiguousarray(yf[i, j]))
+            out[at][:, :, :z][mask] = res.reshape(-1, n)[: len(got)]
+    return out

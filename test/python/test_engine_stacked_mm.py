@@ -1,0 +1,251 @@
+"""A group's stacked product without its zero rows (`pto.interp.stacked_mm`) against the
+per-task products (one 2-D product per tile, as `npu_ops.mmad_value` computes it), bit
+for bit, and the stacked pass's slots taking a product without a copy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pto.interp import numerics as nx
+from pto.interp import stacked, stacked_mm
+from pto.interp.machine import GmTensor
+
+BF16 = nx.DTYPES["bf16"]
+
+
+def tiles(rng, shape: tuple[int, ...], live_rows: int) -> np.ndarray:
+    """bf16 tiles whose rows past `live_rows` are zeros, some of them negative."""
+    x = rng.standard_normal(shape).astype(BF16)
+    x[..., live_rows:, :] = 0
+    x[..., -1, :] = -0.0
+    return x
+
+
+def alone(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Every task's product by itself, as the per-task engine computes it."""
+    b, p = max(x.shape[0], y.shape[0]), max(x.shape[1], y.shape[1])
+    xs, ys = np.broadcast_to(x, (b, p, *x.shape[2:])), np.broadcast_to(y, (b, p, *y.shape[2:]))
+    return np.stack([np.stack([nx.matmul(xs[i, j], ys[i, j]) for j in range(p)]) for i in range(b)])
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.uint32)
+
+
+@pytest.mark.parametrize(
+    ("xs", "ys"),
+    [
+        ((40, 1, 16, 512), (1, 6, 512, 64)),  # sk03_standard at unroll [1]: a row per body, a weight per task
+        ((9, 5, 16, 256), (1, 1, 256, 32)),  # one weight for every task
+        ((7, 6, 8, 128), (7, 1, 128, 16)),  # a weight per body, rows per task
+    ],
+)
+def test_a_packed_product_is_each_tiles_product_alone(xs, ys) -> None:
+    rng = np.random.default_rng(sum(xs))
+    x, y = tiles(rng, xs, 1), rng.standard_normal(ys).astype(BF16)
+    m, k, n = xs[2], xs[3], ys[3]
+    if not stacked_mm.rows_free(m, k, n):
+        pytest.skip("this BLAS rounds a row by where it sits in a call of this shape")
+    packed = stacked_mm._packed(x, y)
+    assert packed is not None  # (mostly zero rows: packed)
+    assert np.array_equal(bits(packed), bits(alone(x, y)))
+    assert not bits(packed)[..., 1:, :].any()  # zero rows, negative or not, give +0
+
+
+def test_a_product_with_most_rows_live_or_a_right_operand_not_finite_is_not_packed() -> None:
+    rng = np.random.default_rng(0)
+    x, y = tiles(rng, (8, 1, 16, 64), 16), rng.standard_normal((1, 4, 64, 32)).astype(BF16)
+    assert stacked_mm._packed(x, y) is None  # every row live: no call saved
+    x = tiles(rng, (8, 1, 16, 64), 1)
+    y[0, 2, 5, 7] = np.inf  # a zero row times it is NaN, not +0
+    assert stacked_mm._packed(x, y) is None
+    with np.errstate(invalid="ignore"):
+        got, want = stacked_mm.product(x, y)[0], alone(x, y)
+    assert np.array_equal(bits(got), bits(want))
+
+
+def test_a_shape_whose_rows_move_is_not_packed(monkeypatch) -> None:
+    rng = np.random.default_rng(1)
+    x, y = tiles(rng, (8, 1, 16, 64), 1), rng.standard_normal((1, 4, 64, 32)).astype(BF16)
+    monkeypatch.setattr(stacked_mm, "rows_free", lambda m, k, n: False)
+    assert stacked_mm._packed(x, y) is None
+    assert np.array_equal(bits(stacked_mm.product(x, y)[0]), bits(alone(x, y)))
+
+
+def test_the_probe_sees_a_row_that_moves(monkeypatch) -> None:
+    """`rows_free` is False for a product whose row bits depend on the row's place
+    (a stand-in for BLAS that adds one to the first row of each call)."""
+    stacked_mm.rows_free.cache_clear()
+    real = np.matmul
+
+    def placed(a, b):
+        out = real(a, b)
+        out[..., 0, :] += 1
+        return out
+
+    monkeypatch.setattr(stacked_mm, "_product", placed)
+    try:
+        assert not stacked_mm.rows_free(4, 8, 4)
+    finally:
+        stacked_mm.rows_free.cache_clear()
+
+
+def test_a_slot_takes_a_whole_new_product_and_accumulates_in_place() -> None:
+    slot = stacked.Slot((2, 3), np.dtype(np.float32))
+    data = np.ones((4, 1, 2, 3), np.float32)
+    slot.write((), data, (4, 1), own=True)
+    assert slot.arr is data and slot.full
+    other = np.ones((1, 1, 2, 3), np.float32)  # a smaller stack: broadcast into the slot's
+    slot.write((), other, (1, 1), own=True)
+    assert slot.arr is not other and slot.arr.shape == (4, 1, 2, 3)
+    st = stacked.Stack.__new__(stacked.Stack)
+    a, b = stacked.Slot((2, 4), np.dtype(BF16)), stacked.Slot((4, 3), np.dtype(BF16))
+    a.write((), np.full((4, 1, 2, 4), 0.5, BF16), (4, 1))
+    b.write((), np.full((1, 1, 4, 3), 0.25, BF16), (1, 1))
+    before = slot.arr
+    st.mmad(a, b, slot, True)
+    assert np.array_equal(slot.arr, np.full((4, 1, 2, 3), 1.5, np.float32))
+    assert np.array_equal(before, np.ones((4, 1, 2, 3), np.float32))  # (not written over: a new array)
+
+
+def test_a_tail_tiles_zero_rows_are_known_and_not_written_again() -> None:
+    """`Slot.write_rows`: a tile of whole rows to the slot's end keeps its zero rows
+    known (`zero_from`); rows known zero are not written again, rows that were not are
+    zeroed, and a copy or a product reads only the rows that may be nonzero."""
+    slot = stacked.Slot((4, 3), np.dtype(np.float32))
+    slot.write_rows([0, 0], np.full((2, 1, 3, 3), 7, np.float32), (4, 3))
+    assert slot.zero_from == 3 and slot.full and slot.live(()) == 3
+    assert np.array_equal(slot.arr[:, :, 3], np.zeros((2, 1, 3)))
+    slot.arr[:, :, 3] = 5  # (a stand-in: rows known zero are not written again)
+    slot.write_rows([0, 0], np.full((2, 1, 1, 3), 8, np.float32), (4, 3))
+    assert slot.zero_from == 1
+    assert np.array_equal(slot.arr[0, 0], [[8] * 3, [0] * 3, [0] * 3, [5] * 3])
+    slot.write((slice(2, 3), slice(0, 3)), np.ones((1, 1, 1, 3), np.float32), (1, 1))
+    assert slot.zero_from == 3 and slot.live((slice(1, 4), slice(0, 3))) == 2
+    part = stacked.Slot((4, 3), np.dtype(np.float32))  # not whole rows: written as a padded tile
+    part.write_rows([0, 1], np.full((1, 1, 1, 2), 9, np.float32), (4, 2))
+    assert part.zero_from == 4 and np.array_equal(part.arr[0, 0, :, 1:], [[9, 9], [0, 0], [0, 0], [0, 0]])
+
+
+def test_a_product_reads_only_the_rows_that_may_be_nonzero() -> None:
+    rng = np.random.default_rng(2)
+    x, y = tiles(rng, (40, 1, 16, 512), 1), rng.standard_normal((1, 6, 512, 64)).astype(BF16)
+    if not stacked_mm.rows_free(16, 512, 64):
+        pytest.skip("this BLAS rounds a row by where it sits in a call of this shape")
+    x[:, :, 1:] = np.nan  # (rows the slot knows are zeros: never read)
+    got, zero = stacked_mm.product(x, y, 1)
+    assert zero == 1
+    x[:, :, 1:] = 0
+    assert np.array_equal(bits(got), bits(alone(x, y)))
+
+
+def test_a_new_vector_result_or_gathered_tile_is_taken_not_copied() -> None:
+    """A vector op's result that is a new array becomes the slot's (an identity's, which
+    is its source's array, does not); so does a load's gathered copy of whole tiles."""
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 1)
+    src, dst = stacked.Slot((2, 4), np.dtype(np.float32)), stacked.Slot((2, 4), np.dtype(np.float32))
+    src.write((), np.ones((3, 1, 2, 4), np.float32), (3, 1))
+    made: list[np.ndarray] = []
+
+    def twice(_, x):
+        made.append(x * 2)
+        return made[-1]
+
+    st.vector(twice, False, [src], dst)
+    assert dst.arr is made[0]
+    st.vector(lambda _, x: x, False, [src], dst)  # (the source's own array: copied)
+    assert dst.arr is not src.arr and np.array_equal(dst.arr, src.arr)
+    tile = np.arange(3 * 2 * 4, dtype=np.float32).reshape(3, 1, 2, 4)
+    dst.write_rows([0, 0], tile, (2, 4), own=True)
+    assert dst.arr is tile
+
+
+@pytest.mark.parametrize("dup", [False, True])
+def test_a_gather_slices_each_distinct_tile_once_in_task_order(monkeypatch, dup: bool) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((20, 24)).astype(np.float32)
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 4)
+    offs = [st.body * 5 + (0 if dup else st.task // 2), (st.task % 2) * 8]
+    monkeypatch.setattr(stacked.np, "unique", lambda *a, **k: pytest.fail("sorted"))
+    got = st._tiles(a, offs, (4, 6), (3, 4), gather=True)
+    assert got is not None and not np.shares_memory(got, a)
+    for i in range(3):
+        for j in range(4):
+            r, c = (int(np.broadcast_to(o, (3, 4))[i, j]) for o in offs)
+            assert np.array_equal(got[i, j], a[r : r + 4, c : c + 6])
+
+
+def test_a_load_whose_tasks_read_their_rows_whole_is_not_masked(monkeypatch) -> None:
+    a = np.arange(14 * 24, dtype=np.float32).reshape(14, 24)
+    x = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([x], {0: set()}), 0, 3, 4)
+    monkeypatch.setattr(stacked.np, "where", lambda *a, **k: pytest.fail("masked"))
+    got = st.load(x, [st.body * 4, st.task * 6], (4, 6), np.array([[3], [3], [3]]))
+    assert got.shape == (3, 4, 3, 6) and np.array_equal(got[1, 2], a[4:7, 12:18])
+
+
+def test_an_accumulating_product_adds_only_the_rows_that_may_be_nonzero(monkeypatch) -> None:
+    """Rows +0 in the product and in the accumulator stay +0: only the rows before both
+    are added, and the accumulator keeps knowing its zero rows."""
+    rng = np.random.default_rng(4)
+    if not stacked_mm.rows_free(16, 512, 64):
+        pytest.skip("this BLAS rounds a row by where it sits in a call of this shape")
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 40, 6)
+    a, b = stacked.Slot((16, 512), np.dtype(BF16)), stacked.Slot((512, 64), np.dtype(BF16))
+    c = stacked.Slot((16, 64), np.dtype(np.float32))
+    a.write_rows([0, 0], rng.standard_normal((40, 1, 1, 512)).astype(BF16), (16, 512))
+    b.write((), rng.standard_normal((1, 6, 512, 64)).astype(BF16), (1, 6))
+    st.mmad(a, b, c, False)
+    assert c.zero_from == 1
+    first = c.arr.copy()
+    a.write_rows([0, 0], rng.standard_normal((40, 1, 2, 512)).astype(BF16), (16, 512))
+    added: list[tuple] = []
+    real = np.add
+
+    def add(p, q, out=None):
+        added.append(p.shape)
+        return real(p, q, out=out)
+
+    monkeypatch.setattr(stacked.np, "add", add)
+    st.mmad(a, b, c, True)
+    monkeypatch.undo()
+    assert added == [(40, 6, 2, 64)] and c.zero_from == 2
+    want = first + alone(a.arr, b.arr)
+    assert np.array_equal(bits(c.arr), bits(want))
+    assert not bits(c.arr)[:, :, 2:].any()
+
+
+@pytest.mark.parametrize("name", ["sk03_standard.mlir", "hc_pre.mlir"])
+def test_a_token_tails_products_are_packed_and_the_runs_agree(monkeypatch, name: str) -> None:
+    """At unroll [1] (a row per body) the stacked pass packs its products' live rows
+    and skips the zero rows its slots know of; outputs, reports and traces stay the
+    interp engine's."""
+    from kernels import lowered_example
+    from test_engine import same
+
+    from pto.interp.run import random_inputs, run, signature
+
+    packed = []
+    real = stacked_mm._packed
+
+    def counted(x, y, live_rows=None):
+        out = real(x, y, live_rows)
+        packed.append((out is not None, live_rows))
+        return out
+
+    monkeypatch.setattr(stacked_mm, "_packed", counted)
+    pto_m, npu_m = lowered_example(name, "pto-sk03-pipeline{factors=1}")
+    inputs = random_inputs(signature(pto_m), 37, 5)
+    ref = run(npu_m, inputs, trace=True, engine="interp")
+    got = run(npu_m.clone(), inputs, trace=True, engine="compiled")  # (its first run is stacked)
+    same(ref, got)
+    assert packed and all(p for p, _ in packed) and all(z is not None and z < 16 for _, z in packed)
+
+
+def test_a_write_of_whole_rows_by_columns_leaves_no_row_known_zero() -> None:
+    """A window whose rows are `slice(None)` (`npu.vcopy`'s columns) covers every row."""
+    slot = stacked.Slot((4, 3), np.dtype(np.float32))
+    slot.write_rows([0, 0], np.ones((1, 1, 1, 3), np.float32), (4, 3))
+    slot.write((slice(None), slice(1, 2)), np.ones((1, 1, 4, 1), np.float32), (1, 1))
+    assert slot.zero_from == 4 and slot.live((slice(None), slice(0, 3))) == 4
