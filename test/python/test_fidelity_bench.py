@@ -35,3 +35,15 @@ def test_it_runs_the_pypto020_calibration() -> None:
     """PyPTO 0.2.0's simulator is compared with the target that reproduces it."""
     c = next(c for c in CONFIGS if c.get("cycles"))
     assert fidelity.TARGET == "ascend910b1-pypto020" and 'pto.target = "ascend910b1-pypto020"' in fidelity.kernel(c)
+
+
+def test_group_figures_price_the_models_pick_under_pypto() -> None:
+    """The pick's cost is PyPTO's cycles of the model's best over PyPTO's best."""
+    rs = [
+        {"id": "a", "pypto": 100.0, "pto_ir": 90.0},
+        {"id": "b", "pypto": 110.0, "pto_ir": 80.0},  # the model's pick
+        {"id": "c", "pypto": 200.0, "pto_ir": 220.0},
+    ]
+    f = fidelity.group_figures(rs)
+    assert not f["same_best"] and f["pick_cost"] == pytest.approx(1.1)
+    assert f["median_ratio"] == pytest.approx(0.9) and f["spearman"] == pytest.approx(0.5)
