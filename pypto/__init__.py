@@ -23,7 +23,7 @@ from __future__ import annotations
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
 from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
-from pto.pypto.extras import clone, expand_clone, maximum, minimum, tensor, transpose, unsqueeze
+from pto.pypto.extras import clone, expand_clone, maximum, minimum, neg, ones, relu, tensor, transpose, unsqueeze
 from pto.pypto.loops import (
     assemble,
     loop,
@@ -73,7 +73,7 @@ OTHER_PYPTO_NAMES = (
     "cbrt ceil clip comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
     "fillpad floor fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
     "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt mrgsort "
-    "ne neg one_hot ones pad prelu prod relu remainder round scaled_mm scatter scatter_ scatter_update "
+    "ne one_hot pad prelu prod remainder round scaled_mm scatter scatter_ scatter_update "
     "sign signbit sin softmax sort32 topk tril triu trunc var where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
@@ -128,6 +128,9 @@ __all__ = [
     "full",
     "matmul",
     "maximum",
+    "neg",
+    "ones",
+    "relu",
     "minimum",
     "mul",
     "reciprocal",

@@ -51,7 +51,7 @@ class _Unsupported:
         self._name = name
 
     def _refuse(self):
-        refuse(f"{self._name} is outside SK-03 as modelled here (see docs/pypto.md)")
+        refuse(f"{self._name} (a PyPTO 0.2.0 name) is not modelled here: docs/pypto.md lists what is")
 
     def __call__(self, *args, **kwargs):
         self._refuse()

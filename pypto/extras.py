@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pto.frontend import builder as b
 from pto.pypto import expand, perm, scratch, tcols
 from pto.pypto.errors import refuse
-from pto.pypto.ops import _binary, _broadcast, _result, _scalar, _tensor, reshape
+from pto.pypto.ops import _binary, _broadcast, _muls, _result, _scalar, _tensor, full, reshape
 from pto.pypto.tensor import Tensor
 from pto.pypto.types import DataType
 
@@ -35,6 +35,22 @@ def _extremum(kind: str, x: Tensor | float, y: Tensor | float) -> Tensor:
         t = _tensor(x, f"pypto.{name}'s input")
         return _result(kind, [t], t.shape, t.known_dtype, lambda v: scalar(v, s))
     return _binary(kind, _tensor(x, f"pypto.{name}'s input"), _tensor(y, f"pypto.{name}'s other"))
+
+
+def neg(a: Tensor) -> Tensor:
+    """`-a`: `pto.muls` by -1, as the unary operator."""
+    return _muls(_tensor(a, "pypto.neg's input"), -1.0)
+
+
+def relu(input: Tensor) -> Tensor:  # noqa: A002
+    """`maximum(x, 0)`: `pto.maxs`."""
+    return maximum(input, 0.0)
+
+
+def ones(*size, dtype: DataType | None = None) -> Tensor:
+    """`full(size, 1)`, folded into the op that uses it as `pypto.full` is."""
+    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], list | tuple) else list(size)
+    return full(shape, 1.0, dtype or DataType.DT_FP32)
 
 
 def expand_clone(input: Tensor, shape: Sequence[int], *, valid_shape=None) -> Tensor:  # noqa: A002

@@ -278,7 +278,7 @@ class Tensor:
             from pto.pypto.loops import assemble
 
             return lambda input, offsets: assemble(input, offsets, self)  # noqa: A006
-        refuse(f"Tensor.{name} is outside SK-03 as modelled here (see docs/pypto.md)")
+        refuse(f"Tensor.{name} is not modelled here: docs/pypto.md lists the methods that are")
 
     def _operator(self, *args):
         refuse(
@@ -362,7 +362,8 @@ class Tensor:
 
 # PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
 METHODS = (
-    "add amax amin clone div exp expand_clone matmul mul reciprocal reshape rsqrt sigmoid sqrt sub sum transpose "
+    "add amax amin clone div exp expand_clone matmul mul reciprocal relu reshape rsqrt sigmoid sqrt sub sum "
+    "transpose "
     "unsqueeze view"
 ).split()
 

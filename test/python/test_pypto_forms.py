@@ -525,3 +525,25 @@ def test_a_cast_column_view_whose_view_is_used_first() -> None:
         k(x, w, out)
         y = (x.astype(np.float32) @ w.astype(np.float32).T).astype(ml_dtypes.bfloat16).astype(np.float64)
         assert check(out, 2 * y[:, 48:64]).ok, t
+
+
+def test_neg_relu_and_ones() -> None:
+    """`pypto.neg`, `pypto.relu` / `x.relu()` and `pypto.ones` as the ops they spell."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+        w: pypto.Tensor([64, 32], pypto.DT_FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
+    ):
+        for i, t in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            xt = pypto.view(x, [t, 64], [i, 0])
+            y = pypto.relu(pypto.neg(xt)) + xt.relu() * pypto.ones([t, 64], dtype=pypto.DT_FP32)
+            pypto.assemble(pypto.matmul(y, w, pypto.DT_FP32), [i, 0], out)
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 64)).astype(np.float32)
+    w = rng.standard_normal((64, 32)).astype(np.float32)
+    out = np.zeros((6, 32), np.float32)
+    k(x, w, out)
+    assert check(out, np.abs(x.astype(np.float64)) @ w).ok
