@@ -287,6 +287,8 @@ CASTS: dict[tuple[str, str], bool] = {
     ("f16", "i8"): False,
     ("f16", "i32"): False,
     ("bf16", "i32"): False,
+    # f32 -> f32 rounds to an integral value in the mode (`pypto.round`, floor, ceil, trunc).
+    ("f32", "f32"): False,
 }
 
 

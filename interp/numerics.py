@@ -102,6 +102,8 @@ def cast(x: np.ndarray, src: str, dst: str, mode: RoundMode, sat: bool = False) 
         return v.astype(np.int64).astype(out)  # wraps, like the hardware without saturation
     if dst == "bf16":
         return _round_to_bf16(x, mode)
+    if src == dst == "f32":  # to an integral value; every f32 of magnitude >= 2^23 is one
+        return _round_to_int(f32(x), mode).astype(np.float32)
     if src in ("bf16", "f16") and dst == "f32":
         return f32(x)
     return _round_to_float(np.asarray(x).astype(np.float64), out, mode if mode != RoundMode.NONE else RoundMode.RINT)

@@ -23,7 +23,22 @@ from __future__ import annotations
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
 from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
-from pto.pypto.extras import clone, expand_clone, maximum, minimum, neg, ones, relu, tensor, transpose, unsqueeze
+from pto.pypto.extras import (
+    ceil,
+    clone,
+    expand_clone,
+    floor,
+    maximum,
+    minimum,
+    neg,
+    ones,
+    relu,
+    round,
+    tensor,
+    transpose,
+    trunc,
+    unsqueeze,
+)
 from pto.pypto.loops import (
     assemble,
     loop,
@@ -70,11 +85,11 @@ globals().update({d.name: d for d in DataType})  # DT_BF16, DT_FP32, ...
 # PyPTO 0.2.0's other public names: each is refused, when used, at the user's line.
 OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
-    "cbrt ceil clip comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
-    "fillpad floor fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
+    "cbrt clip comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
+    "fillpad fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
     "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt mrgsort "
-    "ne one_hot pad prelu prod remainder round scaled_mm scatter scatter_ scatter_update "
-    "sign signbit sin softmax sort32 topk tril triu trunc var where set_matrix_size "
+    "ne one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
+    "sign signbit sin softmax sort32 topk tril triu var where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
     "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
@@ -131,6 +146,10 @@ __all__ = [
     "neg",
     "ones",
     "relu",
+    "round",
+    "floor",
+    "ceil",
+    "trunc",
     "minimum",
     "mul",
     "reciprocal",

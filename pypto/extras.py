@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pto.frontend import builder as b
 from pto.pypto import expand, perm, scratch, tcols
 from pto.pypto.errors import refuse
-from pto.pypto.ops import _binary, _broadcast, _muls, _result, _scalar, _tensor, full, reshape
+from pto.pypto.ops import _binary, _broadcast, _muls, _result, _scalar, _tensor, cast, full, reshape
 from pto.pypto.tensor import Tensor
-from pto.pypto.types import DataType
+from pto.pypto.types import CastMode, DataType
 
 
 def maximum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
@@ -45,6 +45,37 @@ def neg(a: Tensor) -> Tensor:
 def relu(input: Tensor) -> Tensor:  # noqa: A002
     """`maximum(x, 0)`: `pto.maxs`."""
     return maximum(input, 0.0)
+
+
+def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001, A002
+    """To the nearest integral value, ties to even (torch.round's golden in PyPTO's tests)."""
+    if decimals != 0:
+        refuse(f"pypto.round with decimals={decimals!r} is not modelled (only 0)")
+    return _integral("round", input, "rint")
+
+
+def floor(input: Tensor) -> Tensor:  # noqa: A002
+    return _integral("floor", input, "floor")
+
+
+def ceil(input: Tensor) -> Tensor:  # noqa: A002
+    return _integral("ceil", input, "ceil")
+
+
+def trunc(input: Tensor) -> Tensor:  # noqa: A002
+    return _integral("trunc", input, "trunc")
+
+
+def _integral(name: str, input: Tensor, mode: str) -> Tensor:  # noqa: A002
+    """The device's f32 -> f32 cast in a round mode. A bf16 or f16 value is widened first
+    and narrowed after: an integral value at or below its width's last fraction bit is
+    exact in it, and every larger one is integral already."""
+    x = _tensor(input, f"pypto.{name}'s input")
+    if x._dtype not in (DataType.DT_FP32, DataType.DT_BF16, DataType.DT_FP16):
+        refuse(f"pypto.{name} takes a float tensor, got {x.known_dtype.name}")
+    wide = cast(x, DataType.DT_FP32)
+    y = _result(name, [wide], wide.shape, DataType.DT_FP32, lambda v: b.cast(v, "f32", mode))
+    return cast(y, x._dtype, CastMode.CAST_RINT)
 
 
 def ones(*size, dtype: DataType | None = None) -> Tensor:

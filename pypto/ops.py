@@ -421,8 +421,19 @@ def cast(
         refuse(f"pypto.cast's satmode must be a pypto.SaturationMode, got {satmode!r}")
     if dtype is x._dtype:
         return x  # as PyPTO: a cast to the same type does nothing
+    if to == "i8" and x._dtype in (DataType.DT_FP32, DataType.DT_BF16):
+        return _quantize(x, mode, satmode)
     sat = satmode is SaturationMode.ON
     return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
+
+
+def _quantize(x: Tensor, mode: CastMode, satmode: SaturationMode) -> Tensor:
+    """A float -> int8 cast, which the hardware has only from f16: the chain the device's
+    compiler emits, to i32 in the cast's round mode (rint for CAST_NONE), to f16 (exact
+    for the int8 range), to i8 in the cast's saturation mode. pto-fuse-stages reads the
+    chain of a quant as the fused stage."""
+    i = cast(x, DataType.DT_INT32, CastMode.CAST_RINT if mode is CastMode.CAST_NONE else mode)
+    return cast(cast(i, DataType.DT_FP16, CastMode.CAST_ROUND), DataType.DT_INT8, CastMode.CAST_TRUNC, satmode)
 
 
 def matmul(

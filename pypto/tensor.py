@@ -362,8 +362,8 @@ class Tensor:
 
 # PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
 METHODS = (
-    "add amax amin clone div exp expand_clone matmul mul reciprocal relu reshape rsqrt sigmoid sqrt sub sum "
-    "transpose "
+    "add amax amin ceil clone div exp expand_clone floor matmul maximum mul reciprocal relu reshape round rsqrt "
+    "sigmoid sqrt sub sum transpose trunc "
     "unsqueeze view"
 ).split()
 

@@ -28,6 +28,15 @@ def test_f32_to_i32_modes(mode, want) -> None:
     assert nx.cast(x, "f32", "i32", mode).tolist() == want
 
 
+@pytest.mark.parametrize("mode", list(R)[1:])
+def test_f32_to_f32_rounds_to_an_integral_value_in_the_mode(mode) -> None:
+    x = np.array([2.5, 2.25, -2.5, -2.25, 3.5, 1.0000001, 2.0**30 + 64, -0.0], np.float32)
+    got = nx.cast(x, "f32", "f32", mode)
+    assert got.dtype == np.float32
+    want = nx.cast(x[:6], "f32", "i32", mode).astype(np.float32)
+    assert got[:6].tolist() == want.tolist() and got[6] == x[6]  # (beyond 2^23 every f32 is integral)
+
+
 def test_round_ties_away_is_exact_near_half() -> None:
     # 0.49999997 + 0.5 rounds to 1.0 in f32: a naive floor(x + 0.5) gets this wrong.
     x = np.array([0.49999997, -0.49999997], np.float32)

@@ -113,6 +113,14 @@ func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>
 // -----
 
 func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>, %i: tensor<?x64xi32>, %q: tensor<?x64xi8>, %v: tensor<64xf32>, %v32: tensor<32xf32>, %iv: tensor<64xi32>, %w: tensor<64x16xf32>, %iw: tensor<64x16xi32>, %qw: tensor<64x16xi8>, %s: tensor<?x1xf32>) {
+  // expected-error@+1 {{conversion f32 -> f32 rounds: give a round mode (rint, round, trunc, floor, ceil)}}
+  %0 = pto.cast %a none : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>, %i: tensor<?x64xi32>, %q: tensor<?x64xi8>, %v: tensor<64xf32>, %v32: tensor<32xf32>, %iv: tensor<64xi32>, %w: tensor<64x16xf32>, %iw: tensor<64x16xi32>, %qw: tensor<64x16xi8>, %s: tensor<?x1xf32>) {
   // expected-error@+1 {{no hardware conversion from bf16 to f16}}
   %0 = pto.cast %b rint : tensor<?x64xbf16> -> tensor<?x64xf16>
   func.return

@@ -17,8 +17,11 @@ func.func @standard(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>,
   %nb = pto.cast %n rint : tensor<?x4096xf32> -> tensor<?x4096xbf16>
   // CHECK: pto.matmul %{{.*}}, %{{.*}} b_trans {pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>}
   %y = pto.matmul %nb, %w b_trans {pto.cube_tile = #pto.cube_tile<m = [128, 128], k = [256, 1024], n = [256, 256]>} : tensor<?x4096xbf16>, tensor<1024x4096xbf16> -> tensor<?x1024xf32>
+  // An f32 -> f32 cast rounds to an integral value in its mode (pypto.round, floor, ...).
+  // CHECK: pto.cast %{{.*}} floor : tensor<?x1024xf32> -> tensor<?x1024xf32>
+  %f = pto.cast %y floor : tensor<?x1024xf32> -> tensor<?x1024xf32>
   // CHECK: pto.cast %{{.*}} rint : tensor<?x1024xf32> -> tensor<?x1024xbf16>
-  %o = pto.cast %y rint : tensor<?x1024xf32> -> tensor<?x1024xbf16>
+  %o = pto.cast %f rint : tensor<?x1024xf32> -> tensor<?x1024xbf16>
   func.return %o : tensor<?x1024xbf16>
 }
 
