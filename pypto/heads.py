@@ -9,10 +9,13 @@ reshape back to `[rows, H * D]` is their `pto.concat`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from pto.frontend import builder as b
 from pto.pypto import perm
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor
@@ -54,7 +57,8 @@ def split(
     d = shape[1]
     if not (isinstance(d, int) and 0 < d < cols and cols % d == 0 and shape[0] == rows * (cols // d)):
         return None
-    blocks = [materialize(column_view(x, h * d, (h + 1) * d)) for h in range(cols // d)]
+    with _block_tile(cols // d, d):
+        blocks = [materialize(column_view(x, h * d, (h + 1) * d)) for h in range(cols // d)]
     return Tensor.traced(list(shape), x.known_dtype, None, True, ("heads", blocks))
 
 
@@ -82,7 +86,26 @@ def per_head(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, 
         if not is_heads(i) and i._tok:
             refuse(f"pypto.{kind} of a per-head view and a token tile: only per-head values and weights mix")
     blocks = []
-    for h in range(n):
-        ins = [i._lazy[1][h] if is_heads(i) else i for i in inputs]  # type: ignore[index]
-        blocks.append(one(kind, ins, [shape[0] // n, *shape[1:]], dtype))
+    with _block_tile(n, shape[-1]):
+        for h in range(n):
+            ins = [i._lazy[1][h] if is_heads(i) else i for i in inputs]  # type: ignore[index]
+            blocks.append(one(kind, ins, [shape[0] // n, *shape[1:]], dtype))
     return Tensor.traced(list(shape), dtype, None, True, ("heads", blocks))
+
+
+@contextlib.contextmanager
+def _block_tile(n: int, d: int) -> Iterator[None]:
+    """The vector tile in force on the view `[rows * n, d]`, read on the token tile whose
+    `n` blocks the ops run on: its rows are contiguous runs of `d` elements of the token
+    rows, so `set_vec_tile_shapes(32, 128)` with 8 heads of 128 is 4 whole tokens
+    (`[4, 1024]`), and `(4, 128)` is half of one (`[1, 512]`)."""
+    pinned = b._pinned[-1]
+    tile = pinned.vec_tile
+    if tile is not None and len(tile) == 2:
+        r, c = tile
+        pinned = dataclasses.replace(pinned, vec_tile=(max(1, r // n), min(r, n) * d if c >= d else c))
+    b._pinned.append(pinned)
+    try:
+        yield
+    finally:
+        b._pinned.pop()

@@ -7,6 +7,7 @@ matches an independent numpy golden; what is not supported is refused at its lin
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -278,3 +279,35 @@ def test_a_post_phase_too_big_for_one_row_is_cut_into_phases() -> None:
     assert compiled.text("npu").count('npu.tasks "post') > 4, "the vector phase after the cube is cut in parts"
     runs = [pto.run(compiled, [x, w], engine=e) for e in ("interp", "compiled")]
     assert np.array_equal(runs[0].outputs[0], runs[1].outputs[0]) and np.array_equal(runs[0].outputs[0], out)
+
+
+@pytest.mark.parametrize(("tile", "want"), [((8, D), (2, H * D)), ((2, D), (1, 2 * D)), ((8, 16), (2, 16))])
+def test_a_vector_tile_on_a_per_head_view_is_read_in_its_tokens(tile, want) -> None:
+    """`set_vec_tile_shapes(8, D)` on the view `[t * H, D]` is 8 of its rows: 2 whole
+    tokens of the `[t, H * D]` tile (PyPTO's rows are contiguous runs of D elements), not
+    8 token rows; `(2, D)` is half a token."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([K, H * D], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, H * D], FP32),
+    ):
+        for i, t in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
+            q = pypto.matmul(pypto.view(x, [t, K], [i, 0]), w, FP32)
+            pypto.set_vec_tile_shapes(*tile)
+            qh = pypto.reshape(q, [t * H, D])
+            qh = qh * pypto.rsqrt(pypto.sum(qh * qh, -1, keepdim=True) * (1.0 / D) + EPS)
+            pypto.set_vec_tile_shapes(8, H * D)
+            pypto.assemble(pypto.reshape(qh, [t, H * D]), [i, 0], out)
+
+    x, w, _, _ = _rng(11)
+    out = np.zeros((11, H * D), np.float32)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", pypto.LoweringWarning)
+        k(x, w, out)
+    # Whole tokens run as asked; a part of one is wider here: a whole-row phase, said so.
+    assert any("tile-to-npu processes whole rows" in str(m.message) for m in seen) == (want[1] < H * D)
+    assert check(out, _head_norm((x.astype(np.float64) @ w).reshape(11, H, D)).reshape(11, H * D)).ok
+    text = str(k.trace(x, w, out))
+    assert re.search(rf"pto.mul %\d+, %\d+ {{pto.vec_tile = array<i64: {want[0]}, {want[1]}>}}", text), text
