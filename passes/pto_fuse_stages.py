@@ -554,6 +554,10 @@ def _ratio(v: SSAValue, reader: Operation) -> tuple[SSAValue, SSAValue, list[Ope
         d = _def(s.input, pto.DivOp, "y / amax", s)
         return d.lhs, d.rhs, [d, s]
     d = _def(v, pto.DivOp, expected, reader)
+    by = d.rhs.owner
+    if not isinstance(d.lhs.owner, pto.MulsOp) and isinstance(by, pto.MulsOp) and _is_f32(_scalar(by), 1 / 127):
+        # (y / (amax / 127) rounds differently from y * 127 / amax: it runs as written)
+        raise Miss(d, expected, "y divided by the scale amax * 1/127")
     s = _def(d.lhs, pto.MulsOp, "y * 127 divided by amax", d)
     _need(_scalar(s) == 127.0, s, "a multiply by 127", _imm(s))
     return s.input, d.rhs, [s, d]

@@ -24,6 +24,8 @@ _ELEMENTWISE = (
     tile.SqrtOp,
     tile.RsqrtOp,
     tile.AbsOp,
+    tile.ExpOp,
+    tile.ReciprocalOp,
     tile.MulsOp,
     tile.AddsOp,
     tile.MaxsOp,
@@ -97,3 +99,42 @@ def elementwise(p: Plan) -> bool:
     """No reduction: every column chunk is independent of the others (PyPTO makes each
     vector tile of such a phase, rows x chunk, a task of its own)."""
     return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
+
+
+def loop_need(p: Plan, targets: Sequence[SSAValue]) -> set[SSAValue]:
+    """The wide values a column-chunk loop computes or loads to make `targets`."""
+    producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
+    need: set[SSAValue] = set()
+    stack = list(targets)
+    while stack:
+        v = stack.pop()
+        if v not in need:
+            need.add(v)
+            if v in producer:
+                stack += [p.value(u) for u in producer[v].operands if p.wide(u)]
+    return need
+
+
+def loop_frees(
+    p: Plan, need: set[SSAValue], stores: Sequence[SSAValue], accumulate: bool
+) -> dict[Operation, list[SSAValue]]:
+    """The chunk values each op of a loop reads last, freed after it so that the ops after
+    it in the same pass reuse their space; what the loop stores at its end stays. A loop
+    that accumulates reads each reduction's input at the reduction."""
+    computed = {res for o in p.ops for res in o.results}
+    last: dict[SSAValue, Operation] = {}
+    for o in p.ops:
+        if o.results[0] in need and o.results[0] in computed:
+            reads = [p.value(u) for u in o.operands]
+        elif accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp):
+            reads = [p.value(o.input)]
+        else:
+            continue
+        for v in reads:
+            if v in need:
+                last[v] = o
+    frees: dict[Operation, list[SSAValue]] = {}
+    for v, o in last.items():
+        if v not in stores:
+            frees.setdefault(o, []).append(v)
+    return frees

@@ -16,13 +16,21 @@ class Arena:
     offset: int = 0
     holes: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes), sorted
     placed: list[int] = field(default_factory=list)  # every buffer's offset, in allocation order
+    # Slots freed for a buffer of one type only: a column-chunk loop's dead chunks, reused
+    # by a chunk of the same element type and shape (the stacked engine holds one type
+    # per slot: interp/codegen_stacked.py, `check_allocs`).
+    slots: dict[tuple, list[int]] = field(default_factory=dict)
 
     def size(self, nbytes: int) -> int:
         return -(-nbytes // self.block) * self.block
 
-    def alloc(self, nbytes: int) -> tuple[int, int]:
-        """(offset, rounded size) of a new buffer of `nbytes`."""
-        off, size = self._place(self.size(nbytes))
+    def alloc(self, nbytes: int, kind: tuple | None = None) -> tuple[int, int]:
+        """(offset, rounded size) of a new buffer of `nbytes`, in a slot freed for its
+        `kind` (element type and shape) if there is one."""
+        if kind is not None and self.slots.get(kind):
+            off, size = self.slots[kind].pop(), self.size(nbytes)
+        else:
+            off, size = self._place(self.size(nbytes))
         self.placed.append(off)
         return off, size
 
@@ -46,5 +54,10 @@ class Arena:
                 merged.append((o, n))
         self.holes = merged
 
+    def free_slot(self, off: int, kind: tuple) -> None:
+        """Free a buffer for reuse by buffers of its `kind` only."""
+        self.slots.setdefault(kind, []).append(off)
+
     def new_copy(self) -> None:
         self.holes = []
+        self.slots = {}

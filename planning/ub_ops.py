@@ -13,6 +13,7 @@ from xdsl.ir import Operation, SSAValue
 from pto.dialects import tile
 from pto.dialects.common import ELEM_BYTES, ReduceKind, elem_name
 from pto.dialects.pto import tensor_type
+from pto.planning import columns
 from pto.planning.columns import Plan
 from pto.planning.ub import Arena
 
@@ -39,7 +40,7 @@ class Copy:
         n = ELEM_BYTES[elem]
         for d in shape:
             n *= d
-        at = self.arena.alloc(n)
+        at = self.arena.alloc(n, (elem, tuple(shape)))
         self.largest = max(self.largest, (at[1], f"[{', '.join(map(str, shape))}] {elem} ({what})"))
         return at
 
@@ -51,6 +52,15 @@ class Copy:
         at = self.bufs.get(self.key(v))
         if at is not None:
             self.arena.free(*at)
+            self.bufs[self.key(v)] = None
+
+    def free_slot(self, v: SSAValue) -> None:
+        """Free `v` for a later buffer of its element type and shape only (as
+        `lowering.tile_to_npu.ub.UbAllocator.free_slot`)."""
+        at = self.bufs.get(self.key(v))
+        if at is not None:
+            shape, elem = self.shapes[self.key(v)]
+            self.arena.free_slot(at[0], (elem, tuple(shape)))
             self.bufs[self.key(v)] = None
 
 
@@ -198,7 +208,7 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
     early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
     need1 = [p.value(o.input) for o in accs] + [v for v in early if stored_in(v)]
     if need1:
-        _chunk_loop(p, r, c, need1, True)
+        _chunk_loop(p, r, c, need1, [v for v in early if stored_in(v)], True)
     for o in p.ops:
         if isinstance(o, tile.ReduceOp) and o.kind.data == ReduceKind.MEAN or isinstance(o, tile.RmsNormOp):
             c.alloc([r, 1], "f32", o.name)
@@ -206,20 +216,16 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
             op_buffers(o, r, c)
     late = [v for o in p.ops for v in o.results if v in p.late and stored_in(v)]
     if late:
-        _chunk_loop(p, r, c, late, False)
+        _chunk_loop(p, r, c, late, late, False)
     return c.largest
 
 
-def _chunk_loop(p: Plan, r: int, c: Copy, targets: Sequence[SSAValue], accumulate: bool) -> None:
+def _chunk_loop(
+    p: Plan, r: int, c: Copy, targets: Sequence[SSAValue], keep: Sequence[SSAValue], accumulate: bool
+) -> None:
     producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
-    need: set[SSAValue] = set()
-    stack = list(targets)
-    while stack:
-        v = stack.pop()
-        if v not in need:
-            need.add(v)
-            if v in producer:
-                stack += [p.value(u) for u in producer[v].operands if p.wide(u)]
+    need = columns.loop_need(p, targets)
+    frees = columns.loop_frees(p, need, keep, accumulate)
     loaded: set[SSAValue] = set()
     for o in p.ops:
         for v in o.operands:
@@ -244,6 +250,8 @@ def _chunk_loop(p: Plan, r: int, c: Copy, targets: Sequence[SSAValue], accumulat
                 if elem != "f32":
                     c.alloc(shape, "f32", o.name)
                 c.alloc(shape, "f32", o.name)
+        for v in frees.get(o, []):
+            c.free_slot(v)
 
 
 def _normalise(o: tile.RmsNormOp, r: int, cw: int, c: Copy) -> None:

@@ -25,6 +25,7 @@ from pto.pypto import experimental, frontend
 from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
 from pto.pypto.extras import (
     ceil,
+    clip,
     clone,
     expand_clone,
     floor,
@@ -85,7 +86,7 @@ globals().update({d.name: d for d in DataType})  # DT_BF16, DT_FP32, ...
 # PyPTO 0.2.0's other public names: each is refused, when used, at the user's line.
 OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
-    "cbrt clip comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
+    "cbrt comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
     "fillpad fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
     "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt mrgsort "
     "ne one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
@@ -135,6 +136,7 @@ __all__ = [
     "amax",
     "amin",
     "cast",
+    "clip",
     "clone",
     "concat",
     "div",

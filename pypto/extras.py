@@ -25,16 +25,30 @@ def minimum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
     return _extremum("min", input, other)
 
 
-def _extremum(kind: str, x: Tensor | float, y: Tensor | float) -> Tensor:
+def _extremum(kind: str, x: Tensor | float, y: Tensor | float, what: str = "") -> Tensor:
     name = {"max": "maximum", "min": "minimum"}[kind]
+    x_is, y_is = f"pypto.{name}'s input", what or f"pypto.{name}'s other"
     if _scalar(x):
         x, y = y, x
     if _scalar(y):
         s = float(y)
         scalar = b.maxs if kind == "max" else b.mins
-        t = _tensor(x, f"pypto.{name}'s input")
+        t = _tensor(x, x_is)
         return _result(kind, [t], t.shape, t.known_dtype, lambda v: scalar(v, s))
-    return _binary(kind, _tensor(x, f"pypto.{name}'s input"), _tensor(y, f"pypto.{name}'s other"))
+    return _binary(kind, _tensor(x, x_is), _tensor(y, y_is))
+
+
+def clip(input: Tensor, min: Tensor | float | None = None, max: Tensor | float | None = None) -> Tensor:  # noqa: A002
+    """`minimum(maximum(x, min), max)`, either bound left out when None (numbers:
+    `pto.maxs`/`pto.mins`; tensors broadcast as `maximum`'s other)."""
+    x = _tensor(input, "pypto.clip's input")
+    if min is not None and max is not None and _scalar(min) != _scalar(max):
+        refuse("pypto.clip takes min and max both numbers or both tensors (as PyPTO 0.2.0)")
+    if min is not None:
+        x = _extremum("max", x, min, "pypto.clip's min")
+    if max is not None:
+        x = _extremum("min", x, max, "pypto.clip's max")
+    return x
 
 
 def neg(a: Tensor) -> Tensor:

@@ -25,7 +25,7 @@ from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
-from pto.planning.columns import Plan
+from pto.planning.columns import Plan, loop_frees, loop_need
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
@@ -131,15 +131,8 @@ def _chunk_loop(
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
     need), fold the reductions of loop 1 into `accs`, store `stores`."""
     producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
-    need: set[SSAValue] = set()
-    stack = list(targets)
-    while stack:
-        v = stack.pop()
-        if v in need:
-            continue
-        need.add(v)
-        if v in producer:
-            stack += [p.value(u) for u in producer[v].operands if p.wide(u)]
+    need = loop_need(p, targets)
+    frees = loop_frees(p, need, stores, accumulate)
     body = Block(arg_types=[IndexType()])
     with ImplicitBuilder(body):
         col = body.args[0]
@@ -161,6 +154,8 @@ def _chunk_loop(
                 _alias(p, ub.bufs, res)
             if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in accs:
                 _accumulate(o, r, ub, accs[o])
+            for v in frees.get(o, []):
+                ub.free_slot(ub.bufs[v])
         if stores:
             sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
             for v in stores:

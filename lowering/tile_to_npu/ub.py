@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Attribute, SSAValue
 
 from pto.dialects import npu
+from pto.dialects.common import elem_name
 from pto.dialects.npu import BufferType, Space
 from pto.planning.ub import Arena
 from pto.targets import Target
@@ -22,6 +23,7 @@ class UbAllocator:
     arena: Arena = field(init=False)
     bufs: dict[SSAValue, SSAValue] = field(default_factory=dict)
     sizes: dict[SSAValue, tuple[int, int]] = field(default_factory=dict)
+    kinds: dict[SSAValue, tuple] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.arena = Arena(self.target.block_bytes)
@@ -32,16 +34,24 @@ class UbAllocator:
 
     def alloc(self, shape: list[int], elem: Attribute, loc) -> SSAValue:
         t = BufferType(shape, elem, Space.UB)
-        off, size = self.arena.alloc(t.nbytes())
+        kind = (elem_name(elem), tuple(shape))  # (as planning.ub_ops.Copy names it)
+        off, size = self.arena.alloc(t.nbytes(), kind)
         op = npu.AllocOp(t, off)
         op.location = loc
         self.sizes[op.result] = (off, size)
+        self.kinds[op.result] = kind
         return op.result
 
     def free(self, buf: SSAValue) -> None:
+        self.kinds.pop(buf, None)
         self.arena.free(*self.sizes.pop(buf))
+
+    def free_slot(self, buf: SSAValue) -> None:
+        """Free `buf` for a later buffer of its element type and shape only."""
+        off, _ = self.sizes.pop(buf)
+        self.arena.free_slot(off, self.kinds.pop(buf))
 
     def new_copy(self) -> None:
         """A task copy of its own: no value, no reuse of another copy's space."""
-        self.bufs, self.sizes = {}, {}
+        self.bufs, self.sizes, self.kinds = {}, {}, {}
         self.arena.new_copy()

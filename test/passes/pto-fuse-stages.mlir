@@ -689,8 +689,11 @@ func.func @quant_amax_twice(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<
 // -----
 
 // y * (127 * reciprocal(amax)) rounds 127 / amax before the multiply: not y * 127 / amax.
+// y / (amax / 127) rounds differently from y * 127 / amax too.
 // No scale at all: the quant needs amax / 127 for the dequant.
 // CHECK-LABEL: func.func @quant_reciprocal_scale
+// CHECK-NOT:     pto.quant
+// CHECK-LABEL: func.func @quant_divided_by_scale
 // CHECK-NOT:     pto.quant
 // CHECK-LABEL: func.func @quant_no_scale
 // CHECK-NOT:     pto.quant
@@ -701,6 +704,16 @@ func.func @quant_reciprocal_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, t
   %r127 = pto.muls %r, 127.0 : tensor<?x1xf32> -> tensor<?x1xf32>
   // expected-remark@+1 {{not fused into pto.quant: expected y * 127 / amax (or y / amax * 127), found 'pto.mul'}}
   %yq = pto.mul %y, %r127 : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_divided_by_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{not fused into pto.quant: expected y * 127 / amax (or y / amax * 127), found y divided by the scale amax * 1/127}}
+  %yq = pto.div %y, %s : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>

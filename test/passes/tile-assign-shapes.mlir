@@ -186,19 +186,19 @@ func.func @narrow(%x: tensor<?x256xbf16>, %w: tensor<256x16xbf16>, %out: tensor<
 // -----
 
 // A row far too long for UB even one row at a time, in a phase that cannot be cut into
-// column chunks (tile.exp is not column-tiled), is rejected, not silently mistiled.
-func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<65536x16xf32>, %out: tensor<?x16xf32>) {
+// column chunks (tile.slice is not column-tiled), is rejected, not silently mistiled.
+func.func @ub_row(%x: tensor<?x65536xf32>, %w: tensor<32768x16xf32>, %out: tensor<?x16xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x65536xf32>
   tile.token_loop %i = %c0 to %t step 1 {
     %xt = tile.load %x[%i] : tensor<?x65536xf32> -> tensor<1x65536xf32>
-    // expected-error@+1 {{vector stage 'norm': even a one-row tile of the fused phase (1 stage(s)) needs 524288 bytes of ub (largest buffer [1, 65536] f32 (tile.exp))}}
-    %n = tile.vec_stage "norm" nbuffer 2 -> (tensor<1x65536xf32>) {
-      %a = tile.exp %xt : tensor<1x65536xf32> -> tensor<1x65536xf32>
-      tile.yield %a : tensor<1x65536xf32>
+    // expected-error@+1 {{vector stage 'norm': even a one-row tile of the fused phase (1 stage(s)) needs 393216 bytes of ub (largest buffer [1, 65536] f32 (input of tile.slice))}}
+    %n = tile.vec_stage "norm" nbuffer 2 -> (tensor<1x32768xf32>) {
+      %a = tile.slice %xt at 32768 : tensor<1x65536xf32> -> tensor<1x32768xf32>
+      tile.yield %a : tensor<1x32768xf32>
     }
     %y = tile.cube_stage "linear" -> (tensor<1x16xf32>) {
-      %m = tile.matmul %n, %w : tensor<1x65536xf32>, tensor<65536x16xf32> -> tensor<1x16xf32>
+      %m = tile.matmul %n, %w : tensor<1x32768xf32>, tensor<32768x16xf32> -> tensor<1x16xf32>
       tile.yield %m : tensor<1x16xf32>
     }
     tile.store %y, %out[%i] : tensor<1x16xf32> -> tensor<?x16xf32>

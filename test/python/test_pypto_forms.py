@@ -405,6 +405,50 @@ def test_maximum_and_minimum_with_a_tensor_or_a_number() -> None:
     assert "pto.maxs" in text and "pto.min " in text
 
 
+@pytest.mark.parametrize(
+    ("bounds", "ops"),
+    [((-0.5, 2.0), ["pto.maxs", "pto.mins"]), ((None, 1.0), ["pto.mins"]), (("bias", None), ["pto.max "])],
+)
+def test_clip_with_numbers_a_tensor_or_one_bound(bounds, ops) -> None:
+    """`pypto.clip(y, min, max)`: numbers (`pto.maxs`/`pto.mins`), a broadcast rank-1
+    tensor, either bound None; the other extremum op is not emitted."""
+    lo, hi = bounds
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        bias: pypto.Tensor([N], BF16),
+        out: pypto.Tensor([T, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            b = pypto.cast(bias, FP32)
+            pypto.assemble(pypto.clip(y, b if lo == "bias" else lo, hi), [i, 0], out)
+
+    x, _, w, bias = _inputs(13)
+    out = np.zeros((13, N), np.float32)
+    k(x, w, bias, out)
+    y = x.astype(np.float64) @ w.astype(np.float64).T
+    want = np.clip(y, bias.astype(np.float64) if lo == "bias" else lo, hi)
+    assert check(out, want).ok
+    text = str(k.trace(x, w, bias, out))
+    assert all(op in text for op in ops)
+    assert ("pto.mins" in text or "pto.min " in text) == (hi is not None)
+
+
+def test_clip_of_a_number_and_a_tensor_is_refused_at_the_users_line() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            pypto.assemble(pypto.clip(y, y, 1.0), [i, 0], out)
+
+    x, _, w, _ = _inputs(8)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*both numbers or both tensors"):
+        k(x, w, np.zeros((8, N), np.float32))
+
+
 def test_unsqueeze_and_a_rank3_slice_assignment() -> None:
     """`cos.unsqueeze(1)` broadcast over the heads, and `out[i:i + p, :, a:b] = y`
     (a window of the last dim of a rank-3 output), each half once."""

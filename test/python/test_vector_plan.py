@@ -132,6 +132,38 @@ func.func @k(%x: tensor<?xHHxbf16>, %g: tensor<HHxbf16>, %w: tensor<256xHHxbf16>
 """
 
 
+def test_a_column_chunk_loop_frees_what_it_has_read_last() -> None:
+    """An outside author's bias + GELU post phase (e33): `(4, 2048)` tiles over 8192-wide
+    rows run as column chunks (exp and reciprocal are elementwise) and keep their 4 rows:
+    each chunk value is freed after its last reader, so about three chunks are live at a
+    time, not every intermediate (seven, which would need the rows cut to 2)."""
+    module = parse(GELU_POST)
+    *before, last = PtoSk03PipelinePass().passes()
+    for p in before:
+        p.apply(context(), module)
+    post = next(o for o in module.walk() if isinstance(o, tile.VecStageOp))  # (the 16-token body)
+    assert post.phase is not None and post.phase.rows.data == 4 and post.phase.columns == (8192, 2048)
+    plan = planned(module)
+    last.apply(context(), module)
+    agree(plan, emitted(module))
+
+
+GELU_POST = """
+func.func @k(%x: tensor<?x256xbf16>, %w: tensor<256x8192xbf16>, %b: tensor<8192xf32>) -> tensor<?x8192xbf16>
+    attributes {pto.unroll = array<i64: 16>} {
+  %y = pto.matmul %x, %w : tensor<?x256xbf16>, tensor<256x8192xbf16> -> tensor<?x8192xf32>
+  %z = pto.add %y, %b {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32>, tensor<8192xf32> -> tensor<?x8192xf32>
+  %a = pto.muls %z, -1.702 {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32> -> tensor<?x8192xf32>
+  %e = pto.exp %a {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32> -> tensor<?x8192xf32>
+  %d = pto.adds %e, 1.0 {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32> -> tensor<?x8192xf32>
+  %g = pto.reciprocal %d {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32> -> tensor<?x8192xf32>
+  %m = pto.mul %z, %g {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32>, tensor<?x8192xf32> -> tensor<?x8192xf32>
+  %o = pto.cast %m rint {pto.vec_tile = array<i64: 4, 2048>} : tensor<?x8192xf32> -> tensor<?x8192xbf16>
+  func.return %o : tensor<?x8192xbf16>
+}
+"""
+
+
 def test_arena_copies_are_disjoint() -> None:
     a = Arena(32)
     first = a.alloc(100)  # rounded to 128
