@@ -1248,6 +1248,13 @@ class VExpOp(VUnaryBase):
 
 
 @irdl_op_definition
+class VLnOp(VUnaryBase):
+    """`dst = ln(src)`."""
+
+    name = "npu.vln"
+
+
+@irdl_op_definition
 class VMulsOp(VScalarBase):
     """`dst = src * scalar`."""
 
@@ -1637,6 +1644,7 @@ NPU = Dialect(
         VRsqrtOp,
         VAbsOp,
         VExpOp,
+        VLnOp,
         VMulsOp,
         VAddsOp,
         VMaxsOp,

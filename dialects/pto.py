@@ -794,6 +794,13 @@ class ExpOp(UnaryBase):
 
 
 @irdl_op_definition
+class LogOp(UnaryBase):
+    """Elementwise natural logarithm."""
+
+    name = "pto.log"
+
+
+@irdl_op_definition
 class ReciprocalOp(UnaryBase):
     """Elementwise `1 / x` (a sigmoid's last step)."""
 
@@ -1085,6 +1092,7 @@ PTO = Dialect(
         RsqrtOp,
         AbsOp,
         ExpOp,
+        LogOp,
         ReciprocalOp,
         MulsOp,
         AddsOp,

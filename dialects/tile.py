@@ -884,6 +884,14 @@ class ExpOp(pto.UnaryBase):
 
 
 @irdl_op_definition
+class LogOp(pto.UnaryBase):
+    """Elementwise natural logarithm. On one static token tile."""
+
+    name = "tile.log"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class ReciprocalOp(pto.UnaryBase):
     """Elementwise `1 / x`. On one static token tile."""
 
@@ -1012,6 +1020,7 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.RsqrtOp: RsqrtOp,
     pto.AbsOp: AbsOp,
     pto.ExpOp: ExpOp,
+    pto.LogOp: LogOp,
     pto.ReciprocalOp: ReciprocalOp,
     pto.MulsOp: MulsOp,
     pto.AddsOp: AddsOp,

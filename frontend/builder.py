@@ -493,6 +493,10 @@ def exp(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None =
     return _unary(pto.ExpOp, x, label, vec_tile)
 
 
+def log(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    return _unary(pto.LogOp, x, label, vec_tile)
+
+
 def reciprocal(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     return _unary(pto.ReciprocalOp, x, label, vec_tile)
 

@@ -475,7 +475,7 @@ _BINARY = {
     npu.VMaxOp: np.maximum,
     npu.VMinOp: np.minimum,
 }
-_UNARY = {npu.VSqrtOp: "sqrt", npu.VRsqrtOp: "rsqrt", npu.VAbsOp: "abs", npu.VExpOp: "exp"}
+_UNARY = {npu.VSqrtOp: "sqrt", npu.VRsqrtOp: "rsqrt", npu.VAbsOp: "abs", npu.VExpOp: "exp", npu.VLnOp: "log"}
 _SCALAR = {npu.VMulsOp: np.multiply, npu.VAddsOp: np.add, npu.VMaxsOp: np.maximum, npu.VMinsOp: np.minimum}
 VECTOR_OPS: tuple[type[Operation], ...] = (
     *_BINARY,

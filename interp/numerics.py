@@ -188,6 +188,9 @@ def unary(name: str, x: np.ndarray) -> np.ndarray:
         return np.abs(xf)
     if name == "reciprocal":
         return np.float32(1) / xf
+    if name == "log":
+        with np.errstate(divide="ignore", invalid="ignore"):  # ln(0) = -inf, ln(x < 0) = NaN, as on the device
+            return np.log(xf)
     return np.exp(xf)
 
 

@@ -109,6 +109,7 @@ def compute_ops(*classes: type[Operation]):
     pto.RsqrtOp,
     pto.AbsOp,
     pto.ExpOp,
+    pto.LogOp,
     pto.ReciprocalOp,
     pto.MulsOp,
     pto.AddsOp,

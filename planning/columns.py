@@ -6,7 +6,7 @@ column-tiled."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.ir import Operation, SSAValue
@@ -25,6 +25,7 @@ _ELEMENTWISE = (
     tile.RsqrtOp,
     tile.AbsOp,
     tile.ExpOp,
+    tile.LogOp,
     tile.ReciprocalOp,
     tile.MulsOp,
     tile.AddsOp,
@@ -40,6 +41,9 @@ class Plan:
     cw: int  # the chunk width (the vector tile's last dim)
     ops: list[Operation]
     late: set[SSAValue] = field(default_factory=set)  # wide values that need a reduction first
+    # The pass over the chunks that computes each value (wide), or after which it is
+    # known (narrow): a reduction's result is one pass after its input's.
+    level: dict[SSAValue, int] = field(default_factory=dict)
     chunk: SSAValue | None = None  # the one column chunk of the task being emitted, if any
     alias: dict[SSAValue, SSAValue] = field(default_factory=dict)  # a stage's result -> the value it yields
     outer: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)  # the reverse
@@ -66,32 +70,23 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
         for inner, outer in zip(y.values, st.results, strict=True):
             p.alias[outer] = inner
             p.outer.setdefault(inner, []).append(outer)
-    inside = {r for o in ops for r in o.results}
-    post_narrow: set[SSAValue] = set()  # narrow values computed from reductions
     for o in ops:
-        if isinstance(o, tile.ReduceOp):
-            if p.value(o.input) in p.late or not p.wide(o.input):
-                return (
-                    "a reduction needs a value that itself needs a reduction"
-                    if p.wide(o.input)
-                    else "a reduction of a narrow value"
-                )
-            post_narrow.add(o.result)
-        elif isinstance(o, tile.RmsNormOp):
-            if p.value(o.input) in p.late:
-                return "a reduction needs a value that itself needs a reduction"
-            p.late.add(o.result)
+        deps = max((p.level.get(p.value(v), 0) for v in o.operands), default=0)
+        if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
+            if not p.wide(o.input):
+                return "a reduction of a narrow value"
+            # (one pass more than its input: the reduction is known when that pass ends)
+            p.level[o.result] = max(deps, p.level.get(p.value(o.input), 0) + 1)
         elif isinstance(o, (*_ELEMENTWISE, tile.DequantOp)):
-            deps = [p.value(v) for v in o.operands if p.value(v) in inside]
             if p.wide(o.results[0]):
-                if any(v in p.late or v in post_narrow for v in deps):
-                    p.late.add(o.results[0])
+                p.level[o.results[0]] = deps
             elif any(p.wide(v) for v in o.operands):
                 return f"'{o.name}' turns a wide value into a narrow one"
-            else:
-                post_narrow.add(o.results[0])
+            else:  # narrow work runs between passes: after the first at the earliest
+                p.level[o.results[0]] = max(deps, 1)
         else:
             return f"'{o.name}' is not column-tiled"
+    p.late = {v for v, n in p.level.items() if n > 0 and p.wide(v)}
     return p
 
 
@@ -99,6 +94,43 @@ def elementwise(p: Plan) -> bool:
     """No reduction: every column chunk is independent of the others (PyPTO makes each
     vector tile of such a phase, rows x chunk, a task of its own)."""
     return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
+
+
+@dataclass
+class Pass:
+    """One loop over the column chunks: it folds the chunks of `folds`' inputs into their
+    accumulators and stores `stores`; then `after` runs once on `[rows, 1]` (the
+    reductions it finished, the narrow ops that needed them), in program order."""
+
+    folds: list[Operation]
+    stores: list[SSAValue]
+    after: list[Operation]
+
+    def targets(self, p: Plan) -> list[SSAValue]:
+        return [p.value(o.operands[0]) for o in self.folds] + self.stores
+
+
+def schedule(p: Plan, stored: Callable[[SSAValue], bool]) -> list[Pass]:
+    """The passes of a task, one per level (an RMSNorm then the amax of its result: three,
+    the sum of squares, the amax of the normalised rows, the quantised rows); `stored`
+    says which values the task stores."""
+    reductions: list[Operation] = [o for o in p.ops if isinstance(o, tile.ReduceOp | tile.RmsNormOp)]
+    wide = [v for o in p.ops for v in o.results if p.wide(v)]
+    last = max(
+        [p.level.get(v, 0) for v in wide if stored(v)]
+        + [p.level.get(p.value(o.operands[0]), 0) for o in reductions]
+        + [0]
+    )
+    passes = []
+    for n in range(last + 1):
+        folds = [o for o in reductions if p.level.get(p.value(o.operands[0]), 0) == n]
+        after = [
+            o
+            for o in p.ops
+            if o in folds or not p.wide(o.results[0]) and o not in reductions and p.level[o.results[0]] == n + 1
+        ]
+        passes.append(Pass(folds, [v for v in wide if p.level.get(v, 0) == n and stored(v)], after))
+    return passes
 
 
 def loop_need(p: Plan, targets: Sequence[SSAValue]) -> set[SSAValue]:
@@ -116,18 +148,18 @@ def loop_need(p: Plan, targets: Sequence[SSAValue]) -> set[SSAValue]:
 
 
 def loop_frees(
-    p: Plan, need: set[SSAValue], stores: Sequence[SSAValue], accumulate: bool
+    p: Plan, need: set[SSAValue], stores: Sequence[SSAValue], folds: Sequence[Operation]
 ) -> dict[Operation, list[SSAValue]]:
     """The chunk values each op of a loop reads last, freed after it so that the ops after
     it in the same pass reuse their space; what the loop stores at its end stays. A loop
-    that accumulates reads each reduction's input at the reduction."""
+    reads each reduction's input it folds at the reduction."""
     computed = {res for o in p.ops for res in o.results}
     last: dict[SSAValue, Operation] = {}
     for o in p.ops:
         if o.results[0] in need and o.results[0] in computed:
             reads = [p.value(u) for u in o.operands]
-        elif accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp):
-            reads = [p.value(o.input)]
+        elif o in folds:
+            reads = [p.value(o.operands[0])]
         else:
             continue
         for v in reads:

@@ -205,27 +205,23 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
     accs = [o for o in p.ops if isinstance(o, tile.ReduceOp | tile.RmsNormOp)]
     for o in accs:
         c.alloc([r, 1], "f32", f"accumulator of {o.name}")
-    early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
-    need1 = [p.value(o.input) for o in accs] + [v for v in early if stored_in(v)]
-    if need1:
-        _chunk_loop(p, r, c, need1, [v for v in early if stored_in(v)], True)
-    for o in p.ops:
-        if isinstance(o, tile.ReduceOp) and o.kind.data == ReduceKind.MEAN or isinstance(o, tile.RmsNormOp):
-            c.alloc([r, 1], "f32", o.name)
-        elif not isinstance(o, tile.ReduceOp) and not p.wide(o.results[0]):
-            op_buffers(o, r, c)
-    late = [v for o in p.ops for v in o.results if v in p.late and stored_in(v)]
-    if late:
-        _chunk_loop(p, r, c, late, late, False)
+    for ps in columns.schedule(p, stored_in):
+        if ps.targets(p):
+            _chunk_loop(p, r, c, ps.targets(p), ps.stores, ps.folds)
+        for o in ps.after:
+            if isinstance(o, tile.ReduceOp) and o.kind.data == ReduceKind.MEAN or isinstance(o, tile.RmsNormOp):
+                c.alloc([r, 1], "f32", o.name)
+            elif not isinstance(o, tile.ReduceOp):
+                op_buffers(o, r, c)
     return c.largest
 
 
 def _chunk_loop(
-    p: Plan, r: int, c: Copy, targets: Sequence[SSAValue], keep: Sequence[SSAValue], accumulate: bool
+    p: Plan, r: int, c: Copy, targets: Sequence[SSAValue], keep: Sequence[SSAValue], folds: Sequence[Operation]
 ) -> None:
     producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
     need = columns.loop_need(p, targets)
-    frees = columns.loop_frees(p, need, keep, accumulate)
+    frees = columns.loop_frees(p, need, keep, folds)
     loaded: set[SSAValue] = set()
     for o in p.ops:
         for v in o.operands:
@@ -243,7 +239,7 @@ def _chunk_loop(
                 op_buffers(o, r, c, (p.k, p.cw))
             for u in p.outer.get(res, []):
                 c.shapes[u] = c.shapes.get(res, ([r, p.cw], _elem(res)))
-        if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp):
+        if o in folds:
             c.alloc([r, 1], "f32", f"partial {o.name}")
             if isinstance(o, tile.RmsNormOp):
                 shape, elem = c.shapes.get(o.input, ([r, p.cw], _elem(o.input)))
@@ -258,12 +254,12 @@ def _normalise(o: tile.RmsNormOp, r: int, cw: int, c: Copy) -> None:
     shape, elem = c.shapes.get(o.input, ([r, cw], _elem(o.input)))
     if elem != "f32":
         c.alloc(shape, "f32", o.name)
-    c.alloc([r, cw], "f32", o.name)
+    y = c.alloc([r, cw], "f32", o.name)
     if o.gamma is not None:
         g_shape, g_elem = c.shapes.get(o.gamma, ([cw], _elem(o.gamma)))
         if g_elem != "f32":
             c.alloc(g_shape, "f32", o.name)
     if _elem(o.result) != "f32":
         c.put(o.result, [r, cw], _elem(o.result), o.name)
-    else:
-        c.shapes[o.result] = ([r, cw], "f32")
+    else:  # (the f32 quotient is the result: a later pass's chunk loop may free it)
+        c.bufs[o.result], c.shapes[o.result] = y, ([r, cw], "f32")

@@ -60,6 +60,8 @@ from pto.pypto.ops import (
     div,
     exp,
     full,
+    log,
+    log1p,
     matmul,
     mul,
     pow,  # noqa: A004
@@ -77,7 +79,16 @@ from pto.pypto.sym import ceil_div  # noqa: A004
 from pto.pypto.sym import sym_max as max
 from pto.pypto.sym import sym_min as min
 from pto.pypto.tensor import Tensor
-from pto.pypto.types import CachePolicy, CastMode, DataType, RunMode, SaturationMode, StatusType, TileOpFormat
+from pto.pypto.types import (
+    CachePolicy,
+    CastMode,
+    DataType,
+    Element,
+    RunMode,
+    SaturationMode,
+    StatusType,
+    TileOpFormat,
+)
 
 ceildiv = ceil_div
 DYNAMIC, STATIC, DYN = StatusType.DYNAMIC, StatusType.STATIC, StatusType.DYN
@@ -88,7 +99,7 @@ OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
     "cbrt comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
     "fillpad fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
-    "index_select isfinite le log log10 log1p log2 logical_and logical_not lrelu lt mrgsort "
+    "index_select isfinite le log10 log2 logical_and logical_not lrelu lt mrgsort "
     "ne one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
     "sign signbit sin softmax sort32 topk tril triu var where set_matrix_size "
     "set_conv_tile_shapes from_torch "
@@ -100,7 +111,7 @@ OTHER_PYPTO_NAMES = (
     "pass_verify_print pass_verify_save reset_options set_codegen_options set_debug_options "
     "set_global_config set_host_options set_options set_pass_config set_pass_default_config "
     "set_verify_golden_data set_verify_options to_sym to_syms verify "
-    "AtomicType CompStage ConfigScope ConvParams ConvTile CubeTile Element Function OpType OutType "
+    "AtomicType CompStage ConfigScope ConvParams ConvTile CubeTile Function OpType OutType "
     "PassConfigKey PassConfigs ReLuType ReduceMode ScatterMode SymInt SymbolicScalar TransMode"
 ).split()
 
@@ -113,6 +124,7 @@ __all__ = [
     "frontend",
     "Tensor",
     "DataType",
+    "Element",
     "CastMode",
     "SaturationMode",
     "CachePolicy",
@@ -142,6 +154,8 @@ __all__ = [
     "div",
     "exp",
     "expand_clone",
+    "log",
+    "log1p",
     "full",
     "matmul",
     "maximum",

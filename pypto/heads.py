@@ -32,6 +32,7 @@ ROW_WISE = {
     "rsqrt",
     "abs",
     "exp",
+    "log",
     "reciprocal",
     "cast",
     "rms_norm",

@@ -346,6 +346,17 @@ def exp(input: Tensor) -> Tensor:  # noqa: A002
     return _unary("exp", b.exp, input)
 
 
+def log(input: Tensor) -> Tensor:  # noqa: A002
+    """The natural logarithm: `pto.log` (ln(0) = -inf, a negative x gives NaN)."""
+    return _unary("log", b.log, input)
+
+
+def log1p(input: Tensor) -> Tensor:  # noqa: A002
+    """`log(x + 1)`: the add and the ln, as the device computes it (for |x| below about
+    1e-7 the f32 sum rounds to 1, where torch.log1p keeps x)."""
+    return _unary("log", b.log, _adds(_tensor(input, "pypto.log1p's input"), 1.0))
+
+
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """`1 / (1 + exp(-x))`: exp(-x) overflows to inf for x < -88, and 1 / inf is 0."""
     x = _tensor(input, "pypto.sigmoid's input")
@@ -605,6 +616,8 @@ __all__ = [
     "amin",
     "reshape",
     "exp",
+    "log",
+    "log1p",
     "sigmoid",
     "concat",
     "from_elem",

@@ -29,7 +29,9 @@ from pto.pypto.tensor import Tensor
 from pto.pypto.types import DataType
 
 # The ops an op on a permuted value may be: elementwise, so that they run on `base` alike.
-ELEMENTWISE = frozenset({"add", "sub", "mul", "div", "max", "min", "exp", "sqrt", "rsqrt", "reciprocal", "abs", "cast"})
+ELEMENTWISE = frozenset(
+    {"add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt", "reciprocal", "abs", "cast"}
+)
 
 
 def is_tcol(x: object) -> bool:

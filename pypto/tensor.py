@@ -362,8 +362,8 @@ class Tensor:
 
 # PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
 METHODS = (
-    "add amax amin ceil clone div exp expand_clone floor matmul maximum mul reciprocal relu reshape round rsqrt "
-    "sigmoid sqrt sub sum transpose trunc "
+    "add amax amin ceil clone div exp expand_clone floor log log1p matmul maximum mul reciprocal relu reshape "
+    "round rsqrt sigmoid sqrt sub sum transpose trunc "
     "unsqueeze view"
 ).split()
 

@@ -91,3 +91,27 @@ class TileOpFormat(enum.Enum):
 
     TILEOP_ND = 0
     TILEOP_NZ = 1
+
+
+class Element(float):
+    """PyPTO's typed scalar, `Element(dtype, value)`: a number wherever an op takes one
+    (`clip`'s bounds, `mul(x, s)`, ...). The op's math is the tensor's, as for a Python
+    number: the dtype is kept, not applied."""
+
+    dtype: DataType
+
+    def __new__(cls, dtype: DataType, data: int | float) -> Element:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            refuse(f"pypto.Element takes an int or a float, got {type(data).__name__}")
+        if not isinstance(dtype, DataType):
+            refuse(f"pypto.Element's dtype must be a pypto.DataType, got {dtype!r}")
+        e = super().__new__(cls, data)
+        e.dtype = dtype
+        return e
+
+    @property
+    def value(self) -> float:
+        return float(self)
+
+    def __repr__(self) -> str:
+        return f"pypto.Element({self.dtype.name}, {float(self)!r})"

@@ -8,8 +8,9 @@ need (a `reduce`, the sum of squares of an `rms_norm`) and accumulates partial
 reductions into narrow accumulators; wide results that need no reduction are stored
 chunk by chunk in the same loop. The narrow ops then run once on `[rows, 1]`. Loop 2
 streams the chunks again (reloading the inputs rather than keeping whole rows in UB)
-to compute the wide values that use a reduction (the normalised rows) and stores them.
-Which values go in which loop is the phase plan's (`planning/columns.py`).
+to compute the wide values that use a reduction (the normalised rows) and stores them,
+folding the reductions of those values for a loop 3, and so on. Which values go in
+which loop is the phase plan's (`planning/columns.py`, `schedule`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
-from pto.planning.columns import Plan, loop_frees, loop_need
+from pto.planning.columns import Plan, loop_frees, loop_need, schedule
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
@@ -52,7 +53,9 @@ def task(
     `chunk` (an elementwise phase), only that chunk."""
     p.chunk = chunk
     inside = {res for o in p.ops for res in o.results}
-    outs = {v: [d for u in p.outer.get(v, []) for d in dests.get(u, [])] for v in inside}
+    outs: dict[SSAValue, list[SSAValue]] = {
+        v: [d for u in p.outer.get(v, []) for d in dests.get(u, [])] for v in inside
+    }
     # Narrow inputs (e.g. a per-token scale) are loaded once, before the loops.
     loaded = False
     for o in p.ops:
@@ -75,28 +78,23 @@ def task(
         if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
             accs[o] = ub.alloc([r, 1], f32, o.location)
             npu.VDupOp(_INIT[o.kind.data] if isinstance(o, tile.ReduceOp) else 0.0, accs[o])
-    early = [v for o in p.ops for v in o.results if p.wide(v) and v not in p.late]
-    stored = lambda vs: [v for v in vs if outs.get(v)]  # noqa: E731
-    need1 = [p.value(o.input) for o in accs] + stored(early)  # (an earlier stage's result: what it yields)
-    if need1:
-        _chunk_loop(lowering, p, r, row, valid, ub, outs, event, need1, stored(early), accs, accumulate=True)
-    # The narrow work, once per task, in program order.
-    for o in p.ops:
-        if isinstance(o, tile.ReduceOp):
-            if o.kind.data == ReduceKind.MEAN:
+    for ps in schedule(p, lambda v: bool(outs.get(v))):
+        if ps.targets(p):
+            _chunk_loop(lowering, p, r, row, valid, ub, outs, event, ps.targets(p), ps.stores, accs, ps.folds)
+        for o in ps.after:  # the narrow work, once per task
+            if isinstance(o, tile.ReduceOp):
+                if o.kind.data == ReduceKind.MEAN:
+                    divide(accs[o], p.k, ub.alloc([r, 1], f32, o.location))
+                ub.bufs[o.result] = accs[o]
+                _alias(p, ub.bufs, o.result)
+            elif isinstance(o, tile.RmsNormOp):
                 divide(accs[o], p.k, ub.alloc([r, 1], f32, o.location))
-            ub.bufs[o.result] = accs[o]
-            _alias(p, ub.bufs, o.result)
-        elif isinstance(o, tile.RmsNormOp):
-            divide(accs[o], p.k, ub.alloc([r, 1], f32, o.location))
-            npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
-            npu.VSqrtOp(accs[o], accs[o])
-        elif not p.wide(o.results[0]):
-            lowering.vector_op(o, r, ub)
-            _alias(p, ub.bufs, o.results[0])
-    late_out = stored([v for o in p.ops for v in o.results if v in p.late])
-    if late_out:
-        _chunk_loop(lowering, p, r, row, valid, ub, outs, event, late_out, late_out, accs, accumulate=False)
+                npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
+                npu.VSqrtOp(accs[o], accs[o])
+            else:
+                lowering.vector_op(o, r, ub)
+                _alias(p, ub.bufs, o.results[0])
+    stored = lambda vs: [v for v in vs if outs.get(v)]  # noqa: E731
     narrow_out = [v for v in stored([res for o in p.ops for res in o.results]) if not p.wide(v)]
     if narrow_out:
         sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
@@ -126,13 +124,13 @@ def _chunk_loop(
     targets: list[SSAValue],
     stores: list[SSAValue],
     accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue],
-    accumulate: bool,
+    folds: list[Operation],
 ) -> None:
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
-    need), fold the reductions of loop 1 into `accs`, store `stores`."""
+    need), fold the chunks of `folds`' inputs into `accs`, store `stores`."""
     producer: dict[SSAValue, Operation] = {res: o for o in p.ops for res in o.results}
     need = loop_need(p, targets)
-    frees = loop_frees(p, need, stores, accumulate)
+    frees = loop_frees(p, need, stores, folds)
     body = Block(arg_types=[IndexType()])
     with ImplicitBuilder(body):
         col = body.args[0]
@@ -152,7 +150,7 @@ def _chunk_loop(
                 else:
                     lowering.vector_op(o, r, ub, (p.k, p.cw))
                 _alias(p, ub.bufs, res)
-            if accumulate and isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in accs:
+            if isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in folds:
                 _accumulate(o, r, ub, accs[o])
             for v in frees.get(o, []):
                 ub.free_slot(ub.bufs[v])

@@ -21,7 +21,13 @@ _BINARY = {
     tile.MaxOp: npu.VMaxOp,
     tile.MinOp: npu.VMinOp,
 }
-_UNARY = {tile.SqrtOp: npu.VSqrtOp, tile.RsqrtOp: npu.VRsqrtOp, tile.AbsOp: npu.VAbsOp, tile.ExpOp: npu.VExpOp}
+_UNARY = {
+    tile.SqrtOp: npu.VSqrtOp,
+    tile.RsqrtOp: npu.VRsqrtOp,
+    tile.AbsOp: npu.VAbsOp,
+    tile.ExpOp: npu.VExpOp,
+    tile.LogOp: npu.VLnOp,
+}
 _SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp, tile.MaxsOp: npu.VMaxsOp, tile.MinsOp: npu.VMinsOp}
 
 

@@ -407,11 +407,16 @@ def test_maximum_and_minimum_with_a_tensor_or_a_number() -> None:
 
 @pytest.mark.parametrize(
     ("bounds", "ops"),
-    [((-0.5, 2.0), ["pto.maxs", "pto.mins"]), ((None, 1.0), ["pto.mins"]), (("bias", None), ["pto.max "])],
+    [
+        ((-0.5, 2.0), ["pto.maxs", "pto.mins"]),
+        ((pypto.Element(FP32, -0.5), pypto.Element(FP32, 2)), ["pto.maxs", "pto.mins"]),
+        ((None, 1.0), ["pto.mins"]),
+        (("bias", None), ["pto.max "]),
+    ],
 )
 def test_clip_with_numbers_a_tensor_or_one_bound(bounds, ops) -> None:
-    """`pypto.clip(y, min, max)`: numbers (`pto.maxs`/`pto.mins`), a broadcast rank-1
-    tensor, either bound None; the other extremum op is not emitted."""
+    """`pypto.clip(y, min, max)`: numbers or `pypto.Element`s (`pto.maxs`/`pto.mins`), a
+    broadcast rank-1 tensor, either bound None; the other extremum op is not emitted."""
     lo, hi = bounds
 
     @pypto.frontend.jit
@@ -447,6 +452,29 @@ def test_clip_of_a_number_and_a_tensor_is_refused_at_the_users_line() -> None:
     x, _, w, _ = _inputs(8)
     with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*both numbers or both tensors"):
         k(x, w, np.zeros((8, N), np.float32))
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*Element takes an int or a float, got str"):
+        pypto.Element(FP32, "1.0")
+
+
+def test_log_log1p_and_the_log_method() -> None:
+    """`pypto.log(x)` and `x.log()` are `pto.log`; `log1p(x)` is `log(x + 1)`, the add
+    and the ln the device runs (a softplus post-op)."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            z = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            sp = pypto.maximum(z, 0.0) + pypto.log1p(pypto.exp(-pypto.abs(z)))
+            pypto.assemble(sp + pypto.log(pypto.abs(z) + 1.0) - (pypto.abs(z) + 1.0).log(), [i, 0], out)
+
+    for t in COUNTS:
+        x, _, w, _ = _inputs(t)
+        out = np.zeros((t, N), np.float32)
+        k(x, w, out)
+        z = x.astype(np.float64) @ w.astype(np.float64).T
+        assert check(out, np.logaddexp(0.0, z)).ok, t
+    text = str(k.trace(x, w, out))
+    assert text.count("pto.log ") == 3 and "pto.adds" in text
 
 
 def test_unsqueeze_and_a_rank3_slice_assignment() -> None:

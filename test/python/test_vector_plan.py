@@ -148,6 +148,68 @@ def test_a_column_chunk_loop_frees_what_it_has_read_last() -> None:
     agree(plan, emitted(module))
 
 
+def test_a_reduction_of_a_normalised_row_runs_in_three_passes() -> None:
+    """RMSNorm, then the amax of the normalised row and the row divided by amax / 127
+    (a per-token quant as an author writes it, not fused), at `(4, 128)` tiles of a
+    1024-wide row: three passes over the chunks (sum of squares, amax, the quotient), not
+    whole rows; both engines bit for bit, the golden, planner and emitter alike."""
+    import warnings
+
+    import ml_dtypes
+    import numpy as np
+
+    import pto
+    import pto.pypto as pypto
+    from pto.interp.golden import check
+
+    h, n, bf16, fp32 = 1024, 64, pypto.DT_BF16, pypto.DT_FP32
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, h], bf16),
+        w: pypto.Tensor([n, h], bf16),
+        out: pypto.Tensor([pypto.DYNAMIC, n], fp32),
+        scale_out: pypto.Tensor([pypto.DYNAMIC, 1], fp32),
+    ):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(4, 128)
+            xt = pypto.cast(pypto.view(x, [p, h], [i, 0]), fp32)
+            xn = xt * pypto.rsqrt(pypto.sum(xt * xt, -1, keepdim=True) / h + 1e-6)
+            scale = pypto.amax(pypto.abs(xn), -1, keepdim=True) / 127.0
+            q = pypto.cast(pypto.round(xn / scale), bf16)
+            pypto.assemble(pypto.matmul(q, w, fp32, b_trans=True), [i, 0], out)
+            pypto.assemble(scale, [i, 0], scale_out)
+
+    t = 13
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((t, h)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((n, h)).astype(ml_dtypes.bfloat16)
+    out, scale_out = np.zeros((t, n), np.float32), np.zeros((t, 1), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pypto.LoweringWarning)  # (no "whole rows", no rows cut)
+        warnings.filterwarnings("ignore", "pto.pypto: k: .*remark")
+        k(x, w, out, scale_out)
+    xf = x.astype(np.float64)
+    xn = xf / np.sqrt((xf * xf).mean(-1, keepdims=True) + 1e-6)
+    s = np.abs(xn).max(-1, keepdims=True) / 127
+    assert check(scale_out, s).ok
+    q = np.rint(xn / s)
+    assert check(out, q @ w.astype(np.float64).T).ok
+    module = k.trace(x, w, out, scale_out)
+    compiled = pto.compile(module)
+    runs = [pto.run(compiled, [x, w], engine=e) for e in ("interp", "compiled")]
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0].outputs, runs[1].outputs, strict=True))
+    *before, last = PtoSk03PipelinePass().passes()
+    module = k.trace(x, w, out, scale_out)
+    for ps in before:
+        ps.apply(context(), module)
+    norm = next(o for o in module.walk() if isinstance(o, tile.VecStageOp))
+    assert norm.phase is not None and norm.phase.columns == (1024, 128) and norm.phase.rows.data == 4
+    plan = planned(module)
+    last.apply(context(), module)
+    agree(plan, emitted(module))
+
+
 GELU_POST = """
 func.func @k(%x: tensor<?x256xbf16>, %w: tensor<256x8192xbf16>, %b: tensor<8192xf32>) -> tensor<?x8192xbf16>
     attributes {pto.unroll = array<i64: 16>} {

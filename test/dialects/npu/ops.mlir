@@ -96,6 +96,8 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     npu.vabs %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
     // CHECK: npu.vexp
     npu.vexp %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
+    // CHECK: npu.vln
+    npu.vln %s -> %s : !npu.buf<4x1xf32, ub> -> !npu.buf<4x1xf32, ub>
     // CHECK: npu.vmul %{{.*}}, %{{.*}} -> %{{.*}} : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub> -> !npu.buf<4x4096xf32, ub>
     npu.vmul %f, %s -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub> -> !npu.buf<4x4096xf32, ub>
     // CHECK: npu.vadd

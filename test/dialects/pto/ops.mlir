@@ -70,6 +70,8 @@ func.func @elementwise(%a: tensor<?x64xf32>, %row: tensor<?x1xf32>, %col: tensor
   %6 = pto.abs %a : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.exp %{{.*}} : tensor<?x64xf32> -> tensor<?x64xf32>
   %e = pto.exp %a : tensor<?x64xf32> -> tensor<?x64xf32>
+  // CHECK: pto.log %{{.*}} : tensor<?x64xf32> -> tensor<?x64xf32>
+  %ln = pto.log %e : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.reciprocal %{{.*}} : tensor<?x64xf32> -> tensor<?x64xf32>
   %rc = pto.reciprocal %a : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.muls %{{.*}}, 1.562500e-02 : tensor<?x64xf32> -> tensor<?x64xf32>

@@ -131,6 +131,8 @@ func.func @all_vector_ops(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: ten
       %8 = tile.abs %6 : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.exp %{{.*}} : tensor<8x64xf32> -> tensor<8x64xf32>
       %e = tile.exp %6 : tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.log %{{.*}} : tensor<8x64xf32> -> tensor<8x64xf32>
+      %ln = tile.log %e : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.reciprocal %{{.*}} : tensor<8x64xf32> -> tensor<8x64xf32>
       %rc = tile.reciprocal %6 : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.muls
