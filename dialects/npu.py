@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import auto
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
@@ -414,12 +415,19 @@ class GraphOp(IRDLOperation):
                     raise DiagnosticError(
                         g, f'task group "{label}" depends on "{dep}", which is not an earlier group of this graph'
                     )
-                if seen[dep].bodies is not g.bodies:
+                if seen[dep].bodies is not g.bodies and not _one(seen[dep].bodies):
                     raise DiagnosticError(
                         g, f'task group "{label}" depends on "{dep}" body by body: both need the same body count value'
                     )
             seen[label] = g
         _check_successors(list(self.groups()))
+
+
+def _one(v: SSAValue) -> bool:
+    """Whether a body count is the constant 1: a group outside the token loops (a weight
+    task), which groups of any loop may depend on (they wait for it whole)."""
+    c = v.owner
+    return isinstance(c, arith.ConstantOp) and isinstance(c.value, IntegerAttr) and c.value.value.data == 1
 
 
 def _check_successors(groups: list[TasksOp]) -> None:
@@ -447,8 +455,10 @@ class TasksOp(IRDLOperation):
     a group of `%n` x 8 tasks, one run of the region each, on one core of the kind, with
     its body index `%b` (one loop body: the tokens of one unrolled iteration) and its
     task index `%i` within the body. Task (b, i) may start once every task of body b of
-    each group in `after` has finished. Each task starts `latency.task_dispatch` cycles
-    after the core takes it and ends when all its pipes are done. `hub` (after the
+    each group in `after` has finished (of a group with the body count constant 1 and
+    another body count value, work outside the token loops: every task of it). Each
+    task starts `latency.task_dispatch` cycles after the core takes it and ends when all
+    its pipes are done. `hub` (after the
     `after` list): PyPTO's runtime puts a HUB task between the body's producers and
     these tasks (every task needs every producer, and they form many pairs), one more
     task to become ready between them. `succ [n0, n1, ...]` (one count per task of a

@@ -114,12 +114,13 @@ class Schedulers:
                 return False
         elif st is not None and st[2] <= th.t:  # ended by now: resolve its successors
             g, b, i = st[1]
+            start = th.t + cost
             cost += fig.resolve_cycles * g.successors(i)
             self.state[w] = None
             th.t += cost
             th.pos += 1
             self.left -= 1
-            self.graph.resolved(g, b, th.t)
+            self.graph.resolved(g, b, i, start, fig.resolve_cycles)
             return True
         th.t += cost
         th.pos += 1
@@ -135,11 +136,12 @@ class Schedulers:
                 if h.group is not None:
                     self.graph.release(h.group, h.body, th.t)
         ready = self.graph.ready
+        now = th.t  # the queue as it is at the round end: the hand-overs take no more from it
         for w in th.workers:
             if self.state[w] is not None:
                 continue
             heap = ready[self.cores[w].kind]
-            if not heap or heap[0][0] > th.t:
+            if not heap or heap[0][0] > now:
                 continue
             _, gi, b, i = heapq.heappop(heap)
             at = th.t

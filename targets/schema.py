@@ -112,6 +112,7 @@ class Model:
     hbm_window: int
     atomic_add_factor: int
     hub_pairs: int
+    weight_task: bool  # weight-only work before the cube: one task of its own (tile-to-npu)
 
 
 @dataclass(frozen=True)

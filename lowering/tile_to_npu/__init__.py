@@ -55,6 +55,7 @@ from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu import successors
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
+from pto.lowering.tile_to_npu.weights import emit_weight_groups
 from pto.planning.vector import feeding, gm_views, post_phases, reads, stage_of
 from pto.targets import Target, target_of
 
@@ -144,6 +145,7 @@ class Lowering:
         self.cascade = 0
         self.last_upper: SSAValue | None = None
         self.graph: npu.GraphOp | None = None
+        self.weight_tasks: dict[SSAValue, str] = {}  # weight argument -> its weight task's group (`weights`)
 
     def run(self) -> None:
         f, old = self.f, self.f.body.block
@@ -290,6 +292,7 @@ class Lowering:
             if chunked and phase.plan is not None:
                 copies = feed[0].phase.copies.data  # (emit checked the phase plan)
                 fed = successors.vector_writes(body.rows, r, copies, phase.chunks(), phase.plan.k)
+        after_feed = list(after)
         beside: list[str] = []
         if side:  # vector stages the cube does not wait for: they run beside it
             beside = [self.label(side[0], loop.rows)]
@@ -319,6 +322,10 @@ class Lowering:
         assert self.graph is not None
         self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
         successors.record([o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)], counts)
+        if self.target.model.weight_task:  # (last: it puts its groups in front of the graph)
+            ahead = {*after_feed, *beside}  # the vector groups before the cube
+            ops = list(self.graph.body.block.ops)[first:]
+            emit_weight_groups(self, [o for o in ops if isinstance(o, npu.TasksOp) and o.label.data in ahead])
         # Generated ops take the loop's location, so an error in them points at the source.
         for op in list(self.graph.body.block.ops)[first:]:
             for o in op.walk():

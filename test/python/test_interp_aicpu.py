@@ -89,3 +89,32 @@ def test_without_the_model_the_fixed_latencies_apply() -> None:
     t = TGT.changed(aicpu__enabled=False)
     a = runs(run_graph(group("a", 1), target=t))["a[0,0]"]
     assert a.start == t.latency.task_ready
+
+
+def test_successors_are_ready_one_resolution_step_apart() -> None:
+    """A successor whose last producer a poll finds ended is ready when its own
+    `resolve_cycles` step ends, not when the whole resolution does (PyPTO enqueues it
+    then): another thread hands some over while the first still resolves."""
+    r = run_graph(group("a", 1) + "\n" + group("b", 24, after='"a"'), vector=16)
+    t = runs(r)
+    # the poll that finds a ended is no sooner than its end
+    resolution_end = t["a[0,0]"].end + FIG.poll_cycles + 24 * FIG.resolve_cycles
+    assert min(t[f"b[0,{i}]"].start for i in range(24)) < resolution_end
+
+
+def test_a_group_outside_the_token_loops_is_waited_for_whole() -> None:
+    """A group of one body (the constant 1) in `after` of a group of another body count
+    (a weight task): every body waits for it, and its task's successors are every task
+    of every body after it."""
+    body = (
+        "    %one = arith.constant 1 : index\n"
+        + group("w", 1).replace("%n,", "%one,")
+        + "\n    %n3 = arith.constant 3 : index\n"
+        + group("b", 2, after='"w"').replace("%n,", "%n3,")
+    )
+    t = runs(run_graph(body, vector=8))
+    w_end = t["w[0,0]"].end
+    starts = [t[f"b[{b},{i}]"].start for b in range(3) for i in range(2)]
+    assert min(starts) >= w_end + FIG.poll_cycles + FIG.resolve_cycles
+    # six successors: the last is ready six steps after the poll that found w ended
+    assert max(starts) >= w_end + FIG.poll_cycles + 6 * FIG.resolve_cycles
