@@ -461,7 +461,10 @@ class TasksOp(IRDLOperation):
     its pipes are done. `hub` (after the
     `after` list): PyPTO's runtime puts a HUB task between the body's producers and
     these tasks (every task needs every producer, and they form many pairs), one more
-    task to become ready between them. `succ [n0, n1, ...]` (one count per task of a
+    task to become ready between them; `hub [k0, k1, ...]`: each task's place among the
+    successors of its HUB (PyPTO puts a HUB in front of each block of tasks that need the
+    same producers, and a HUB hands on its successors one after another), without it
+    the tasks' order in the body. `succ [n0, n1, ...]` (one count per task of a
     body, or `succ n` for all): how many tasks each task hands on to (of the groups after
     it in this graph, the HUB counting once), which PyPTO's schedulers resolve one by one
     when it ends."""
@@ -473,6 +476,7 @@ class TasksOp(IRDLOperation):
     per_body = prop_def(IntegerAttr[IntegerType])
     after = prop_def(ArrayAttr[StringAttr])
     hub = opt_prop_def(UnitAttr)
+    hub_order = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
     succ = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
     bodies = operand_def(IndexType)
     body = region_def("single_block")
@@ -519,6 +523,10 @@ class TasksOp(IRDLOperation):
         if parser.parse_optional_keyword("after"):
             after = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
         hub = parser.parse_optional_keyword("hub") is not None
+        order: list[int] | None = None
+        if hub and parser.parse_optional_punctuation("[") is not None:
+            order = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_integer)
+            parser.parse_punctuation("]")
         succ: list[int] | None = None
         if parser.parse_optional_keyword("succ"):
             if parser.parse_optional_punctuation("[") is not None:
@@ -530,6 +538,8 @@ class TasksOp(IRDLOperation):
         op = cls(label, kind, bodies, per_body, after, region)
         if hub:
             op.hub = UnitAttr()
+        if order is not None:
+            op.hub_order = ArrayAttr([IntegerAttr(c, i64) for c in order])
         if succ is not None:
             op.succ = ArrayAttr([IntegerAttr(c, i64) for c in succ])
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
@@ -550,6 +560,8 @@ class TasksOp(IRDLOperation):
             printer.print_string("]")
         if self.hub is not None:
             printer.print_string(" hub")
+        if self.hub_order is not None:
+            printer.print_string(f" [{', '.join(str(a.value.data) for a in self.hub_order.data)}]")
         if self.succ is not None:
             counts = [a.value.data for a in self.succ.data]
             printer.print_string(f" succ {counts[0]}" if len(counts) == 1 else f" succ [{', '.join(map(str, counts))}]")
@@ -569,6 +581,15 @@ class TasksOp(IRDLOperation):
             raise VerifyException("a body needs at least one task")
         if self.hub is not None and not self.after.data:
             raise VerifyException("'hub' needs an 'after' list: a HUB stands between producers and their consumers")
+        if self.hub_order is not None:
+            if self.hub is None:
+                raise VerifyException("a HUB order needs 'hub'")
+            places = [a.value.data for a in self.hub_order.data]
+            if len(places) != self.per_body.value.data or min(places) < 0:
+                raise VerifyException(
+                    f"'hub [...]' gives a place among its HUB's successors to each task of a body "
+                    f"({self.per_body.value.data}), none negative: got {places}"
+                )
         if self.succ is not None:
             counts = [a.value.data for a in self.succ.data]
             if len(counts) not in (1, self.per_body.value.data):

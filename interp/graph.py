@@ -61,6 +61,9 @@ class Group:
     # Successors of each task of a body (`npu.tasks ... succ`; one for all), or () for
     # the group-level count the graph derives (TaskGraph.__init__).
     succ: tuple[int, ...] = ()
+    # Per task of a body, its place among the successors of its HUB (`npu.tasks ... hub
+    # [...]`), or () for the task order.
+    hub_order: tuple[int, ...] = ()
 
     def successors(self, task: int) -> int:
         return self.succ[task if len(self.succ) > 1 else 0]
@@ -238,15 +241,15 @@ class TaskGraph:
 
     # -- readiness -----------------------------------------------------------------------
 
-    def _release(self, g: Group, body: int, at: float, step: float = 0.0) -> None:
+    def _release(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
         if not self.stitches.admit(g, body, at):
             return
-        self._push(g, body, at, step)
+        self._push(g, body, at, step, order)
 
-    def _push(self, g: Group, body: int, at: float, step: float = 0.0) -> None:
+    def _push(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
         self.changes += 1
         for i in range(g.per_body):
-            heapq.heappush(self.ready[g.kind], (at + i * step, g.index, body, i))
+            heapq.heappush(self.ready[g.kind], (at + (order[i] if order else i) * step, g.index, body, i))
 
     def _ended(self, g: Group, body: int, end: float) -> None:
         key = (g.label, body)
@@ -319,9 +322,10 @@ class TaskGraph:
                         self.release(d, b, start + step * n)
                 k += 1 if d.hub else d.per_body
 
-    def release(self, g: Group, body: int, at: float, step: float = 0.0) -> None:
-        """The body's tasks of `g` are ready: task i at `at + i * step`."""
-        self._release(g, body, at, step)
+    def release(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
+        """The body's tasks of `g` are ready: task i at `at + k * step`, k its place in
+        `order` (default: i)."""
+        self._release(g, body, at, step, order)
 
     def _ready(self, d: Group, body: int) -> float:
         """When the body's tasks of `d` are ready: `task_ready` after its producers end,

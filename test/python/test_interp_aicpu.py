@@ -118,3 +118,42 @@ def test_a_group_outside_the_token_loops_is_waited_for_whole() -> None:
     assert min(starts) >= w_end + FIG.poll_cycles + FIG.resolve_cycles
     # six successors: the last is ready six steps after the poll that found w ended
     assert max(starts) >= w_end + FIG.poll_cycles + 6 * FIG.resolve_cycles
+
+
+def test_a_round_sees_only_the_tasks_ended_when_it_began() -> None:
+    """PyPTO polls a thread's cores at the start of a round and books the polls one after
+    another: a task that ends after its round began is resolved in the next round, even
+    if it ended before its core's poll in this one. Here `a` (a short task on aiv0, the
+    second core polled) ends just after a round began: its successor starts a whole
+    round and a resolution after it at the earliest."""
+    small = "!npu.buf<4x1024xf32, ub>"
+    a = group("a", 1).replace(BIG, small)
+    t = runs(run_graph(a + "\n" + group("b", 1, after='"a"')))
+    whole_round = 5 * FIG.poll_cycles  # 1 AIC + 4 AIVs
+    handed = FIG.start_cycles + whole_round + FIG.dispatch_cycles  # when a starts, a round begins
+    assert handed < t["a[0,0]"].end < handed + 2 * FIG.poll_cycles  # after it, before aiv0's poll
+    assert t["b[0,0]"].start >= t["a[0,0]"].end + whole_round + FIG.resolve_cycles
+
+
+def test_a_hub_hands_on_its_blocks_of_successors_side_by_side() -> None:
+    """`hub [...]` gives each task its place among its HUB's successors (PyPTO: a HUB per
+    block of tasks that need the same producers): two blocks of 8 are handed on in half
+    the time one HUB of 16 takes."""
+    blocks = " [" + ", ".join(str(i % 8) for i in range(16)) + "]"
+    last = []
+    for order in ("", blocks):
+        t = runs(run_graph(group("a", 2) + "\n" + group("b", 16, after='"a"', extra=" hub" + order), vector=16))
+        last.append(max(t[f"b[0,{i}]"].start for i in range(16)))
+    assert last[1] < last[0]
+
+
+def test_the_hub_order_prints_and_is_checked() -> None:
+    text = group("a", 2) + "\n" + group("b", 4, after='"a"', extra=" hub [0, 1, 0, 1]")
+    m = parse(text_of(text))
+    assert 'after ["a"] hub [0, 1, 0, 1] {' in str(m)
+    with pytest.raises(Exception, match="place among its HUB"):
+        parse(text_of(group("a", 2) + "\n" + group("b", 4, after='"a"', extra=" hub [0, 1]")))
+
+
+def text_of(body: str) -> str:
+    return f"func.func @k({ARGS}) {{\n  npu.graph cube 1 vector 4 {{\n    %n = arith.constant 1 : index\n{body}\n  }}\n  func.return\n}}"
