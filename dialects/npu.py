@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import auto
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
@@ -414,12 +415,19 @@ class GraphOp(IRDLOperation):
                     raise DiagnosticError(
                         g, f'task group "{label}" depends on "{dep}", which is not an earlier group of this graph'
                     )
-                if seen[dep].bodies is not g.bodies:
+                if seen[dep].bodies is not g.bodies and not _one(seen[dep].bodies):
                     raise DiagnosticError(
                         g, f'task group "{label}" depends on "{dep}" body by body: both need the same body count value'
                     )
             seen[label] = g
         _check_successors(list(self.groups()))
+
+
+def _one(v: SSAValue) -> bool:
+    """Whether a body count is the constant 1: a group outside the token loops (a weight
+    task), which groups of any loop may depend on (they wait for it whole)."""
+    c = v.owner
+    return isinstance(c, arith.ConstantOp) and isinstance(c.value, IntegerAttr) and c.value.value.data == 1
 
 
 def _check_successors(groups: list[TasksOp]) -> None:
@@ -447,11 +455,16 @@ class TasksOp(IRDLOperation):
     a group of `%n` x 8 tasks, one run of the region each, on one core of the kind, with
     its body index `%b` (one loop body: the tokens of one unrolled iteration) and its
     task index `%i` within the body. Task (b, i) may start once every task of body b of
-    each group in `after` has finished. Each task starts `latency.task_dispatch` cycles
-    after the core takes it and ends when all its pipes are done. `hub` (after the
+    each group in `after` has finished (of a group with the body count constant 1 and
+    another body count value, work outside the token loops: every task of it). Each
+    task starts `latency.task_dispatch` cycles after the core takes it and ends when all
+    its pipes are done. `hub` (after the
     `after` list): PyPTO's runtime puts a HUB task between the body's producers and
     these tasks (every task needs every producer, and they form many pairs), one more
-    task to become ready between them. `succ [n0, n1, ...]` (one count per task of a
+    task to become ready between them; `hub [k0, k1, ...]`: each task's place among the
+    successors of its HUB (PyPTO puts a HUB in front of each block of tasks that need the
+    same producers, and a HUB hands on its successors one after another), without it
+    the tasks' order in the body. `succ [n0, n1, ...]` (one count per task of a
     body, or `succ n` for all): how many tasks each task hands on to (of the groups after
     it in this graph, the HUB counting once), which PyPTO's schedulers resolve one by one
     when it ends."""
@@ -463,6 +476,7 @@ class TasksOp(IRDLOperation):
     per_body = prop_def(IntegerAttr[IntegerType])
     after = prop_def(ArrayAttr[StringAttr])
     hub = opt_prop_def(UnitAttr)
+    hub_order = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
     succ = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
     bodies = operand_def(IndexType)
     body = region_def("single_block")
@@ -509,6 +523,10 @@ class TasksOp(IRDLOperation):
         if parser.parse_optional_keyword("after"):
             after = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
         hub = parser.parse_optional_keyword("hub") is not None
+        order: list[int] | None = None
+        if hub and parser.parse_optional_punctuation("[") is not None:
+            order = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_integer)
+            parser.parse_punctuation("]")
         succ: list[int] | None = None
         if parser.parse_optional_keyword("succ"):
             if parser.parse_optional_punctuation("[") is not None:
@@ -520,6 +538,8 @@ class TasksOp(IRDLOperation):
         op = cls(label, kind, bodies, per_body, after, region)
         if hub:
             op.hub = UnitAttr()
+        if order is not None:
+            op.hub_order = ArrayAttr([IntegerAttr(c, i64) for c in order])
         if succ is not None:
             op.succ = ArrayAttr([IntegerAttr(c, i64) for c in succ])
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
@@ -540,6 +560,8 @@ class TasksOp(IRDLOperation):
             printer.print_string("]")
         if self.hub is not None:
             printer.print_string(" hub")
+        if self.hub_order is not None:
+            printer.print_string(f" [{', '.join(str(a.value.data) for a in self.hub_order.data)}]")
         if self.succ is not None:
             counts = [a.value.data for a in self.succ.data]
             printer.print_string(f" succ {counts[0]}" if len(counts) == 1 else f" succ [{', '.join(map(str, counts))}]")
@@ -559,6 +581,15 @@ class TasksOp(IRDLOperation):
             raise VerifyException("a body needs at least one task")
         if self.hub is not None and not self.after.data:
             raise VerifyException("'hub' needs an 'after' list: a HUB stands between producers and their consumers")
+        if self.hub_order is not None:
+            if self.hub is None:
+                raise VerifyException("a HUB order needs 'hub'")
+            places = [a.value.data for a in self.hub_order.data]
+            if len(places) != self.per_body.value.data or min(places) < 0:
+                raise VerifyException(
+                    f"'hub [...]' gives a place among its HUB's successors to each task of a body "
+                    f"({self.per_body.value.data}), none negative: got {places}"
+                )
         if self.succ is not None:
             counts = [a.value.data for a in self.succ.data]
             if len(counts) not in (1, self.per_body.value.data):

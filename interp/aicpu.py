@@ -40,6 +40,7 @@ class Thread:
     workers: list[int]  # the graph workers (cores) it polls, in polling order
     t: float  # when its next step starts
     pos: int = 0  # the next core to poll; len(workers): the round's hand-over
+    seen: set[int] = field(default_factory=set)  # workers whose task had ended when the round began
 
 
 @dataclass
@@ -104,25 +105,42 @@ class Schedulers:
             self.round_end(th)
             th.pos = 0
             return True
+        if th.pos == 0 and not self.begin_round(th):
+            return False
         w = th.workers[th.pos]
         st = self.state[w]
         cost: float = fig.poll_cycles
-        if st is not None and st[0] == "busy":
-            # Its end is unknown: it has not ended by now only if it starts, or its clock
-            # is, past now; else the poll waits for the task to end.
-            if (st[2] if w in self.handed else self.cores[w].issue) <= th.t:
-                return False
-        elif st is not None and st[2] <= th.t:  # ended by now: resolve its successors
+        if st is not None and w in th.seen:  # ended when the round began: resolve its successors
             g, b, i = st[1]
+            start = th.t + cost
             cost += fig.resolve_cycles * g.successors(i)
             self.state[w] = None
             th.t += cost
             th.pos += 1
             self.left -= 1
-            self.graph.resolved(g, b, th.t)
+            self.graph.resolved(g, b, i, start, fig.resolve_cycles)
             return True
         th.t += cost
         th.pos += 1
+        return True
+
+    def begin_round(self, th: Thread) -> bool:
+        """A round sees the tasks of the thread's cores that have ended when it begins
+        (PyPTO polls all of them at once and books the polls one after another): False if
+        a task whose end is not known yet might have ended by then."""
+        seen = set()
+        for w in th.workers:
+            st = self.state[w]
+            if st is None:
+                continue
+            if st[0] == "busy":
+                # Its end is unknown: it has not ended by now only if it starts, or its
+                # clock is, past now; else the round waits for the task to end.
+                if (st[2] if w in self.handed else self.cores[w].issue) <= th.t:
+                    return False
+            elif st[2] <= th.t:
+                seen.add(w)
+        th.seen = seen
         return True
 
     def round_end(self, th: Thread) -> None:
@@ -132,14 +150,16 @@ class Schedulers:
                 h.left -= 1
             for h in [h for h in self.hubs if h.left <= 0]:
                 self.hubs.remove(h)
-                if h.group is not None:
-                    self.graph.release(h.group, h.body, th.t)
+                if h.group is not None:  # it resolves its successors one after another
+                    step = self.fig.resolve_cycles
+                    self.graph.release(h.group, h.body, th.t + step, step, h.group.hub_order)
         ready = self.graph.ready
+        now = th.t  # the queue as it is at the round end: the hand-overs take no more from it
         for w in th.workers:
             if self.state[w] is not None:
                 continue
             heap = ready[self.cores[w].kind]
-            if not heap or heap[0][0] > th.t:
+            if not heap or heap[0][0] > now:
                 continue
             _, gi, b, i = heapq.heappop(heap)
             at = th.t

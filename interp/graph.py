@@ -23,6 +23,9 @@ An idle core waits until it can be sure which task it would take first: the best
 ready task starts at `s` (the core's clock or the task's ready time, whichever is
 later), and no core still running a task is behind `s` (a task it ends could become
 ready before `s`, or that core could be free before `s`).
+
+A group of another token loop in `after` (a weight task, which is in none) is waited for
+whole: every body waits for all of its tasks.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class Group:
     # Successors of each task of a body (`npu.tasks ... succ`; one for all), or () for
     # the group-level count the graph derives (TaskGraph.__init__).
     succ: tuple[int, ...] = ()
+    # Per task of a body, its place among the successors of its HUB (`npu.tasks ... hub
+    # [...]`), or () for the task order.
+    hub_order: tuple[int, ...] = ()
 
     def successors(self, task: int) -> int:
         return self.succ[task if len(self.succ) > 1 else 0]
@@ -86,13 +92,14 @@ class TaskGraph:
         self.aicpu: Schedulers | None = None  # PyPTO's AICPU threads, once the cores exist
         self.modelled = machine.target.aicpu.enabled
         self.resolving: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet resolved
+        self.by_label = {g.label: g for g in groups}
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
                 self.dependents[d].append(g)
         for g in groups:
             if not g.succ:  # every task of every group after it (one HUB for a `hub` one)
-                g.succ = (sum(1 if d.hub else d.per_body for d in self.dependents[g.label]),)
+                g.succ = (sum(1 if d.hub else d.per_body * self._fan(g, d) for d in self.dependents[g.label]),)
             for b in range(g.bodies):
                 self.left[(g.label, b)] = self.resolving[(g.label, b)] = g.per_body
                 if not g.after:
@@ -234,15 +241,15 @@ class TaskGraph:
 
     # -- readiness -----------------------------------------------------------------------
 
-    def _release(self, g: Group, body: int, at: float) -> None:
+    def _release(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
         if not self.stitches.admit(g, body, at):
             return
-        self._push(g, body, at)
+        self._push(g, body, at, step, order)
 
-    def _push(self, g: Group, body: int, at: float) -> None:
+    def _push(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
         self.changes += 1
         for i in range(g.per_body):
-            heapq.heappush(self.ready[g.kind], (at, g.index, body, i))
+            heapq.heappush(self.ready[g.kind], (at + (order[i] if order else i) * step, g.index, body, i))
 
     def _ended(self, g: Group, body: int, end: float) -> None:
         key = (g.label, body)
@@ -253,8 +260,32 @@ class TaskGraph:
         if self.left[key] or self.aicpu is not None:  # (then readiness comes with resolution)
             return
         for d in self.dependents[g.label]:
-            if all(self.left[(a, body)] == 0 for a in d.after):
-                self._release(d, body, self._ready(d, body))
+            for b in self._waiting(g, d, body):
+                if self._done(d, b, self.left):
+                    self._release(d, b, self._ready(d, b))
+
+    # -- dependences: within a token loop body by body, else on the whole group ---------
+
+    def _fan(self, g: Group, d: Group) -> int:
+        """How many bodies of `d` wait for each task of `g`."""
+        return 1 if d.loop == g.loop else d.bodies
+
+    def _waiting(self, g: Group, d: Group, body: int) -> range:
+        """The bodies of `d` that body `body` of `g` may release."""
+        if d.loop == g.loop:
+            return range(body, body + 1)
+        return range(d.bodies) if self._whole(g, self.left if self.aicpu is None else self.resolving) else range(0)
+
+    def _whole(self, g: Group, table: dict[tuple[str, int], int]) -> bool:
+        return all(table[(g.label, b)] == 0 for b in range(g.bodies))
+
+    def _done(self, d: Group, body: int, table: dict[tuple[str, int], int]) -> bool:
+        """Whether every task body `body` of `d` waits for is counted out of `table`."""
+        for a in d.after:
+            g = self.by_label[a]
+            if not (table[(a, body)] == 0 if g.loop == d.loop else self._whole(g, table)):
+                return False
+        return True
 
     # -- what the AICPU threads do --------------------------------------------------------
 
@@ -264,28 +295,48 @@ class TaskGraph:
         self._free_at[worker] = start
         self.untaken[KINDS[self._kind_of[worker]]] -= 1
 
-    def resolved(self, g: Group, body: int, at: float) -> None:
-        """A thread resolved the successors of a task of the body, done at `at`."""
+    def resolved(self, g: Group, body: int, task: int, start: float, step: float) -> None:
+        """A thread resolved the successors of task (body, task) of `g`, one every `step`
+        cycles from `start`. A successor whose last producer this is becomes ready when its
+        own step ends (PyPTO enqueues it then): the successors in order are the tasks of
+        the groups after `g` (in graph order, body by body, a HUB counting once). Where the
+        task hands on to only some of them (`succ` below that: split-K), which ones is not
+        known here: they are ready when the whole resolution ends."""
         key = (g.label, body)
         self.resolving[key] -= 1
         if self.resolving[key]:
             return
         assert self.aicpu is not None
-        for d in self.dependents[g.label]:
-            if all(self.resolving[(a, body)] == 0 for a in d.after):
-                if d.hub:
-                    self.aicpu.behind_hub(d, body)
-                else:
-                    self.release(d, body, at)
+        n = g.successors(task)
+        deps = self.dependents[g.label]
+        ordered = n == sum(1 if d.hub else d.per_body * self._fan(g, d) for d in deps)
+        k = 0  # successors of the task before this body's tasks of `d`
+        for d in deps:
+            for b in self._waiting(g, d, body):
+                if self._done(d, b, self.resolving):
+                    if d.hub:
+                        self.aicpu.behind_hub(d, b)
+                    elif ordered:
+                        self.release(d, b, start + step * (k + 1), step)
+                    else:
+                        self.release(d, b, start + step * n)
+                k += 1 if d.hub else d.per_body
 
-    def release(self, g: Group, body: int, at: float) -> None:
-        self._release(g, body, at)
+    def release(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
+        """The body's tasks of `g` are ready: task i at `at + k * step`, k its place in
+        `order` (default: i)."""
+        self._release(g, body, at, step, order)
 
     def _ready(self, d: Group, body: int) -> float:
         """When the body's tasks of `d` are ready: `task_ready` after its producers end,
         twice that through a HUB task (`npu.tasks ... hub`)."""
         hops = 2 if d.hub else 1
-        return max(self.ends[(a, body)] for a in d.after) + hops * self.machine.cost.task_ready
+        ends = [
+            self.ends[(a, b)]
+            for a in d.after
+            for b in ((body,) if self.by_label[a].loop == d.loop else range(self.by_label[a].bodies))
+        ]
+        return max(ends) + hops * self.machine.cost.task_ready
 
 
 class Stitches:

@@ -112,6 +112,8 @@ class Model:
     hbm_window: int
     atomic_add_factor: int
     hub_pairs: int
+    weight_task: bool  # weight-only work before the cube: one task of its own (tile-to-npu)
+    l1_reuse_bytes: int  # the L1 that kept weight slices (cube_l1_reuse_setting) may fill
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     UnknownLoc,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -55,6 +56,7 @@ from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu import successors
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
+from pto.lowering.tile_to_npu.weights import emit_weight_groups
 from pto.planning.vector import feeding, gm_views, post_phases, reads, stage_of
 from pto.targets import Target, target_of
 
@@ -144,6 +146,7 @@ class Lowering:
         self.cascade = 0
         self.last_upper: SSAValue | None = None
         self.graph: npu.GraphOp | None = None
+        self.weight_tasks: dict[SSAValue, str] = {}  # weight argument -> its weight task's group (`weights`)
 
     def run(self) -> None:
         f, old = self.f, self.f.body.block
@@ -290,6 +293,7 @@ class Lowering:
             if chunked and phase.plan is not None:
                 copies = feed[0].phase.copies.data  # (emit checked the phase plan)
                 fed = successors.vector_writes(body.rows, r, copies, phase.chunks(), phase.plan.k)
+        after_feed = list(after)
         beside: list[str] = []
         if side:  # vector stages the cube does not wait for: they run beside it
             beside = [self.label(side[0], loop.rows)]
@@ -304,21 +308,38 @@ class Lowering:
         if partial and fed:
             counts[(after[0], label)] = successors.overlaps(fed, successors.cube_tasks(cs, reads=True))
         after = [label]
+        out = successors.cube_tasks(cs, reads=False)  # what the cube stage's tasks write
         if cs.psum is not None:
             r = emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
             sums = successors.sum_reads(body.rows, r, cs.t.n1, cs.t.n // cs.t.n1)
-            counts[(label, label + ".sum")] = successors.overlaps(successors.cube_tasks(cs, reads=False), sums)
+            counts[(label, label + ".sum")] = successors.overlaps(out, sums)
             after = [label + ".sum"]
             partial.add(after[0])
+            out = sums
         done: list[tuple[str, list]] = []  # (several when tile-assign-shapes cut the phase)
+        places: dict[str, list[int]] = {}  # per group after the cube: its tasks' places behind a HUB
         for part in posts:  # each waits for the cube, the side stages and the parts it reads
             label = self.label(part[0], loop.rows)
             own = [name for name, p in done if reads(part, p)]
-            VectorPhase(self, part, body).emit(label, after + beside + own, dests)  # type: ignore[arg-type]
+            phase = VectorPhase(self, part, body)  # type: ignore[arg-type]
+            r = phase.emit(label, after + beside + own, dests)
             done.append((label, part))
+            plan = part[0].phase  # (emit checked it)
+            if not beside and not own and plan is not None:  # it reads the output tiles of its rows and columns
+                width = phase.plan.k if phase.plan is not None else cs.t.n
+                tasks = successors.vector_writes(body.rows, r, plan.copies.data, phase.chunks(), width)
+                places[label] = successors.hub_places(out, tasks)
         assert self.graph is not None
         self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
+        for t in list(self.graph.body.block.ops)[first:]:
+            if isinstance(t, npu.TasksOp) and t.hub is not None and t.label.data in places:
+                if places[t.label.data] != list(range(t.per_body.value.data)):
+                    t.hub_order = ArrayAttr([IntegerAttr(k, i64) for k in places[t.label.data]])
         successors.record([o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)], counts)
+        if self.target.model.weight_task:  # (last: it puts its groups in front of the graph)
+            ahead = {*after_feed, *beside}  # the vector groups before the cube
+            ops = list(self.graph.body.block.ops)[first:]
+            emit_weight_groups(self, [o for o in ops if isinstance(o, npu.TasksOp) and o.label.data in ahead])
         # Generated ops take the loop's location, so an error in them points at the source.
         for op in list(self.graph.body.block.ops)[first:]:
             for o in op.walk():

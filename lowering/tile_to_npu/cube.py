@@ -196,7 +196,8 @@ class CubeStage:
         l0 = l0 if l0 * size(a0_t) <= cap("l0a") and l0 * size(b0_t) <= cap("l0b") else 1
         b1_at = ca * size(a1_t)
         kept_at = b1_at + cb * size(part_t)
-        kept = 0 if self.g == 1 else min(t.k // t.k1, (cap("l1") - kept_at) // size(b1_t), MAX_KEPT_SLICES)
+        room = min(cap("l1"), self.lowering.target.model.l1_reuse_bytes) - kept_at
+        kept = 0 if self.g == 1 else max(0, min(t.k // t.k1, room // size(b1_t), MAX_KEPT_SLICES))
         return CubeBuffers(
             {
                 "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],

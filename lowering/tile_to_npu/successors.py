@@ -99,3 +99,15 @@ def record(groups: Sequence[npu.TasksOp], partial: dict[tuple[str, str], list[in
             counts = [a + b for a, b in zip(counts, each, strict=True)]
         assert all(lbl in by_label for lbl in g.deps())
         g.succ = ArrayAttr([IntegerAttr(c, i64) for c in (counts if len(set(counts)) > 1 else counts[:1])])
+
+
+def hub_places(producers: Footprints, consumers: Footprints) -> list[int]:
+    """Per consumer task, its place among the consumers that need the same producer tasks
+    (PyPTO puts one HUB in front of each such block and hands on its successors in order)."""
+    seen: dict[frozenset[int], int] = {}
+    places = []
+    for c in consumers:
+        key = frozenset(i for i, p in enumerate(producers) if _meets(p, c))
+        places.append(seen.get(key, 0))
+        seen[key] = places[-1] + 1
+    return places

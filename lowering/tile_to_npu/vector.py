@@ -46,6 +46,7 @@ class VectorPhase:
         self.target = lowering.target
         self.plan: Plan | None = None
         self.gm = lowering.gm
+        self.refill_after_store = True  # each copy's loads wait for its store (set per task)
 
     # Used by the column tiling.
     def vector_op(self, op: Operation, r: int, ub: UbAllocator, chunk=None) -> None:
@@ -88,6 +89,10 @@ class VectorPhase:
         b.name_hint, i.name_hint = "body", "task"
         start, end = self.body.bounds(b)
         tiles = -(-self.body.rows // r) * self.chunks()
+        # The copies of a task are in UB of their own: a copy's loads need not wait for the
+        # one before it to be stored (PyPTO: the second tile's copy-in follows the first's),
+        # only the next task's loads wait for all of them (`refill_after_store`).
+        self.refill_after_store = merge == 1 or self.plan is not None
         unrolled(
             merge,
             lambda q: (
@@ -96,6 +101,8 @@ class VectorPhase:
             index_const(tiles) if tiles % merge else None,
             lambda j, q: self.copy(j, r, start, end, ub, dests, q),
         )
+        if not self.refill_after_store:
+            sync(Pipe.MTE3, Pipe.MTE2, events.VEC_STORED)
 
     def copy(self, j: SSAValue, r: int, start: SSAValue, end: SSAValue, ub: UbAllocator, dests, q: int) -> None:
         """Vector tile j of the body: rows [row, row + valid) (and, for chunk tasks,
@@ -128,7 +135,8 @@ class VectorPhase:
                     buf, dst = self.rows_of(buf, dst)
                     shape = npu.buf(buf).get_shape()
                 npu.DmaOp(Pipe.MTE3, buf, [0] * len(shape), dst, [row] + [0] * (len(shape) - 1), rows=valid)
-        sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
+        if self.refill_after_store:
+            sync(Pipe.MTE3, Pipe.MTE2, event + events.VEC_STORED)
 
     def rows_of(self, buf: SSAValue, dst: SSAValue) -> tuple[SSAValue, SSAValue]:
         """A rank-3 tile `[r, A, B]` stored into a `[T, A, B]` output: both are rows of

@@ -116,10 +116,11 @@
 
 // C -> V: the cube group reads x directly and waits for nothing; the vector group
 // waits for the cube tasks of its body; a vector task merges the two 8-row tiles that
-// vec_nbuffer_setting asks for.
+// vec_nbuffer_setting asks for. Its tasks of each 64-row M tile need that tile's cube
+// tasks only: a HUB per M tile (`hub [...]`: each task's place behind its HUB).
 // CV: npu.tasks "wqa-linear.128" cube (%body, %task) in (%bodies128, 32) succ 1 {
 // CV: npu.dma mte2 %x[%row
-// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 8) after ["wqa-linear.128"] hub succ 0 {
+// CV: npu.tasks "q-rmsnorm.128" vector (%body_1, %task_1) in (%bodies128, 8) after ["wqa-linear.128"] hub [0, 1, 2, 3, 0, 1, 2, 3] succ 0 {
 
 // mhc_pre: the weight arrives host-transposed, the in-place reshape is a GM view.
 // MHC: func.func @hc_pre(%x: !npu.buf<?x4x4096xbf16, gm>, %hc_fn: !npu.buf<16384x24xf32, gm> {npu.host_transpose}, %out: !npu.buf<?x24xf32, gm> {pto.output})

@@ -89,3 +89,71 @@ def test_without_the_model_the_fixed_latencies_apply() -> None:
     t = TGT.changed(aicpu__enabled=False)
     a = runs(run_graph(group("a", 1), target=t))["a[0,0]"]
     assert a.start == t.latency.task_ready
+
+
+def test_successors_are_ready_one_resolution_step_apart() -> None:
+    """A successor whose last producer a poll finds ended is ready when its own
+    `resolve_cycles` step ends, not when the whole resolution does (PyPTO enqueues it
+    then): another thread hands some over while the first still resolves."""
+    r = run_graph(group("a", 1) + "\n" + group("b", 24, after='"a"'), vector=16)
+    t = runs(r)
+    # the poll that finds a ended is no sooner than its end
+    resolution_end = t["a[0,0]"].end + FIG.poll_cycles + 24 * FIG.resolve_cycles
+    assert min(t[f"b[0,{i}]"].start for i in range(24)) < resolution_end
+
+
+def test_a_group_outside_the_token_loops_is_waited_for_whole() -> None:
+    """A group of one body (the constant 1) in `after` of a group of another body count
+    (a weight task): every body waits for it, and its task's successors are every task
+    of every body after it."""
+    body = (
+        "    %one = arith.constant 1 : index\n"
+        + group("w", 1).replace("%n,", "%one,")
+        + "\n    %n3 = arith.constant 3 : index\n"
+        + group("b", 2, after='"w"').replace("%n,", "%n3,")
+    )
+    t = runs(run_graph(body, vector=8))
+    w_end = t["w[0,0]"].end
+    starts = [t[f"b[{b},{i}]"].start for b in range(3) for i in range(2)]
+    assert min(starts) >= w_end + FIG.poll_cycles + FIG.resolve_cycles
+    # six successors: the last is ready six steps after the poll that found w ended
+    assert max(starts) >= w_end + FIG.poll_cycles + 6 * FIG.resolve_cycles
+
+
+def test_a_round_sees_only_the_tasks_ended_when_it_began() -> None:
+    """PyPTO polls a thread's cores at the start of a round and books the polls one after
+    another: a task that ends after its round began is resolved in the next round, even
+    if it ended before its core's poll in this one. Here `a` (a short task on aiv0, the
+    second core polled) ends just after a round began: its successor starts a whole
+    round and a resolution after it at the earliest."""
+    small = "!npu.buf<4x1024xf32, ub>"
+    a = group("a", 1).replace(BIG, small)
+    t = runs(run_graph(a + "\n" + group("b", 1, after='"a"')))
+    whole_round = 5 * FIG.poll_cycles  # 1 AIC + 4 AIVs
+    handed = FIG.start_cycles + whole_round + FIG.dispatch_cycles  # when a starts, a round begins
+    assert handed < t["a[0,0]"].end < handed + 2 * FIG.poll_cycles  # after it, before aiv0's poll
+    assert t["b[0,0]"].start >= t["a[0,0]"].end + whole_round + FIG.resolve_cycles
+
+
+def test_a_hub_hands_on_its_blocks_of_successors_side_by_side() -> None:
+    """`hub [...]` gives each task its place among its HUB's successors (PyPTO: a HUB per
+    block of tasks that need the same producers): two blocks of 8 are handed on in half
+    the time one HUB of 16 takes."""
+    blocks = " [" + ", ".join(str(i % 8) for i in range(16)) + "]"
+    last = []
+    for order in ("", blocks):
+        t = runs(run_graph(group("a", 2) + "\n" + group("b", 16, after='"a"', extra=" hub" + order), vector=16))
+        last.append(max(t[f"b[0,{i}]"].start for i in range(16)))
+    assert last[1] < last[0]
+
+
+def test_the_hub_order_prints_and_is_checked() -> None:
+    text = group("a", 2) + "\n" + group("b", 4, after='"a"', extra=" hub [0, 1, 0, 1]")
+    m = parse(text_of(text))
+    assert 'after ["a"] hub [0, 1, 0, 1] {' in str(m)
+    with pytest.raises(Exception, match="place among its HUB"):
+        parse(text_of(group("a", 2) + "\n" + group("b", 4, after='"a"', extra=" hub [0, 1]")))
+
+
+def text_of(body: str) -> str:
+    return f"func.func @k({ARGS}) {{\n  npu.graph cube 1 vector 4 {{\n    %n = arith.constant 1 : index\n{body}\n  }}\n  func.return\n}}"

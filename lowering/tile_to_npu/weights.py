@@ -1,0 +1,110 @@
+"""Weight-only work as a task of its own (`model.weight_task`), as PyPTO 0.2.0 runs an op
+written before its token loop: RMSNorm's gamma widened to f32 is one vector task at the
+start of the graph (measured: task 0, 1.8-2.1k cycles, every RMSNorm task its
+successor, bench/fidelity/PYPTO_NOTES.md (h)).
+
+A vector group before the cube that copies a weight argument (no token axis) into UB
+and widens it (`npu.vcast`) gets a group `<weight>.cast` of one task in front of it:
+MTE2 brings the weight into UB, the vector unit casts it, MTE3 stores it to a GM
+workspace of its own. The group is in no token loop: every body of the groups after it
+waits for its task (docs/model.md "The task graph"). *Approximation*: the tasks after
+it still load the narrow weight and widen it themselves (their numerics, and the cost of a
+small copy and cast either way), where PyPTO's load the widened copy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, IntegerAttr, StringAttr
+from xdsl.ir import Block, Region, SSAValue
+
+from pto.dialects import npu
+from pto.dialects.npu import BufferType, Pipe, RoundMode, Space, buf
+
+if TYPE_CHECKING:
+    from pto.lowering.tile_to_npu import Lowering
+
+UB_ALIGN = 32  # bytes: UB buffers start on 32-byte blocks
+
+
+def widened_weights(group: npu.TasksOp, args: tuple[SSAValue, ...]) -> list[tuple[SSAValue, BufferType]]:
+    """The weight arguments (static shape) the group's tasks copy into UB and widen, with
+    the widened UB buffer type, in order of first copy."""
+    found: dict[SSAValue, BufferType] = {}
+    for op in group.body.walk():
+        if not (isinstance(op, npu.DmaOp) and op.pipe.data == Pipe.MTE2):
+            continue
+        src = op.src
+        if src not in args or DYNAMIC_INDEX in buf(src).get_shape() or src in found:
+            continue
+        for use in op.dst.uses:
+            c = use.operation
+            if isinstance(c, npu.VCastOp) and c.src is op.dst:
+                d, s = buf(c.dst), buf(c.src)
+                if d.element_type.bitwidth > s.element_type.bitwidth:  # type: ignore[attr-defined]
+                    found[src] = d
+                break
+    return list(found.items())
+
+
+def emit_weight_groups(low: Lowering, groups: list[npu.TasksOp]) -> None:
+    """Put a weight task in front of each of `groups` that widens a weight argument
+    (one task per weight for the whole kernel)."""
+    graph = low.graph
+    assert graph is not None
+    block = graph.body.block
+    top = graph.parent_block()  # the kernel's block: its arguments are the kernel's GM buffers
+    assert top is not None
+    args = tuple(top.args)
+    for g in groups:
+        for w, wide in widened_weights(g, args):
+            label = low.weight_tasks.get(w)
+            if label is None:
+                label = low.weight_tasks[w] = _emit(low, block, w, wide, g)
+            if label not in g.deps():
+                g.after = ArrayAttr([*g.after.data, StringAttr(label)])
+
+
+def _emit(low: Lowering, block: Block, w: SSAValue, wide: BufferType, before: npu.TasksOp) -> str:
+    base = f"{w.name_hint or 'weight'}.cast"
+    label, n = base, 1
+    while label in low.labels:
+        label, n = f"{base}.{n}", n + 1
+    low.labels.add(label)
+    src = buf(w)
+    shape = list(src.get_shape())
+    zeros = [0] * len(shape)
+    # (tile-to-npu builds into the graph's block: these go to blocks of their own, then
+    # in front of the graph)
+    scratch, body = Block(), Block(arg_types=[IndexType(), IndexType()])
+    with ImplicitBuilder(body):
+        narrow_bytes = src.element_type.bitwidth // 8  # type: ignore[attr-defined]
+        size = -(-narrow_bytes * math.prod(shape) // UB_ALIGN) * UB_ALIGN
+        a = npu.AllocOp(BufferType(shape, src.element_type, Space.UB), 0).result
+        npu.DmaOp(Pipe.MTE2, w, zeros, a, zeros)
+        npu.SetFlagOp(Pipe.MTE2, Pipe.VECTOR, 0)
+        npu.WaitFlagOp(Pipe.MTE2, Pipe.VECTOR, 0)
+        b = npu.AllocOp(BufferType(shape, wide.element_type, Space.UB), size).result
+        npu.VCastOp(a, b, RoundMode.NONE)
+        npu.SetFlagOp(Pipe.VECTOR, Pipe.MTE3, 0)
+        npu.WaitFlagOp(Pipe.VECTOR, Pipe.MTE3, 0)
+    with ImplicitBuilder(scratch):
+        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+        ws = npu.AllocOp(BufferType(shape, wide.element_type, Space.GM))
+        ws.result.name_hint = f"{w.name_hint or 'weight'}_wide"
+    with ImplicitBuilder(body):
+        npu.DmaOp(Pipe.MTE3, b, zeros, ws.result, zeros)
+    with ImplicitBuilder(scratch):
+        tasks = npu.TasksOp(label, "vector", one.result, 1, [], Region(body))
+    for op in (one, ws, *tasks.walk()):
+        op.location = before.location
+    first = block.first_op
+    assert first is not None
+    for op in list(scratch.ops):
+        op.detach()
+        block.insert_op_before(op, first)
+    return label
