@@ -68,7 +68,11 @@ def classify(func: FuncOp) -> tuple[Form, str]:
         raise DiagnosticError(
             func,
             f"'{func.sym_name.data}' is not SK-03: it has {len(matmuls)} {how} matmuls; SK-03 has exactly one "
-            f"(chained matmuls are SK-04/SK-05/SK-14)",
+            + (
+                "(chained matmuls are SK-04/SK-05/SK-14)"
+                if chained
+                else "(matmuls of one activation: join their weights into one and split its result with views)"
+            ),
             [Note(mm.location, "matmul here") for mm in matmuls],
         )
     ret = func.body.block.last_op

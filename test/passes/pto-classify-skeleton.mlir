@@ -182,7 +182,7 @@ func.func @chained(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<6
 
 // -----
 
-// expected-error@+1 {{it has 2 independent matmuls}}
+// expected-error@+1 {{it has 2 independent matmuls; SK-03 has exactly one (matmuls of one activation: join their weights into one and split its result with views)}}
 func.func @independent(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<64x32xbf16>) -> (tensor<?x64xbf16>, tensor<?x32xbf16>) {
   // expected-note@+1 {{matmul here}}
   %a = pto.matmul %x, %wa : tensor<?x64xbf16>, tensor<64x64xbf16> -> tensor<?x64xbf16>
