@@ -431,25 +431,35 @@ class DequantBase(ShapedOp):
     `act_scale` is `[M, 1]` f32; `w_scale` is `[N, 1]`, `[1, N]` or `[N]` f32.
     `w_scale_first`: `f32(acc) * w_scale[col] * act_scale[row]`, the weight scale
     multiplied in first (f32 products round differently in the other order, and a
-    dequant keeps the order its kernel wrote)."""
+    dequant keeps the order its kernel wrote). `scales_product`: `f32(acc) *
+    (act_scale[row] * w_scale[col])`, the scales' product first."""
 
     input = operand_def(TensorType)
     act_scale = operand_def(TensorType)
     w_scale = opt_operand_def(TensorType)
     w_scale_first = opt_prop_def(UnitAttr)
+    scales_product = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
     assembly_format = (
-        "$input `,` $act_scale (`,` $w_scale^)? (`w_scale_first` $w_scale_first^)? attr-dict "
+        "$input `,` $act_scale (`,` $w_scale^)? (`w_scale_first` $w_scale_first^)? "
+        "(`scales_product` $scales_product^)? attr-dict "
         "`:` type($input) `,` type($act_scale) (`,` type($w_scale)^)? `->` type($result)"
     )
 
     def __init__(
-        self, input: SSAValue, act_scale: SSAValue, w_scale: SSAValue | None = None, w_scale_first: bool = False
+        self,
+        input: SSAValue,
+        act_scale: SSAValue,
+        w_scale: SSAValue | None = None,
+        w_scale_first: bool = False,
+        scales_product: bool = False,
     ):
         t = tensor_type(input)
         props: dict[str, Attribute] = {"w_scale_first": UnitAttr()} if w_scale_first else {}
+        if scales_product:
+            props["scales_product"] = UnitAttr()
         super().__init__(
             operands=[input, act_scale, w_scale], properties=props, result_types=[TensorType(f32, t.get_shape())]
         )
@@ -470,8 +480,10 @@ class DequantBase(ShapedOp):
             w = tensor_type(self.w_scale)
             if w.get_shape() not in ((n, 1), (1, n), (n,)) or elem_name(w.element_type) != "f32":
                 raise VerifyException(f"'{self.name}' w_scale must be {n}x1, 1x{n} or {n} f32, got {w}")
-        elif self.w_scale_first is not None:
-            raise VerifyException(f"'{self.name}' w_scale_first needs a w_scale")
+        elif self.w_scale_first is not None or self.scales_product is not None:
+            raise VerifyException(f"'{self.name}' w_scale_first and scales_product need a w_scale")
+        if self.w_scale_first is not None and self.scales_product is not None:
+            raise VerifyException(f"'{self.name}' is w_scale_first or scales_product, not both")
 
 
 class ReshapeBase(ShapedOp):

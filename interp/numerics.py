@@ -168,11 +168,17 @@ def quant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dequant(
-    acc: np.ndarray, act_scale: np.ndarray, w_scale: np.ndarray | None, w_scale_first: bool = False
+    acc: np.ndarray,
+    act_scale: np.ndarray,
+    w_scale: np.ndarray | None,
+    w_scale_first: bool = False,
+    scales_product: bool = False,
 ) -> np.ndarray:
     """f32(acc) times both scales, in the op's order (each f32 product rounds)."""
     scales = [f32(act_scale)] + ([] if w_scale is None else [f32(w_scale).reshape(1, -1)])
     y = f32(acc)
+    if scales_product:
+        return y * (scales[0] * scales[1])
     for s in reversed(scales) if w_scale_first else scales:
         y = y * s
     return y

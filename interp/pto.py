@@ -63,7 +63,7 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
         return nx.quant(args[0])
     if isinstance(op, pto.DequantBase):
         w = args[2] if op.w_scale is not None else None
-        return (nx.dequant(args[0], args[1], w, op.w_scale_first is not None),)
+        return (nx.dequant(args[0], args[1], w, op.w_scale_first is not None, op.scales_product is not None),)
     if isinstance(op, pto.ReshapeBase):
         shape = [-1 if d < 0 else d for d in op.result.type.get_shape()]
         return (args[0].reshape(shape),)

@@ -489,10 +489,14 @@ def _w_scale_source(ws: SSAValue, n: int) -> SSAValue:
     return ws
 
 
-def _dequant(cast: pto.CastOp) -> tuple[list[Operation], SSAValue, SSAValue, SSAValue | None, bool, SSAValue]:
-    """(the ops, acc, act scale, weight scale, weight scale first, the value replaced) of
-    `f32(acc) * act scale [* weight scale]`, or with the weight scale first: pto.dequant
-    then keeps that order (f32 products round differently in the other)."""
+_Dequant = tuple[list[Operation], SSAValue, SSAValue, SSAValue | None, bool, bool, SSAValue]
+
+
+def _dequant(cast: pto.CastOp) -> _Dequant:
+    """(the ops, acc, act scale, weight scale, weight scale first, scales' product, the
+    value replaced) of `f32(acc) * act scale [* weight scale]`, with the weight scale
+    first, or `f32(acc) * (act scale * weight scale)`: pto.dequant then keeps that order
+    (f32 products round differently in another)."""
     acc = cast.input
     _need((_elem(acc), _elem(cast.result)) == ("i32", "f32") and len(_shape(acc)) == 2, cast, "an i32 -> f32 cast")
     mode = f"{cast.round.data}" + (" sat" if cast.sat else "")
@@ -506,19 +510,41 @@ def _dequant(cast: pto.CastOp) -> tuple[list[Operation], SSAValue, SSAValue, SSA
     def weight(s: tuple[int, ...]) -> bool:
         return s in ((1, n), (n,))
 
+    if (product := _scales_product(cast.result, act, weight)) is not None:
+        mul, prod, act_s, ws = product
+        w = _w_scale_source(ws, n)
+        ops = [cast, prod, mul]
+        return _one_block([*ops, *_feeders(ws, w, ops)]), acc, act_s, w, False, True, mul.result
     a, s = _scaled(cast.result, lambda s: act(s) or weight(s), "a multiply by the [M, 1] activation scale")
     if act(_shape(s)):
         try:
             b, ws = _scaled(a.result, weight, "")
         except Miss:  # no weight scale: an activation scale alone
-            return _one_block([cast, a]), acc, s, None, False, a.result
+            return _one_block([cast, a]), acc, s, None, False, False, a.result
         act_s, first = s, False
     else:
         b, act_s = _scaled(a.result, act, "the [M, 1] activation scale multiplied in after the weight scale")
         ws, first = s, True
     w = _w_scale_source(ws, n)
     ops = [cast, a, b]
-    return _one_block([*ops, *_feeders(ws, w, ops)]), acc, act_s, w, first, b.result
+    return _one_block([*ops, *_feeders(ws, w, ops)]), acc, act_s, w, first, False, b.result
+
+
+def _scales_product(
+    v: SSAValue, act: Callable[[tuple[int, ...]], bool], weight: Callable[[tuple[int, ...]], bool]
+) -> tuple[pto.MulOp, pto.MulOp, SSAValue, SSAValue] | None:
+    """(the multiply, the product, act scale, weight scale) when the only reader of `v`
+    multiplies it by `act scale * weight scale` (either order) that nothing else reads."""
+    readers = [u.operation for u in v.uses]
+    if len(readers) != 1 or not isinstance(mul := readers[0], pto.MulOp):
+        return None
+    prod = _other(mul, v).owner
+    if not isinstance(prod, pto.MulOp) or len(list(prod.result.uses)) != 1 or _shape(prod.result) != _shape(v):
+        return None
+    a, w = (prod.lhs, prod.rhs) if act(_shape(prod.lhs)) else (prod.rhs, prod.lhs)
+    if not (act(_shape(a)) and weight(_shape(w)) and _elem(a) == _elem(w) == "f32"):
+        return None
+    return mul, prod, a, w
 
 
 class DequantPattern(RewritePattern):
@@ -528,10 +554,10 @@ class DequantPattern(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: pto.CastOp, rewriter: PatternRewriter) -> None:
         try:
-            ops, acc, act, w, first, out = _dequant(op)
+            ops, acc, act, w, first, product, out = _dequant(op)
         except Miss:
             return
-        _fuse(rewriter, ops, pto.DequantOp(acc, act, w, first), [out])
+        _fuse(rewriter, ops, pto.DequantOp(acc, act, w, first, product), [out])
 
 
 # ------------------------------------------------------------------ quant

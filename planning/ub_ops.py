@@ -132,6 +132,9 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
             if len(tmps) > 1 and elem != "f32":
                 c.arena.free(*tmps.pop(-2))
         out(op.quantized)
+    elif isinstance(op, tile.DequantOp) and op.scales_product is not None:
+        out(op.result)
+        tmp(shape_of(op.result), "f32")  # (the scales' product, as wide as the result)
     else:  # one result buffer: elementwise, cast, reciprocal, dequant, slice, concat, transpose
         for v in op.results:
             out(v)

@@ -199,6 +199,13 @@ def _dequant(op: tile.DequantOp, e: _Emit) -> None:
     else:
         npu.VMulsOp(bufs[op.input], 1.0, y)
     scales = [op.act_scale] if op.w_scale is None else [op.act_scale, op.w_scale]
+    if op.scales_product is not None and op.w_scale is not None:  # act * w as [r, N] (0 + w is exact)
+        both = e.tmp(list(npu.buf(y).get_shape()), f32)
+        npu.VDupOp(0.0, both)
+        npu.VAddOp(both, bufs[op.w_scale], both)
+        npu.VMulOp(both, bufs[op.act_scale], both)
+        npu.VMulOp(y, both, y)
+        return
     for s in reversed(scales) if op.w_scale_first else scales:  # in the op's order: the products round
         npu.VMulOp(y, bufs[s], y)
 

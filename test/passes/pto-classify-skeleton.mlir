@@ -202,9 +202,8 @@ func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<
 
 // -----
 
-// A dequant written from primitives that pto-fuse-stages did not fuse (here: the scales
-// multiplied together first; Inputs/int8_unfused_dequant.mlir: with the fuse pass's
-// remark saying why).
+// A dequant written from primitives and not fused (here pto-fuse-stages does not run;
+// Inputs/int8_unfused_dequant.mlir: a form it does not fuse, with its remark saying why).
 func.func @int8_unfused_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>, %s: tensor<?x1xf32>, %ws: tensor<1x64xf32>) -> tensor<?x64xf32> {
   // expected-error@+1 {{needs a pto.dequant of its result}}
   %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>

@@ -584,13 +584,13 @@ func.func @dequant_scale_shape(%acc: tensor<?x256xi32>, %s: tensor<?x256xf32>) -
 
 // -----
 
-// An int8 matmul's result cast to f32 and multiplied, but not as pto.dequant computes
-// it: the scales multiplied together first (their product rounds), a truncating cast,
-// the f32 accumulator read twice, a second weight scale where the activation scale
-// should follow. A remark at the op that broke the match (pto-classify-skeleton then
-// refuses the int8 matmul without a dequant).
+// The scales multiplied together first (their product rounds): pto.dequant keeps that
+// order (scales_product). Not as pto.dequant computes it: a truncating cast, the f32
+// accumulator read twice, a second weight scale where the activation scale should
+// follow. A remark at the op that broke the match (pto-classify-skeleton then refuses
+// the int8 matmul without a dequant).
 // CHECK-LABEL: func.func @dequant_scales_product
-// CHECK-NOT:     pto.dequant
+// CHECK:         pto.dequant %acc, %s, %ws scales_product : tensor<?x256xi32>, tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
 // CHECK-LABEL: func.func @dequant_trunc_of_matmul
 // CHECK-NOT:     pto.dequant
 // CHECK-LABEL: func.func @dequant_acc_read_twice
@@ -601,7 +601,6 @@ func.func @dequant_scales_product(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>, %s
   %acc = pto.matmul %q, %w b_trans : tensor<?x64xi8>, tensor<256x64xi8> -> tensor<?x256xi32>
   %f = pto.cast %acc rint : tensor<?x256xi32> -> tensor<?x256xf32>
   %sw = pto.mul %s, %ws : tensor<?x1xf32>, tensor<1x256xf32> -> tensor<?x256xf32>
-  // expected-remark@+1 {{not fused into pto.dequant: expected a multiply by the [M, 1] activation scale, found 'pto.mul' by a tensor<?x256xf32>}}
   %d = pto.mul %f, %sw : tensor<?x256xf32>, tensor<?x256xf32> -> tensor<?x256xf32>
   func.return %d : tensor<?x256xf32>
 }

@@ -421,16 +421,22 @@ def test_pypto_dequant_orders_fuse_bit_for_bit(name: str) -> None:
         assert _same_bits(pto.run(pto.compile(prim), xs).outputs[0], want)
 
 
-def test_dequant_of_the_scales_product_is_refused_saying_what_it_expected() -> None:
-    """acc * (s * ws) rounds the product of the scales: no pto.dequant, so the int8 matmul
-    is refused, with a remark at the multiply and the form the refusal expected."""
+@pytest.mark.parametrize("deq", [lambda f, s, ws: f * (s * ws), lambda f, s, ws: f * (ws * s)], ids=["act_w", "w_act"])
+def test_dequant_of_the_scales_product_keeps_that_order_bit_for_bit(deq) -> None:
+    """acc * (s * ws) (corpus7 k65, accepted by PyPTO 0.2.0) rounds the product of the
+    scales first: a pto.dequant marked scales_product, the primitive ops' bits at the pto
+    level and lowered to the npu level on both engines."""
     args = _quant_args()
-    prim = _quant_kernel(_div_of_muls, lambda f, s, ws: f * (s * ws)).trace(*args)
-    with pytest.raises(pto.CompileError) as e:
-        pto.compile(prim)
-    msg = str(e.value)
-    assert "remark: not fused into pto.dequant: expected a multiply by the [M, 1] activation scale" in msg
-    assert "error: an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result" in msg
+    prim = _quant_kernel(_div_of_muls, deq).trace(*args)
+    fused = lowered(prim, "pto-fuse-stages")
+    assert [o for o in _ops(fused) if o != "reshape"] == ["quant", "matmul", "dequant", "cast"], str(fused)
+    assert "scales_product" in next(ln for ln in str(fused).splitlines() if "pto.dequant" in ln)
+    xs = list(args[:3])
+    want = pto.run(prim, xs, level="pto").outputs[0]
+    assert _same_bits(pto.run(fused, xs, level="pto").outputs[0], want)
+    compiled = pto.compile(prim)
+    for engine in ("interp", "compiled"):
+        assert _same_bits(pto.run(compiled, xs, engine=engine).outputs[0], want), engine
 
 
 def test_dequant_orders_bit_for_bit_at_the_pto_level() -> None:

@@ -273,3 +273,21 @@ def test_planner_and_emitter_agree_off_the_easy_path(path: Path) -> None:
         plan, made = lower_both(module)
     agree(plan, made)
     verify_each(module)
+
+
+def test_a_dequant_by_the_scales_product_is_planned_as_emitted() -> None:
+    """`acc * (s * ws)` fused as `pto.dequant ... scales_product` takes one more `[r, N]`
+    buffer (the product): the plan measures it where tile-to-npu allocates it."""
+    from test_fuse_stages import _div_of_muls, _quant_args, _quant_kernel
+
+    from pto.passes.pto_fuse_stages import PtoFuseStagesPass
+
+    module = _quant_kernel(_div_of_muls, lambda f, s, ws: f * (s * ws)).trace(*_quant_args())
+    PtoFuseStagesPass().apply(context(), module)
+    *before, last = PtoSk03PipelinePass().passes()
+    for p in before:
+        p.apply(context(), module)
+    assert any(isinstance(o, tile.DequantOp) and o.scales_product is not None for o in module.walk())
+    plan = planned(module)
+    last.apply(context(), module)
+    agree(plan, emitted(module))

@@ -321,8 +321,16 @@ func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>
 // -----
 
 func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>, %i: tensor<?x64xi32>, %q: tensor<?x64xi8>, %v: tensor<64xf32>, %v32: tensor<32xf32>, %iv: tensor<64xi32>, %w: tensor<64x16xf32>, %iw: tensor<64x16xi32>, %qw: tensor<64x16xi8>, %s: tensor<?x1xf32>) {
-  // expected-error@+1 {{'pto.dequant' w_scale_first needs a w_scale}}
+  // expected-error@+1 {{'pto.dequant' w_scale_first and scales_product need a w_scale}}
   %0 = pto.dequant %i, %s w_scale_first : tensor<?x64xi32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%i: tensor<?x64xi32>, %s: tensor<?x1xf32>, %ws: tensor<1x64xf32>) {
+  // expected-error@+1 {{'pto.dequant' is w_scale_first or scales_product, not both}}
+  %0 = pto.dequant %i, %s, %ws w_scale_first scales_product : tensor<?x64xi32>, tensor<?x1xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
   func.return
 }
 

@@ -40,6 +40,8 @@ func.func @quant(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: tensor<
   %d2 = pto.dequant %acc, %s : tensor<?x8192xi32>, tensor<?x1xf32> -> tensor<?x8192xf32>
   // CHECK: pto.dequant %{{.*}}, %{{.*}}, %{{.*}} w_scale_first : tensor<?x8192xi32>, tensor<?x1xf32>, tensor<8192x1xf32> -> tensor<?x8192xf32>
   %d3 = pto.dequant %acc, %s, %ws w_scale_first : tensor<?x8192xi32>, tensor<?x1xf32>, tensor<8192x1xf32> -> tensor<?x8192xf32>
+  // CHECK: pto.dequant %{{.*}}, %{{.*}}, %{{.*}} scales_product : tensor<?x8192xi32>, tensor<?x1xf32>, tensor<8192x1xf32> -> tensor<?x8192xf32>
+  %d4 = pto.dequant %acc, %s, %ws scales_product : tensor<?x8192xi32>, tensor<?x1xf32>, tensor<8192x1xf32> -> tensor<?x8192xf32>
   %o = pto.cast %d rint : tensor<?x8192xf32> -> tensor<?x8192xbf16>
   func.return %o : tensor<?x8192xbf16>
 }
