@@ -233,7 +233,10 @@ class TileAssignShapesPass(ModulePass):
             # The bytes of what was pinned: the pinned rows (whole rows or the pinned
             # chunks) with every copy asked for.
             full = vp.need(phase, pinned_rows if rows_pinned else chosen, asked, want, block).bytes
-            why = f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap}"
+            why = (
+                f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap} "
+                f"(in the {rows}-token body)"  # (each unrolled body is planned for its own rows)
+            )
             cuts = [
                 (rows_pinned and c.rows < pinned_rows, f"tile rows {pinned_rows} -> {c.rows}"),
                 (

@@ -265,7 +265,7 @@ func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
-    // expected-warning@+1 {{vector stage 'norm': tile rows 4 -> 2: the fused phase (2 stage(s)) needs 262208 bytes of ub with them, ascend910b1 has 196608}}
+    // expected-warning@+1 {{vector stage 'norm': tile rows 4 -> 2: the fused phase (2 stage(s)) needs 262208 bytes of ub with them, ascend910b1 has 196608 (in the 16-token body)}}
     %n = tile.vec_stage "norm" tile [4, 4096] -> (tensor<16x4096xf32>) {
       %r = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x4096xf32> -> tensor<16x4096xf32>
       tile.yield %r : tensor<16x4096xf32>
