@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sysconfig
 from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import ParamSpec, TypeVar
@@ -76,11 +75,9 @@ def hide_library_frames(e: BaseException) -> None:
 
 def _user_frames(tb: TracebackType | None) -> TracebackType | None:
     """A new traceback of the entries of `tb` that are not the library's, in order."""
-    kept, below_library = [], False
+    kept = []
     while tb is not None:
-        if _library(tb.tb_frame):
-            below_library = True
-        elif not (below_library and _installed(tb.tb_frame)):  # (numpy's errstate wrapper, say)
+        if not _library(tb.tb_frame):
             kept.append(tb)
         tb = tb.tb_next
     out = None
@@ -94,12 +91,3 @@ def _library(frame: FrameType) -> bool:
     tests are not: they run as scripts, or as pytest's modules.)"""
     name = frame.f_globals.get("__name__", "")
     return name == "pto" or name.startswith("pto.")
-
-
-_INSTALLED = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib")})
-
-
-def _installed(frame: FrameType) -> bool:
-    """A frame of an installed package or the standard library: below a library frame,
-    the library's own work (wherever the virtualenv lies, inside the checkout too)."""
-    return frame.f_code.co_filename.startswith(_INSTALLED)
