@@ -81,7 +81,6 @@ def _tolerance(got: np.ndarray, elem: object) -> tuple[float, float]:
     return TOLERANCES[elem]
 
 
-@np.errstate(all="ignore")  # a non-finite element is counted, not warned about
 @api_boundary
 def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int = 5) -> Verdict:
     """Apply the acceptance rule to `got` against the reference `want`. Both are numpy
@@ -94,8 +93,11 @@ def check(got: np.ndarray, want: np.ndarray, elem: str | None = None, worst: int
     if not isinstance(worst, numbers.Integral) or isinstance(worst, bool) or worst < 0:
         raise InputError(f"check: worst must be an integer >= 0, got {worst!r}")
     nonfinite = int((~np.isfinite(g)).sum())
-    err = np.abs(g - w)
-    bad_mask = ~(err <= atol + rtol * np.abs(w))  # NaN counts as bad
+    # a non-finite element is counted, not warned about (and errstate is not a decorator
+    # here: its wrapper's frame would be the last of a refusal's traceback, not the user's)
+    with np.errstate(all="ignore"):
+        err = np.abs(g - w)
+        bad_mask = ~(err <= atol + rtol * np.abs(w))  # NaN counts as bad
     bad = int(bad_mask.sum())
     ok = nonfinite == 0 and bad <= MAX_BAD_FRACTION * got.size
     order = np.argsort(np.where(np.isnan(err), np.inf, err), axis=None)[::-1][:worst]
