@@ -114,7 +114,7 @@ def _per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, 
     first and last sizes (the rows and the columns of a row)."""
     b._pinned.append(_vec_tile_of(kind, shape, b._pinned[-1]))  # (PyPTO's rule: a size per dim)
     try:
-        with perm.row_tiles():
+        with perm.row_tiles(shape):
             return perm.per_row(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     finally:
         b._pinned.pop()
@@ -422,7 +422,7 @@ def cast(
         hints = dataclasses.replace(b._pinned[-1])  # (the cast's, wherever it is made)
         return Tensor.traced(input.shape, dtype, None, input._tok, ("castcols", input, dtype, mode, satmode, hints))
     if perm.is_perm(input) and (run := perm.lazy_block(input)) is not None:  # a run of columns seen rank-3
-        with perm.row_tiles():  # (its hints, kept with it, as a row's ops take them)
+        with perm.row_tiles(input.shape):  # (its hints, kept with it, as a row's ops take them)
             return perm.make([cast(run, dtype, mode, satmode)], input._lazy[2])  # type: ignore[index]
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")

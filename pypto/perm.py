@@ -41,12 +41,22 @@ MAX_ROWS = 1024
 
 
 @contextmanager
-def row_tiles() -> Iterator[None]:
-    """The vector tile of a row's ops: the rows and the last size of the tile in force
-    (`(4, 64, 64)` over `[t, 64, 512]` is `(4, 64)` over each `[t, 512]` row)."""
+def row_tiles(shape: Sequence[object]) -> Iterator[None]:
+    """The vector tile of the ops on the rows of a `shape` grid, in the columns of the
+    stage's 2-D data. A tile narrower than a row is the rows and the last size of the tile
+    (`(4, 64, 64)` over `[t, 64, 512]` is `(4, 64)` over each `[t, 512]` row); one that
+    covers whole rows covers whole runs of them, side by side in the data (`(2, 4, 128)`
+    over `[t, 16, 128]` is `(2, 512)`, `(2, 16, 128)` is `(2, 2048)`, the whole row: a
+    row's width there would claim to cut the data into columns)."""
     pinned = b._pinned[-1]
     tile = pinned.vec_tile
-    row = pinned if tile is None or len(tile) < 3 else dataclasses.replace(pinned, vec_tile=(tile[0], tile[-1]))
+    if tile is None or len(tile) < 3:
+        row = pinned
+    elif len(tile) == len(shape) and tile[-1] >= shape[-1]:
+        runs = math.prod(min(t, int(d)) for t, d in zip(tile[1:-1], shape[1:-1], strict=True))  # type: ignore[call-overload]
+        row = dataclasses.replace(pinned, vec_tile=(tile[0], runs * int(shape[-1])))  # type: ignore[call-overload]
+    else:
+        row = dataclasses.replace(pinned, vec_tile=(tile[0], tile[-1]))
     b._pinned.append(row)
     try:
         yield
@@ -154,7 +164,7 @@ def concat(xs: Sequence[Tensor], axis: int) -> Tensor:
         if len(mids) != 1:
             refuse(f"pypto.concat of {[x.shape for x in xs]}: the dims before the last must agree")
         mid = list(rows[0][1])
-        with row_tiles():
+        with row_tiles(xs[0].shape):
             return _grid([_ops().concat([r[0][i] for r in rows], -1) for i in range(len(rows[0][0]))], mid)
     blocks: list[Tensor] = []
     grids = []
@@ -180,7 +190,7 @@ def rows_of(x: Tensor) -> tuple[list[Tensor], tuple[int, ...]]:
     what = "an op on a rank-3 token tensor"
     if _is_rows(blocks, flat):
         return [_ops()._tensor(t, what) for t in blocks], idx.shape[:-1]
-    with row_tiles():
+    with row_tiles(x.shape):
         out = [_ops()._tensor(_row(blocks, r, what), what) for r in flat]
     x._lazy = ("perm", out, np.arange(flat.size).reshape(idx.shape))  # made once: later uses read these
     return out, idx.shape[:-1]
@@ -314,7 +324,7 @@ def reduce(kind: str, x: Tensor, dim: int, keepdim: bool, one_reduce, combine) -
     d = dim % rank
     if d == 0:
         refuse(f"pypto.{kind} over dim {dim}: dim 0 is the tokens, reduced by nothing here")
-    with row_tiles():
+    with row_tiles(x.shape):
         return _reduce(x, d, keepdim, one_reduce, combine)
 
 

@@ -5,6 +5,8 @@ npu engines, bit for bit alike, and matches an independent numpy golden."""
 
 from __future__ import annotations
 
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -619,3 +621,34 @@ def test_neg_relu_and_ones() -> None:
     out = np.zeros((6, 32), np.float32)
     k(x, w, out)
     assert check(out, np.abs(x.astype(np.float64)) @ w).ok
+
+
+def _per_head_max(tile: tuple[int, int, int]):
+    heads, d = 4, N // 4
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, heads, d], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(*tile)
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True).reshape([p, heads, d])
+            pypto.assemble(y / pypto.amax(pypto.abs(y), -1, keepdim=True), [i, 0, 0], out)
+
+    return k
+
+
+def test_a_rank3_vector_tile_is_counted_in_the_columns_of_the_stages_data() -> None:
+    """`(8, 4, d)` over `[t, 4, d]` covers the whole row: the per-head ops are slices of a
+    4d-column row, which their own d columns would claim to cut (a false warning that the
+    tile is narrower than the row); `(8, 2, d)` is runs of two heads, 2d columns."""
+    heads, d = 4, N // 4
+    x, _, w, _ = _inputs(20)
+    out = np.zeros((20, heads, d), np.float32)
+    whole = _per_head_max((8, heads, d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        whole(x, w, out)
+    y = (x.astype(np.float64) @ w.astype(np.float64).T).reshape(20, heads, d)
+    assert check(out, y / np.abs(y).max(-1, keepdims=True)).ok
+    assert f"tile [8, {heads * d}]" in pto.compile(whole.trace(x, w, out)).text("tile")
+    with pytest.warns(pypto.LoweringWarning, match=rf"vector tile \[8, {2 * d}\] is narrower than the {N}-column row"):
+        _per_head_max((8, 2, d))(x, w, out)
