@@ -397,20 +397,24 @@ class ReduceBase(ShapedOp):
 class QuantBase(ShapedOp):
     """Symmetric per-token INT8 quantisation of a float `[.., K]` tensor:
     `scale = amax(|x|) / 127` per row (`[.., 1]` f32) and
-    `q = saturate_int8(trunc(round(x * 127 / amax)))` (`[.., K]` i8)."""
+    `q = saturate_int8(trunc(round(x * 127 / amax)))` (`[.., K]` i8). `wrap`: the last
+    conversion does not saturate (DeepSeek's own quant writes it so); x * 127 / amax is
+    within [-127, 127], so it differs only on a row whose amax is 0 or not finite (NaN
+    quotients), where it wraps as the hardware's conversion does."""
 
     input = operand_def(TensorType)
+    wrap = opt_prop_def(UnitAttr)
     quantized = result_def(TensorType)
     scale = result_def(TensorType)
     traits = traits_def(Pure())
 
-    assembly_format = "$input attr-dict `:` type($input) `->` type($quantized) `,` type($scale)"
+    assembly_format = "$input (`wrap` $wrap^)? attr-dict `:` type($input) `->` type($quantized) `,` type($scale)"
 
-    def __init__(self, input: SSAValue):
+    def __init__(self, input: SSAValue, wrap: bool = False):
         t = tensor_type(input)
         q = TensorType(IntegerType(8), t.get_shape())
         s = TensorType(f32, [*t.get_shape()[:-1], 1])
-        super().__init__(operands=[input], result_types=[q, s])
+        super().__init__(operands=[input], properties={"wrap": UnitAttr()} if wrap else {}, result_types=[q, s])
 
     def verify_shapes(self) -> None:
         x, q, s = tensor_type(self.input), tensor_type(self.quantized), tensor_type(self.scale)

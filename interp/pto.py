@@ -60,7 +60,7 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     if isinstance(op, pto.ReduceBase):
         return (nx.reduce(args[0], op.kind.data).astype(nx.DTYPES[out]),)
     if isinstance(op, pto.QuantBase):
-        return nx.quant(args[0])
+        return nx.quant(args[0], op.wrap is not None)
     if isinstance(op, pto.DequantBase):
         w = args[2] if op.w_scale is not None else None
         return (nx.dequant(args[0], args[1], w, op.w_scale_first is not None, op.scales_product is not None),)

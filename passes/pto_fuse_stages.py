@@ -72,6 +72,7 @@ Quant (AT-11; %y f32):
     %yq = pto.muls (pto.div %y, %am), 127.0         or: pto.div (pto.muls %y, 127.0), %am
     %q  = pto.cast (pto.cast (pto.cast %yq rint -> i32) round -> f16) trunc sat -> i8
       -> %q, %s = pto.quant %y
+    (the last cast without sat, as DeepSeek's quant writes it: pto.quant %y wrap)
 
 (The f32 -> i32 cast may carry `sat`: the interpreter saturates to i32 either way. A
 direct f32 -> i8 cast does not verify: the hardware has none. `pto.pypto` traces
@@ -641,11 +642,11 @@ def _scale(y: SSAValue, am: SSAValue, div: Operation) -> tuple[pto.MulsOp, list[
 
 
 def _quant(q: pto.CastOp) -> tuple[list[Operation], SSAValue, pto.MulsOp]:
-    """(the ops, y, the scale op) of the AT-11 chain ending in the i8 cast `q`."""
-    expected = "AT-11's last cast: f16 -> i8 'trunc sat'"
+    """(the ops, y, the scale op) of the quant chain ending in the i8 cast `q`."""
+    expected = "the quant's last cast: f16 -> i8 'trunc' (saturating or not)"
     found = f"a '{q.round.data}{' sat' if q.sat else ''}' cast {_elem(q.input)} -> {_elem(q.result)}"
     _need(_elem(q.result) == "i8", q, expected, found)
-    _need(_elem(q.input) == "f16" and q.round.data == RoundMode.TRUNC and q.sat is not None, q, expected, found)
+    _need(_elem(q.input) == "f16" and q.round.data == RoundMode.TRUNC, q, expected, found)
     h = _cast(q.input, "i32", "f16", RoundMode.ROUND, q)
     i = _cast(h.input, "f32", "i32", RoundMode.RINT, h)
     y, am, ratio = _ratio(i.input, i)
@@ -668,7 +669,7 @@ class QuantPattern(RewritePattern):
             ops, y, scale = _quant(op)
         except Miss:
             return
-        _fuse(rewriter, ops, pto.QuantOp(y), [op.result, scale.result])
+        _fuse(rewriter, ops, pto.QuantOp(y, wrap=op.sat is None), [op.result, scale.result])
 
 
 # ------------------------------------------------------------------ remarks

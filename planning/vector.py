@@ -93,10 +93,11 @@ def per_row(o: tile.ReshapeOp) -> bool:
 
 def gm_views(stages: Sequence[tile.StageBase]) -> set[Operation]:
     """The ops that are views of global memory, not UB work: a window of a loaded weight,
-    an in-place reshape of a loaded tensor (or of such a view)."""
+    an in-place reshape of a loaded tensor (or of such a view), columns of a token tile
+    in global memory (`slice_in_gm`)."""
     views: set[Operation] = set()
     for o in (o for st in stages for o in st.body.block.ops):
-        if isinstance(o, tile.ViewOp):
+        if isinstance(o, tile.ViewOp) or isinstance(o, tile.SliceOp) and slice_in_gm(o):
             views.add(o)
         elif (
             isinstance(o, tile.ReshapeOp)
@@ -105,6 +106,17 @@ def gm_views(stages: Sequence[tile.StageBase]) -> set[Operation]:
         ):
             views.add(o)
     return views
+
+
+def slice_in_gm(o: tile.SliceOp) -> bool:
+    """Columns of a token tile that is in global memory when a vector stage reads it (a
+    loaded tile, a cube stage's result: the cube hands over through GM): its loads read
+    the columns (the gate and up halves of one matmul, a head of a projection), as
+    PyPTO's views do, rather than the whole rows and a copy of the columns in UB."""
+    src = o.input.owner
+    in_gm = isinstance(src, tile.LoadOp) and src.row is not None or isinstance(src, tile.CubeStageOp)
+    # (a slice its stage yields is the stage's work: a copy of those columns)
+    return in_gm and not any(isinstance(u.operation, tile.YieldOp) for u in o.result.uses)
 
 
 def loop_stages(phase: Sequence[tile.StageBase]) -> list[tile.StageBase]:
@@ -218,10 +230,11 @@ def data_cols(st: tile.VecStageOp, views: set[Operation]) -> int:
 def pinned_columns(phase: Sequence[tile.VecStageOp]) -> tuple[int, int] | None:
     """(row width, chunk) when a stage's vector tile is narrower than its rows."""
     views = gm_views(loop_stages(phase))
+    width = {st: data_cols(st, views) for st in phase}
     narrow = [
-        (data_cols(st, views), int(st.vec_tile.get_values()[-1]))
+        (width[st], int(st.vec_tile.get_values()[-1]))
         for st in phase
-        if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < data_cols(st, views)
+        if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < width[st]
     ]
     if not narrow:
         return None

@@ -65,7 +65,9 @@ def loop(*args, **kwargs) -> Iterator[Sym]:
     tr = current("pypto.loop")
     _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
     if kwargs.get("unroll_list") not in (None, [1]):
-        refuse("pypto.loop with an unroll_list: write pypto.loop_unroll")
+        # PyPTO unrolls the body's iterations as they are written (the tiles keep their
+        # rows): each iteration is one body here, as a loop without the list
+        not_modelled("pypto.loop's unroll_list (pypto.loop_unroll's is: bodies of p rows)", tr.notes)
     start, stop, step = _range(args)
     index = Sym(kwargs.get("idx_name") or "idx")
     if tr.loop is not None:  # a second loop: the rows a loop of whole tiles leaves

@@ -424,6 +424,9 @@ def cast(
     if perm.is_perm(input) and (run := perm.lazy_block(input)) is not None:  # a run of columns seen rank-3
         with perm.row_tiles(input.shape):  # (its hints, kept with it, as a row's ops take them)
             return perm.make([cast(run, dtype, mode, satmode)], input._lazy[2])  # type: ignore[index]
+    if _unit_lead(input):  # a [1, 1, D] weight (a gamma reshaped for heads): cast as [1, D]
+        flat = reshape(input, [1, input.shape[-1]], inplace=input._param is not None or input._view_of is not None)
+        return expand.expand_clone(cast(flat, dtype, mode, satmode), input.shape, _broadcast)
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
     if mode not in _ROUND:
@@ -436,6 +439,12 @@ def cast(
         return _quantize(x, mode, satmode)
     sat = satmode is SaturationMode.ON
     return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
+
+
+def _unit_lead(x: object) -> bool:
+    """A weight `[1, ..., 1, D]` of rank 3 or more: vector tiles are rank 2, and it is the
+    `[1, D]` row broadcast (kept as an expand_clone of it)."""
+    return isinstance(x, Tensor) and not x._tok and x._lazy is None and len(x.shape) > 2 and set(x.shape[:-1]) == {1}
 
 
 def _quantize(x: Tensor, mode: CastMode, satmode: SaturationMode) -> Tensor:

@@ -23,6 +23,7 @@ import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import UnitAttr
@@ -41,7 +42,7 @@ MAX_ROWS = 1024
 
 
 @contextmanager
-def row_tiles(shape: Sequence[object]) -> Iterator[None]:
+def row_tiles(shape: Sequence[Any]) -> Iterator[None]:
     """The vector tile of the ops on the rows of a `shape` grid, in the columns of the
     stage's 2-D data. A tile narrower than a row is the rows and the last size of the tile
     (`(4, 64, 64)` over `[t, 64, 512]` is `(4, 64)` over each `[t, 512]` row); one that
@@ -52,9 +53,11 @@ def row_tiles(shape: Sequence[object]) -> Iterator[None]:
     tile = pinned.vec_tile
     if tile is None or len(tile) < 3:
         row = pinned
-    elif len(tile) == len(shape) and tile[-1] >= shape[-1]:
-        runs = math.prod(min(t, int(d)) for t, d in zip(tile[1:-1], shape[1:-1], strict=True))  # type: ignore[call-overload]
-        row = dataclasses.replace(pinned, vec_tile=(tile[0], runs * int(shape[-1])))  # type: ignore[call-overload]
+    elif len(tile) == len(shape) and tile[-1] >= shape[-1]:  # (the dims after the tokens are ints)
+        runs = math.prod(min(t, d) for t, d in zip(tile[1:-1], shape[1:-1], strict=True))
+        # (never narrower than the tile's own last size: a `[t, H, 1]` keepdim sum's rows)
+        width = max(tile[-1], runs * shape[-1])
+        row = dataclasses.replace(pinned, vec_tile=(tile[0], width))
     else:
         row = dataclasses.replace(pinned, vec_tile=(tile[0], tile[-1]))
     b._pinned.append(row)

@@ -112,6 +112,16 @@ class Sym:
     def __neg__(self):
         return self._bin(-1, operator.mul, "*", True)
 
+    def __pos__(self):
+        return self
+
+    def min(self, other: int | Sym) -> Sym | int:
+        """`SymbolicScalar.min`: `(T - off).min(TILE)`, the rows a last tile holds."""
+        return sym_min(self, _operand(self, other, "min"))
+
+    def max(self, other: int | Sym) -> Sym | int:
+        return sym_max(self, _operand(self, other, "max"))
+
     def _no_value(self, *args):
         refuse(
             f"the symbolic integer {self}: only + - * // % and unary - combine it (it has no value while "
@@ -119,6 +129,12 @@ class Sym:
         )
 
     __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __abs__ = __round__ = _no_value
+
+
+def _operand(s: Sym, other: object, what: str) -> int | Sym:
+    if not isinstance(other, Sym) and not _is_int(other):
+        refuse(f"{s}.{what}({other!r}): a symbolic integer's {what} takes an integer or a symbolic integer")
+    return other  # type: ignore[return-value]
 
 
 def no_value(what: object) -> str:

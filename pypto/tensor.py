@@ -320,10 +320,11 @@ class Tensor:
         return view(self, at[0], at[1])
 
     def __setitem__(self, key, value):
-        """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`."""
+        """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`; with the ends
+        left out (`out[i:, c:] = y`), the window is y's shape at those starts, as in PyPTO."""
         from pto.pypto.loops import assemble
 
-        at = self._window(key, "writing a slice of")
+        at = self._window(key, "writing a slice of") or _open_window(key, self, value)
         if at is None or key[0] == slice(None):
             refuse(
                 f"writing a slice of a tensor with {key!r} is not supported: rows of an output as "
@@ -366,6 +367,20 @@ METHODS = (
     "round rsqrt sigmoid sqrt sub sum transpose trunc "
     "unsqueeze view"
 ).split()
+
+
+def _open_window(key, out: Tensor, value: object) -> tuple[list, list] | None:
+    """`out[i:, c:] = y`: y's shape at the starts, where each slice's end is left out or
+    is its start plus y's size; None for another key."""
+    if not (isinstance(value, Tensor) and isinstance(key, tuple) and len(key) == len(out.shape) == len(value.shape)):
+        return None
+    if not all(isinstance(k, slice) and k.step in (None, 1) for k in key):
+        return None
+    starts = [0 if k.start is None else k.start for k in key]
+    for k, a, n in zip(key, starts, value.shape, strict=True):
+        if k.stop is not None and _constant(k.stop - a) != n:
+            return None
+    return list(value.shape), starts
 
 
 def _static_window(keys, dims: list) -> tuple[list, list] | None:

@@ -25,7 +25,7 @@ rows (with a warning).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -281,6 +281,7 @@ class Lowering:
         feed, side = feeding(pre, cube)
         posts = post_phases(post)
         dests = self.destinations(loop, stages, [feed, side, [cube], *posts])  # type: ignore[list-item]
+        self.map_slices(stages)
         first = len(self.graph.body.block.ops) if self.graph else 0
         after: list[str] = []
         chunked = False
@@ -326,8 +327,10 @@ class Lowering:
             done.append((label, part))
             plan = part[0].phase  # (emit checked it)
             if not beside and not own and plan is not None:  # it reads the output tiles of its rows and columns
-                width = phase.plan.k if phase.plan is not None else cs.t.n
-                tasks = successors.vector_writes(body.rows, r, plan.copies.data, phase.chunks(), width)
+                width, starts = self.cube_reads(part, cube, cs.t.n)
+                if phase.plan is not None:
+                    width = phase.plan.k
+                tasks = successors.vector_writes(body.rows, r, plan.copies.data, phase.chunks(), width, starts)
                 places[label] = successors.hub_places(out, tasks)
         assert self.graph is not None
         self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
@@ -376,8 +379,7 @@ class Lowering:
                 window = npu.ViewOp(self.gm[o.input], o.starts, gm_type(o.result.type))
                 window.location = o.location
                 self.gm[o.result] = window.result
-            else:
-                assert isinstance(o, tile.ReshapeOp)
+            elif isinstance(o, tile.ReshapeOp):  # (a slice's source may be a cube stage's result: map_slices)
                 if isinstance(w := self.gm[o.input].owner, npu.ViewOp) and not w.contiguous():
                     raise unsupported(
                         o, "an in-place reshape of a weight window that is not contiguous (columns of a wider weight)"
@@ -390,6 +392,28 @@ class Lowering:
                 view = npu.ReshapeOp(src, BufferType(shape, t.element_type, Space.GM))
                 view.location = o.location
                 self.gm[o.result] = view.result
+
+    def cube_reads(self, part: Sequence[tile.StageBase], cube: tile.CubeStageOp, n: int) -> tuple[int, list[int]]:
+        """The columns of the cube's `n`-column result a phase after it reads: all, or the
+        column slices it reads (their width, their starts)."""
+        slices = [o for o in self.views if isinstance(o, tile.SliceOp) and o.input is cube.results[0]]
+        slices = [o for o in slices if stage_of(o) in part]
+        if not slices:
+            return n, [0]
+        return max(o.width for o in slices), sorted({o.start for o in slices})
+
+    def map_slices(self, stages: list[tile.StageBase]) -> None:
+        """Column slices of a token tile in global memory (`slice_in_gm`: a load, or a cube
+        stage's result, whose workspace `destinations` made) are views of its columns."""
+        for o in (o for st in stages for o in st.body.block.ops if o in self.views):
+            if isinstance(o, tile.SliceOp):
+                src = self.gm[o.input]
+                t = o.result.type
+                assert isinstance(t, TensorType)
+                shape = [npu.buf(src).get_shape()[0], *t.get_shape()[1:]]
+                window = npu.ViewOp(src, [0, o.start], BufferType(shape, t.element_type, Space.GM))
+                window.location = o.location
+                self.gm[o.result] = window.result
 
     def destinations(
         self, loop: tile.TokenLoopOp, stages: list[tile.StageBase], phases: list[list[tile.StageBase]]

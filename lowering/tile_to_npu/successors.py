@@ -25,9 +25,10 @@ def _split(n: int, size: int, i: int) -> range:
     return range(i * size, min(n, (i + 1) * size)) if n else range(i * size, (i + 1) * size)
 
 
-def vector_writes(rows: int, r: int, merge: int, chunks: int, width: int) -> Footprints:
+def vector_writes(rows: int, r: int, merge: int, chunks: int, width: int, starts: Sequence[int] = (0,)) -> Footprints:
     """A vector phase's tasks: `merge` tiles each, tile j = row tile j div chunks and
-    column chunk j mod chunks of a `width`-column row."""
+    column chunk j mod chunks of a `width`-column row; the row is each of the `width`
+    columns at `starts` of another value (the column slices the phase reads of it)."""
     tiles = -(-rows // r) * chunks
     cw = width // chunks
     out: Footprints = []
@@ -35,7 +36,7 @@ def vector_writes(rows: int, r: int, merge: int, chunks: int, width: int) -> Foo
         rects = []
         for j in range(i * merge, min(tiles, (i + 1) * merge)):
             rt, ch = divmod(j, chunks)
-            rects.append((_split(rows, r, rt), range(ch * cw, (ch + 1) * cw)))
+            rects += [(_split(rows, r, rt), range(s + ch * cw, s + (ch + 1) * cw)) for s in starts]
         out.append(rects)
     return out
 

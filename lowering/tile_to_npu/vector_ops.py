@@ -180,7 +180,7 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
     t = e.tmp([r, cols], f32)
     npu.VMulsOp(x, 127.0, t)
     npu.VDivOp(t, amax, t)
-    # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated).
+    # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated unless `wrap`).
     # Each step's source dies as the next is made: two wide buffers live, not four.
     i32b = e.tmp([r, cols], IntegerType(32))
     npu.VCastOp(t, i32b, RoundMode.RINT)
@@ -188,7 +188,7 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
     h = e.tmp([r, cols], f16)
     npu.VCastOp(i32b, h, RoundMode.ROUND)
     e.release(i32b)
-    npu.VCastOp(h, e.out(op.quantized), RoundMode.TRUNC, sat=True)
+    npu.VCastOp(h, e.out(op.quantized), RoundMode.TRUNC, sat=op.wrap is None)
 
 
 def _dequant(op: tile.DequantOp, e: _Emit) -> None:

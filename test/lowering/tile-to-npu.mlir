@@ -563,8 +563,9 @@ func.func @k_clipped(%x: tensor<?x320xf32>, %w: tensor<320x32xf32>, %out: tensor
 
 // -----
 
-// RoPE's column ops: a slice is one npu.vcopy into a new buffer, a concatenation one
-// vcopy per input into a new buffer as wide as their sum.
+// RoPE's column ops: a slice of the cube's result is a view of its columns in GM, loaded
+// as a tile of its own; a slice of a value in UB is one npu.vcopy into a new buffer, a
+// concatenation one vcopy per input into a new buffer as wide as their sum.
 func.func @rope_columns(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
@@ -589,15 +590,16 @@ func.func @rope_columns(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: te
   func.return
 }
 // CONST-LABEL: func.func @rope_columns
+// CONST: %[[PEV:.*]] = npu.view %[[WS:.*]] at [0, 64] : !npu.buf<?x128xf32, gm> -> !npu.buf<?x64xf32, gm>
+// CONST: %[[KVV:.*]] = npu.view %[[WS]] at [0, 0] : !npu.buf<?x128xf32, gm> -> !npu.buf<?x64xf32, gm>
 // CONST: npu.tasks "rope.16" vector
-// CONST: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %[[Y:.*]][0, 0] rows %{{.*}} : !npu.buf<?x128xf32, gm> -> !npu.buf<4x128xf32, ub>
-// CONST: npu.vcopy %[[Y]][cols 64] -> %[[PE:.*]][cols 0] width 64 : !npu.buf<4x128xf32, ub> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.dma mte2 %[[PEV]][%{{.*}}, 0] -> %[[PE:.*]][0, 0] rows %{{.*}} : !npu.buf<?x64xf32, gm> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.dma mte2 %[[KVV]][%{{.*}}, 0] -> %[[KV:.*]][0, 0] rows %{{.*}} : !npu.buf<?x64xf32, gm> -> !npu.buf<4x64xf32, ub>
 // CONST: npu.vcopy %[[PE]][cols 0] -> %[[X1:.*]][cols 0] width 32 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x32xf32, ub>
 // CONST: npu.vcopy %[[PE]][cols 32] -> %[[X2:.*]][cols 0] width 32
 // CONST: npu.vmuls %[[X2]], -1.000000e+00 -> %[[N2:.*]] :
 // CONST: npu.vcopy %[[N2]][cols 0] -> %[[ROT:.*]][cols 0] width 32 : !npu.buf<4x32xf32, ub> -> !npu.buf<4x64xf32, ub>
 // CONST: npu.vcopy %[[X1]][cols 0] -> %[[ROT]][cols 32] width 32 : !npu.buf<4x32xf32, ub> -> !npu.buf<4x64xf32, ub>
-// CONST: npu.vcopy %[[Y]][cols 0] -> %[[KV:.*]][cols 0] width 64
 // CONST: npu.vcopy %[[KV]][cols 0] -> %[[O:.*]][cols 0] width 64 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x128xf32, ub>
 // CONST: npu.vcopy %[[ROT]][cols 0] -> %[[O]][cols 64] width 64 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x128xf32, ub>
 // CONST: npu.dma mte3 %[[O]][0, 0] -> %{{.*}}[%{{.*}}, 0] rows %{{.*}} : !npu.buf<4x128xf32, ub> -> !npu.buf<?x128xf32, gm>
@@ -630,7 +632,46 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
   func.return
 }
 // CONST-LABEL: func.func @rope_narrow_tile
-// CONST: npu.vcopy %{{.*}}[cols 64] -> %{{.*}}[cols 0] width 64 : !npu.buf<4x128xf32, ub> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.tasks "rope.16" vector
+// CONST-NOT: scf.for
+// CONST: npu.vcopy %{{.*}}[cols 0] -> %{{.*}}[cols 64] width 64 : !npu.buf<4x64xf32, ub> -> !npu.buf<4x128xf32, ub>
+
+// -----
+
+// SwiGLU on the gate and up halves of one matmul (`pypto.view`s of its result): the
+// halves are views of the result's columns in GM, so a vector tile narrower than a half
+// column-tiles the phase (an elementwise one: a task per chunk), each chunk loading its
+// columns of both halves.
+func.func @gate_up_columns(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [128, 128]> -> (tensor<16x256xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<256x64xbf16> -> tensor<16x256xf32>
+      tile.yield %m : tensor<16x256xf32>
+    }
+    %r = tile.vec_stage "swiglu" tile [4, 64] phase <rows = 4, copies = 1, chunk = 64 of 128> -> (tensor<16x128xf32>) {
+      %g = tile.slice %y at 0 : tensor<16x256xf32> -> tensor<16x128xf32>
+      %u = tile.slice %y at 128 : tensor<16x256xf32> -> tensor<16x128xf32>
+      %e = tile.exp %g : tensor<16x128xf32> -> tensor<16x128xf32>
+      %o = tile.mul %e, %u : tensor<16x128xf32>, tensor<16x128xf32> -> tensor<16x128xf32>
+      tile.yield %o : tensor<16x128xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @gate_up_columns
+// CONST: %[[G:.*]] = npu.view %[[WS:.*]] at [0, 0] : !npu.buf<?x256xf32, gm> -> !npu.buf<?x128xf32, gm>
+// CONST: %[[U:.*]] = npu.view %[[WS]] at [0, 128] : !npu.buf<?x256xf32, gm> -> !npu.buf<?x128xf32, gm>
+// CONST: npu.tasks "swiglu.16" vector (%{{.*}}, %{{.*}}) in (%{{.*}}, 8) after ["linear.16"]
+// CONST: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CONST: npu.dma mte2 %[[G]][%{{.*}}, %[[C]]] -> %[[GB:.*]][0, 0] rows %{{.*}} : !npu.buf<?x128xf32, gm> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.dma mte2 %[[U]][%{{.*}}, %[[C]]] -> %[[UB:.*]][0, 0] rows %{{.*}} : !npu.buf<?x128xf32, gm> -> !npu.buf<4x64xf32, ub>
+// CONST: npu.vexp %[[GB]]
+// CONST: npu.vmul
+// CONST: npu.dma mte3 %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, %[[C]]] rows %{{.*}} : !npu.buf<4x64xf32, ub> -> !npu.buf<?x128xf32, gm>
 
 // -----
 

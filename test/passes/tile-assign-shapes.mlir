@@ -59,6 +59,10 @@
 // PLAN-LABEL: func.func @three_passes
 // PLAN: tile.vec_stage "norm" tile [4, 64] phase <rows = 4, copies = 1, chunk = 64 of 256>
 
+// The gate and up halves of one matmul, views of its columns in GM (gate_up_columns below).
+// PLAN-LABEL: func.func @gate_up_columns
+// PLAN: tile.vec_stage "swiglu" tile [4, 64] phase <rows = 4, copies = 1, chunk = 64 of 128>
+
 // A pinned plan is kept (column chunks of 1024 on 4096-wide rows).
 // PLAN-LABEL: func.func @pinned_columns
 // PLAN: tile.vec_stage "norm" tile [4, 4096] phase <rows = 4, copies = 1, chunk = 1024 of 4096>
@@ -285,7 +289,8 @@ func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor
 
 // -----
 
-// A vector tile narrower than the row does not column-tile slices and concatenations:
+// A vector tile narrower than the row does not column-tile slices (of a value in UB: a
+// slice of the cube's result itself would be a view of it in GM) and concatenations:
 // whole rows, and said.
 func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
@@ -298,13 +303,39 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
     }
     // expected-warning@+1 {{vector tile [4, 64] is narrower than the 128-column row but the phase is not column-tiled ('tile.slice' is not column-tiled): tile-to-npu processes whole rows}}
     %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x128xf32>) {
-      %pe = tile.slice %y at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %ys = tile.muls %y, 2.0 : tensor<16x128xf32> -> tensor<16x128xf32>
+      %pe = tile.slice %ys at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
       %x1 = tile.slice %pe at 0 : tensor<16x64xf32> -> tensor<16x32xf32>
       %x2 = tile.slice %pe at 32 : tensor<16x64xf32> -> tensor<16x32xf32>
       %n2 = tile.muls %x2, -1.0 : tensor<16x32xf32> -> tensor<16x32xf32>
       %rot = tile.concat %n2, %x1 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x64xf32>
-      %kv = tile.slice %y at 0 : tensor<16x128xf32> -> tensor<16x64xf32>
+      %kv = tile.slice %ys at 0 : tensor<16x128xf32> -> tensor<16x64xf32>
       %o = tile.concat %kv, %rot : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x128xf32>
+      tile.yield %o : tensor<16x128xf32>
+    }
+    tile.store %r, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
+  }
+  func.return
+}
+
+// -----
+
+// The gate and up halves of one matmul are views of its columns in GM: a tile narrower
+// than a half column-tiles the phase, without a warning.
+func.func @gate_up_columns(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>, %out: tensor<?x128xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xbf16> -> tensor<16x64xbf16>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [128, 128]> -> (tensor<16x256xf32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<256x64xbf16> -> tensor<16x256xf32>
+      tile.yield %m : tensor<16x256xf32>
+    }
+    %r = tile.vec_stage "swiglu" tile [4, 64] -> (tensor<16x128xf32>) {
+      %g = tile.slice %y at 0 : tensor<16x256xf32> -> tensor<16x128xf32>
+      %u = tile.slice %y at 128 : tensor<16x256xf32> -> tensor<16x128xf32>
+      %e = tile.exp %g : tensor<16x128xf32> -> tensor<16x128xf32>
+      %o = tile.mul %e, %u : tensor<16x128xf32>, tensor<16x128xf32> -> tensor<16x128xf32>
       tile.yield %o : tensor<16x128xf32>
     }
     tile.store %r, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
@@ -536,13 +567,16 @@ func.func @pinned_plan_copies(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>
 
 // The phase after the cube is cut where its one-row task does not fit: each part is a
 // phase of its own (its plan on its first stage), the values between them through GM.
-// CUTWARN: warning: vector stage 'post': one row of the fused phase needs 262144 bytes of ub (ascend910b1 has 196608): cut into 3 phases, their values through GM
-// CUT:      %[[A:.*]] = tile.vec_stage "post" tile [1, 32768] phase <rows = 1, copies = 1>
-// CUT-NEXT:   tile.slice %{{.*}} at 0
-// CUT:      %[[B:.*]] = tile.vec_stage "post.1" tile [1, 32768] phase <rows = 1, copies = 1>
-// CUT-NEXT:   tile.slice %{{.*}} at 16384
-// CUT:      tile.vec_stage "post.2" tile [1, 16384] phase <rows = 1, copies = 1>
+// CUTWARN: warning: vector stage 'post': one row of the fused phase needs 262144 bytes of ub (ascend910b1 has 196608): cut into 4 phases, their values through GM
+// CUT:      %[[S:.*]] = tile.vec_stage "post" tile [1, 32768] phase <rows = 1, copies = 1, chunk = 16384 of 32768>
+// CUT-NEXT:   tile.muls
+// CUT:      %[[A:.*]] = tile.vec_stage "post.1" tile [1, 32768] phase <rows = 1, copies = 1>
+// CUT-NEXT:   tile.slice %[[S]] at 0
+// CUT:      %[[B:.*]] = tile.vec_stage "post.2" tile [1, 32768] phase <rows = 1, copies = 1>
+// CUT-NEXT:   tile.slice %[[S]] at 16384
+// CUT:      tile.vec_stage "post.3" tile [1, 16384] phase <rows = 1, copies = 1>
 // CUT-NEXT:   tile.mul %[[A]], %[[B]]
 // CUTNPU: npu.tasks "post.16" vector {{.*}} after ["linear.16"]
-// CUTNPU: npu.tasks "post.1.16" vector {{.*}} after ["linear.16"]
-// CUTNPU: npu.tasks "post.2.16" vector {{.*}} after ["linear.16", "post.16", "post.1.16"]
+// CUTNPU: npu.tasks "post.1.16" vector {{.*}} after ["linear.16", "post.16"]
+// CUTNPU: npu.tasks "post.2.16" vector {{.*}} after ["linear.16", "post.16"]
+// CUTNPU: npu.tasks "post.3.16" vector {{.*}} after ["linear.16", "post.1.16", "post.2.16"]

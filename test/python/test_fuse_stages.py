@@ -462,3 +462,31 @@ def test_dequant_orders_bit_for_bit_at_the_pto_level() -> None:
         assert _ops(fused) == ["dequant"], name
         got, want = (pto.run(m, xs, level="pto").outputs[0] for m in (fused, prim))
         assert _same_bits(got, want), name
+
+
+# DeepSeek's own quant: the last cast without saturation. Fused as `pto.quant wrap`, which
+# differs from the saturating op only where x * 127 / amax is NaN (a row of zeros): there
+# the wrapping conversion gives 0 where saturation gives -128. The quantised tile is an
+# output here, so that row is seen.
+WRAP_PRIM = (
+    QUANT_PRIM.replace(
+        "-> tensor<?x256xbf16>\n    attributes", "-> (tensor<?x256xbf16>, tensor<?x256xi8>)\n    attributes"
+    )
+    .replace("pto.cast %h trunc sat", "pto.cast %h trunc")
+    .replace("func.return %o : tensor<?x256xbf16>", "func.return %o, %q : tensor<?x256xbf16>, tensor<?x256xi8>")
+)
+
+
+def test_a_quant_without_saturation_is_fused_as_wrap_and_agrees_on_a_row_of_zeros() -> None:
+    prim = parse(WRAP_PRIM)
+    fused = lowered(prim, "pto-fuse-stages")
+    assert "pto.quant %n wrap" in str(fused)
+    xs = [np.asarray(a) for a in random_inputs(signature(prim), 9, seed=3)]
+    xs[0][4] = 0  # its norm is 0, amax 0: 0 * 127 / 0 is NaN
+    want = pto.run(prim, xs, level="pto").outputs[1]
+    assert want[4].tolist() == [0] * 256  # NaN -> i32 min -> f16 -32768 -> i8, wrapped
+    for engine in ("interp", "compiled"):
+        got = pto.run(pto.compile(prim), xs, engine=engine).outputs[1]
+        np.testing.assert_array_equal(got, want)
+    saturating = pto.run(parse(WRAP_PRIM.replace("pto.cast %h trunc :", "pto.cast %h trunc sat :")), xs, level="pto")
+    assert saturating.outputs[1][4].tolist() == [-128] * 256

@@ -32,6 +32,8 @@ func.func @quant(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: tensor<
   %n = pto.rms_norm %x eps = 1.0e-06 : tensor<?x1024xbf16> -> tensor<?x1024xf32>
   // CHECK: %{{.*}}, %{{.*}} = pto.quant %{{.*}} : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
   %q, %s = pto.quant %n : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
+  // CHECK: %{{.*}}, %{{.*}} = pto.quant %{{.*}} wrap : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
+  %qw, %sw = pto.quant %n wrap : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
   // CHECK: pto.matmul %{{.*}}, %{{.*}} b_trans : tensor<?x1024xi8>, tensor<8192x1024xi8> -> tensor<?x8192xi32>
   %acc = pto.matmul %q, %w b_trans : tensor<?x1024xi8>, tensor<8192x1024xi8> -> tensor<?x8192xi32>
   // CHECK: pto.dequant %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8192xi32>, tensor<?x1xf32>, tensor<8192x1xf32> -> tensor<?x8192xf32>

@@ -1,5 +1,6 @@
 // A post-cube phase whose one-row task does not fit UB (a [1, 32768] f32 row and two
-// [1, 16384] halves of it): tile-assign-shapes cuts it into phases that each fit.
+// [1, 16384] halves of it, made in UB: slices of the cube's result itself would be views
+// of its columns in GM): tile-assign-shapes cuts it into phases that each fit.
 func.func @cut_after_the_cube(%x: tensor<?x64xf32>, %w: tensor<64x32768xf32>,
              %out: tensor<?x16384xf32> {pto.output}) attributes {pto.target = "ascend910b1"} {
   %c0 = arith.constant 0 : index
@@ -11,8 +12,9 @@ func.func @cut_after_the_cube(%x: tensor<?x64xf32>, %w: tensor<64x32768xf32>,
       tile.yield %y : tensor<16x32768xf32>
     }
     %ot = tile.vec_stage "post" -> (tensor<16x16384xf32>) {
-      %a = tile.slice %yt at 0 : tensor<16x32768xf32> -> tensor<16x16384xf32>
-      %b = tile.slice %yt at 16384 : tensor<16x32768xf32> -> tensor<16x16384xf32>
+      %s = tile.muls %yt, 2.0 : tensor<16x32768xf32> -> tensor<16x32768xf32>
+      %a = tile.slice %s at 0 : tensor<16x32768xf32> -> tensor<16x16384xf32>
+      %b = tile.slice %s at 16384 : tensor<16x32768xf32> -> tensor<16x16384xf32>
       %c = tile.mul %a, %b : tensor<16x16384xf32>, tensor<16x16384xf32> -> tensor<16x16384xf32>
       tile.yield %c : tensor<16x16384xf32>
     }
