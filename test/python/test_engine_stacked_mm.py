@@ -249,3 +249,68 @@ def test_a_write_of_whole_rows_by_columns_leaves_no_row_known_zero() -> None:
     slot.write_rows([0, 0], np.ones((1, 1, 1, 3), np.float32), (4, 3))
     slot.write((slice(None), slice(1, 2)), np.ones((1, 1, 4, 1), np.float32), (1, 1))
     assert slot.zero_from == 4 and slot.live((slice(None), slice(0, 3))) == 4
+
+
+@pytest.mark.parametrize(
+    ("xs", "ys"),
+    [
+        ((4, 1, 128, 256), (1, 16, 256, 64)),  # sk03_standard at t=512: weight tiles as columns of one call
+        ((4, 8, 32, 256), (1, 8, 256, 128)),  # mla_wkv_rmsnorm: a call per task, the bodies' tiles as rows
+        ((3, 1, 32, 64), (3, 5, 64, 32)),  # a call per body
+    ],
+)
+def test_a_merged_product_is_each_tiles_product_alone(xs, ys) -> None:
+    rng = np.random.default_rng(sum(xs))
+    x, y = rng.standard_normal(xs).astype(BF16), rng.standard_normal(ys).astype(BF16)
+    calls: list[tuple] = []
+
+    def counted(a, b):
+        calls.append(a.shape)
+        return np.matmul(a, b)
+
+    got = stacked_mm._merged(x, y)
+    if got is None:
+        pytest.skip("this BLAS rounds a merged call of this shape otherwise")
+    assert np.array_equal(bits(got), bits(alone(x, y)))
+    stacked_mm.merges_exact.cache_clear()
+    real = stacked_mm._product
+    stacked_mm._product = counted
+    try:
+        stacked_mm._merged(x, y)
+    finally:
+        stacked_mm._product = real
+        stacked_mm.merges_exact.cache_clear()
+    two_d = calls[-1][0] if len(calls[-1]) == 3 else 1  # (the merged call: a 2-D product per batch entry)
+    assert two_d < max(xs[0], ys[0]) * max(xs[1], ys[1])
+
+
+def test_a_merged_product_that_is_not_finite_or_not_exact_is_multiplied_per_tile(monkeypatch) -> None:
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((4, 1, 32, 64)).astype(BF16), rng.standard_normal((1, 3, 64, 32)).astype(BF16)
+    y[0, 1, 3, 4] = np.inf
+    assert stacked_mm._merged(x, y) is None
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(bits(stacked_mm.product(x, y)[0]), bits(alone(x, y)))
+    y[0, 1, 3, 4] = 1
+    monkeypatch.setattr(stacked_mm, "merges_exact", lambda *shape: False)
+    assert stacked_mm._merged(x, y) is None
+
+
+def test_the_merge_probe_sees_a_block_that_rounds_otherwise(monkeypatch) -> None:
+    """`merges_exact` is False where a merged call's bits differ from the tiles' own (a
+    stand-in for BLAS that adds one to the first row of a call taller than a tile)."""
+    stacked_mm.merges_exact.cache_clear()
+    real = np.matmul
+
+    def placed(a, b):
+        out = real(a, b)
+        if a.shape[-2] > 4:
+            out[..., 0, :] += 1
+        return out
+
+    monkeypatch.setattr(stacked_mm, "_product", placed)
+    try:
+        assert not stacked_mm.merges_exact(4, 8, 4, 2, 1)
+        assert stacked_mm.merges_exact(4, 8, 4, 1, 2)
+    finally:
+        stacked_mm.merges_exact.cache_clear()
