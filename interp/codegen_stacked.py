@@ -39,11 +39,14 @@ class StackedEmitter:
         self.lines: list[str] = []
         self.indent = 1
         self.yield_to: list[list[str]] = []
+        self.task: SSAValue | None = None  # the task block argument
+        self.splits: set[int] = set()  # the q of each `task // q` and `task % q`
 
     def program(self, region: Region) -> str:
         block = only_block(region)
         check_allocs(region)
         args = [self.define(a) for a in block.args]
+        self.task = block.args[1] if len(block.args) > 1 else None
         self.block(block)
         head = ["def numerics(S, fv, *args):"]
         if self.free:
@@ -89,6 +92,10 @@ class StackedEmitter:
         if isinstance(op, _NO_DATA):
             return
         if t in _INLINE or t in _MINMAX:
+            if isinstance(op, arith.DivUIOp | arith.RemUIOp) and op.operands[0] is self.task:
+                rhs = op.operands[1].owner
+                if isinstance(rhs, arith.ConstantOp) and isinstance(rhs.value, IntegerAttr):
+                    self.splits.add(rhs.value.value.data)
             form = _MINMAX.get(t) or _INLINE[t]
             self.emit(f"{self.define(op.results[0])} = nz({form.format(*(self.use(v) for v in op.operands))})")
         elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr | FloatAttr):
@@ -180,8 +187,9 @@ def check_allocs(region: Region) -> None:
 
 
 def compile_stacked(region: Region) -> tuple | None:
-    """(numerics function, free values), or None for a program the stacked pass cannot
-    run."""
+    """(numerics function, free values, task split), or None for a program the stacked
+    pass cannot run. The split is the q of the program's `task // q` and `task % q` if
+    it has one such q (`stacked.Stack`), else 1."""
     ns: dict[str, object] = {
         "ops": ops,
         "u": stacked.u,
@@ -196,4 +204,4 @@ def compile_stacked(region: Region) -> tuple | None:
     except NotStackable:
         return None
     exec(compile(source, "<npu stacked program>", "exec"), ns)  # noqa: S102
-    return ns["numerics"], e.free
+    return ns["numerics"], e.free, (min(e.splits) if len(e.splits) == 1 else 1)

@@ -229,8 +229,8 @@ class Programs:
             kept["stacked"] = compile_stacked(region)
         if kept["stacked"] is None:
             return None
-        fn, free = kept["stacked"]
-        return fn, self.interpreter.get_values(free)
+        fn, free, split = kept["stacked"]
+        return fn, self.interpreter.get_values(free), split
 
     def costs(self, graph: TaskGraph) -> dict[str, float]:
         """The measured costs of the graph's ways to run (`_way`), kept with its first

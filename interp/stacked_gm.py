@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# The stack axes of a group's stacked arrays (`pto.interp.stacked.Stack`): body, task
+# // split, task % split.
+AXES = 3
+
 
 class NotStackable(Exception):
     """A program the stacked pass cannot run (known when compiling)."""
@@ -55,7 +59,7 @@ class Tracker:
 
     def access(self, st, gm, where, ext, mask, write: bool) -> None:
         """Group `st` (a `stacked.Stack`) reads or writes a tile of `gm` per task: at
-        `where` (offsets: ints, or index arrays (b?, p?, ..) from `Stack._indices`), of
+        `where` (offsets: ints, or index arrays (b?, p1?, p2?, ..) from `Stack._indices`), of
         extent `ext`, its rows cut by `mask` (None: all)."""
         a = gm.array
         r = root(a)
@@ -70,18 +74,18 @@ class Tracker:
             raise Unstackable("one group reads and writes one tensor")
         # (a mask along the last axis, of a 1-D tile, cuts rows: a span per element then)
         start, end = tile_spans(a, r, where, ext, mask is not None and mask.shape[-1] > 1)
-        shape = np.broadcast_shapes(start.shape, (1, 1) if mask is None else mask.shape)
+        shape = np.broadcast_shapes(start.shape, (1,) * AXES if mask is None else mask.shape)
         if st.B > 1 and shape[0] == 1:
             raise Unstackable("tasks of several bodies touch one element of a written tensor")
         if write:  # every task writes (`Stack.store`), those with alike offsets too
-            shape = (st.B, st.P, *shape[2:])
+            shape = (*st.S, *shape[AXES:])
         start, end = np.broadcast_to(start, shape), np.broadcast_to(end, shape)
         if mask is not None:
             mask = np.broadcast_to(mask, shape)
-        b, p = shape[:2]
-        lead_shape = (b, p, *(1,) * (start.ndim - 2))
-        body = np.broadcast_to(st.owner[:b].reshape(b, 1, *lead_shape[2:]), start.shape)
-        task = np.broadcast_to((st.body[:b] * st.P + st.task[:, :p]).reshape(lead_shape), start.shape)
+        b, p1, p2 = shape[:AXES]
+        lead_shape = (b, p1, p2, *(1,) * (start.ndim - AXES))
+        body = np.broadcast_to(st.owner[:b].reshape(b, 1, 1, *lead_shape[AXES:]), start.shape)
+        task = np.broadcast_to((st.body[:b] * st.P + st.task[:, :p1, :p2]).reshape(lead_shape), start.shape)
         if mask is not None:
             start, end, body, task = start[mask], end[mask], body[mask], task[mask]
         else:
@@ -115,7 +119,7 @@ def root(a: np.ndarray) -> np.ndarray:
 
 
 def tile_spans(a: np.ndarray, r: np.ndarray, where, ext, apart: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) of each row of each task's tile in `r`'s memory: shape (b, p, rows..,
+    """(start, end) of each row of each task's tile in `r`'s memory: shape (b, p1, p2, rows..,
     1). A tensor whose last axis is not contiguous, or `apart`, has a span per element."""
     size = a.itemsize
     base = (a.__array_interface__["data"][0] - r.__array_interface__["data"][0]) // size
@@ -139,7 +143,7 @@ def _int_indices(shape, offs, ext) -> list[np.ndarray]:
     out = []
     for d, (o, e, n) in enumerate(zip(offs, ext, shape, strict=True)):
         i = np.clip(np.arange(o, o + e, dtype=np.int64), 0, max(n - 1, 0))
-        out.append(i.reshape((1, 1) + (1,) * d + (e,) + (1,) * (nd - d - 1)))
+        out.append(i.reshape((1,) * AXES + (1,) * d + (e,) + (1,) * (nd - d - 1)))
     return out
 
 
