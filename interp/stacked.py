@@ -106,6 +106,9 @@ def lead(x) -> tuple[int, ...]:
 
 
 def both(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    if len(shapes) == 2:
+        (a, b, c), (d, e, f) = shapes
+        return (a if a > d else d, b if b > e else e, c if c > f else f)
     return tuple(max(s[i] for s in shapes) for i in range(AXES))
 
 
@@ -315,17 +318,23 @@ class Stack:
             v = ext[0] if valid is None else int(valid)
             self.tracker.access(self, gm, offs, (v, *ext[1:]), None, False)
             return a[window(offs, (v, *ext[1:]))][(None,) * AXES]
-        idx, mask = self._indices(a, offs, ext, valid)
-        self.tracker.access(self, gm, idx, ext, mask, False)
+        # (an input's reads are not tracked: its index arrays are made only if a copy needs them)
+        idx, mask = None, None
+        if not self.tracker.untracked(gm):
+            idx, mask = self._indices(a, offs, ext, valid)
+            self.tracker.access(self, gm, idx, ext, mask, False)
         # Only the rows some task copies are read (past them are zeros: a tile's rows past
         # the valid ones may lie past the array).
         v = ext[0] if valid is None else int(np.max(valid))
         data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
         if data is None:
+            if idx is None:
+                idx, mask = self._indices(a, offs, ext, valid)
             data = a[idx]
-        if (
-            mask is not None and valid is not None and int(np.min(valid)) < data.shape[AXES]
-        ):  # (else every row read is valid)
+        if valid is not None and int(np.min(valid)) < data.shape[AXES]:  # (else every row read is valid)
+            if mask is None:
+                mask = self._indices(a, offs, ext, valid)[1]
+            assert mask is not None
             data = np.where(mask[upto(data.shape[AXES])], raw(data), 0).view(a.dtype)
         return data
 

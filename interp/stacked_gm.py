@@ -57,6 +57,10 @@ class Tracker:
         self.writes: dict[tuple[int, int], Spans] = {}  # (root, rank) -> spans tagged by task
         self.kinds: dict[tuple[int, int], set[bool]] = {}  # (root, rank) -> {write?}
 
+    def untracked(self, gm) -> bool:
+        """Whether `gm` is an input, whose reads are not tracked."""
+        return id(root(gm.array)) in self.inputs
+
     def access(self, st, gm, where, ext, mask, write: bool) -> None:
         """Group `st` (a `stacked.Stack`) reads or writes a tile of `gm` per task: at
         `where` (offsets: ints, or index arrays (b?, p1?, p2?, ..) from `Stack._indices`), of
