@@ -243,7 +243,7 @@ class Stack:
     def __init__(self, tracker: Tracker, rank: int, bodies: int, per_body: int, loop: int = 0, split: int = 1):
         self.tracker, self.rank = tracker, rank
         self.B, self.P = bodies, per_body
-        low = split if 1 < split < per_body and per_body % split == 0 else 1
+        low = split if splits(split, per_body) else 1
         self.S = (bodies, per_body // low, low)
         self.body = np.arange(bodies, dtype=np.int64).reshape(bodies, 1, 1)
         # which tasks of other groups it depends on: those of its loop body (`TaskGraph`)
@@ -483,6 +483,12 @@ class Stack:
         lead_d = (slice(None),) * (len(dst.shape) - 1)
         part = src.read((*lead_s, slice(sc, sc + w)))
         dst.write((*lead_d, slice(dc, dc + w)), part, lead(part))
+
+
+def splits(split: int, per_body: int) -> bool:
+    """Whether a program's task split (`codegen_stacked.compile_stacked`) splits a body
+    of `per_body` tasks (`Stack`)."""
+    return 1 < split < per_body and per_body % split == 0
 
 
 def ancestors(groups) -> dict[int, set[int]] | None:

@@ -265,3 +265,14 @@ def test_a_stack_split_loads_a_tile_alike_along_a_task_axis_once() -> None:
             r, c = b * 8 + (t % 2) * 4, (t // 2) * 6
             assert np.array_equal(got[b, t // 2, t % 2], a[r : r + 4, c : c + 6])
     assert stacked.Stack(stacked.Tracker([], {}), 0, 2, 6, split=4).S == (2, 6, 1)  # (4 does not divide 6)
+
+
+def test_one_body_whose_tasks_split_is_stacked(monkeypatch) -> None:
+    """Fewer than `STACK_BODIES` bodies are stacked when a program splits its task axis
+    (mla_wqa_qrmsnorm's one body of 128 tokens), and agree with the interp engine."""
+    n = counted(monkeypatch)
+    pto_m, npu_m = lowered_example("mla_wqa_qrmsnorm.mlir", "pto-sk03-pipeline{factors=1}")
+    inputs = random_inputs(signature(pto_m), 128, 4)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 1, "unstackable": 0}
+    assert stacked.splits(2, 32) and not stacked.splits(1, 32) and not stacked.splits(3, 32)
