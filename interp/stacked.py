@@ -231,6 +231,21 @@ def _aligned(a: np.ndarray, nd: int) -> np.ndarray:
     return a.reshape(a.shape[:AXES] + (1,) * extra + a.shape[AXES:]) if extra > 0 else a
 
 
+def _fresh(value: np.ndarray, args: list[np.ndarray]) -> bool:
+    """Whether a vector op's result is a new array nothing else holds: it, or a view of
+    all of one (`nx.f32`'s widened bits seen as f32), that shares no memory with the op's
+    operands (the computes of `npu_ops.vector_kernel` hold no arrays of their own)."""
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return (
+        root.flags.owndata
+        and root.nbytes == value.nbytes
+        and value.flags.c_contiguous
+        and not any(np.may_share_memory(value, a) for a in args)
+    )
+
+
 class Stack:
     """One group's stacked pass: its index arrays, its slots, its GM accesses.
 
@@ -464,11 +479,7 @@ class Stack:
             value = np.swapaxes(args[0], -1, -2)
         else:
             value = np.asarray(compute(np.empty(0, dst.dtype), *args))
-        if (
-            value.shape[AXES:] == dst.shape
-            and value.flags.owndata
-            and not any(np.may_share_memory(value, a) for a in args)
-        ):
+        if value.shape[AXES:] == dst.shape and _fresh(value, args):
             out = value.astype(dst.dtype, copy=False)  # (a new array that nothing else holds: taken)
             return dst.write((), out, lead(out), own=True)
         if value.ndim < AXES:  # (a duplicated scalar)

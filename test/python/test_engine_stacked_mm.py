@@ -319,3 +319,23 @@ def test_the_merge_probe_sees_a_block_that_rounds_otherwise(monkeypatch) -> None
         assert stacked_mm.merges_exact(4, 8, 4, 1, 2)
     finally:
         stacked_mm.merges_exact.cache_clear()
+
+
+def test_a_widened_vector_result_is_taken_not_copied() -> None:
+    """A bf16 -> f32 cast's result is a view of its new widened bits (`nx.f32`): it is
+    taken whole (hc_pre's cast of a 16 MB stack was copied); a view of part of an array,
+    or of an operand, is not."""
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 1)
+    src, dst = stacked.Slot((2, 4), np.dtype(BF16)), stacked.Slot((2, 4), np.dtype(np.float32))
+    src.write((), np.ones((3, 1, 1, 2, 4), BF16), (3, 1, 1))
+    made: list[np.ndarray] = []
+
+    def widen(_, x):
+        made.append(nx.f32(x))
+        return made[-1]
+
+    st.vector(widen, False, [src], dst)
+    assert dst.arr is made[0] and not made[0].flags.owndata
+    big = np.zeros((3, 1, 1, 4, 4), np.float32)
+    st.vector(lambda _, x: big[:, :, :, :2], False, [src], dst)  # (a part of another array: copied)
+    assert not np.shares_memory(dst.arr, big)
