@@ -527,6 +527,7 @@ def run_numerics(groups, programs: list, inputs: list[GmTensor], above: dict[int
         st = Stack(tracker, g.index, g.bodies, g.per_body, g.loop, split)
         try:
             fn(st, free, *st.args())
+            tracker.close(g.index)
         except Unstackable as e:
             e.group = g.index
             raise

@@ -56,6 +56,8 @@ class Tracker:
         self.groups: dict[tuple[int, int], Spans] = {}  # (root, rank) -> spans (tag 0)
         self.writes: dict[tuple[int, int], Spans] = {}  # (root, rank) -> spans tagged by task
         self.kinds: dict[tuple[int, int], set[bool]] = {}  # (root, rank) -> {write?}
+        # (root, rank) -> the group's accesses not yet checked: (start, end, body, task, write?)
+        self.pending: dict[tuple[int, int], list[tuple]] = {}
 
     def untracked(self, gm) -> bool:
         """Whether `gm` is an input, whose reads are not tracked."""
@@ -64,7 +66,11 @@ class Tracker:
     def access(self, st, gm, where, ext, mask, write: bool) -> None:
         """Group `st` (a `stacked.Stack`) reads or writes a tile of `gm` per task: at
         `where` (offsets: ints, or index arrays (b?, p1?, p2?, ..) from `Stack._indices`), of
-        extent `ext`, its rows cut by `mask` (None: all)."""
+        extent `ext`, its rows cut by `mask` (None: all). A write of an input is refused
+        before it is made; the rules on spans are checked for all of a group's accesses at
+        once when it ends (`close`): each is a test of the union of the spans, which
+        grows as accesses come (checked per access, three merges each were a sixth of
+        mla_wkv_rmsnorm's stacked pass)."""
         a = gm.array
         r = root(a)
         key = id(r)
@@ -95,25 +101,33 @@ class Tracker:
         else:
             start, end, body, task = (np.broadcast_to(x, start.shape).reshape(-1) for x in (start, end, body, task))
         keep = end > start
-        start, end, body, task = start[keep], end[keep], body[keep], task[keep]
+        self.pending.setdefault((key, st.rank), []).append((start[keep], end[keep], body[keep], task[keep], write))
 
-        merged = _merge_apart(_join(self.bodies.get(key, _NONE), (start, end, body)))
-        if merged is None:
-            raise Unstackable("tasks of several bodies touch one element of a written tensor")
-        self.bodies[key] = merged
-        mine = (start, end, np.zeros_like(start))
-        apart = self.ancestors[st.rank]
-        others = [s for (k, rank), s in self.groups.items() if k == key and rank != st.rank and rank not in apart]
-        if others and _meet(mine, _join(*others)):
-            raise Unstackable("two groups that do not depend on each other touch one element")
-        group = _merge_apart(_join(self.groups.get((key, st.rank), _NONE), mine))
-        assert group is not None  # (one tag)
-        self.groups[(key, st.rank)] = group
-        if write:
-            written = _merge_apart(_join(self.writes.get((key, st.rank), _NONE), (start, end, task)))
-            if written is None:
-                raise Unstackable("two tasks of one group write one element")
-            self.writes[(key, st.rank)] = written
+    def close(self, rank: int) -> None:
+        """Check group `rank`'s accesses (`access`) against each other and the groups
+        before it, per tensor."""
+        for key, r in [k for k in self.pending if k[1] == rank]:
+            parts = self.pending.pop((key, r))
+            start, end, body, task = (np.concatenate([p[i] for p in parts]) for i in range(4))
+            merged = _merge_apart(_join(self.bodies.get(key, _NONE), (start, end, body)))
+            if merged is None:
+                raise Unstackable("tasks of several bodies touch one element of a written tensor")
+            self.bodies[key] = merged
+            mine = (start, end, np.zeros_like(start))
+            apart = self.ancestors[rank]
+            others = [s for (k, g), s in self.groups.items() if k == key and g != rank and g not in apart]
+            if others and _meet(mine, _join(*others)):
+                raise Unstackable("two groups that do not depend on each other touch one element")
+            group = _merge_apart(_join(self.groups.get((key, rank), _NONE), mine))
+            assert group is not None  # (one tag)
+            self.groups[(key, rank)] = group
+            writes = [p for p in parts if p[4]]
+            if writes:
+                spans = tuple(np.concatenate([p[i] for p in writes]) for i in (0, 1, 3))
+                written = _merge_apart(_join(self.writes.get((key, rank), _NONE), spans))  # type: ignore[arg-type]
+                if written is None:
+                    raise Unstackable("two tasks of one group write one element")
+                self.writes[(key, rank)] = written
 
 
 def root(a: np.ndarray) -> np.ndarray:

@@ -126,6 +126,7 @@ def _tracker(above: dict[int, set[int]]) -> tuple[stacked.Tracker, GmTensor]:
 def _store(t: stacked.Tracker, rank: int, bodies: int, tasks: int, gm: GmTensor, row, col, loop: int = 0) -> None:
     st = stacked.Stack(t, rank, bodies, tasks, loop)
     st.store(gm, [row, col], (1, 1), None, np.ones((bodies, tasks, 1, 1, 1), np.float32))
+    t.close(rank)  # (the group's end, as `run_numerics` does: its spans are checked)
 
 
 def test_the_tracker_refuses_what_a_schedule_could_order_otherwise() -> None:
@@ -147,9 +148,33 @@ def test_the_tracker_refuses_what_a_schedule_could_order_otherwise() -> None:
     with pytest.raises(stacked.Unstackable, match="one group write"):
         _store(t, 0, 1, 2, gm, 0, np.array([[[1], [1]]]))
     # an input is never written
-    t = stacked.Tracker([gm], {0: set()})
+    t, before = stacked.Tracker([gm], {0: set()}), gm.array.copy()
     with pytest.raises(stacked.Unstackable, match="input"):
         _store(t, 0, 4, 1, gm, rows, 0)
+    assert np.array_equal(gm.array, before)  # (refused before it is written)
+
+
+def test_a_groups_spans_are_checked_once_when_it_ends(monkeypatch) -> None:
+    """The rules are tests of the union of a group's spans: merged once per tensor when
+    the group ends, not once per access."""
+    from pto.interp import stacked_gm
+
+    merges: list[int] = []
+    real = stacked_gm._merge_apart
+
+    def merge(spans):
+        merges.append(spans[0].size)
+        return real(spans)
+
+    monkeypatch.setattr(stacked_gm, "_merge_apart", merge)
+    t, gm = _tracker({0: set()})
+    st = stacked.Stack(t, 0, 4, 1)
+    for col in range(4):
+        st.store(gm, [st.body * 2, col], (2, 1), None, np.ones((4, 1, 1, 2, 1), np.float32))
+    assert not merges
+    t.close(0)
+    assert len(merges) == 3  # (the bodies', the group's and the writes' spans of one tensor)
+    assert t.bodies[id(gm.array)][0].size == 4 and (gm.array[:, :4] == 1).all()
 
 
 def test_a_stacked_program_refuses_what_differs_between_tasks_or_was_not_written() -> None:
@@ -185,6 +210,7 @@ def test_the_tracker_keeps_spans_of_memory_not_elements() -> None:
     st = stacked.Stack(t, 0, 4, 2)
     rows, cols = st.body * 1024, st.task * 2048
     st.store(gm, [rows, cols], (1024, 2048), None, np.ones((4, 2, 1, 1, 1), np.float32))
+    t.close(0)
     start, end, body = t.bodies[id(gm.array)]
     assert start.tolist() == [0, 1024 * 4096, 2048 * 4096, 3072 * 4096]
     assert (end - start).tolist() == [1024 * 4096] * 4 and body.tolist() == [0, 1, 2, 3]
@@ -192,8 +218,9 @@ def test_the_tracker_keeps_spans_of_memory_not_elements() -> None:
     assert (gm.array[:, :2048] == 1).all()
     # a later group reading a column block of another body's rows is refused
     st = stacked.Stack(t, 1, 4, 1)
+    st.load(gm, [(3 - st.body) * 1024, 0], (16, 16), None)
     with pytest.raises(stacked.Unstackable, match="several bodies"):
-        st.load(gm, [(3 - st.body) * 1024, 0], (16, 16), None)
+        t.close(1)
 
 
 @pytest.mark.parametrize("rows", [None, np.array([[[3]], [[0]], [[4]]])])
