@@ -131,7 +131,9 @@ class Slot:
     written; `written` marks the elements the task has written so far (alike for all
     tasks: on-chip offsets are). `zero_from`: every row of `arr` from this one on is
     zeros in every task (a token tail's tile: one valid row of 16 at unroll [1]), so
-    that a copy of the tile, a zero fill and a product skip them (`write_rows`)."""
+    that a copy of the tile, a zero fill and a product skip them (`write_rows`).
+    `borrowed`: `arr` is a GM load's tiles as they are (a view of the tensor, which no
+    task of the group writes: `Tracker`), copied before the slot is written in place."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -139,6 +141,7 @@ class Slot:
     written: np.ndarray = field(init=False)
     full: bool = False
     zero_from: int = 0  # (an array is allocated as zeros)
+    borrowed: bool = False
 
     def __post_init__(self) -> None:
         self.written = np.zeros(self.shape, bool)
@@ -149,14 +152,17 @@ class Slot:
         assert self.arr is not None
         return self.arr[(*ALL, *window)]
 
-    def write(self, window: tuple, data: np.ndarray, stack: tuple[int, ...], own: bool = False) -> None:
+    def write(
+        self, window: tuple, data: np.ndarray, stack: tuple[int, ...], own: bool = False, borrow: bool = False
+    ) -> None:
         """`data` (b', p', *window's shape) into the window; the slot grows to the
         tasks' stack shape when they write it differently. `own`: `data` is a new array
         nothing else holds, which a write of the whole slot takes instead of a copy (a
-        product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128)."""
+        product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128); `borrow`:
+        a GM load's tiles, which it takes as they are (`borrowed`)."""
         grown = both(stack, lead(data))
-        if own and not window and self._takes(data, grown):
-            self.arr = data
+        if (own or borrow) and not window and self._takes(data, grown, contiguous=own):
+            self.arr, self.borrowed = data, not own
             self.written[...] = self.full = True
             self.zero_from = self.shape[0]
             return
@@ -165,6 +171,9 @@ class Slot:
         elif both(self.arr.shape[:AXES], grown) != self.arr.shape[:AXES]:
             grown = both(self.arr.shape[:AXES], grown)
             self.arr = np.broadcast_to(self.arr, (*grown, *self.shape)).copy()
+        else:
+            self.own()
+        self.borrowed = False
         target = self.arr[(*ALL, *window)]
         if data.dtype == self.dtype:
             raw(target)[...] = raw(data)
@@ -177,15 +186,17 @@ class Slot:
             self.written[window] = True
             self.full = bool(self.written.all())
 
-    def write_rows(self, at: list[int], data: np.ndarray, ext: tuple[int, ...], own: bool = False) -> None:
+    def write_rows(
+        self, at: list[int], data: np.ndarray, ext: tuple[int, ...], own: bool = False, borrow: bool = False
+    ) -> None:
         """A tile of `ext` at `at` whose rows past `data`'s (b', p1', p2', v, ...) are zeros,
         as a copy with valid rows writes it. A tile of whole rows that ends at the slot's
         last row leaves its zero rows known (`zero_from`): those already known are not
-        written again. `own`: as `write`'s."""
+        written again. `own`, `borrow`: as `write`'s."""
         v, r0 = data.shape[AXES], at[0]
         whole = all(o == 0 and e == n for o, e, n in zip(at[1:], ext[1:], self.shape[1:], strict=True))
-        if v == ext[0] and whole and own:
-            return self.write((), data, lead(data), own=True)
+        if v == ext[0] and whole and (own or borrow):
+            return self.write((), data, lead(data), own=own, borrow=borrow)
         if v == ext[0] or not (whole and r0 + ext[0] == self.shape[0]):
             return self.write(window(at, ext), Stack._padded(data, ext), lead(data))
         known = self.zero_from if self.arr is not None else r0 + v
@@ -195,6 +206,7 @@ class Slot:
             self.arr = np.zeros((*lead(data), *self.shape), self.dtype)
         assert self.arr is not None
         if known > r0 + v:
+            self.own()
             raw(self.arr)[(*ALL, slice(r0 + v, known))] = 0
         self.zero_from = r0 + v
         if not self.full:
@@ -208,11 +220,21 @@ class Slot:
         r0, r1 = rows.start or 0, self.shape[0] if rows.stop is None else rows.stop
         return max(0, min(r1, self.zero_from) - r0)
 
-    def _takes(self, data: np.ndarray, stack: tuple[int, ...]) -> bool:
+    def own(self) -> None:
+        """Copy a borrowed array before it is written in place."""
+        if self.borrowed:
+            assert self.arr is not None
+            self.arr, self.borrowed = self.arr.copy(), False
+
+    def _takes(self, data: np.ndarray, stack: tuple[int, ...], contiguous: bool = True) -> bool:
         """Whether `data` may become the slot's array: its stack shape is the slot's
-        after the write, its type and layout those of a slot's array."""
+        after the write, its type (and with `contiguous` its layout) a slot's array's."""
         grown = stack if self.arr is None else both(self.arr.shape[:AXES], stack)
-        return data.shape == (*grown, *self.shape) and data.dtype == self.dtype and data.flags.c_contiguous
+        return (
+            data.shape == (*grown, *self.shape)
+            and data.dtype == self.dtype
+            and (data.flags.c_contiguous or not contiguous)
+        )
 
 
 # A store whose tiles are not one strided view is a slice per task up to this many tasks
@@ -285,7 +307,7 @@ class Stack:
             raise Unstackable("a GM to GM or transposed GM copy")
         if isinstance(src, GmTensor):
             data = self.load(src, so, ext, rows)  # (its valid rows)
-            return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata)
+            return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata, borrow=True)
         if isinstance(dst, GmTensor):
             valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
             data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
@@ -474,7 +496,11 @@ class Stack:
 
     def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
         nd = max(len(s.shape) for s in (*srcs, dst))
-        args = [np.ascontiguousarray(_aligned(s.read(()), nd)) for s in srcs]
+        made: dict[int, np.ndarray] = {}  # (a slot that is two operands, `x * x`, made contiguous once)
+        for s in srcs:
+            if id(s) not in made:
+                made[id(s)] = np.ascontiguousarray(_aligned(s.read(()), nd))
+        args = [made[id(s)] for s in srcs]
         if transpose:
             value = np.swapaxes(args[0], -1, -2)
         else:

@@ -339,3 +339,42 @@ def test_a_widened_vector_result_is_taken_not_copied() -> None:
     big = np.zeros((3, 1, 1, 4, 4), np.float32)
     st.vector(lambda _, x: big[:, :, :, :2], False, [src], dst)  # (a part of another array: copied)
     assert not np.shares_memory(dst.arr, big)
+
+
+def test_a_whole_gm_load_is_borrowed_and_copied_before_it_is_written() -> None:
+    """A load of whole tiles takes the tensor's view (no copy: the group does not write
+    the tensor); a later write into the slot copies it first, the tensor unchanged."""
+    a = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    x = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([x], {0: set()}), 0, 2, 1)
+    slot = stacked.Slot((4, 6), np.dtype(np.float32))
+    spec = type("Spec", (), {"ext": (4, 6), "transpose": False})()
+    st.dma(spec, x, slot, [st.body * 4, 0], [0, 0], None)
+    assert slot.borrowed and np.shares_memory(slot.arr, a)
+    slot.write((slice(0, 1), slice(0, 6)), np.zeros((1, 1, 1, 1, 6), np.float32), (1, 1, 1))
+    assert not slot.borrowed and not np.shares_memory(slot.arr, a)
+    assert np.array_equal(a, np.arange(8 * 6).reshape(8, 6)) and slot.arr[1, 0, 0, 1].tolist() == [
+        30,
+        31,
+        32,
+        33,
+        34,
+        35,
+    ]
+    assert not slot.arr[:, :, :, 0].any()
+
+
+def test_a_slot_that_is_two_operands_is_made_contiguous_once(monkeypatch) -> None:
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 1)
+    src, dst = stacked.Slot((2, 4), np.dtype(np.float32)), stacked.Slot((2, 4), np.dtype(np.float32))
+    src.write((), np.full((3, 1, 1, 2, 4), 3, np.float32), (3, 1, 1))
+    made: list[tuple] = []
+    real = np.ascontiguousarray
+
+    def contiguous(a, *k):
+        made.append(a.shape)
+        return real(a, *k)
+
+    monkeypatch.setattr(stacked.np, "ascontiguousarray", contiguous)
+    st.vector(lambda _, x, y: x * y, False, [src, src], dst)
+    assert len(made) == 1 and (dst.arr == 9).all()
