@@ -142,6 +142,11 @@ class Slot:
     full: bool = False
     zero_from: int = 0  # (an array is allocated as zeros)
     borrowed: bool = False
+    # The slots of other buffers at overlapping bytes (a buffer reused for another type
+    # once its value is dead: the int8 example's UB): a write of this one makes them
+    # forget what they were written (their bytes are this one's now, which the per-task
+    # engine would read through them: such a read is refused, `read`).
+    overlaps: list[Slot] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.written = np.zeros(self.shape, bool)
@@ -160,6 +165,7 @@ class Slot:
         nothing else holds, which a write of the whole slot takes instead of a copy (a
         product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128); `borrow`:
         a GM load's tiles, which it takes as they are (`borrowed`)."""
+        self.clobber()
         grown = both(stack, lead(data))
         if (own or borrow) and not window and self._takes(data, grown, contiguous=own):
             self.arr, self.borrowed = data, not own
@@ -204,6 +210,7 @@ class Slot:
             self.write(window(at, (v, *ext[1:])), data, lead(data))
         elif self.arr is None:
             self.arr = np.zeros((*lead(data), *self.shape), self.dtype)
+        self.clobber()
         assert self.arr is not None
         if known > r0 + v:
             self.own()
@@ -219,6 +226,12 @@ class Slot:
         rows = win[0] if win else slice(None)
         r0, r1 = rows.start or 0, self.shape[0] if rows.stop is None else rows.stop
         return max(0, min(r1, self.zero_from) - r0)
+
+    def clobber(self) -> None:
+        """This slot is written: the slots overlapping it forget what they hold."""
+        for o in self.overlaps:
+            if o.full or o.written.any():
+                o.written[...] = o.full = False
 
     def own(self) -> None:
         """Copy a borrowed array before it is written in place."""
@@ -287,6 +300,7 @@ class Stack:
         self.owner = (loop << 20) + self.body
         self.task = np.arange(per_body, dtype=np.int64).reshape(1, *self.S[1:])
         self.slots: dict[tuple, Slot] = {}
+        self.spans: dict[tuple, tuple[int, int]] = {}  # each slot's bytes in its space
 
     def args(self) -> tuple:
         """The block arguments (body, task): an array each, or 0 when there is one."""
@@ -297,14 +311,25 @@ class Stack:
         slot = self.slots.get(key)
         if slot is None:
             slot = self.slots[key] = Slot(s.shape, s.dtype)
+            self.spans[key] = (s.offset, s.offset + s.nbytes)
+            for k, o in self.slots.items():
+                (start, end), other = self.spans[k], (s.offset, s.offset + s.nbytes)
+                if o is not slot and k[0] == s.space and start < other[1] and other[0] < end:
+                    o.overlaps.append(slot)
+                    slot.overlaps.append(o)
         return slot
 
     # -- copies ------------------------------------------------------------------------
 
     def dma(self, spec: ops.CopySpec, src, dst, so, do, rows) -> None:
         ext, transpose = spec.ext, spec.transpose
-        if isinstance(src, GmTensor) and isinstance(dst, GmTensor) or transpose and isinstance(src, GmTensor):
-            raise Unstackable("a GM to GM or transposed GM copy")
+        if isinstance(src, GmTensor) and isinstance(dst, GmTensor):
+            raise Unstackable("a GM to GM copy")
+        if transpose and isinstance(src, GmTensor):  # (its valid rows are the GM tile's columns)
+            valid = ext[0] if rows is None else max(0, min(u(rows), ext[0]))
+            data = self.load(src, so, tuple(reversed((valid, *ext[1:]))), None)
+            data = data.transpose(*range(AXES), *reversed(range(AXES, data.ndim)))
+            return dst.write_rows(list(map(u, do)), data, ext, borrow=True)
         if isinstance(src, GmTensor):
             data = self.load(src, so, ext, rows)  # (its valid rows)
             return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata, borrow=True)
@@ -482,7 +507,8 @@ class Stack:
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:
-                prod, zero = (acc.astype(np.int64) + prod).astype(np.int32), c.shape[0]
+                # (int32 sums wrap as the per-task engine's int64 sums cast back to int32)
+                prod, zero = np.add(acc, prod, dtype=np.int32), c.shape[0]
             elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
                 # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0
                 zero = max(zero, c.live(()))

@@ -98,7 +98,7 @@ def merges_exact(m: int, k: int, n: int, r: int, c: int) -> bool:
 
 def _f32(a: np.ndarray) -> np.ndarray:
     """`nx.f32` of `a` as a C-contiguous array in its logical order (one pass for a
-    transposed view, where `nx.f32` keeps the memory order)."""
+    transposed view, where `nx.f32` keeps the memory order); an int8's as float32."""
     if a.dtype == nx.DTYPES["bf16"]:
         wide = np.empty(a.shape, np.uint32)
         wide[...] = a.view(np.uint16)
@@ -130,17 +130,21 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     whose blocks `merges_exact` (OpenBLAS's small-matrix kernel, used by shape, rounds
     otherwise) and a product with no infinity or NaN (every input element takes part in
     an output element of its row or column, so a finite product had finite operands;
-    a non-finite one is multiplied as before)."""
-    if x.dtype == np.int8 or y.dtype == np.int8 or x.ndim != AXES + 2 or y.ndim != AXES + 2:
+    a non-finite one is multiplied as before). An int8 product whose K `nx.matmul`
+    multiplies in float32 is exact in any call: merged with no probe."""
+    if x.ndim != AXES + 2 or y.ndim != AXES + 2:
         return None
     (m, k), n = x.shape[AXES:], y.shape[-1]
+    ints = x.dtype == np.int8 or y.dtype == np.int8
+    if ints and not (x.dtype == y.dtype and k <= nx.F32_EXACT_INT8_K):
+        return None
     kinds = [
         "n" if a > 1 and b > 1 else "r" if a > 1 else "c" if b > 1 else "1"
         for a, b in zip(x.shape[:AXES], y.shape[:AXES], strict=True)
     ]
     by_kind = {t: [d for d in range(AXES) if kinds[d] == t] for t in "nrc1"}
     size = {t: int(np.prod([max(x.shape[d], y.shape[d]) for d in by_kind[t]])) for t in "nrc"}
-    if size["r"] * size["c"] == 1 or not merges_exact(m, k, n, size["r"], size["c"]):
+    if size["r"] * size["c"] == 1 or not (ints or merges_exact(m, k, n, size["r"], size["c"])):
         return None
     mk, kn = (AXES, AXES + 1), (AXES, AXES + 1)
     rest = by_kind["c"] + by_kind["1"]  # (x's axes of one tile)
@@ -148,7 +152,9 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     rest = by_kind["r"] + by_kind["1"]
     ys = _f32(y.transpose(*by_kind["n"], *rest, kn[0], *by_kind["c"], kn[1])).reshape(size["n"], k, size["c"] * n)
     out = _product(xs, ys)
-    if not np.isfinite(out).all():
+    if ints:
+        out = out.astype(np.int32)  # (exact integers within int32: `nx.matmul`'s)
+    elif not np.isfinite(out).all():
         return None
     # (n axes, r axes, M, c axes, N) -> (b, p1, p2, M, N)
     dims = [max(x.shape[d], y.shape[d]) for d in range(AXES)]

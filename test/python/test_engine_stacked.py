@@ -303,3 +303,30 @@ def test_one_body_whose_tasks_split_is_stacked(monkeypatch) -> None:
     same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
     assert n == {"stacked": 1, "unstackable": 0}
     assert stacked.splits(2, 32) and not stacked.splits(1, 32) and not stacked.splits(3, 32)
+
+
+def test_the_int8_kernel_stacks_and_agrees(monkeypatch) -> None:
+    """The int8 example reuses its UB bytes for buffers of other types (slots that forget
+    what they held when an overlapping one is written), loads its weight scales
+    transposed from GM and accumulates int8 products in int32 (merged calls: exact in
+    any order); stacked, it agrees with the interp engine bit for bit."""
+    n = counted(monkeypatch)
+    pto_m, npu_m = lowered_example("indexer_query_linear_int8.mlir", "pto-sk03-pipeline")
+    inputs = random_inputs(signature(pto_m), 512, 6)  # (4 bodies of 128 tokens)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 1, "unstackable": 0}
+
+
+def test_a_slot_forgets_what_an_overlapping_buffers_write_clobbered() -> None:
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 2, 1)
+    spec = type("Spec", (), {"space": "ub", "offset": 0, "dtype": np.dtype(np.float32), "shape": (2, 4), "nbytes": 32})
+    a = st.alloc(spec())  # type: ignore[arg-type]
+    other = spec()
+    other.offset, other.dtype, other.shape, other.nbytes = 16, np.dtype(np.int32), (4,), 16
+    b = st.alloc(other)  # type: ignore[arg-type]
+    assert a.overlaps == [b] and b.overlaps == [a]
+    a.write((), np.ones((2, 1, 1, 2, 4), np.float32), (2, 1, 1))
+    assert a.read(()).shape == (2, 1, 1, 2, 4)
+    b.write((), np.zeros((2, 1, 1, 4), np.int32), (2, 1, 1))
+    with pytest.raises(stacked.Unstackable, match="not written"):
+        a.read(())

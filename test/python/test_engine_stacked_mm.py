@@ -378,3 +378,31 @@ def test_a_slot_that_is_two_operands_is_made_contiguous_once(monkeypatch) -> Non
     monkeypatch.setattr(stacked.np, "ascontiguousarray", contiguous)
     st.vector(lambda _, x, y: x * y, False, [src, src], dst)
     assert len(made) == 1 and (dst.arr == 9).all()
+
+
+def test_a_transposed_gm_load_stacks_as_the_per_task_copy() -> None:
+    """A transposed GM load reads the tile (its valid rows are the GM tile's columns)
+    and writes its transpose, rows past the valid ones zero."""
+    a = np.arange(6 * 16, dtype=np.float32).reshape(6, 16)
+    x = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([x], {0: set()}), 0, 2, 1)
+    slot = stacked.Slot((8, 3), np.dtype(np.float32))
+    spec = type("Spec", (), {"ext": (8, 3), "transpose": True})()
+    st.dma(spec, x, slot, [0, st.body * 8], [0, 0], 5)
+    for b in range(2):
+        want = np.zeros((8, 3), np.float32)
+        want[:5] = a[0:3, b * 8 : b * 8 + 5].T
+        assert np.array_equal(slot.arr[b, 0, 0], want)
+
+
+def test_an_int8_product_merges_exactly_with_no_probe(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(-128, 128, (3, 1, 1, 8, 256)).astype(np.int8)
+    y = rng.integers(-128, 128, (1, 4, 1, 256, 16)).astype(np.int8)
+    x[0, 0, 0, 0] = -128
+    monkeypatch.setattr(stacked_mm, "merges_exact", lambda *shape: pytest.fail("probed"))
+    got = stacked_mm._merged(x, y)
+    assert got is not None and got.dtype == np.int32
+    assert np.array_equal(got[:, :, 0], alone(x[:, :, 0], y[:, :, 0]))
+    big = rng.integers(-128, 128, (3, 1, 1, 8, 1100)).astype(np.int8)  # (past float32's exact K)
+    assert stacked_mm._merged(big, rng.integers(-128, 128, (1, 4, 1, 1100, 16)).astype(np.int8)) is None
