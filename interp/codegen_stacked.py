@@ -39,11 +39,14 @@ class StackedEmitter:
         self.lines: list[str] = []
         self.indent = 1
         self.yield_to: list[list[str]] = []
+        self.task: SSAValue | None = None  # the task block argument
+        self.splits: set[int] = set()  # the q of each `task // q` and `task % q`
 
     def program(self, region: Region) -> str:
         block = only_block(region)
         check_allocs(region)
         args = [self.define(a) for a in block.args]
+        self.task = block.args[1] if len(block.args) > 1 else None
         self.block(block)
         head = ["def numerics(S, fv, *args):"]
         if self.free:
@@ -89,6 +92,10 @@ class StackedEmitter:
         if isinstance(op, _NO_DATA):
             return
         if t in _INLINE or t in _MINMAX:
+            if isinstance(op, arith.DivUIOp | arith.RemUIOp) and op.operands[0] is self.task:
+                rhs = op.operands[1].owner
+                if isinstance(rhs, arith.ConstantOp) and isinstance(rhs.value, IntegerAttr):
+                    self.splits.add(rhs.value.value.data)
             form = _MINMAX.get(t) or _INLINE[t]
             self.emit(f"{self.define(op.results[0])} = nz({form.format(*(self.use(v) for v in op.operands))})")
         elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr | FloatAttr):
@@ -163,25 +170,18 @@ def _mem(v: SSAValue) -> Space:
 
 
 def check_allocs(region: Region) -> None:
-    """On-chip buffers at overlapping bytes must be one buffer (the same offset, type and
-    shape): a stacked slot holds one type (`Stack.alloc`)."""
-    spans: dict[Space, dict[tuple, tuple[int, int]]] = {}
+    """No on-chip reshape: a stacked slot holds one type and shape (`Stack.alloc`).
+    Buffers at overlapping bytes are slots of their own, each forgetting what it held
+    when another is written (`Slot.overlaps`)."""
     for op in region.walk():
-        if isinstance(op, npu.AllocOp) and _mem(op.result) != Space.GM:
-            s = ops.AllocSpec.of(op)
-            spans.setdefault(s.space, {})[(s.offset, s.dtype, s.shape)] = (s.offset, s.offset + s.nbytes)
         if isinstance(op, npu.ReshapeOp) and _mem(op.operands[0]) != Space.GM:
             raise NotStackable("an on-chip reshape")
-    for found in spans.values():
-        items = sorted(found.values())
-        for (_, end), (start, _) in zip(items, items[1:], strict=False):
-            if start < end:
-                raise NotStackable("on-chip buffers that overlap")
 
 
 def compile_stacked(region: Region) -> tuple | None:
-    """(numerics function, free values), or None for a program the stacked pass cannot
-    run."""
+    """(numerics function, free values, task split), or None for a program the stacked
+    pass cannot run. The split is the q of the program's `task // q` and `task % q` if
+    it has one such q (`stacked.Stack`), else 1."""
     ns: dict[str, object] = {
         "ops": ops,
         "u": stacked.u,
@@ -196,4 +196,4 @@ def compile_stacked(region: Region) -> tuple | None:
     except NotStackable:
         return None
     exec(compile(source, "<npu stacked program>", "exec"), ns)  # noqa: S102
-    return ns["numerics"], e.free
+    return ns["numerics"], e.free, (min(e.splits) if len(e.splits) == 1 else 1)

@@ -229,8 +229,8 @@ class Programs:
             kept["stacked"] = compile_stacked(region)
         if kept["stacked"] is None:
             return None
-        fn, free = kept["stacked"]
-        return fn, self.interpreter.get_values(free)
+        fn, free, split = kept["stacked"]
+        return fn, self.interpreter.get_values(free), split
 
     def costs(self, graph: TaskGraph) -> dict[str, float]:
         """The measured costs of the graph's ways to run (`_way`), kept with its first
@@ -354,7 +354,9 @@ WAYS = ("stacked", "per task")
 # spans and copied through strided views: at 4 bodies of 128 tokens the stacked pass
 # cost 0.6-1x the per-task numerics, at 128 bodies of one token a third of them; at one
 # body, 1.1-1.6x). The first run of a graph is stacked (`_way`): below this, it would
-# rarely repay that run.
+# rarely repay that run. A graph with fewer is stacked if a group's program splits its
+# task axis (`stacked.Stack`): its tasks share tiles, which stacking loads and multiplies
+# once (mla_wqa_qrmsnorm, one body of 128 tokens: stacked 0.05 s, per task 0.07 s).
 STACK_BODIES = 4
 
 
@@ -362,8 +364,6 @@ def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[li
     """Every group's stacked program (None for a group with no task) and the groups'
     ancestors, if the graph's numerics may be computed by group; else None."""
     if not (machine.numerics and machine.stacking):
-        return None
-    if max((g.bodies for g in graph.groups), default=0) < STACK_BODIES:
         return None
     above = stacked.ancestors(graph.groups)
     if above is None:
@@ -374,6 +374,10 @@ def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[li
         if prog is None and g.bodies * g.per_body:
             return None
         out.append(prog)
+    if max((g.bodies for g in graph.groups), default=0) < STACK_BODIES and not any(
+        p is not None and stacked.splits(p[2], g.per_body) for p, g in zip(out, graph.groups, strict=True)
+    ):
+        return None
     return out, above
 
 

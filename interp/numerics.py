@@ -124,8 +124,11 @@ def rms_norm(x: np.ndarray, gamma: np.ndarray | None, eps: float) -> np.ndarray:
 
 
 # A product of int8s is at most 128 * 128 = 2^14 in size, so K of them sum below 2^53, where
-# float64 holds every integer: a float64 BLAS product of int8s is exact in any order.
+# float64 holds every integer: a float64 BLAS product of int8s is exact in any order. Up to
+# K = 2^24 / 2^14 every partial sum is an integer float32 holds too: a float32 product, four
+# times faster (a tile's K: the int8 example's per-task products, 0.53 -> 0.14 ms each).
 F64_EXACT_INT8_K = 2**53 // 2**14
+F32_EXACT_INT8_K = 2**24 // 2**14
 
 
 def matmul(a: np.ndarray, b: np.ndarray, a_trans: bool = False, b_trans: bool = False) -> np.ndarray:
@@ -135,8 +138,10 @@ def matmul(a: np.ndarray, b: np.ndarray, a_trans: bool = False, b_trans: bool = 
     if b_trans:
         b = np.swapaxes(b, -1, -2)
     if a.dtype == np.int8:
+        if a.shape[-1] <= F32_EXACT_INT8_K:  # exact, and within int32: no wrap-around
+            return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.int32)
         if a.shape[-1] <= F64_EXACT_INT8_K:  # BLAS, exact: every partial sum is an integer below 2^53
-            wide = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.int64)
+            wide = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64)
         else:  # numpy's integer matmul: exact at any K, without BLAS
             wide = a.astype(np.int64) @ b.astype(np.int64)
         return wide.astype(np.int32)  # the accumulator wraps (mod 2^32, in any order)

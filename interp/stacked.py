@@ -40,8 +40,8 @@ import numpy as np
 from pto.interp import npu_ops as ops
 from pto.interp import stacked_mm
 from pto.interp.machine import GmTensor
+from pto.interp.stacked_gm import AXES, Tracker
 from pto.interp.stacked_gm import NotStackable as NotStackable
-from pto.interp.stacked_gm import Tracker
 from pto.interp.stacked_gm import Unstackable as Unstackable
 
 
@@ -74,14 +74,16 @@ def loop(lb, ub, step):
 
 def nz(x):
     """An index value narrowed to the axes it varies along: the rows of a task's tile
-    that depend on `task % 1` are the body's alike (and so are loaded once per body)."""
+    that depend on `task % 1` are the body's alike (and so are loaded once per body), a
+    column block `task // q` is alike along the task's low axis (`Stack`)."""
     if not isinstance(x, np.ndarray):
         return x
-    if x.shape[1] > 1 and (x == x[:, :1]).all():
-        x = x[:, :1]
-    if x.shape[0] > 1 and (x == x[:1]).all():
-        x = x[:1]
-    return x.item() if x.shape == (1, 1) else x
+    for ax in range(AXES - 1, -1, -1):
+        if x.shape[ax] > 1:
+            first = x[(slice(None),) * ax + (slice(0, 1),)]
+            if (x == first).all():
+                x = first
+    return x.item() if x.size == 1 else x
 
 
 def mn(a, b):
@@ -92,15 +94,27 @@ def mx(a, b):
     return max(a, b) if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) else np.maximum(a, b)
 
 
-def lead(x) -> tuple[int, int]:
-    """The stack shape (b, p) of an index value or a stacked array."""
+# Every stack axis, as an index's leading part.
+ALL = (slice(None),) * AXES
+
+
+def lead(x) -> tuple[int, ...]:
+    """The stack shape (b, p1, p2) of an index value or a stacked array."""
     if isinstance(x, np.ndarray):
-        return x.shape[0], x.shape[1]
-    return 1, 1
+        return x.shape[:AXES]
+    return (1,) * AXES
 
 
-def both(*shapes: tuple[int, int]) -> tuple[int, int]:
-    return max(s[0] for s in shapes), max(s[1] for s in shapes)
+def both(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    if len(shapes) == 2:
+        (a, b, c), (d, e, f) = shapes
+        return (a if a > d else d, b if b > e else e, c if c > f else f)
+    return tuple(max(s[i] for s in shapes) for i in range(AXES))
+
+
+def upto(stop: int) -> tuple:
+    """The index of a stacked array's tiles' rows up to `stop`."""
+    return (*ALL, slice(0, stop))
 
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -113,11 +127,13 @@ def raw(a: np.ndarray) -> np.ndarray:
 
 @dataclass(eq=False)
 class Slot:
-    """An on-chip buffer of every task of a group: `arr` (b, p, *shape), None until
+    """An on-chip buffer of every task of a group: `arr` (b, p1, p2, *shape), None until
     written; `written` marks the elements the task has written so far (alike for all
     tasks: on-chip offsets are). `zero_from`: every row of `arr` from this one on is
     zeros in every task (a token tail's tile: one valid row of 16 at unroll [1]), so
-    that a copy of the tile, a zero fill and a product skip them (`write_rows`)."""
+    that a copy of the tile, a zero fill and a product skip them (`write_rows`).
+    `borrowed`: `arr` is a GM load's tiles as they are (a view of the tensor, which no
+    task of the group writes: `Tracker`), copied before the slot is written in place."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -125,6 +141,12 @@ class Slot:
     written: np.ndarray = field(init=False)
     full: bool = False
     zero_from: int = 0  # (an array is allocated as zeros)
+    borrowed: bool = False
+    # The slots of other buffers at overlapping bytes (a buffer reused for another type
+    # once its value is dead: the int8 example's UB): a write of this one makes them
+    # forget what they were written (their bytes are this one's now, which the per-task
+    # engine would read through them: such a read is refused, `read`).
+    overlaps: list[Slot] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.written = np.zeros(self.shape, bool)
@@ -133,25 +155,32 @@ class Slot:
         if not self.full and not self.written[window].all():
             raise Unstackable("a task reads on-chip bytes it has not written")
         assert self.arr is not None
-        return self.arr[(slice(None), slice(None), *window)]
+        return self.arr[(*ALL, *window)]
 
-    def write(self, window: tuple, data: np.ndarray, stack: tuple[int, int], own: bool = False) -> None:
+    def write(
+        self, window: tuple, data: np.ndarray, stack: tuple[int, ...], own: bool = False, borrow: bool = False
+    ) -> None:
         """`data` (b', p', *window's shape) into the window; the slot grows to the
         tasks' stack shape when they write it differently. `own`: `data` is a new array
         nothing else holds, which a write of the whole slot takes instead of a copy (a
-        product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128)."""
-        b, p = both(stack, lead(data))
-        if own and not window and self._takes(data, (b, p)):
-            self.arr = data
+        product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128); `borrow`:
+        a GM load's tiles, which it takes as they are (`borrowed`)."""
+        self.clobber()
+        grown = both(stack, lead(data))
+        if (own or borrow) and not window and self._takes(data, grown, contiguous=own):
+            self.arr, self.borrowed = data, not own
             self.written[...] = self.full = True
             self.zero_from = self.shape[0]
             return
         if self.arr is None:
-            self.arr = np.zeros((b, p, *self.shape), self.dtype)
-        elif self.arr.shape[:2] != (b, p) and both(self.arr.shape[:2], (b, p)) != self.arr.shape[:2]:
-            b, p = both(self.arr.shape[:2], (b, p))
-            self.arr = np.broadcast_to(self.arr, (b, p, *self.shape)).copy()
-        target = self.arr[(slice(None), slice(None), *window)]
+            self.arr = np.zeros((*grown, *self.shape), self.dtype)
+        elif both(self.arr.shape[:AXES], grown) != self.arr.shape[:AXES]:
+            grown = both(self.arr.shape[:AXES], grown)
+            self.arr = np.broadcast_to(self.arr, (*grown, *self.shape)).copy()
+        else:
+            self.own()
+        self.borrowed = False
+        target = self.arr[(*ALL, *window)]
         if data.dtype == self.dtype:
             raw(target)[...] = raw(data)
         else:
@@ -163,15 +192,17 @@ class Slot:
             self.written[window] = True
             self.full = bool(self.written.all())
 
-    def write_rows(self, at: list[int], data: np.ndarray, ext: tuple[int, ...], own: bool = False) -> None:
-        """A tile of `ext` at `at` whose rows past `data`'s (b', p', v, ...) are zeros,
+    def write_rows(
+        self, at: list[int], data: np.ndarray, ext: tuple[int, ...], own: bool = False, borrow: bool = False
+    ) -> None:
+        """A tile of `ext` at `at` whose rows past `data`'s (b', p1', p2', v, ...) are zeros,
         as a copy with valid rows writes it. A tile of whole rows that ends at the slot's
         last row leaves its zero rows known (`zero_from`): those already known are not
-        written again. `own`: as `write`'s."""
-        v, r0 = data.shape[2], at[0]
+        written again. `own`, `borrow`: as `write`'s."""
+        v, r0 = data.shape[AXES], at[0]
         whole = all(o == 0 and e == n for o, e, n in zip(at[1:], ext[1:], self.shape[1:], strict=True))
-        if v == ext[0] and whole and own:
-            return self.write((), data, lead(data), own=True)
+        if v == ext[0] and whole and (own or borrow):
+            return self.write((), data, lead(data), own=own, borrow=borrow)
         if v == ext[0] or not (whole and r0 + ext[0] == self.shape[0]):
             return self.write(window(at, ext), Stack._padded(data, ext), lead(data))
         known = self.zero_from if self.arr is not None else r0 + v
@@ -179,9 +210,11 @@ class Slot:
             self.write(window(at, (v, *ext[1:])), data, lead(data))
         elif self.arr is None:
             self.arr = np.zeros((*lead(data), *self.shape), self.dtype)
+        self.clobber()
         assert self.arr is not None
         if known > r0 + v:
-            raw(self.arr)[:, :, r0 + v : known] = 0
+            self.own()
+            raw(self.arr)[(*ALL, slice(r0 + v, known))] = 0
         self.zero_from = r0 + v
         if not self.full:
             self.written[window(at, ext)] = True
@@ -194,11 +227,27 @@ class Slot:
         r0, r1 = rows.start or 0, self.shape[0] if rows.stop is None else rows.stop
         return max(0, min(r1, self.zero_from) - r0)
 
-    def _takes(self, data: np.ndarray, stack: tuple[int, int]) -> bool:
+    def clobber(self) -> None:
+        """This slot is written: the slots overlapping it forget what they hold."""
+        for o in self.overlaps:
+            if o.full or o.written.any():
+                o.written[...] = o.full = False
+
+    def own(self) -> None:
+        """Copy a borrowed array before it is written in place."""
+        if self.borrowed:
+            assert self.arr is not None
+            self.arr, self.borrowed = self.arr.copy(), False
+
+    def _takes(self, data: np.ndarray, stack: tuple[int, ...], contiguous: bool = True) -> bool:
         """Whether `data` may become the slot's array: its stack shape is the slot's
-        after the write, its type and layout those of a slot's array."""
-        grown = stack if self.arr is None else both(self.arr.shape[:2], stack)
-        return data.shape == (*grown, *self.shape) and data.dtype == self.dtype and data.flags.c_contiguous
+        after the write, its type (and with `contiguous` its layout) a slot's array's."""
+        grown = stack if self.arr is None else both(self.arr.shape[:AXES], stack)
+        return (
+            data.shape == (*grown, *self.shape)
+            and data.dtype == self.dtype
+            and (data.flags.c_contiguous or not contiguous)
+        )
 
 
 # A store whose tiles are not one strided view is a slice per task up to this many tasks
@@ -213,21 +262,45 @@ def window(offs, ext) -> tuple:
 def _aligned(a: np.ndarray, nd: int) -> np.ndarray:
     """A stacked operand with its buffer axes right-aligned to `nd` (numpy's broadcasting
     of the per-task operands, which have no stack axes)."""
-    extra = nd - (a.ndim - 2)
-    return a.reshape(a.shape[:2] + (1,) * extra + a.shape[2:]) if extra > 0 else a
+    extra = nd - (a.ndim - AXES)
+    return a.reshape(a.shape[:AXES] + (1,) * extra + a.shape[AXES:]) if extra > 0 else a
+
+
+def _fresh(value: np.ndarray, args: list[np.ndarray]) -> bool:
+    """Whether a vector op's result is a new array nothing else holds: it, or a view of
+    all of one (`nx.f32`'s widened bits seen as f32), that shares no memory with the op's
+    operands (the computes of `npu_ops.vector_kernel` hold no arrays of their own)."""
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return (
+        root.flags.owndata
+        and root.nbytes == value.nbytes
+        and value.flags.c_contiguous
+        and not any(np.may_share_memory(value, a) for a in args)
+    )
 
 
 class Stack:
-    """One group's stacked pass: its index arrays, its slots, its GM accesses."""
+    """One group's stacked pass: its index arrays, its slots, its GM accesses.
 
-    def __init__(self, tracker: Tracker, rank: int, bodies: int, per_body: int, loop: int = 0):
+    Its stack axes are (body, task // split, task % split): a program that picks a row
+    block by `task % q` and a column block by `task // q` (mla_wqa_qrmsnorm: 2 row blocks
+    of 16 column blocks) has tiles alike along one of the task axes each, loaded,
+    copied and multiplied once per distinct tile, not once per task; `split` 1 leaves
+    the last axis of one."""
+
+    def __init__(self, tracker: Tracker, rank: int, bodies: int, per_body: int, loop: int = 0, split: int = 1):
         self.tracker, self.rank = tracker, rank
         self.B, self.P = bodies, per_body
-        self.body = np.arange(bodies, dtype=np.int64).reshape(bodies, 1)
+        low = split if splits(split, per_body) else 1
+        self.S = (bodies, per_body // low, low)
+        self.body = np.arange(bodies, dtype=np.int64).reshape(bodies, 1, 1)
         # which tasks of other groups it depends on: those of its loop body (`TaskGraph`)
         self.owner = (loop << 20) + self.body
-        self.task = np.arange(per_body, dtype=np.int64).reshape(1, per_body)
+        self.task = np.arange(per_body, dtype=np.int64).reshape(1, *self.S[1:])
         self.slots: dict[tuple, Slot] = {}
+        self.spans: dict[tuple, tuple[int, int]] = {}  # each slot's bytes in its space
 
     def args(self) -> tuple:
         """The block arguments (body, task): an array each, or 0 when there is one."""
@@ -238,17 +311,28 @@ class Stack:
         slot = self.slots.get(key)
         if slot is None:
             slot = self.slots[key] = Slot(s.shape, s.dtype)
+            self.spans[key] = (s.offset, s.offset + s.nbytes)
+            for k, o in self.slots.items():
+                (start, end), other = self.spans[k], (s.offset, s.offset + s.nbytes)
+                if o is not slot and k[0] == s.space and start < other[1] and other[0] < end:
+                    o.overlaps.append(slot)
+                    slot.overlaps.append(o)
         return slot
 
     # -- copies ------------------------------------------------------------------------
 
     def dma(self, spec: ops.CopySpec, src, dst, so, do, rows) -> None:
         ext, transpose = spec.ext, spec.transpose
-        if isinstance(src, GmTensor) and isinstance(dst, GmTensor) or transpose and isinstance(src, GmTensor):
-            raise Unstackable("a GM to GM or transposed GM copy")
+        if isinstance(src, GmTensor) and isinstance(dst, GmTensor):
+            raise Unstackable("a GM to GM copy")
+        if transpose and isinstance(src, GmTensor):  # (its valid rows are the GM tile's columns)
+            valid = ext[0] if rows is None else max(0, min(u(rows), ext[0]))
+            data = self.load(src, so, tuple(reversed((valid, *ext[1:]))), None)
+            data = data.transpose(*range(AXES), *reversed(range(AXES, data.ndim)))
+            return dst.write_rows(list(map(u, do)), data, ext, borrow=True)
         if isinstance(src, GmTensor):
             data = self.load(src, so, ext, rows)  # (its valid rows)
-            return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata)
+            return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata, borrow=True)
         if isinstance(dst, GmTensor):
             valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
             data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
@@ -262,17 +346,17 @@ class Stack:
         if transpose:  # (copied compact first: a transposed read across a wide buffer is 1.6x slower)
             data = np.swapaxes(np.ascontiguousarray(data), -1, -2)
         else:  # the rows past the valid ones are zeroed (and so are the source's zero rows)
-            return dst.write_rows(do, data[:, :, : src.live(win)], ext)
+            return dst.write_rows(do, data[upto(src.live(win))], ext)
         if valid < ext[0]:
             data = self._padded(data, ext)
         dst.write(window(do, ext), data, lead(data))
 
     @staticmethod
     def _padded(data: np.ndarray, ext) -> np.ndarray:
-        if data.shape[2] == ext[0]:
+        if data.shape[AXES] == ext[0]:
             return data
-        out = np.zeros((*data.shape[:2], *ext), data.dtype)
-        raw(out)[:, :, : data.shape[2]] = raw(data)
+        out = np.zeros((*data.shape[:AXES], *ext), data.dtype)
+        raw(out)[upto(data.shape[AXES])] = raw(data)
         return out
 
     def fixpipe(self, op, spec: ops.CopySpec, src: Slot, dst, so, do, rows) -> None:
@@ -288,86 +372,92 @@ class Stack:
         dst.write(window(list(map(u, do)), (u(valid), *ext[1:])), out, lead(out))
 
     def load(self, gm: GmTensor, offs, ext, rows) -> np.ndarray:
-        """A GM tile per task, (b, p, v, *ext[1:]): the rows up to the last any task
+        """A GM tile per task, (b, p1, p2, v, *ext[1:]): the rows up to the last any task
         copies (past a task's valid ones zero); the tile's rows past them are zeros."""
         a = gm.array
         valid = None if rows is None else np.clip(rows, 0, ext[0])
         if all(not isinstance(o, np.ndarray) for o in offs) and not isinstance(valid, np.ndarray):
             v = ext[0] if valid is None else int(valid)
             self.tracker.access(self, gm, offs, (v, *ext[1:]), None, False)
-            return a[window(offs, (v, *ext[1:]))][None, None]
-        idx, mask = self._indices(a, offs, ext, valid)
-        self.tracker.access(self, gm, idx, ext, mask, False)
+            return a[window(offs, (v, *ext[1:]))][(None,) * AXES]
+        # (an input's reads are not tracked: its index arrays are made only if a copy needs them)
+        idx, mask = None, None
+        if not self.tracker.untracked(gm):
+            idx, mask = self._indices(a, offs, ext, valid)
+            self.tracker.access(self, gm, idx, ext, mask, False)
         # Only the rows some task copies are read (past them are zeros: a tile's rows past
         # the valid ones may lie past the array).
         v = ext[0] if valid is None else int(np.max(valid))
         data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
         if data is None:
+            if idx is None:
+                idx, mask = self._indices(a, offs, ext, valid)
             data = a[idx]
-        if (
-            mask is not None and valid is not None and int(np.min(valid)) < data.shape[2]
-        ):  # (else every row read is valid)
-            data = np.where(mask[:, :, : data.shape[2]], raw(data), 0).view(a.dtype)
+        if valid is not None and int(np.min(valid)) < data.shape[AXES]:  # (else every row read is valid)
+            if mask is None:
+                mask = self._indices(a, offs, ext, valid)[1]
+            assert mask is not None
+            data = np.where(mask[upto(data.shape[AXES])], raw(data), 0).view(a.dtype)
         return data
 
     def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
         a = gm.array
         valid = None if rows is None else np.clip(rows, 0, ext[0])
-        b, p = both(lead(data), *(lead(o) for o in offs), lead(valid))
-        if (b, p) != (self.B, self.P):  # several tasks would write the same elements
+        st = both(lead(data), *(lead(o) for o in offs), lead(valid))
+        if st != self.S:  # several tasks would write the same elements
             raise Unstackable("tasks of one group write alike")
         idx, mask = self._indices(a, offs, ext, valid)
         self.tracker.access(self, gm, idx, ext, mask, True)
-        data = np.broadcast_to(data, (b, p, *ext))
+        data = np.broadcast_to(data, (*st, *ext))
         v = ext[0] if valid is None else int(np.max(valid))
-        view = self._tiles(a, offs, (v, *ext[1:]), (b, p))
+        view = self._tiles(a, offs, (v, *ext[1:]), st)
         # every task's rows up to v valid: copied whole (else masked)
         cut = (
             None
             if mask is None or valid is None or int(np.min(valid)) >= v
-            else np.broadcast_to(mask[:, :, :v], data[:, :, :v].shape)
+            else np.broadcast_to(mask[upto(v)], data[upto(v)].shape)
         )
         if view is not None:  # (no two tasks' tiles overlap: the tracker checked it)
-            same, data = data.dtype == a.dtype, data[:, :, :v]
+            same, data = data.dtype == a.dtype, data[upto(v)]
             where = True if cut is None else cut
             np.copyto(raw(view) if same else view, raw(data) if same else data, casting="unsafe", where=where)
             return
-        if b * p <= SCATTER_TILES and self._inside(a, offs, (v, *ext[1:])):  # a slice per task
-            at = [np.broadcast_to(o, (b, p)).tolist() for o in offs]
-            same, data = data.dtype == a.dtype, data[:, :, :v]
-            for i in range(b):
-                for j in range(p):
-                    tile = a[window([o[i][j] for o in at], data.shape[2:])]
-                    w = True if cut is None else cut[i, j]
-                    np.copyto(raw(tile) if same else tile, raw(data[i, j]) if same else data[i, j], "unsafe", w)
+        if int(np.prod(st)) <= SCATTER_TILES and self._inside(a, offs, (v, *ext[1:])):  # a slice per task
+            at = [np.broadcast_to(o, st) for o in offs]
+            same, data = data.dtype == a.dtype, data[upto(v)]
+            for t in np.ndindex(*st):
+                tile = a[window([int(o[t]) for o in at], data.shape[AXES:])]
+                w = True if cut is None else cut[t]
+                np.copyto(raw(tile) if same else tile, raw(data[t]) if same else data[t], "unsafe", w)
             return
-        idx = tuple(np.broadcast_to(i, (b, p, *ext)) for i in idx)
+        idx = tuple(np.broadcast_to(i, (*st, *ext)) for i in idx)
         if mask is not None:
-            mask = np.broadcast_to(mask, (b, p, *ext))
+            mask = np.broadcast_to(mask, (*st, *ext))
             idx, data = tuple(i[mask] for i in idx), data[mask]
         if data.dtype == a.dtype:
             raw(a)[idx] = raw(data)
         else:
             a[idx] = data
 
-    def _tiles(self, a: np.ndarray, offs, ext, stack: tuple[int, int], gather: bool = False) -> np.ndarray | None:
-        """Every task's tile at `offs` as one strided view of `a`, (b, p, *ext), when each
-        offset is a fixed step per body plus one per task (a gather through index arrays
+    def _tiles(self, a: np.ndarray, offs, ext, stack: tuple[int, ...], gather: bool = False) -> np.ndarray | None:
+        """Every task's tile at `offs` as one strided view of `a`, (b, p1, p2, *ext), when
+        each offset is a fixed step along each stack axis (a gather through index arrays
         was most of a stacked load); else with `gather` a copy of the distinct tiles,
         each sliced once (a task's row block and column block, hc_pre); None if a tile
         does not lie inside `a`, or is not a view and not `gather`."""
         if not self._inside(a, offs, ext):
             return None
-        first, steps, affine = [], [0, 0], True
+        first, steps, affine = [], [0] * AXES, True
         for d, o in enumerate(offs):
             if isinstance(o, np.ndarray):
-                o0 = int(o[0, 0])
-                db = int(o[1, 0]) - o0 if o.shape[0] > 1 else 0
-                dp = int(o[0, 1]) - o0 if o.shape[1] > 1 else 0
-                grid = o0 + db * self.body[: o.shape[0]] + dp * self.task[:, : o.shape[1]]
+                o0 = int(o.flat[0])
+                grid = np.full((1,) * AXES, o0, np.int64)
+                for ax in range(AXES):
+                    if o.shape[ax] > 1:
+                        step = int(o[tuple(1 if i == ax else 0 for i in range(AXES))]) - o0
+                        grid = grid + step * np.arange(o.shape[ax]).reshape([-1 if i == ax else 1 for i in range(AXES)])
+                        steps[ax] += step * a.strides[d]
                 affine = affine and bool((o == grid).all())
-                steps[0] += db * a.strides[d]
-                steps[1] += dp * a.strides[d]
             else:
                 o0 = int(o)
             first.append(slice(o0, None))
@@ -398,14 +488,14 @@ class Stack:
         idx = []
         for d, (o, e) in enumerate(zip(offs, ext, strict=True)):
             o = np.asarray(o, np.int64)
-            o = o.reshape(o.shape + (1, 1)[o.ndim :]) if o.ndim < 2 else o
+            o = o.reshape(o.shape + (1,) * (AXES - o.ndim)) if o.ndim < AXES else o
             step = np.arange(e, dtype=np.int64).reshape((1,) * d + (e,) + (1,) * (nd - d - 1))
             i = o.reshape(o.shape + (1,) * nd) + step
             idx.append(np.clip(i, 0, max(a.shape[d] - 1, 0)))
         mask = None
         if valid is not None:
             v = np.asarray(valid, np.int64)
-            v = v.reshape(v.shape + (1, 1)[v.ndim :]) if v.ndim < 2 else v
+            v = v.reshape(v.shape + (1,) * (AXES - v.ndim)) if v.ndim < AXES else v
             mask = np.arange(ext[0]).reshape((ext[0],) + (1,) * (nd - 1)) < v.reshape(v.shape + (1,) * nd)
         return tuple(idx), mask
 
@@ -417,11 +507,13 @@ class Stack:
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:
-                prod, zero = (acc.astype(np.int64) + prod).astype(np.int32), c.shape[0]
+                # (int32 sums wrap as the per-task engine's int64 sums cast back to int32)
+                prod, zero = np.add(acc, prod, dtype=np.int32), c.shape[0]
             elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
                 # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0
                 zero = max(zero, c.live(()))
-                np.add(acc[:, :, :zero], prod[:, :, :zero], out=prod[:, :, :zero])
+                live = upto(zero)
+                np.add(acc[live], prod[live], out=prod[live])
             else:
                 prod, zero = np.add(acc, prod), c.shape[0]
         c.write((), prod, lead(prod), own=True)
@@ -430,22 +522,22 @@ class Stack:
 
     def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
         nd = max(len(s.shape) for s in (*srcs, dst))
-        args = [np.ascontiguousarray(_aligned(s.read(()), nd)) for s in srcs]
+        made: dict[int, np.ndarray] = {}  # (a slot that is two operands, `x * x`, made contiguous once)
+        for s in srcs:
+            if id(s) not in made:
+                made[id(s)] = np.ascontiguousarray(_aligned(s.read(()), nd))
+        args = [made[id(s)] for s in srcs]
         if transpose:
             value = np.swapaxes(args[0], -1, -2)
         else:
             value = np.asarray(compute(np.empty(0, dst.dtype), *args))
-        if (
-            value.shape[2:] == dst.shape
-            and value.flags.owndata
-            and not any(np.may_share_memory(value, a) for a in args)
-        ):
+        if value.shape[AXES:] == dst.shape and _fresh(value, args):
             out = value.astype(dst.dtype, copy=False)  # (a new array that nothing else holds: taken)
             return dst.write((), out, lead(out), own=True)
-        if value.ndim < 2:  # (a duplicated scalar)
-            value = np.broadcast_to(value, (1, 1, *dst.shape))
-        out = np.broadcast_to(value, (*value.shape[:2], *np.broadcast_shapes(value.shape[2:], dst.shape)))
-        out = out.reshape(out.shape[:2] + dst.shape)
+        if value.ndim < AXES:  # (a duplicated scalar)
+            value = np.broadcast_to(value, (*(1,) * AXES, *dst.shape))
+        out = np.broadcast_to(value, (*value.shape[:AXES], *np.broadcast_shapes(value.shape[AXES:], dst.shape)))
+        out = out.reshape(out.shape[:AXES] + dst.shape)
         dst.write((), out.astype(dst.dtype, copy=False), lead(out))
 
     def vcopy(self, op, src: Slot, dst: Slot) -> None:
@@ -454,6 +546,12 @@ class Stack:
         lead_d = (slice(None),) * (len(dst.shape) - 1)
         part = src.read((*lead_s, slice(sc, sc + w)))
         dst.write((*lead_d, slice(dc, dc + w)), part, lead(part))
+
+
+def splits(split: int, per_body: int) -> bool:
+    """Whether a program's task split (`codegen_stacked.compile_stacked`) splits a body
+    of `per_body` tasks (`Stack`)."""
+    return 1 < split < per_body and per_body % split == 0
 
 
 def ancestors(groups) -> dict[int, set[int]] | None:
@@ -471,16 +569,17 @@ def ancestors(groups) -> dict[int, set[int]] | None:
 
 def run_numerics(groups, programs: list, inputs: list[GmTensor], above: dict[int, set[int]]) -> None:
     """Each group's stacked program once, in index order (an order of the task graph):
-    `programs[i]` is (numerics function, free values) of group i, None for one with no
+    `programs[i]` is (numerics function, free values, task split) of group i, None for one with no
     task."""
     tracker = Tracker(inputs, above)
     for g, prog in zip(groups, programs, strict=True):
         if prog is None:
             continue
-        fn, free = prog
-        st = Stack(tracker, g.index, g.bodies, g.per_body, g.loop)
+        fn, free, split = prog
+        st = Stack(tracker, g.index, g.bodies, g.per_body, g.loop, split)
         try:
             fn(st, free, *st.args())
+            tracker.close(g.index)
         except Unstackable as e:
             e.group = g.index
             raise

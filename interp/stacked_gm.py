@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# The stack axes of a group's stacked arrays (`pto.interp.stacked.Stack`): body, task
+# // split, task % split.
+AXES = 3
+
 
 class NotStackable(Exception):
     """A program the stacked pass cannot run (known when compiling)."""
@@ -52,11 +56,21 @@ class Tracker:
         self.groups: dict[tuple[int, int], Spans] = {}  # (root, rank) -> spans (tag 0)
         self.writes: dict[tuple[int, int], Spans] = {}  # (root, rank) -> spans tagged by task
         self.kinds: dict[tuple[int, int], set[bool]] = {}  # (root, rank) -> {write?}
+        # (root, rank) -> the group's accesses not yet checked: (start, end, body, task, write?)
+        self.pending: dict[tuple[int, int], list[tuple]] = {}
+
+    def untracked(self, gm) -> bool:
+        """Whether `gm` is an input, whose reads are not tracked."""
+        return id(root(gm.array)) in self.inputs
 
     def access(self, st, gm, where, ext, mask, write: bool) -> None:
         """Group `st` (a `stacked.Stack`) reads or writes a tile of `gm` per task: at
-        `where` (offsets: ints, or index arrays (b?, p?, ..) from `Stack._indices`), of
-        extent `ext`, its rows cut by `mask` (None: all)."""
+        `where` (offsets: ints, or index arrays (b?, p1?, p2?, ..) from `Stack._indices`), of
+        extent `ext`, its rows cut by `mask` (None: all). A write of an input is refused
+        before it is made; the rules on spans are checked for all of a group's accesses at
+        once when it ends (`close`): each is a test of the union of the spans, which
+        grows as accesses come (checked per access, three merges each were a sixth of
+        mla_wkv_rmsnorm's stacked pass)."""
         a = gm.array
         r = root(a)
         key = id(r)
@@ -70,42 +84,50 @@ class Tracker:
             raise Unstackable("one group reads and writes one tensor")
         # (a mask along the last axis, of a 1-D tile, cuts rows: a span per element then)
         start, end = tile_spans(a, r, where, ext, mask is not None and mask.shape[-1] > 1)
-        shape = np.broadcast_shapes(start.shape, (1, 1) if mask is None else mask.shape)
+        shape = np.broadcast_shapes(start.shape, (1,) * AXES if mask is None else mask.shape)
         if st.B > 1 and shape[0] == 1:
             raise Unstackable("tasks of several bodies touch one element of a written tensor")
         if write:  # every task writes (`Stack.store`), those with alike offsets too
-            shape = (st.B, st.P, *shape[2:])
+            shape = (*st.S, *shape[AXES:])
         start, end = np.broadcast_to(start, shape), np.broadcast_to(end, shape)
         if mask is not None:
             mask = np.broadcast_to(mask, shape)
-        b, p = shape[:2]
-        lead_shape = (b, p, *(1,) * (start.ndim - 2))
-        body = np.broadcast_to(st.owner[:b].reshape(b, 1, *lead_shape[2:]), start.shape)
-        task = np.broadcast_to((st.body[:b] * st.P + st.task[:, :p]).reshape(lead_shape), start.shape)
+        b, p1, p2 = shape[:AXES]
+        lead_shape = (b, p1, p2, *(1,) * (start.ndim - AXES))
+        body = np.broadcast_to(st.owner[:b].reshape(b, 1, 1, *lead_shape[AXES:]), start.shape)
+        task = np.broadcast_to((st.body[:b] * st.P + st.task[:, :p1, :p2]).reshape(lead_shape), start.shape)
         if mask is not None:
             start, end, body, task = start[mask], end[mask], body[mask], task[mask]
         else:
             start, end, body, task = (np.broadcast_to(x, start.shape).reshape(-1) for x in (start, end, body, task))
         keep = end > start
-        start, end, body, task = start[keep], end[keep], body[keep], task[keep]
+        self.pending.setdefault((key, st.rank), []).append((start[keep], end[keep], body[keep], task[keep], write))
 
-        merged = _merge_apart(_join(self.bodies.get(key, _NONE), (start, end, body)))
-        if merged is None:
-            raise Unstackable("tasks of several bodies touch one element of a written tensor")
-        self.bodies[key] = merged
-        mine = (start, end, np.zeros_like(start))
-        apart = self.ancestors[st.rank]
-        others = [s for (k, rank), s in self.groups.items() if k == key and rank != st.rank and rank not in apart]
-        if others and _meet(mine, _join(*others)):
-            raise Unstackable("two groups that do not depend on each other touch one element")
-        group = _merge_apart(_join(self.groups.get((key, st.rank), _NONE), mine))
-        assert group is not None  # (one tag)
-        self.groups[(key, st.rank)] = group
-        if write:
-            written = _merge_apart(_join(self.writes.get((key, st.rank), _NONE), (start, end, task)))
-            if written is None:
-                raise Unstackable("two tasks of one group write one element")
-            self.writes[(key, st.rank)] = written
+    def close(self, rank: int) -> None:
+        """Check group `rank`'s accesses (`access`) against each other and the groups
+        before it, per tensor."""
+        for key, r in [k for k in self.pending if k[1] == rank]:
+            parts = self.pending.pop((key, r))
+            start, end, body, task = (np.concatenate([p[i] for p in parts]) for i in range(4))
+            merged = _merge_apart(_join(self.bodies.get(key, _NONE), (start, end, body)))
+            if merged is None:
+                raise Unstackable("tasks of several bodies touch one element of a written tensor")
+            self.bodies[key] = merged
+            mine = (start, end, np.zeros_like(start))
+            apart = self.ancestors[rank]
+            others = [s for (k, g), s in self.groups.items() if k == key and g != rank and g not in apart]
+            if others and _meet(mine, _join(*others)):
+                raise Unstackable("two groups that do not depend on each other touch one element")
+            group = _merge_apart(_join(self.groups.get((key, rank), _NONE), mine))
+            assert group is not None  # (one tag)
+            self.groups[(key, rank)] = group
+            writes = [p for p in parts if p[4]]
+            if writes:
+                spans = tuple(np.concatenate([p[i] for p in writes]) for i in (0, 1, 3))
+                written = _merge_apart(_join(self.writes.get((key, rank), _NONE), spans))  # type: ignore[arg-type]
+                if written is None:
+                    raise Unstackable("two tasks of one group write one element")
+                self.writes[(key, rank)] = written
 
 
 def root(a: np.ndarray) -> np.ndarray:
@@ -115,7 +137,7 @@ def root(a: np.ndarray) -> np.ndarray:
 
 
 def tile_spans(a: np.ndarray, r: np.ndarray, where, ext, apart: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) of each row of each task's tile in `r`'s memory: shape (b, p, rows..,
+    """(start, end) of each row of each task's tile in `r`'s memory: shape (b, p1, p2, rows..,
     1). A tensor whose last axis is not contiguous, or `apart`, has a span per element."""
     size = a.itemsize
     base = (a.__array_interface__["data"][0] - r.__array_interface__["data"][0]) // size
@@ -139,7 +161,7 @@ def _int_indices(shape, offs, ext) -> list[np.ndarray]:
     out = []
     for d, (o, e, n) in enumerate(zip(offs, ext, shape, strict=True)):
         i = np.clip(np.arange(o, o + e, dtype=np.int64), 0, max(n - 1, 0))
-        out.append(i.reshape((1, 1) + (1,) * d + (e,) + (1,) * (nd - d - 1)))
+        out.append(i.reshape((1,) * AXES + (1,) * d + (e,) + (1,) * (nd - d - 1)))
     return out
 
 

@@ -24,6 +24,7 @@ from functools import cache
 import numpy as np
 
 from pto.interp import numerics as nx
+from pto.interp.stacked_gm import AXES
 
 # Packed when the packed calls are at most this share of the batched product's (one per
 # task's tile): gathering rows and scattering the results back costs copies of the rows.
@@ -58,14 +59,110 @@ def rows_free(m: int, k: int, n: int) -> bool:
 
 
 def product(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> tuple[np.ndarray, int]:
-    """`nx.matmul(x, y)` of stacked tiles x (bx, px, M, K) and y (by, py, K, N), each
-    tile's product alone, with zero rows of x not multiplied where that is exact
-    (`live_rows`: x's rows from this one on are known to be zeros); and the row from
-    which the product's rows are known to be +0 (M if none are)."""
-    packed = _packed(x, y, live_rows)
-    if packed is None:
-        return nx.matmul(x, y), x.shape[-2]
-    return packed, x.shape[-2] if live_rows is None else live_rows
+    """`nx.matmul(x, y)` of stacked tiles x (bx, p1x, p2x, M, K) and y (by, p1y, p2y,
+    K, N), each tile's product alone, with zero rows of x not multiplied where that is
+    exact (`live_rows`: x's rows from this one on are known to be zeros); and the row
+    from which the product's rows are known to be +0 (M if none are)."""
+    two = _one_task_axis(x, y)
+    packed = None if two is None else _packed(*two, live_rows)
+    if packed is not None:
+        stack = [max(a, b) for a, b in zip(x.shape[:AXES], y.shape[:AXES], strict=True)]
+        return packed.reshape(*stack, *packed.shape[2:]), x.shape[-2] if live_rows is None else live_rows
+    merged = _merged(x, y)
+    return (nx.matmul(x, y) if merged is None else merged), x.shape[-2]
+
+
+@cache
+def merges_exact(m: int, k: int, n: int, r: int, c: int) -> bool:
+    """Whether BLAS's f32 (r*m, k) @ (k, c*n) product gives each (m, n) block the bits
+    of that block's own (m, k) @ (k, n) product: the per-task products against one call
+    of the merged shape, on random tiles with zero and negative-zero rows."""
+    rng = np.random.default_rng(PROBE_SEED)
+    a = rng.standard_normal((r * m, k)).astype(np.float32)
+    zero = rng.random(r * m) < PROBE_ZERO_ROWS
+    a[zero] = 0.0
+    a[zero & (rng.random(r * m) < 0.5)] = -0.0
+    b = rng.standard_normal((k, c * n)).astype(np.float32)
+    merged = _product(a, b)
+    for i in range(r):
+        for j in range(c):
+            tile = _product(
+                np.ascontiguousarray(a[i * m : (i + 1) * m]), np.ascontiguousarray(b[:, j * n : (j + 1) * n])
+            )
+            if not np.array_equal(
+                tile.view(np.uint32), merged[i * m : (i + 1) * m, j * n : (j + 1) * n].view(np.uint32)
+            ):
+                return False
+    return True
+
+
+def _f32(a: np.ndarray) -> np.ndarray:
+    """`nx.f32` of `a` as a C-contiguous array in its logical order (one pass for a
+    transposed view, where `nx.f32` keeps the memory order); an int8's as float32."""
+    if a.dtype == nx.DTYPES["bf16"]:
+        wide = np.empty(a.shape, np.uint32)
+        wide[...] = a.view(np.uint16)
+        wide <<= 16
+        return wide.view(np.float32)
+    return np.ascontiguousarray(a, np.float32)
+
+
+def _one_task_axis(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """x and y with their two task axes as one (`_packed`'s stacks, (b, p, ...)): an axis
+    of one in both dropped, or both axes merged where each operand has both or neither;
+    None if neither can be."""
+    if x.ndim != AXES + 2 or y.ndim != AXES + 2:
+        return None
+    for ax in (2, 1):
+        if x.shape[ax] == 1 and y.shape[ax] == 1:
+            return x.squeeze(ax), y.squeeze(ax)
+    tasks = (max(x.shape[1], y.shape[1]), max(x.shape[2], y.shape[2]))
+    if all(a.shape[1:3] in (tasks, (1, 1)) for a in (x, y)):
+        return tuple(a.reshape(a.shape[0], a.shape[1] * a.shape[2], *a.shape[3:]) for a in (x, y))  # type: ignore[return-value]
+    return None
+
+
+def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """`nx.matmul(x, y)` of stacked tiles in fewer, larger calls: along a stack axis on
+    which `y` is alike, x's tiles are stacked as rows of one call; along one on which x
+    is alike, y's tiles as columns (sk03_standard at t=512: one call for a body's 16
+    weight tiles, not 16); along one on which both vary, a call each. Only for a shape
+    whose blocks `merges_exact` (OpenBLAS's small-matrix kernel, used by shape, rounds
+    otherwise) and a product with no infinity or NaN (every input element takes part in
+    an output element of its row or column, so a finite product had finite operands;
+    a non-finite one is multiplied as before). An int8 product whose K `nx.matmul`
+    multiplies in float32 is exact in any call: merged with no probe."""
+    if x.ndim != AXES + 2 or y.ndim != AXES + 2:
+        return None
+    (m, k), n = x.shape[AXES:], y.shape[-1]
+    ints = x.dtype == np.int8 or y.dtype == np.int8
+    if ints and not (x.dtype == y.dtype and k <= nx.F32_EXACT_INT8_K):
+        return None
+    kinds = [
+        "n" if a > 1 and b > 1 else "r" if a > 1 else "c" if b > 1 else "1"
+        for a, b in zip(x.shape[:AXES], y.shape[:AXES], strict=True)
+    ]
+    by_kind = {t: [d for d in range(AXES) if kinds[d] == t] for t in "nrc1"}
+    size = {t: int(np.prod([max(x.shape[d], y.shape[d]) for d in by_kind[t]])) for t in "nrc"}
+    if size["r"] * size["c"] == 1 or not (ints or merges_exact(m, k, n, size["r"], size["c"])):
+        return None
+    mk, kn = (AXES, AXES + 1), (AXES, AXES + 1)
+    rest = by_kind["c"] + by_kind["1"]  # (x's axes of one tile)
+    xs = _f32(x.transpose(*by_kind["n"], *by_kind["r"], *rest, *mk)).reshape(size["n"], size["r"] * m, k)
+    rest = by_kind["r"] + by_kind["1"]
+    ys = _f32(y.transpose(*by_kind["n"], *rest, kn[0], *by_kind["c"], kn[1])).reshape(size["n"], k, size["c"] * n)
+    out = _product(xs, ys)
+    if ints:
+        out = out.astype(np.int32)  # (exact integers within int32: `nx.matmul`'s)
+    elif not np.isfinite(out).all():
+        return None
+    # (n axes, r axes, M, c axes, N) -> (b, p1, p2, M, N)
+    dims = [max(x.shape[d], y.shape[d]) for d in range(AXES)]
+    order: list = [*by_kind["n"], *by_kind["r"], "m", *by_kind["c"], "n"]
+    out = out.reshape([m if a == "m" else n if a == "n" else dims[a] for a in order])
+    perm = [order.index(a) for a in (*range(AXES), "m", "n") if a in order]
+    full = [*dims, m, n]
+    return np.ascontiguousarray(out.transpose(perm)).reshape(full)
 
 
 def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray | None:

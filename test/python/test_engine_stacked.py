@@ -107,13 +107,13 @@ def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked
 
 
 def test_a_loop_may_start_where_the_task_says_if_its_trips_do_not_differ() -> None:
-    lb = np.array([[0, 4, 8]])
+    lb = np.array([[[0], [4], [8]]])  # (body, task // split, task % split)
     got = list(stacked.loop(lb, lb + 4, 2))
-    assert [g.tolist() for g in got] == [[[0, 4, 8]], [[2, 6, 10]]]
-    assert list(stacked.loop(np.array([[3], [3]]), 7, 2)) == [3, 5]
-    assert list(stacked.loop(2, 7, np.array([[2, 2]]))) == [2, 4, 6]
+    assert [g.reshape(-1).tolist() for g in got] == [[0, 4, 8], [2, 6, 10]]
+    assert list(stacked.loop(np.array([[[3]], [[3]]]), 7, 2)) == [3, 5]
+    assert list(stacked.loop(2, 7, np.array([[[2], [2]]]))) == [2, 4, 6]
     with pytest.raises(stacked.Unstackable, match="differs"):
-        stacked.loop(lb, np.array([[4, 8, 10]]), 2)
+        stacked.loop(lb, np.array([[[4], [8], [10]]]), 2)
     with pytest.raises(stacked.Unstackable, match="not positive"):
         stacked.loop(0, 4, 0)
 
@@ -125,11 +125,12 @@ def _tracker(above: dict[int, set[int]]) -> tuple[stacked.Tracker, GmTensor]:
 
 def _store(t: stacked.Tracker, rank: int, bodies: int, tasks: int, gm: GmTensor, row, col, loop: int = 0) -> None:
     st = stacked.Stack(t, rank, bodies, tasks, loop)
-    st.store(gm, [row, col], (1, 1), None, np.ones((bodies, tasks, 1, 1), np.float32))
+    st.store(gm, [row, col], (1, 1), None, np.ones((bodies, tasks, 1, 1, 1), np.float32))
+    t.close(rank)  # (the group's end, as `run_numerics` does: its spans are checked)
 
 
 def test_the_tracker_refuses_what_a_schedule_could_order_otherwise() -> None:
-    rows = np.arange(4).reshape(4, 1)
+    rows = np.arange(4).reshape(4, 1, 1)
     # groups 0 and 1 do not depend on each other: one element each is fine, a shared one is not
     t, gm = _tracker({0: set(), 1: set()})
     _store(t, 0, 4, 1, gm, rows, 0)
@@ -145,20 +146,44 @@ def test_the_tracker_refuses_what_a_schedule_could_order_otherwise() -> None:
     # two tasks of one group writing one element: their order is the schedule's
     t, gm = _tracker({0: set()})
     with pytest.raises(stacked.Unstackable, match="one group write"):
-        _store(t, 0, 1, 2, gm, 0, np.array([[1, 1]]))
+        _store(t, 0, 1, 2, gm, 0, np.array([[[1], [1]]]))
     # an input is never written
-    t = stacked.Tracker([gm], {0: set()})
+    t, before = stacked.Tracker([gm], {0: set()}), gm.array.copy()
     with pytest.raises(stacked.Unstackable, match="input"):
         _store(t, 0, 4, 1, gm, rows, 0)
+    assert np.array_equal(gm.array, before)  # (refused before it is written)
+
+
+def test_a_groups_spans_are_checked_once_when_it_ends(monkeypatch) -> None:
+    """The rules are tests of the union of a group's spans: merged once per tensor when
+    the group ends, not once per access."""
+    from pto.interp import stacked_gm
+
+    merges: list[int] = []
+    real = stacked_gm._merge_apart
+
+    def merge(spans):
+        merges.append(spans[0].size)
+        return real(spans)
+
+    monkeypatch.setattr(stacked_gm, "_merge_apart", merge)
+    t, gm = _tracker({0: set()})
+    st = stacked.Stack(t, 0, 4, 1)
+    for col in range(4):
+        st.store(gm, [st.body * 2, col], (2, 1), None, np.ones((4, 1, 1, 2, 1), np.float32))
+    assert not merges
+    t.close(0)
+    assert len(merges) == 3  # (the bodies', the group's and the writes' spans of one tensor)
+    assert t.bodies[id(gm.array)][0].size == 4 and (gm.array[:, :4] == 1).all()
 
 
 def test_a_stacked_program_refuses_what_differs_between_tasks_or_was_not_written() -> None:
     with pytest.raises(stacked.Unstackable, match="differs"):
-        stacked.u(np.array([[1], [2]]))
-    assert stacked.u(np.array([[3], [3]])) == 3
+        stacked.u(np.array([[[1]], [[2]]]))
+    assert stacked.u(np.array([[[3]], [[3]]])) == 3
     slot = stacked.Slot((2, 4), np.dtype(np.float32))
-    slot.write((slice(0, 1), slice(0, 4)), np.ones((1, 1, 1, 4), np.float32), (1, 1))
-    assert slot.read((slice(0, 1), slice(0, 4))).shape == (1, 1, 1, 4)
+    slot.write((slice(0, 1), slice(0, 4)), np.ones((1, 1, 1, 1, 4), np.float32), (1, 1, 1))
+    assert slot.read((slice(0, 1), slice(0, 4))).shape == (1, 1, 1, 1, 4)
     with pytest.raises(stacked.Unstackable, match="not written"):
         slot.read(())
 
@@ -184,7 +209,8 @@ def test_the_tracker_keeps_spans_of_memory_not_elements() -> None:
     t = stacked.Tracker([], {0: set(), 1: {0}})
     st = stacked.Stack(t, 0, 4, 2)
     rows, cols = st.body * 1024, st.task * 2048
-    st.store(gm, [rows, cols], (1024, 2048), None, np.ones((4, 2, 1, 1), np.float32))
+    st.store(gm, [rows, cols], (1024, 2048), None, np.ones((4, 2, 1, 1, 1), np.float32))
+    t.close(0)
     start, end, body = t.bodies[id(gm.array)]
     assert start.tolist() == [0, 1024 * 4096, 2048 * 4096, 3072 * 4096]
     assert (end - start).tolist() == [1024 * 4096] * 4 and body.tolist() == [0, 1, 2, 3]
@@ -192,11 +218,12 @@ def test_the_tracker_keeps_spans_of_memory_not_elements() -> None:
     assert (gm.array[:, :2048] == 1).all()
     # a later group reading a column block of another body's rows is refused
     st = stacked.Stack(t, 1, 4, 1)
+    st.load(gm, [(3 - st.body) * 1024, 0], (16, 16), None)
     with pytest.raises(stacked.Unstackable, match="several bodies"):
-        st.load(gm, [(3 - st.body) * 1024, 0], (16, 16), None)
+        t.close(1)
 
 
-@pytest.mark.parametrize("rows", [None, np.array([[3], [0], [4]])])
+@pytest.mark.parametrize("rows", [None, np.array([[[3]], [[0]], [[4]]])])
 def test_stacked_copies_are_the_gathers_and_scatters_they_replace(rows) -> None:
     """Tiles at a step per body and task are one strided view; others (a row block and a
     column block chosen by the task) are sliced once each; rows past the valid ones are
@@ -211,10 +238,10 @@ def test_stacked_copies_are_the_gathers_and_scatters_they_replace(rows) -> None:
         want = a[idx] if mask is None else np.where(mask, a[idx].view(np.uint16), 0).view(a.dtype)
         got = st.load(x, offs, (4, 6), rows)
         assert np.array_equal(got.view(np.uint16), np.broadcast_to(want, got.shape).view(np.uint16))
-    view = st._tiles(a, [st.body * 4 + 2, st.task * 6], (4, 6), (3, 4))
+    view = st._tiles(a, [st.body * 4 + 2, st.task * 6], (4, 6), (3, 4, 1))
     assert view is not None and np.shares_memory(view, a)  # (not a gather)
     out = np.zeros((24, 40), np.float32)
-    data = rng.standard_normal((3, 4, 4, 6)).astype(np.float32)
+    data = rng.standard_normal((3, 4, 1, 4, 6)).astype(np.float32)
     for offs in ([st.body * 4, st.task * 6], [st.body * 8 + 4 * (1 - st.task // 2), (st.task % 2) * 8 + 24]):
         st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 3, 4)
         out[...] = 0
@@ -222,7 +249,84 @@ def test_stacked_copies_are_the_gathers_and_scatters_they_replace(rows) -> None:
         want = np.zeros_like(out)
         for i in range(3):
             for j in range(4):
-                r, c = (int(np.broadcast_to(o, (3, 4))[i, j]) for o in offs)
-                v = 4 if rows is None else int(np.clip(rows, 0, 4)[i, 0])
-                want[r : r + v, c : c + 6] = data[i, j, :v]
+                r, c = (int(np.broadcast_to(o, (3, 4, 1))[i, j, 0]) for o in offs)
+                v = 4 if rows is None else int(np.clip(rows, 0, 4)[i, 0, 0])
+                want[r : r + v, c : c + 6] = data[i, j, 0, :v]
         assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("name", ["mla_wqa_qrmsnorm.mlir", "mla_wkv_rmsnorm.mlir"])
+def test_a_task_picking_row_and_column_blocks_by_task_mod_and_div_stacks_each_tile_once(monkeypatch, name) -> None:
+    """The mla kernels pick a row block by `task % 2` and a column block by `task // 2`:
+    the stack splits the task axis (`Stack`'s (body, task // 2, task % 2)), so that a
+    product's row tiles are alike along one task axis and its weight tiles along the
+    other, each loaded once; outputs, reports and traces stay the interp engine's."""
+    n = counted(monkeypatch)
+    shapes: list[tuple] = []
+    real = stacked.stacked_mm.product
+
+    def product(x, y, live_rows=None):
+        shapes.append((x.shape[:3], y.shape[:3]))
+        return real(x, y, live_rows)
+
+    monkeypatch.setattr(stacked.stacked_mm, "product", product)
+    pto_m, npu_m = lowered_example(name, "pto-sk03-pipeline")
+    inputs = random_inputs(signature(pto_m), 512, 3)  # (4 bodies of 128 tokens)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 1, "unstackable": 0}
+    assert shapes and all(xs[1] == 1 and xs[2] == 2 and ys[2] == 1 for xs, ys in shapes)
+
+
+def test_a_stack_split_loads_a_tile_alike_along_a_task_axis_once() -> None:
+    a = np.arange(16 * 24, dtype=np.float32).reshape(16, 24)
+    x = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([x], {0: set()}), 0, 2, 6, split=2)
+    assert st.S == (2, 3, 2)
+    row = stacked.nz(st.body * 8 + (st.task % 2) * 4)
+    col = stacked.nz((st.task // 2) * 6)
+    assert row.shape == (2, 1, 2) and col.shape == (1, 3, 1)
+    got = st.load(x, [row, col], (4, 6), None)
+    assert got.shape == (2, 3, 2, 4, 6)
+    for b in range(2):
+        for t in range(6):
+            r, c = b * 8 + (t % 2) * 4, (t // 2) * 6
+            assert np.array_equal(got[b, t // 2, t % 2], a[r : r + 4, c : c + 6])
+    assert stacked.Stack(stacked.Tracker([], {}), 0, 2, 6, split=4).S == (2, 6, 1)  # (4 does not divide 6)
+
+
+def test_one_body_whose_tasks_split_is_stacked(monkeypatch) -> None:
+    """Fewer than `STACK_BODIES` bodies are stacked when a program splits its task axis
+    (mla_wqa_qrmsnorm's one body of 128 tokens), and agree with the interp engine."""
+    n = counted(monkeypatch)
+    pto_m, npu_m = lowered_example("mla_wqa_qrmsnorm.mlir", "pto-sk03-pipeline{factors=1}")
+    inputs = random_inputs(signature(pto_m), 128, 4)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 1, "unstackable": 0}
+    assert stacked.splits(2, 32) and not stacked.splits(1, 32) and not stacked.splits(3, 32)
+
+
+def test_the_int8_kernel_stacks_and_agrees(monkeypatch) -> None:
+    """The int8 example reuses its UB bytes for buffers of other types (slots that forget
+    what they held when an overlapping one is written), loads its weight scales
+    transposed from GM and accumulates int8 products in int32 (merged calls: exact in
+    any order); stacked, it agrees with the interp engine bit for bit."""
+    n = counted(monkeypatch)
+    pto_m, npu_m = lowered_example("indexer_query_linear_int8.mlir", "pto-sk03-pipeline")
+    inputs = random_inputs(signature(pto_m), 512, 6)  # (4 bodies of 128 tokens)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 1, "unstackable": 0}
+
+
+def test_a_slot_forgets_what_an_overlapping_buffers_write_clobbered() -> None:
+    st = stacked.Stack(stacked.Tracker([], {0: set()}), 0, 2, 1)
+    spec = type("Spec", (), {"space": "ub", "offset": 0, "dtype": np.dtype(np.float32), "shape": (2, 4), "nbytes": 32})
+    a = st.alloc(spec())  # type: ignore[arg-type]
+    other = spec()
+    other.offset, other.dtype, other.shape, other.nbytes = 16, np.dtype(np.int32), (4,), 16
+    b = st.alloc(other)  # type: ignore[arg-type]
+    assert a.overlaps == [b] and b.overlaps == [a]
+    a.write((), np.ones((2, 1, 1, 2, 4), np.float32), (2, 1, 1))
+    assert a.read(()).shape == (2, 1, 1, 2, 4)
+    b.write((), np.zeros((2, 1, 1, 4), np.int32), (2, 1, 1))
+    with pytest.raises(stacked.Unstackable, match="not written"):
+        a.read(())

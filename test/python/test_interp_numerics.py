@@ -107,6 +107,28 @@ def test_int8_matmul_through_float64_blas_is_exact_and_wraps(monkeypatch) -> Non
     assert np.array_equal(nx.matmul(a, b), want) and nx.matmul(worst, worst.T)[0, 0] == wrapped
 
 
+@pytest.mark.parametrize("k", [256, 1024, 1025])
+def test_int8_matmul_of_a_tiles_k_through_float32_blas_is_exact(monkeypatch, k: int) -> None:
+    """Up to K = 1024 every partial sum of int8 products is an integer float32 holds:
+    the float32 product is the integer one, at the extremes too; past it float64."""
+    rng = np.random.default_rng(k)
+    a = rng.integers(-128, 128, (9, k)).astype(np.int8)
+    b = rng.integers(-128, 128, (k, 5)).astype(np.int8)
+    a[0], b[:, 0], b[:, 1], a[1] = -128, -128, 127, 127  # (the largest sums of either sign)
+    products: list[np.dtype] = []
+    real = np.matmul
+
+    def seen(x, y):
+        products.append(x.dtype)
+        return real(x, y)
+
+    monkeypatch.setattr(nx.np, "matmul", seen)
+    got = nx.matmul(a, b)
+    assert np.array_equal(got, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32))
+    assert got[0, 0] == k * 2**14 and got.dtype == np.int32
+    assert products == [np.dtype(np.float32 if k <= nx.F32_EXACT_INT8_K else np.float64)]
+
+
 def test_rms_norm_divides_as_the_sk03_golden() -> None:
     rng = np.random.default_rng(1)
     x = (rng.standard_normal((256, 1024)) * 2).astype(np.float32)
