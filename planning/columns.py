@@ -35,6 +35,11 @@ _ELEMENTWISE = (
 )
 
 
+# Ops that fold their input's chunks into a per-row accumulator: a reduction, the sum of
+# squares of an rms_norm, the amax of a quant.
+REDUCTIONS = (tile.ReduceOp, tile.RmsNormOp, tile.QuantOp)
+
+
 @dataclass
 class Plan:
     k: int  # the row width
@@ -72,11 +77,13 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
             p.outer.setdefault(inner, []).append(outer)
     for o in ops:
         deps = max((p.level.get(p.value(v), 0) for v in o.operands), default=0)
-        if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
+        if isinstance(o, REDUCTIONS):
             if not p.wide(o.input):
                 return "a reduction of a narrow value"
-            # (one pass more than its input: the reduction is known when that pass ends)
-            p.level[o.result] = max(deps, p.level.get(p.value(o.input), 0) + 1)
+            # (one pass more than its input: the reduction is known when that pass ends; a
+            # quant's rows are quantised in that pass, by the amax of the one before)
+            for res in o.results:
+                p.level[res] = max(deps, p.level.get(p.value(o.input), 0) + 1)
         elif isinstance(o, (*_ELEMENTWISE, tile.DequantOp)):
             if p.wide(o.results[0]):
                 p.level[o.results[0]] = deps
@@ -93,7 +100,7 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
 def elementwise(p: Plan) -> bool:
     """No reduction: every column chunk is independent of the others (PyPTO makes each
     vector tile of such a phase, rows x chunk, a task of its own)."""
-    return not any(isinstance(o, tile.ReduceOp | tile.RmsNormOp) for o in p.ops) and not p.late
+    return not any(isinstance(o, REDUCTIONS) for o in p.ops) and not p.late
 
 
 @dataclass
@@ -114,7 +121,7 @@ def schedule(p: Plan, stored: Callable[[SSAValue], bool]) -> list[Pass]:
     """The passes of a task, one per level (an RMSNorm then the amax of its result: three,
     the sum of squares, the amax of the normalised rows, the quantised rows); `stored`
     says which values the task stores."""
-    reductions: list[Operation] = [o for o in p.ops if isinstance(o, tile.ReduceOp | tile.RmsNormOp)]
+    reductions: list[Operation] = [o for o in p.ops if isinstance(o, REDUCTIONS)]
     wide = [v for o in p.ops for v in o.results if p.wide(v)]
     last = max(
         [p.level.get(v, 0) for v in wide if stored(v)]

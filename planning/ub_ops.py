@@ -205,7 +205,7 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
         for v in o.operands:
             if p.value(v) not in inside and v not in c.bufs and not p.wide(v):
                 c.put(v, _rows(v, r, c), _elem(v), f"input of {o.name}")
-    accs = [o for o in p.ops if isinstance(o, tile.ReduceOp | tile.RmsNormOp)]
+    accs = [o for o in p.ops if isinstance(o, columns.REDUCTIONS)]
     for o in accs:
         c.alloc([r, 1], "f32", f"accumulator of {o.name}")
     for ps in columns.schedule(p, stored_in):
@@ -214,6 +214,9 @@ def column_task(p: Plan, r: int, arena: Arena, leaves: Callable[[SSAValue], bool
         for o in ps.after:
             if isinstance(o, tile.ReduceOp) and o.kind.data == ReduceKind.MEAN or isinstance(o, tile.RmsNormOp):
                 c.alloc([r, 1], "f32", o.name)
+            elif isinstance(o, tile.QuantOp):  # (columns.task: the divisor, then the scale)
+                c.alloc([r, 1], "f32", o.name)
+                c.put(o.scale, [r, 1], "f32", o.name)
             elif not isinstance(o, tile.ReduceOp):
                 op_buffers(o, r, c)
     return c.largest
@@ -238,12 +241,18 @@ def _chunk_loop(
         if res in need and res in producer:
             if isinstance(o, tile.RmsNormOp):
                 _normalise(o, r, p.cw, c)
+            elif isinstance(o, tile.QuantOp):
+                _quantise(o, r, p.cw, c)
             else:
                 op_buffers(o, r, c, (p.k, p.cw))
             for u in p.outer.get(res, []):
                 c.shapes[u] = c.shapes.get(res, ([r, p.cw], _elem(res)))
         if o in folds:
             c.alloc([r, 1], "f32", f"partial {o.name}")
+            if isinstance(o, tile.QuantOp):
+                shape, elem = c.shapes.get(o.input, ([r, p.cw], _elem(o.input)))
+                if elem != "f32":
+                    c.alloc(shape, "f32", o.name)
             if isinstance(o, tile.RmsNormOp):
                 shape, elem = c.shapes.get(o.input, ([r, p.cw], _elem(o.input)))
                 if elem != "f32":
@@ -251,6 +260,15 @@ def _chunk_loop(
                 c.alloc(shape, "f32", o.name)
         for v in frees.get(o, []):
             c.free_slot(v)
+
+
+def _quantise(o: tile.QuantOp, r: int, cw: int, c: Copy) -> None:
+    shape, elem = c.shapes.get(o.input, ([r, cw], _elem(o.input)))
+    if elem != "f32":
+        c.alloc(shape, "f32", o.name)
+    for e in ("f32", "i32", "f16"):  # (columns._quantise keeps each step's source)
+        c.alloc([r, cw], e, o.name)
+    c.put(o.quantized, [r, cw], "i8", o.name)
 
 
 def _normalise(o: tile.RmsNormOp, r: int, cw: int, c: Copy) -> None:

@@ -241,6 +241,12 @@ def pinned_columns(phase: Sequence[tile.VecStageOp]) -> tuple[int, int] | None:
     return narrow[0][0], min(cw for _, cw in narrow)
 
 
+def dividing_chunk(k: int, cw: int) -> int | None:
+    """The widest chunk of at most `cw` columns that divides a `k`-column row, at least
+    MIN_CHUNK_COLS and whole 32-byte blocks of 16-bit data (or None)."""
+    return next((w for w in range(cw, MIN_CHUNK_COLS - 1, -1) if k % w == 0 and w % 16 == 0), None)
+
+
 def widest(phase: Sequence[tile.VecStageOp]) -> int:
     views = gm_views(loop_stages(phase))
     return max(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, f32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, f16, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pto.dialects import npu, tile
@@ -26,7 +26,7 @@ from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
-from pto.planning.columns import Plan, loop_frees, loop_need, schedule
+from pto.planning.columns import REDUCTIONS, Plan, loop_frees, loop_need, schedule
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
@@ -73,10 +73,10 @@ def task(
     if loaded:
         sync(Pipe.MTE2, Pipe.VECTOR, event + events.VEC_LOADED)
     # Accumulators of the reductions (an rms_norm accumulates its sum of squares).
-    accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue] = {}
+    accs: dict[Operation, SSAValue] = {}
     for o in p.ops:
-        if isinstance(o, tile.ReduceOp | tile.RmsNormOp):
-            accs[o] = ub.alloc([r, 1], f32, o.location)
+        if isinstance(o, REDUCTIONS):
+            accs[o] = ub.alloc([r, 1], f32, o.location)  # (a quant's amax: 0 is its identity, as a sum's)
             npu.VDupOp(_INIT[o.kind.data] if isinstance(o, tile.ReduceOp) else 0.0, accs[o])
     for ps in schedule(p, lambda v: bool(outs.get(v))):
         if ps.targets(p):
@@ -91,6 +91,11 @@ def task(
                 divide(accs[o], p.k, ub.alloc([r, 1], f32, o.location))
                 npu.VAddsOp(accs[o], o.eps.value.data, accs[o])
                 npu.VSqrtOp(accs[o], accs[o])
+            elif isinstance(o, tile.QuantOp):  # the scale amax / 127; the amax stays for the rows
+                tmp = ub.alloc([r, 1], f32, o.location)
+                ub.bufs[o.scale] = ub.alloc([r, 1], f32, o.location)
+                divide(accs[o], 127, tmp, ub.bufs[o.scale])
+                _alias(p, ub.bufs, o.scale)
             else:
                 lowering.vector_op(o, r, ub)
                 _alias(p, ub.bufs, o.results[0])
@@ -123,7 +128,7 @@ def _chunk_loop(
     event: int,
     targets: list[SSAValue],
     stores: list[SSAValue],
-    accs: dict[tile.ReduceOp | tile.RmsNormOp, SSAValue],
+    accs: dict[Operation, SSAValue],
     folds: list[Operation],
 ) -> None:
     """`scf.for %c = 0 to K step cw`: compute `targets` chunk by chunk (loading what they
@@ -147,10 +152,12 @@ def _chunk_loop(
             if res in need and res in producer:
                 if isinstance(o, tile.RmsNormOp):
                     _normalise(o, r, p.cw, ub, accs[o])
+                elif isinstance(o, tile.QuantOp):
+                    _quantise(o, r, p.cw, ub, accs[o])
                 else:
                     lowering.vector_op(o, r, ub, (p.k, p.cw))
                 _alias(p, ub.bufs, res)
-            if isinstance(o, tile.ReduceOp | tile.RmsNormOp) and o in folds:
+            if isinstance(o, REDUCTIONS) and o in folds:
                 _accumulate(o, r, ub, accs[o])
             for v in frees.get(o, []):
                 ub.free_slot(ub.bufs[v])
@@ -192,9 +199,13 @@ def _load(lowering, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operati
     return buf
 
 
-def _accumulate(o: tile.ReduceOp | tile.RmsNormOp, r: int, ub, acc: SSAValue) -> None:
+def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
     x = ub.bufs[o.operands[0]]
     part = ub.alloc([r, 1], f32, o.location)
+    if isinstance(o, tile.QuantOp):  # max |x| of the chunk (max is exact in any order)
+        npu.VReduceOp(ReduceKind.ABSMAX, _as_f32(x, r, ub, o), part)
+        npu.VMaxOp(acc, part, acc)
+        return
     if isinstance(o, tile.RmsNormOp):
         xf = _as_f32(x, r, ub, o)
         sq = ub.alloc(list(npu.buf(xf).get_shape()), f32, o.location)
@@ -202,6 +213,7 @@ def _accumulate(o: tile.ReduceOp | tile.RmsNormOp, r: int, ub, acc: SSAValue) ->
         npu.VReduceOp(ReduceKind.SUM, sq, part)
         npu.VAddOp(acc, part, acc)
         return
+    assert isinstance(o, tile.ReduceOp)
     kind = o.kind.data
     npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, x, part)
     _COMBINE[kind](acc, part, acc)
@@ -213,6 +225,21 @@ def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
     xf = ub.alloc(list(npu.buf(x).get_shape()), f32, o.location)
     npu.VCastOp(x, xf, RoundMode.NONE)
     return xf
+
+
+def _quantise(o: tile.QuantOp, r: int, cw: int, ub, amax: SSAValue) -> None:
+    """One chunk of quant: x * 127 / amax, then f32 -> i32 (rint) -> f16 (round) -> i8
+    (trunc, saturated unless `wrap`), as the whole row's (vector_ops._quant)."""
+    xf = _as_f32(ub.bufs[o.input], r, ub, o)
+    t = ub.alloc([r, cw], f32, o.location)
+    npu.VMulsOp(xf, 127.0, t)
+    npu.VDivOp(t, amax, t)
+    i32b = ub.alloc([r, cw], IntegerType(32), o.location)
+    npu.VCastOp(t, i32b, RoundMode.RINT)
+    h = ub.alloc([r, cw], f16, o.location)
+    npu.VCastOp(i32b, h, RoundMode.ROUND)
+    ub.bufs[o.quantized] = ub.alloc([r, cw], IntegerType(8), o.location)
+    npu.VCastOp(h, ub.bufs[o.quantized], RoundMode.TRUNC, sat=o.wrap is None)
 
 
 def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:

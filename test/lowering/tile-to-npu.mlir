@@ -675,6 +675,52 @@ func.func @gate_up_columns(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>, %out:
 
 // -----
 
+// A quant column-tiled: one pass folds each chunk's max |x| into the row's amax, the scale
+// is amax / 127 once, the next pass quantises each chunk by that amax (the whole row's
+// chain: x * 127 / amax, rint -> i32, round -> f16, trunc sat -> i8) and stores it.
+func.func @quant_columns(%x: tensor<?x256xbf16>, %w: tensor<256x32xi8>, %out: tensor<?x32xi32> {pto.output},
+                         %out1: tensor<?x1xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x256xbf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x256xbf16> -> tensor<16x256xbf16>
+    %q, %s = tile.vec_stage "quant" tile [4, 64] phase <rows = 4, copies = 1, chunk = 64 of 256> -> (tensor<16x256xi8>, tensor<16x1xf32>) {
+      %q0, %s0 = tile.quant %xt : tensor<16x256xbf16> -> tensor<16x256xi8>, tensor<16x1xf32>
+      tile.yield %q0, %s0 : tensor<16x256xi8>, tensor<16x1xf32>
+    }
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [256, 256], n = [32, 32]> -> (tensor<16x32xi32>) {
+      %m = tile.matmul %q, %w : tensor<16x256xi8>, tensor<256x32xi8> -> tensor<16x32xi32>
+      tile.yield %m : tensor<16x32xi32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xi32> -> tensor<?x32xi32>
+    tile.store %s, %out1[%i] : tensor<16x1xf32> -> tensor<?x1xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @quant_columns
+// CONST: npu.tasks "quant.16" vector
+// CONST: %[[AMAX:.*]] = npu.alloc ub {{.*}} : !npu.buf<4x1xf32, ub>
+// CONST: npu.vdup 0.000000e+00 -> %[[AMAX]]
+// CONST: scf.for
+// CONST: npu.dma mte2 %x[%{{.*}}, %{{.*}}] -> %[[X:.*]][0, 0] rows %{{.*}} : !npu.buf<?x256xbf16, gm> -> !npu.buf<4x64xbf16, ub>
+// CONST: npu.vcast %[[X]] -> %[[XF:.*]] none
+// CONST: npu.vreduce absmax %[[XF]] -> %[[PART:.*]] :
+// CONST: npu.vmax %[[AMAX]], %[[PART]] -> %[[AMAX]]
+// CONST: }
+// CONST: npu.vdup 1.270000e+02
+// CONST: npu.vdiv %[[AMAX]], %{{.*}} -> %[[SCALE:.*]] :
+// CONST: scf.for %[[C:.*]] = 
+// CONST: npu.vmuls %{{.*}}, 1.270000e+02 -> %[[T:.*]] :
+// CONST: npu.vdiv %[[T]], %[[AMAX]] -> %[[T]]
+// CONST: npu.vcast %[[T]] -> %[[I:.*]] rint
+// CONST: npu.vcast %[[I]] -> %[[H:.*]] round
+// CONST: npu.vcast %[[H]] -> %[[Q:.*]] trunc sat
+// CONST: npu.dma mte3 %[[Q]][0, 0] -> %{{.*}}[%{{.*}}, %[[C]]]
+// CONST: }
+// CONST: npu.dma mte3 %[[SCALE]][0, 0] -> %out1
+
+// -----
+
 // The interleaved RoPE's de-interleave: a token tile's reshapes are npu.reshape views of
 // its UB buffer (its rows stay, each row's columns one contiguous run); the transpose of
 // the last two dims is one npu.vtranspose into a new buffer, on the vector pipe.

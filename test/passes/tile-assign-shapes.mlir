@@ -59,6 +59,14 @@
 // PLAN-LABEL: func.func @three_passes
 // PLAN: tile.vec_stage "norm" tile [4, 64] phase <rows = 4, copies = 1, chunk = 64 of 256>
 
+// A tile width that does not divide the row (ragged_tile below).
+// PLAN-LABEL: func.func @ragged_tile
+// PLAN: tile.vec_stage "norm" tile [4, 96] phase <rows = 4, copies = 1, chunk = 64 of 256>
+
+// RMSNorm and quant, column-tiled (norm_quant_columns below).
+// PLAN-LABEL: func.func @norm_quant_columns
+// PLAN: tile.vec_stage "norm" tile [4, 4096] phase <rows = 4, copies = 1, chunk = 2048 of 4096>
+
 // The gate and up halves of one matmul, views of its columns in GM (gate_up_columns below).
 // PLAN-LABEL: func.func @gate_up_columns
 // PLAN: tile.vec_stage "swiglu" tile [4, 64] phase <rows = 4, copies = 1, chunk = 64 of 128>
@@ -262,14 +270,38 @@ func.func @three_passes(%x: tensor<?x256xf32>, %w: tensor<256x32xf32>, %out: ten
 
 // -----
 
-// Fused, the norm and the quant stages do not fit UB at 4 rows of 4096 f32, and the quant
-// cannot be column-tiled: the rows are cut, and said.
-func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor<?x32xi32> {pto.output}) {
+// A tile width that does not divide the row (96 of 256: PyPTO runs a last, narrower
+// chunk): the widest equal chunks that do, and said.
+func.func @ragged_tile(%x: tensor<?x256xf32>, %w: tensor<256x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x256xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x256xf32> -> tensor<16x256xf32>
+    // expected-warning@+1 {{vector tile [4, 96]: its width 96 does not divide the 256-column row: column chunks of 64}}
+    %n = tile.vec_stage "norm" tile [4, 96] -> (tensor<16x256xf32>) {
+      %y = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x256xf32> -> tensor<16x256xf32>
+      tile.yield %y : tensor<16x256xf32>
+    }
+    %z = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 256], n = [32, 32]> -> (tensor<16x32xf32>) {
+      %mm = tile.matmul %n, %w : tensor<16x256xf32>, tensor<256x32xf32> -> tensor<16x32xf32>
+      tile.yield %mm : tensor<16x32xf32>
+    }
+    tile.store %z, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Fused, the norm and the quant stages do not fit UB at 4 rows of 4096 f32: the phase is
+// column-tiled (three passes: the squares, the normalised rows' amax, the quantised
+// rows), its 4 rows kept, and said.
+func.func @norm_quant_columns(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor<?x32xi32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
-    // expected-warning@+1 {{vector stage 'norm': tile rows 4 -> 2: the fused phase (2 stage(s)) needs 262208 bytes of ub with them, ascend910b1 has 196608 (in the 16-token body)}}
+    // expected-warning@+1 {{vector stage 'norm': pinned whole rows -> column chunks of 2048: the fused phase (2 stage(s)) needs 262208 bytes of ub with them, ascend910b1 has 196608 (in the 16-token body)}}
     %n = tile.vec_stage "norm" tile [4, 4096] -> (tensor<16x4096xf32>) {
       %r = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x4096xf32> -> tensor<16x4096xf32>
       tile.yield %r : tensor<16x4096xf32>

@@ -653,3 +653,54 @@ def test_a_rank3_vector_tile_is_counted_in_the_columns_of_the_stages_data() -> N
     assert f"tile [8, {heads * d}]" in pto.compile(whole.trace(x, w, out)).text("tile")
     pairs = _per_head_max((8, 2, d))
     assert f"tile [8, {2 * d}]" in pto.compile(pairs.trace(x, w, out)).text("tile")
+
+
+def _quant_kernel(cols: int):
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        w: pypto.Tensor([N, H], pypto.DT_INT8),
+        q: pypto.Tensor([T, H], pypto.DT_INT8),
+        s: pypto.Tensor([T, 1], FP32),
+        out: pypto.Tensor([T, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, cols)
+            xf = pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32)
+            amax = pypto.amax(pypto.abs(xf), -1, keepdim=True)
+            y = pypto.cast(pypto.cast(pypto.cast(xf * 127.0 / amax, pypto.DT_INT32, pypto.CastMode.CAST_RINT),
+                                      pypto.DT_FP16, pypto.CastMode.CAST_ROUND), pypto.DT_INT8, pypto.CastMode.CAST_TRUNC)  # fmt: skip
+            scale = amax / 127.0
+            pypto.assemble(y, [i, 0], q)
+            pypto.assemble(scale, [i, 0], s)
+            acc = pypto.matmul(y, w, pypto.DT_INT32, b_trans=True)
+            pypto.assemble(pypto.cast(acc, FP32) * scale, [i, 0], out)
+
+    return k
+
+
+def test_a_quant_is_column_tiled_bit_for_bit() -> None:
+    """A fused quant with a tile a quarter of the row: the amax folded over the chunks in
+    one pass, the rows quantised chunk by chunk in the next; the same bits as whole rows
+    (a row of zeros too: DeepSeek's unsaturated last cast wraps its NaNs to 0)."""
+    x, _, _, _ = _inputs(13)
+    x[3] = 0
+    w = np.random.default_rng(1).integers(-127, 128, (N, H)).astype(np.int8)
+    got = {}
+    for cols in (H, H // 4):
+        k = _quant_kernel(cols)
+        q, s, out = np.zeros((13, H), np.int8), np.zeros((13, 1), np.float32), np.zeros((13, N), np.float32)
+        k(x, w, q, s, out)
+        got[cols] = (q, s)
+        compiled = pto.compile(k.trace(x, w, q, s, out))
+        assert "pto.quant %" in compiled.text("pto") and " wrap " in compiled.text("pto")
+        runs = [pto.run(compiled, [x, w], engine=e).outputs for e in ("interp", "compiled")]
+        assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))
+    assert f"chunk = {H // 4} of {H}" in compiled.text("tile")
+    np.testing.assert_array_equal(got[H][0], got[H // 4][0])
+    np.testing.assert_array_equal(got[H][1], got[H // 4][1])
+    assert got[H][0][3].tolist() == [0] * H
+    xf = x.astype(np.float32)
+    want = np.rint(xf * np.float32(127) / np.abs(xf).max(-1, keepdims=True))
+    ok = np.isfinite(want).all(-1)
+    np.testing.assert_array_equal(got[H // 4][0][ok], want[ok].astype(np.int8))
