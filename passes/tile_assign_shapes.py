@@ -43,19 +43,22 @@ MHC_VEC_COLS = 2048  # the variant's long scans along the reduction axis
 
 def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
     """A vector instruction works on whole 32-byte blocks: a pinned tile narrower than a
-    block of the stage's narrowest data (and than its rows) is not a tile the hardware
-    runs (and would cut each row into thousands of chunk tasks)."""
+    block of the stage's narrowest data (and than its rows) is widened to one block, and
+    said (PyPTO 0.2.0 accepts such a tile, `(8, 1)` the leading sizes of a rank-3 one on
+    a 2-D op, and would cut each row into a task per column or so)."""
     types = [v.type for o in st.body.block.ops for v in o.operands if isinstance(v.type, TensorType)]
     if not types:
         return
     width = max(t.get_shape()[-1] for t in types)
     block = target.block_bytes // min(ELEM_BYTES[elem_name(t.element_type)] for t in types)
     if vec[-1] < min(block, width):
-        raise DiagnosticError(
+        wide = [*vec[:-1], min(block, width)]
+        warn(
             st,
             f"vector stage '{st.label.data}': tile {vec} is narrower than a "
-            f"{target.block_bytes}-byte block of its data ({min(block, width)} elements)",
+            f"{target.block_bytes}-byte block of its data ({min(block, width)} elements): {wide}",
         )
+        st.vec_tile = DenseArrayBase.from_list(i64, wide)
 
 
 def host_transpose_hint(mm: tile.MatmulOp) -> bool | None:

@@ -42,6 +42,7 @@ from pto.pypto.extras import (
 )
 from pto.pypto.loops import (
     assemble,
+    get_vec_tile_shapes,
     loop,
     loop_unroll,
     set_cube_tile_shapes,
@@ -75,7 +76,10 @@ from pto.pypto.ops import (
     sum,
     zeros,
 )
-from pto.pypto.sym import ceil_div  # noqa: A004
+from pto.pypto.sym import (
+    ceil_div,  # noqa: A004
+    symbolic_scalar,
+)
 from pto.pypto.sym import sym_max as max
 from pto.pypto.sym import sym_min as min
 from pto.pypto.tensor import Tensor
@@ -91,6 +95,7 @@ from pto.pypto.types import (
 )
 
 ceildiv = ceil_div
+SymbolicScalar = symbolic_scalar  # (PyPTO's class; its one use in kernels is building one)
 DYNAMIC, STATIC, DYN = StatusType.DYNAMIC, StatusType.STATIC, StatusType.DYN
 globals().update({d.name: d for d in DataType})  # DT_BF16, DT_FP32, ...
 
@@ -107,12 +112,12 @@ OTHER_PYPTO_NAMES = (
     "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
     "get_current_function get_current_scope get_debug_options get_global_config get_host_options "
     "get_last_function get_options_tree get_pass_config get_pass_configs get_pass_default_config "
-    "get_pass_options get_scatter_mode get_vec_tile_shapes get_verify_options is_loop_begin is_loop_end "
+    "get_pass_options get_scatter_mode get_verify_options is_loop_begin is_loop_end "
     "pass_verify_print pass_verify_save reset_options set_codegen_options set_debug_options "
     "set_global_config set_host_options set_options set_pass_config set_pass_default_config "
     "set_verify_golden_data set_verify_options to_sym to_syms verify "
     "AtomicType CompStage ConfigScope ConvParams ConvTile CubeTile Function OpType OutType "
-    "PassConfigKey PassConfigs ReLuType ReduceMode ScatterMode SymInt SymbolicScalar TransMode"
+    "PassConfigKey PassConfigs ReLuType ReduceMode ScatterMode SymInt TransMode"
 ).split()
 
 
@@ -140,7 +145,10 @@ __all__ = [
     "assemble",
     "set_semantic_label",
     "set_vec_tile_shapes",
+    "get_vec_tile_shapes",
     "set_cube_tile_shapes",
+    "symbolic_scalar",
+    "SymbolicScalar",
     "set_pass_options",
     "abs",
     "add",

@@ -49,9 +49,10 @@ RUNTIME_MODELLED = ("stitch_function_max_num",)
 
 
 def _expanded(shape: list | None, rank: int) -> list | None:
-    """An annotation's dims for an argument of `rank`: no shape, or a `...` in it, stands
-    for STATIC dims; None if the ranks cannot match."""
-    if shape is None:
+    """An annotation's dims for an argument of `rank`: no shape, an empty one (PyPTO
+    0.2.0 checks no rank for `[]`) or a `...` in it stands for STATIC dims; None if the
+    ranks cannot match."""
+    if shape is None or shape == []:
         return [StatusType.STATIC] * rank
     if Ellipsis in shape:
         at, fill = shape.index(Ellipsis), rank - len(shape) + 1

@@ -543,6 +543,12 @@ def set_vec_tile_shapes(*shapes: int) -> None:
     p.vec_tile, p.vec_tile_at = tuple(int(s) for s in shapes), caller()
 
 
+def get_vec_tile_shapes() -> list[int]:
+    """The vector tile in force (PyPTO's model helpers assert one is set), or []."""
+    tile = _pinned("pypto.get_vec_tile_shapes").vec_tile
+    return list(tile) if tile is not None else []
+
+
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False) -> None:
     p = _pinned("pypto.set_cube_tile_shapes")
     p.cube_tile, p.cube_tile_at = b.cube_tile(m, k, n, bool(enable_split_k)), caller()

@@ -200,3 +200,13 @@ class DynamicDim(Sym):
 
     def __init__(self, name: str):
         super().__init__(name, lambda env: env["T"], frozenset(["T"]))
+
+
+def symbolic_scalar(value: object) -> int | Sym:
+    """`pypto.symbolic_scalar(n)` (PyPTO's SymbolicScalar class): an integer, or a
+    symbolic integer, as it is (GLM's `bs_idx * pypto.symbolic_scalar(bs_tile)`)."""
+    if isinstance(value, Sym):
+        return value
+    if not _is_int(value):
+        refuse(f"pypto.symbolic_scalar of {value!r}: an integer or a symbolic integer (a named symbol is not modelled)")
+    return int(value)  # type: ignore[call-overload]

@@ -220,6 +220,18 @@ class Tensor:
         self._lazy, self._body, self._view_of, self.nz = src._lazy, src._body, src._view_of, src.nz
         self._kslice = src._kslice
 
+    def _move_all(self, src: object) -> None:
+        """`x[:] = y`, PyPTO's move: a declared tensor takes its value (`move`); a value the
+        kernel computed is the name of `y` from now on, whatever its shape and dtype
+        (DeepSeek-V3.2's `q[:] = dequant(q, ...)` of its int32 matmul result)."""
+        if self._param is not None:
+            refuse("out[:] = y on a parameter of the kernel: write its rows, out[i:i + p, :] = y, or pypto.assemble")
+        if self._val is None and self._lazy is None and not self._tok:
+            return self.move(src)  # type: ignore[arg-type]
+        if not isinstance(src, Tensor) or src._shape is None:
+            refuse(f"x[:] = y takes a tensor of the kernel, got {src!r}")
+        self.__dict__.update(src.__dict__)  # (its shape and dtype too: PyPTO's move replaces x)
+
     def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
         tr = current("Tensor.set_cache_policy")
         if not isinstance(policy, CachePolicy) or policy is CachePolicy.MAX_NUM:
@@ -324,6 +336,8 @@ class Tensor:
         left out (`out[i:, c:] = y`), the window is y's shape at those starts, as in PyPTO."""
         from pto.pypto.loops import assemble
 
+        if key == slice(None) or key is Ellipsis:  # PyPTO's `x[:] = y`: x.move(y)
+            return self._move_all(value)
         at = self._window(key, "writing a slice of") or _open_window(key, self, value)
         if at is None or key[0] == slice(None):
             refuse(

@@ -442,7 +442,7 @@ def test_tensor_methods_are_the_ops_with_the_tensor_first() -> None:
         (lambda xt: xt % 2, "this Python operator on a tensor is not supported"),
         (lambda xt: xt**3, "pypto.pow's exponent 3 is not modelled"),
         (lambda xt: xt > 0, "this Python operator on a tensor is not supported"),
-        (lambda xt: pypto.get_vec_tile_shapes(), "pypto.get_vec_tile_shapes (a PyPTO 0.2.0 name) is not modelled"),
+        (lambda xt: pypto.get_cube_tile_shapes(), "pypto.get_cube_tile_shapes (a PyPTO 0.2.0 name) is not modelled"),
         (lambda xt: pypto.ReduceMode.SUM, "pypto.ReduceMode (a PyPTO 0.2.0 name) is not modelled"),
         (
             lambda xt: pypto.frontend.SymbolicScalar(xt),

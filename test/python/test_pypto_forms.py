@@ -704,3 +704,46 @@ def test_a_quant_is_column_tiled_bit_for_bit() -> None:
     want = np.rint(xf * np.float32(127) / np.abs(xf).max(-1, keepdims=True))
     ok = np.isfinite(want).all(-1)
     np.testing.assert_array_equal(got[H // 4][0][ok], want[ok].astype(np.int8))
+
+
+def test_the_model_helpers_idioms() -> None:
+    """What PyPTO's own model code writes: DeepSeek-V4 common.py's `scalar_div`
+    (`op_wrapper` around `pypto_impl.ScalarDivS`, `is_reserve` for `s / t`), its assert on
+    `get_vec_tile_shapes()`, DeepSeek-V3.2's `y[:] = f(y)` (a move: the name takes the
+    value, whatever its dtype), GLM's `pypto.symbolic_scalar(tile)` and a `[]`
+    annotation (any rank)."""
+    from pto.pypto import pypto_impl
+    from pto.pypto.operation import op_wrapper
+
+    @op_wrapper
+    def scalar_div(tensor, other, is_reserve=False):
+        return pypto_impl.ScalarDivS(tensor, pypto_impl.Element(tensor.dtype, other), is_reserve)
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        g: pypto.Tensor([], FP32),
+        w: pypto.Tensor([N, H], BF16),
+        out: pypto.Tensor([T, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, H)
+            assert pypto.get_vec_tile_shapes() == [8, H]
+            y = pypto.view(x, [p, H], [i * pypto.symbolic_scalar(1), 0])
+            y[:] = pypto.cast(y, FP32)  # bf16 -> f32, the same name
+            y[:] = scalar_div(y, 2.0) * scalar_div(pypto.amax(pypto.abs(y), -1, True), 1.0, True)
+            y = y * pypto.reshape(g, [1, H], inplace=True)
+            pypto.assemble(pypto.matmul(pypto.cast(y, BF16), w, FP32, b_trans=True), [i, 0], out)
+
+    x, _, w, _ = _inputs(13)
+    g = np.linspace(0.5, 1.5, H).astype(np.float32)
+    out = np.zeros((13, N), np.float32)
+    k(x, g, w, out)
+    xf = x.astype(np.float32)
+    y = (xf / 2 * (1 / np.abs(xf).max(-1, keepdims=True)) * g).astype(ml_dtypes.bfloat16).astype(np.float32)
+    assert check(out, y @ w.astype(np.float32).T).ok
+    assert pypto.symbolic_scalar(3) == 3
+    with pytest.raises(pypto.BuildError, match=r"pypto.pypto_impl.Cos \(a PyPTO 0.2.0 name\) is not modelled"):
+        pypto_impl.Cos(x)
+    with pytest.raises(pypto.BuildError, match="pypto.symbolic_scalar of 'n'"):
+        pypto.symbolic_scalar("n")
