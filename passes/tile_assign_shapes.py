@@ -237,7 +237,7 @@ class TileAssignShapesPass(ModulePass):
             # chunks) with every copy asked for.
             full = vp.need(phase, pinned_rows if rows_pinned else chosen, asked, want, block).bytes
             why = (
-                f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub with them, {target.name} has {cap} "
+                f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub as pinned, {target.name} has {cap} "
                 f"(in the {rows}-token body)"  # (each unrolled body is planned for its own rows)
             )
             cuts = [
@@ -295,8 +295,8 @@ class TileAssignShapesPass(ModulePass):
             st = next(st for st in phase if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < narrow[0])
             warn(
                 st,
-                f"vector tile {list(st.vec_tile.get_values())} is narrower than the {narrow[0]}-column row but the "  # type: ignore[union-attr]
-                f"phase is not column-tiled ({p}): tile-to-npu processes whole rows",
+                f"vector tile {list(st.vec_tile.get_values())} is narrower than the {narrow[0]}-column row, but "  # type: ignore[union-attr]
+                f"{p}: each task processes whole rows",
             )
             return None
         return p

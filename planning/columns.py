@@ -35,6 +35,13 @@ _ELEMENTWISE = (
 )
 
 
+# How a refusal names the ops kernels write that a column plan does not cut.
+_KINDS = {
+    tile.SliceOp: "a column slice of a value computed in the phase",
+    tile.ConcatOp: "a concatenation",
+    tile.ReshapeOp: "a reshape of a token tile",
+    tile.TransposeOp: "a transpose of a token tile",
+}
 # Ops that fold their input's chunks into a per-row accumulator: a reduction, the sum of
 # squares of an rms_norm, the amax of a quant.
 REDUCTIONS = (tile.ReduceOp, tile.RmsNormOp, tile.QuantOp)
@@ -92,7 +99,7 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
             else:  # narrow work runs between passes: after the first at the earliest
                 p.level[o.results[0]] = max(deps, 1)
         else:
-            return f"'{o.name}' is not column-tiled"
+            return f"{_KINDS.get(type(o), repr(o.name))} is not cut into column chunks"
     p.late = {v for v, n in p.level.items() if n > 0 and p.wide(v)}
     return p
 

@@ -518,7 +518,7 @@ func.func @l0c_blocks(%x: tensor<?x64xf32>, %w: tensor<64x512xf32>, %out: tensor
 // -----
 
 // Fused, the norm and the quant stages do not fit UB at 4 rows of 4096 f32, and the quant
-// cannot be column-tiled: the rows are cut, and said.
+// is not column-tiled with these pinned rows: the rows are cut, and said.
 func.func @cut_rows(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %out: tensor<?x32xi32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>

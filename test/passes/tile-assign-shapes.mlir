@@ -166,7 +166,7 @@ func.func @ub(%x: tensor<?x16384xf32>, %w: tensor<16384x16xf32>, %out: tensor<?x
   %t = tensor.dim %x, %c0 : tensor<?x16384xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x16384xf32> -> tensor<16x16384xf32>
-    // expected-warning@+1 {{vector stage 'norm': pinned whole rows -> column chunks of 2048: the fused phase (1 stage(s)) needs 2097152 bytes of ub with them, ascend910b1 has 196608}}
+    // expected-warning@+1 {{vector stage 'norm': pinned whole rows -> column chunks of 2048: the fused phase (1 stage(s)) needs 2097152 bytes of ub as pinned, ascend910b1 has 196608}}
     %n = tile.vec_stage "norm" tile [8, 16384] nbuffer 2 -> (tensor<16x16384xf32>) {
       %a = tile.abs %xt : tensor<16x16384xf32> -> tensor<16x16384xf32>
       tile.yield %a : tensor<16x16384xf32>
@@ -306,7 +306,7 @@ func.func @norm_quant_columns(%x: tensor<?x4096xf32>, %w: tensor<4096x32xi8>, %o
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
-    // expected-warning@+1 {{vector stage 'norm': pinned whole rows -> column chunks of 2048: the fused phase (2 stage(s)) needs 262208 bytes of ub with them, ascend910b1 has 196608 (in the 16-token body)}}
+    // expected-warning@+1 {{vector stage 'norm': pinned whole rows -> column chunks of 2048: the fused phase (2 stage(s)) needs 262208 bytes of ub as pinned, ascend910b1 has 196608 (in the 16-token body)}}
     %n = tile.vec_stage "norm" tile [4, 4096] -> (tensor<16x4096xf32>) {
       %r = tile.rms_norm %xt eps = 1.0e-06 : tensor<16x4096xf32> -> tensor<16x4096xf32>
       tile.yield %r : tensor<16x4096xf32>
@@ -338,7 +338,7 @@ func.func @rope_narrow_tile(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %out
       %m = tile.matmul %xt, %w b_trans : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xf32>
       tile.yield %m : tensor<16x128xf32>
     }
-    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 128-column row but the phase is not column-tiled ('tile.slice' is not column-tiled): tile-to-npu processes whole rows}}
+    // expected-warning@+1 {{vector tile [4, 64] is narrower than the 128-column row, but a column slice of a value computed in the phase is not cut into column chunks: each task processes whole rows}}
     %r = tile.vec_stage "rope" tile [4, 64] -> (tensor<16x128xf32>) {
       %ys = tile.muls %y, 2.0 : tensor<16x128xf32> -> tensor<16x128xf32>
       %pe = tile.slice %ys at 64 : tensor<16x128xf32> -> tensor<16x64xf32>
@@ -389,7 +389,7 @@ func.func @fewer_copies(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: t
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
-    // expected-warning@+1 {{vector stage 'norm': nbuffer 2 -> 1 copies per task: the fused phase (1 stage(s)) needs 262144 bytes of ub with them, ascend910b1 has 196608}}
+    // expected-warning@+1 {{vector stage 'norm': nbuffer 2 -> 1 copies per task: the fused phase (1 stage(s)) needs 262144 bytes of ub as pinned, ascend910b1 has 196608}}
     %n = tile.vec_stage "norm" tile [4, 4096] nbuffer 2 -> (tensor<16x4096xf32>) {
       %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
       tile.yield %a : tensor<16x4096xf32>
@@ -524,7 +524,7 @@ func.func @pinned_rows_cut(%x: tensor<?x4096xbf16>, %gamma: tensor<4096xbf16>, %
   tile.token_loop %i = %c0 to %t step 16 tail {
     %xt = tile.load %x[%i] : tensor<?x4096xbf16> -> tensor<16x4096xbf16>
     %g = tile.load %gamma : tensor<4096xbf16> -> tensor<4096xbf16>
-    // expected-warning@+1 {{vector stage 'a': tile rows 8 -> 4: the fused phase (2 stage(s)) needs 335872 bytes of ub with them, ascend910b1 has 196608}}
+    // expected-warning@+1 {{vector stage 'a': tile rows 8 -> 4: the fused phase (2 stage(s)) needs 335872 bytes of ub as pinned, ascend910b1 has 196608}}
     %xf0 = tile.vec_stage "a" tile [8, 4096] -> (tensor<16x4096xf32>) {
       %xf = tile.cast %xt none : tensor<16x4096xbf16> -> tensor<16x4096xf32>
       tile.yield %xf : tensor<16x4096xf32>

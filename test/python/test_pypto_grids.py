@@ -339,7 +339,7 @@ def test_a_vector_tile_on_a_per_head_view_is_read_in_its_tokens(tile, want) -> N
         k(x, w, out)
     # Each head is a view of the matmul's result in GM, loaded on its own: a tile of whole
     # heads runs as asked; one narrower than a head is a whole-row phase, said so.
-    assert any("tile-to-npu processes whole rows" in str(m.message) for m in seen) == (want[1] < D)
+    assert any("each task processes whole rows" in str(m.message) for m in seen) == (want[1] < D)
     assert check(out, _head_norm((x.astype(np.float64) @ w).reshape(11, H, D)).reshape(11, H * D)).ok
     text = str(k.trace(x, w, out))
     assert re.search(rf"pto.mul %\d+, %\d+ {{pto.vec_tile = array<i64: {want[0]}, {want[1]}>}}", text), text
