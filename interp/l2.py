@@ -34,10 +34,9 @@ SMALL = 8
 # Phases of one tile pattern whose rounds are kept (`L2Cache._rounds_of`): a loop over
 # tiles repeats a few; a bound, so that a pattern met at every phase does not grow.
 ROUNDS_KEPT = 256
-# Pending stampings of hits (`L2Cache._pending`) written in one step once they stamp
-# this many lines (or are this many: a bound on memory, and on each step's arrays).
-PENDING = 256
-PENDING_LINES = 8192
+# Pending stampings of hits (`L2Cache._pending`) written in one step once this many (a
+# bound on memory, and on the step's arrays).
+PENDING = 64
 # Tiles known cached (`L2Cache._present`) kept at most: the ones a loop repeats come back
 # at once after it is emptied (a slot array each: a bound on memory at many tokens).
 PRESENT_KEPT = 512
@@ -80,8 +79,9 @@ class L2Cache:
         # order they are written: a hit's stamping waits until a miss evicts (in a kernel
         # whose lines fit the cache, never), and many are written in one step.
         self._pending: list[tuple[np.ndarray, int]] = []
-        self._pending_lines = 0  # lines they stamp
-        self._lazy = True  # whether hits' stampings wait: until the first eviction
+        # No line evicted yet: until then hits' stampings wait, and `_present` is kept
+        # (from then on, misses evict often: the stamps are read, `_present` emptied).
+        self._fresh = True
         # Accesses of a tile whose lines were all cached when it was last made, by (first
         # line, id of its `Pattern`): (pattern, the slots of its lines, in the access's
         # order). Lines leave the cache only when evicted, which empties it: until then a
@@ -138,16 +138,14 @@ class L2Cache:
             bases = np.array([b for _, b in pending], np.int64) - starts
             np.maximum.at(self._stamp, where, np.arange(where.size) + np.repeat(bases, sizes))
         pending.clear()
-        self._pending_lines = 0
 
     def _stamped(self, where: np.ndarray, n: int, write: bool) -> None:
         """The hits at slots `where` (n of them), stamped in order from the clock on:
         later, until a miss first evicts (from then on misses evict, and read the stamps,
         often), now after that."""
-        if self._lazy:
+        if self._fresh:
             self._pending.append((where, self.clock + 1))
-            self._pending_lines += n
-            if self._pending_lines >= PENDING_LINES or len(self._pending) >= PENDING:
+            if len(self._pending) >= PENDING:
                 self._settle()
         else:
             self._stamp[where] = np.arange(self.clock + 1, self.clock + 1 + n)
@@ -164,7 +162,7 @@ class L2Cache:
     def _evicting(self) -> None:
         """A miss is about to evict: stamps are read, lines leave."""
         self._settle()
-        self._lazy = False
+        self._fresh = False
         if self._present:
             self._present.clear()
 
@@ -226,9 +224,7 @@ class L2Cache:
         """`access` of a tile's lines, `pattern` from line `first` (`tile_lines`)."""
         if pattern.few is not None and pattern.span < self.sets:
             return self.access_few(pattern.few, tensor, write, cacheable, first)
-        # (until the first eviction: from then on, misses evict often, and `_present` is
-        # mostly empty)
-        key = (first, id(pattern)) if self._lazy else None
+        key = (first, id(pattern)) if self._fresh else None
         if key is not None and (got := self._present.get(key)) is not None and got[0] is pattern:
             n = got[1].size  # all cached, at these slots
             self._stamped(got[1], n, write)
@@ -387,7 +383,11 @@ class L2Cache:
             self.free_ways -= 1
         else:
             self._evicting()
-            w = s * self.ways + int(self._stamps[s].argmin())
+            # (the first least stamp, as `argmin`, over the set's ways as Python ints: a
+            # numpy call per line was several times this)
+            w = s * self.ways
+            ways = self._stamp_mv[w : w + self.ways].tolist()
+            w += ways.index(min(ways))
             old = tags[w]
             if self._dirty_mv[w]:
                 self.written_back += 1
