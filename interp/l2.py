@@ -34,6 +34,12 @@ SMALL = 8
 # Phases of one tile pattern whose rounds are kept (`L2Cache._rounds_of`): a loop over
 # tiles repeats a few; a bound, so that a pattern met at every phase does not grow.
 ROUNDS_KEPT = 256
+# Pending stampings of hits (`L2Cache._pending`) written in one step once this many (a
+# bound on memory, and on the step's arrays).
+PENDING = 64
+# Tiles known cached (`L2Cache._present`) kept at most: the ones a loop repeats come back
+# at once after it is emptied (a slot array each: a bound on memory at many tokens).
+PRESENT_KEPT = 512
 
 
 @dataclass
@@ -60,13 +66,27 @@ class L2Cache:
         self.ways = ways
         self.sets = size // (line_bytes * ways)
         self.tags = np.full((self.sets, ways), -1, np.int64)
-        self.stamp = np.zeros((self.sets, ways), np.int64)  # 0 = never used: the first victim
+        self._stamps = np.zeros((self.sets, ways), np.int64)  # 0 = never used: the first victim
         self.dirty = np.zeros((self.sets, ways), bool)
         self.owner = np.full((self.sets, ways), -1, np.int64)
         # The same, one entry per way ("slot": set * ways + way), as views.
         self._tags, self._stamp, self._dirty, self._owner = (
-            a.reshape(-1) for a in (self.tags, self.stamp, self.dirty, self.owner)
+            a.reshape(-1) for a in (self.tags, self._stamps, self.dirty, self.owner)
         )
+        # Stampings of hits not yet written (`_settle`): (slots, first stamp) each. Only
+        # the victim search reads the stamps, and a stamp written is the LRU clock, later
+        # than any before it, so a way's stamp is the largest written to it, in whatever
+        # order they are written: a hit's stamping waits until a miss evicts (in a kernel
+        # whose lines fit the cache, never), and many are written in one step.
+        self._pending: list[tuple[np.ndarray, int]] = []
+        # No line evicted yet: until then hits' stampings wait, and `_present` is kept
+        # (from then on, misses evict often: the stamps are read, `_present` emptied).
+        self._fresh = True
+        # Accesses of a tile whose lines were all cached when it was last made, by (first
+        # line, id of its `Pattern`): (pattern, the slots of its lines, in the access's
+        # order). Lines leave the cache only when evicted, which empties it: until then a
+        # repeat of the access hits every line, at those slots, with no lookup.
+        self._present: dict[tuple[int, int], tuple[Pattern, np.ndarray]] = {}
         # `slot[line]`: the slot holding `line`, or -1. Its last entry stands for the tag
         # -1 of an empty way, so that clearing the entries of a round's victims needs no
         # test for empty ones; no line address reaches it (`_cover`).
@@ -91,6 +111,60 @@ class L2Cache:
         self.ids: dict[str, int] = {}
         self.stats: dict[str, TensorStats] = {}
         self.cached: set[int] = set()  # ids of tensors a cacheable access was made for
+
+    @property
+    def stamp(self) -> np.ndarray:
+        """Each way's LRU stamp, (sets, ways): 0 for a never-used way, else when it was
+        last touched (the clock then)."""
+        self._settle()
+        return self._stamps
+
+    @stamp.setter
+    def stamp(self, value: np.ndarray) -> None:
+        self._stamps = value
+
+    def _settle(self) -> None:
+        """Write the pending stampings (`_pending`): each way's largest."""
+        pending = self._pending
+        if not pending:
+            return
+        if len(pending) == 1:
+            where, base = pending[0]
+            np.maximum.at(self._stamp, where, np.arange(base, base + where.size))
+        else:
+            where = np.concatenate([w for w, _ in pending])
+            sizes = [w.size for w, _ in pending]
+            starts = np.cumsum(sizes) - sizes
+            bases = np.array([b for _, b in pending], np.int64) - starts
+            np.maximum.at(self._stamp, where, np.arange(where.size) + np.repeat(bases, sizes))
+        pending.clear()
+
+    def _stamped(self, where: np.ndarray, n: int, write: bool) -> None:
+        """The hits at slots `where` (n of them), stamped in order from the clock on:
+        later, until a miss first evicts (from then on misses evict, and read the stamps,
+        often), now after that."""
+        if self._fresh:
+            self._pending.append((where, self.clock + 1))
+            if len(self._pending) >= PENDING:
+                self._settle()
+        else:
+            self._stamp[where] = np.arange(self.clock + 1, self.clock + 1 + n)
+        self.clock += n
+        if write:
+            self._dirty[where] = True
+
+    def _keep(self, tile: tuple, where: np.ndarray) -> None:
+        """A tile access of `tile` = (key, pattern) left all its lines cached, at `where`."""
+        if len(self._present) >= PRESENT_KEPT:
+            self._present.clear()
+        self._present[tile[0]] = (tile[1], where)
+
+    def _evicting(self) -> None:
+        """A miss is about to evict: stamps are read, lines leave."""
+        self._settle()
+        self._fresh = False
+        if self._present:
+            self._present.clear()
 
     def tensor_id(self, name: str) -> int:
         if name not in self.stats:
@@ -128,8 +202,7 @@ class L2Cache:
         if len(bounds) > 2 and lines.size and (where := self.slot[lines]).min() >= 0:
             # every line is in the cache: no round fills a way (nor evicts a later
             # round's line), so the rounds are one round stamped in their order
-            self._touch(where, np.arange(self.clock + 1, self.clock + 1 + lines.size), write)
-            self.clock += lines.size
+            self._stamped(where, lines.size, write)
             st.hits += lines.size
             return lines.size, 0
         hits = misses = 0
@@ -149,16 +222,28 @@ class L2Cache:
 
     def access_tile(self, first: int, pattern: Pattern, tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of a tile's lines, `pattern` from line `first` (`tile_lines`)."""
-        if pattern.span >= self.sets:  # over more than one sweep of the sets: rounds
-            self._cover(first + pattern.span)
-            order, bounds = self._rounds_of(pattern, first % self.sets)
-            return self._access_rounds(pattern.rel[order] + first, bounds, tensor, write, cacheable, True)
-        if pattern.few is not None:
+        if pattern.few is not None and pattern.span < self.sets:
             return self.access_few(pattern.few, tensor, write, cacheable, first)
+        key = (first, id(pattern)) if self._fresh else None
+        if key is not None and (got := self._present.get(key)) is not None and got[0] is pattern:
+            n = got[1].size  # all cached, at these slots
+            self._stamped(got[1], n, write)
+            self._open(tensor, cacheable)[1].hits += n
+            return n, 0
+        self._cover(first + pattern.span)
+        if pattern.span >= self.sets:  # over more than one sweep of the sets: rounds
+            order, bounds = self._rounds_of(pattern, first % self.sets)
+            lines = pattern.rel[order] + first
+            if lines.size and (where := self.slot[lines]).min() >= 0:  # (`_access_rounds`' test)
+                self._stamped(where, lines.size, write)
+                self._open(tensor, cacheable)[1].hits += lines.size
+                if key is not None:
+                    self._keep((key, pattern), where)
+                return lines.size, 0
+            return self._access_rounds(lines, bounds, tensor, write, cacheable, True)
         # ascending within one sweep of the sets: one round, as `access` would find
         tid, st = self._open(tensor, cacheable)
-        self._cover(first + pattern.span)
-        hits, misses = self._round(pattern.rel + first, write, cacheable, tid, st)
+        hits, misses = self._round(pattern.rel + first, write, cacheable, tid, st, key and (key, pattern))
         st.hits += hits
         st.misses += misses
         return hits, misses
@@ -217,19 +302,25 @@ class L2Cache:
             grown[: self.slot.size - 1] = self.slot[:-1]
             self.slot, self._slot_mv = grown, grown.data
 
-    def _round(self, batch: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats) -> tuple[int, int]:
+    def _round(
+        self, batch: np.ndarray, write: bool, cacheable: bool, tid: int, st: TensorStats, tile: tuple | None = None
+    ) -> tuple[int, int]:
         """Lines `batch` of distinct sets, stamped in order: (hits, misses). The
-        common rounds, all hits or all misses, skip the selections of the mixed one."""
+        common rounds, all hits or all misses, skip the selections of the mixed one.
+        `tile`: (key, pattern) of `access_tile`'s one-round access, kept in `_present`
+        if its lines are all cached after it."""
         n = batch.size
-        base = self.clock + 1
-        self.clock += n
         where = self.slot[batch]
-        stamps = np.arange(base, base + n)
         missed = where < 0
         nm = int(np.count_nonzero(missed))
         if not nm:
-            self._touch(where, stamps, write)
+            self._stamped(where, n, write)
+            if tile is not None:
+                self._keep(tile, where)
             return n, 0
+        base = self.clock + 1
+        self.clock += n
+        stamps = np.arange(base, base + n)
         if nm < n:
             hit = ~missed
             self._touch(where[hit], stamps[hit], write)
@@ -240,7 +331,13 @@ class L2Cache:
             else:
                 st.hbm_read += nm * self.line
             return n - nm, nm
-        self._fill(batch, stamps, write, tid)
+        victim = self._fill(batch, stamps, write, tid)
+        if tile is not None:  # (a round's lines are of distinct sets: its fills evict none of them)
+            if nm < n:
+                where[missed] = victim
+            else:
+                where = victim
+            self._keep(tile, where)
         if not write:  # a write miss allocates without reading: the DMA writes whole lines
             st.hbm_read += nm * self.line
         return n - nm, nm
@@ -285,7 +382,12 @@ class L2Cache:
             self._used_mv[s] = u + 1
             self.free_ways -= 1
         else:
-            w = s * self.ways + int(self.stamp[s].argmin())
+            self._evicting()
+            # (the first least stamp, as `argmin`, over the set's ways as Python ints: a
+            # numpy call per line was several times this)
+            w = s * self.ways
+            ways = self._stamp_mv[w : w + self.ways].tolist()
+            w += ways.index(min(ways))
             old = tags[w]
             if self._dirty_mv[w]:
                 self.written_back += 1
@@ -302,8 +404,9 @@ class L2Cache:
         if write:
             self._dirty[where] = True
 
-    def _fill(self, batch: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> None:
-        """Missed lines replace the least recently used way of their sets."""
+    def _fill(self, batch: np.ndarray, stamps: np.ndarray, write: bool, tid: int) -> np.ndarray:
+        """Missed lines replace the least recently used way of their sets: returns the
+        slots they went to."""
         s = batch % self.sets
         used = self.used[s] if self.free_ways else None
         if used is not None and used.max() < self.ways:  # each set has a free way: no eviction
@@ -311,14 +414,16 @@ class L2Cache:
             self.used[s] = used + 1
             self.free_ways -= batch.size
         else:
-            victim = s * self.ways + self.stamp[s].argmin(axis=1)
+            self._evicting()
+            # (`take` gathers the sets' rows in half the time of `stamps[s]`)
+            victim = s * self.ways + np.take(self._stamps, s, axis=0).argmin(axis=1)
             old = self._tags[victim]
-            free = old < 0
-            evict = self._dirty[victim] & ~free
+            evict = self._dirty[victim]  # (a never-used way is clean)
             if n := int(np.count_nonzero(evict)):
                 self.written_back += n
-                self._written_back_by(self._owner[victim][evict])
+                self._written_back_by(self._owner[victim[evict]])
             if used is not None:  # (a full cache keeps no count)
+                free = old < 0
                 self.used[s] = used + free
                 self.free_ways -= int(np.count_nonzero(free))
             self.slot[old] = -1  # a free way's -1 clears the spare last entry
@@ -327,6 +432,7 @@ class L2Cache:
         self._stamp[victim] = stamps
         self._dirty[victim] = write
         self._owner[victim] = tid
+        return victim
 
     def _written_back_by(self, owners: np.ndarray) -> None:
         """Count dirty lines written back to HBM, given the tensor id of each."""

@@ -231,8 +231,11 @@ class Core:
         depends on when they start (shared HBM) are priced between `begin` and `commit`."""
         self.issue = t = self.issue + self.machine.cost.issue
         self.issued += 1
-        t = max(t, self.free[pipe], self.pipe_wait[pipe])
-        for k in reads:  # (tests, not `max`: this runs once per op of a run)
+        if (x := self.free[pipe]) > t:  # (tests, not `max`: this runs once per op of a run)
+            t = x
+        if (x := self.pipe_wait[pipe]) > t:
+            t = x
+        for k in reads:
             if (x := self.written[k]) > t:
                 t = x
         for k in writes:
