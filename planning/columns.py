@@ -36,7 +36,7 @@ _ELEMENTWISE = (
 
 
 # How a refusal names the ops kernels write that a column plan does not cut.
-_KINDS = {
+_KINDS: dict[type[Operation], str] = {
     tile.SliceOp: "a column slice of a value computed in the phase",
     tile.ConcatOp: "a concatenation",
     tile.ReshapeOp: "a reshape of a token tile",
