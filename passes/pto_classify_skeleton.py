@@ -97,23 +97,44 @@ def classify(func: FuncOp) -> tuple[Form, str]:
     norm_before = any(isinstance(op, pto.RmsNormOp) for op in before)
     norm_after = any(isinstance(op, pto.RmsNormOp) for op in after)
     if ein == "i8":
-        if not any(isinstance(op, pto.DequantOp) for op in after):
+        if not any(isinstance(op, pto.DequantOp) for op in after) and not _static_dequant(mm):
             raise DiagnosticError(
                 mm,
                 "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: "
                 "its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight "
-                "scale (or the weight scale first), which pto-fuse-stages fuses from those ops",
+                "scale (or the weight scale first), which pto-fuse-stages fuses from those ops; or, after a "
+                "static quant, its i32 values (plus an i32 bias) cast to f32 times a per-channel [1, N] scale",
                 [
                     Note(u.operation.location, f"the i32 result is read here, by '{u.operation.name}'")
                     for u in mm.result.uses
                 ],
             )
-        return Form.QUANT, "int8 matmul followed by dequant"
+        return Form.QUANT, "int8 matmul followed by dequant (or a static quant's per-channel scale)"
     if n != -1 and n <= MHC_MAX_N and k >= MHC_MIN_K and ein == "f32":
         return Form.MHC_PRE, f"one f32 matmul with N = {n} <= {MHC_MAX_N} and K = {k} >= {MHC_MIN_K}"
     if norm_after and not norm_before:
         return Form.C_V, "matmul first, RMSNorm after"
     return Form.STANDARD, "RMSNorm (if any) before the matmul"
+
+
+def _static_dequant(mm: pto.MatmulOp) -> bool:
+    """GLM's static quant: the i32 result (an i32 bias added first, or not) cast to f32
+    and multiplied by a per-channel [1, N] or [N] scale alone (the activation was
+    quantised with static per-channel scales: no per-token one to undo). It runs as
+    written, after the matmul."""
+    v: SSAValue = mm.result
+    use = v.get_user_of_unique_use() if v.has_one_use() else None
+    if isinstance(use, pto.AddOp) and elem_name(pto.tensor_type(use.result).element_type) == "i32":
+        v = use.result
+        use = v.get_user_of_unique_use() if v.has_one_use() else None
+    if not (isinstance(use, pto.CastOp) and elem_name(pto.tensor_type(use.result).element_type) == "f32"):
+        return False
+    mul = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
+    if not isinstance(mul, pto.MulOp):
+        return False
+    n = pto.tensor_type(mm.result).get_shape()[-1]
+    scale = mul.rhs if mul.lhs is use.result else mul.lhs
+    return list(pto.tensor_type(scale).get_shape()) in ([1, n], [n])
 
 
 def _fits(form: Form, func: FuncOp) -> str | None:

@@ -202,6 +202,21 @@ func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<
 
 // -----
 
+// GLM-4.5's static quant: the activation was quantised with static per-channel scales, so
+// the i32 result (plus an i32 bias) is cast to f32 and scaled per channel only; it runs as
+// written after the matmul.
+// CHECK-LABEL: func.func @int8_static_dequant
+// CHECK-SAME: pto.form = #pto.form<quant>
+func.func @int8_static_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>, %b: tensor<1x64xi32>, %ds: tensor<1x64xf32>) -> tensor<?x64xf32> {
+  %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  %yb = pto.add %y, %b : tensor<?x64xi32>, tensor<1x64xi32> -> tensor<?x64xi32>
+  %f = pto.cast %yb rint : tensor<?x64xi32> -> tensor<?x64xf32>
+  %d = pto.mul %f, %ds : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %d : tensor<?x64xf32>
+}
+
+// -----
+
 // A dequant written from primitives and not fused (here pto-fuse-stages does not run;
 // Inputs/int8_unfused_dequant.mlir: a form it does not fuse, with its remark saying why).
 func.func @int8_unfused_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>, %s: tensor<?x1xf32>, %ws: tensor<1x64xf32>) -> tensor<?x64xf32> {

@@ -747,3 +747,41 @@ def test_the_model_helpers_idioms() -> None:
         pypto_impl.Cos(x)
     with pytest.raises(pypto.BuildError, match="pypto.symbolic_scalar of 'n'"):
         pypto.symbolic_scalar("n")
+
+
+def test_a_static_quant_with_a_per_channel_dequant() -> None:
+    """GLM-4.5's attention_pre_quant: x quantised with static per-channel scale and offset,
+    the int8 matmul's i32 result plus an i32 bias, cast to f32 and scaled per channel (no
+    per-token scale to undo): runs as written, on both engines."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], BF16),
+        xs: pypto.Tensor([1, H], FP32),
+        w: pypto.Tensor([H, N], pypto.DT_INT8),
+        qb: pypto.Tensor([1, N], pypto.DT_INT32),
+        ds: pypto.Tensor([1, N], FP32),
+        out: pypto.Tensor([T, N], BF16),
+    ):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8, 1]):
+            pypto.set_vec_tile_shapes(8, H)
+            xq = pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32) * xs
+            xi = pypto.cast(pypto.cast(xq, pypto.DT_INT32, pypto.CastMode.CAST_RINT), pypto.DT_FP16)
+            q = pypto.cast(xi, pypto.DT_INT8, satmode=pypto.SaturationMode.ON)
+            acc = pypto.matmul(q, w, pypto.DT_INT32)
+            pypto.assemble(pypto.cast(pypto.cast(pypto.add(acc, qb), FP32) * ds, BF16), [i, 0], out)
+
+    rng = np.random.default_rng(5)
+    x, _, _, _ = _inputs(13)
+    xs = rng.uniform(20, 60, (1, H)).astype(np.float32)
+    w = rng.integers(-127, 128, (H, N)).astype(np.int8)
+    qb = rng.integers(-500, 500, (1, N)).astype(np.int32)
+    ds = rng.uniform(1e-5, 2e-5, (1, N)).astype(np.float32)
+    out = np.zeros((13, N), ml_dtypes.bfloat16)
+    k(x, xs, w, qb, ds, out)
+    q = np.clip(np.rint(x.astype(np.float32) * xs), -128, 127).astype(np.int64)
+    want = ((q @ w.astype(np.int64) + qb).astype(np.float32) * ds).astype(np.float32)
+    assert check(out, want).ok
+    compiled = pto.compile(k.trace(x, xs, w, qb, ds, out))
+    runs = [pto.run(compiled, [x, xs, w, qb, ds], engine=e).outputs[0] for e in ("interp", "compiled")]
+    np.testing.assert_array_equal(runs[0].view(np.uint16), runs[1].view(np.uint16))
