@@ -19,18 +19,19 @@ a none-cacheable weight stream is most of a kernel's lines.
 from __future__ import annotations
 
 import itertools
-import math
-import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 
 import numpy as np
 
-# Lines of one access below which a Python loop beats the fixed cost of a vector round
-# (a few microseconds of numpy calls; an access of one or two lines is common: one
-# token's row of a tile).
-SMALL = 8
+from pto.interp.l2_lines import SMALL as SMALL
+from pto.interp.l2_lines import Pattern as Pattern
+from pto.interp.l2_lines import lines_from as lines_from
+from pto.interp.l2_lines import nz_lines_from as nz_lines_from
+from pto.interp.l2_lines import region_lines as region_lines
+from pto.interp.l2_lines import strides as strides
+from pto.interp.l2_lines import tile_lines as tile_lines
+
 # Phases of one tile pattern whose rounds are kept (`L2Cache._rounds_of`): a loop over
 # tiles repeats a few; a bound, so that a pattern met at every phase does not grow.
 ROUNDS_KEPT = 256
@@ -267,13 +268,49 @@ class L2Cache:
     ) -> tuple[int, int]:
         """`access` of at most `SMALL` ascending lines of distinct sets, `base` added to
         each (a tile pattern's few lines, from its first), a Python loop."""
-        tid, st = self._open(tensor, cacheable)
-        if lines:
-            self._cover(base + lines[-1])
-        hits, misses = self._round_small(lines, write, cacheable, tid, st, base)
-        st.hits += hits
-        st.misses += misses
-        return hits, misses
+        if tensor not in self.stats:
+            self.tensor_id(tensor)
+        return self.access_lines(base, lines, 0, tensor, write, cacheable)[:2]
+
+    def access_lines(
+        self, first: int, lines: Sequence[int], runs: int, tensor: str, write: bool, cacheable: bool
+    ) -> tuple[int, int, int]:
+        """`Machine.gm_access` of a tile of at most `SMALL` lines of distinct sets, `lines`
+        from line `first` (a pattern's `few`), in one call: its `runs` bursts counted,
+        then `access_few`'s loop; returns (hits, misses, dirty lines its misses
+        evicted). (The calls `access_tile`, `access_few`, `_open` and `_round_small` make
+        were a fifth of an op-heavy run's L2 time.) `tensor` has its counters."""
+        st = self.stats[tensor]
+        st.bursts += runs
+        if cacheable:
+            self.cached.add(self.ids[tensor])
+        if not lines:
+            return 0, 0, 0
+        if (top := first + lines[-1]) >= self.slot.size - 1:
+            self._cover(top)
+        slot, stamp, dirty = self._slot_mv, self._stamp_mv, self._dirty_mv
+        nh, missed, clock = 0, None, self.clock
+        for line in lines:  # (`_round_small`'s loop)
+            clock += 1
+            w = slot[line + first]
+            if w >= 0:
+                stamp[w] = clock
+                if write:
+                    dirty[w] = True
+                nh += 1
+            elif missed is None:
+                missed = [(line + first, clock)]
+            else:
+                missed.append((line + first, clock))
+        self.clock = clock
+        if missed is None:
+            st.hits += nh
+            return nh, 0, 0
+        before = self.written_back
+        self._missed(missed, write, cacheable, self.ids[tensor], st)
+        st.hits += nh
+        st.misses += len(missed)
+        return nh, len(missed), self.written_back - before
 
     def never_cached(self, tensor: str) -> bool:
         """Whether no cacheable access was made for `tensor`: none of the lines only it
@@ -360,18 +397,23 @@ class L2Cache:
             else:
                 missed.append((line, clock))
         self.clock = clock
+        if missed:
+            self._missed(missed, write, cacheable, tid, st)
+        return nh, len(missed)
+
+    def _missed(self, missed: list, write: bool, cacheable: bool, tid: int, st: TensorStats) -> None:
+        """The misses of a line-by-line round, (line, stamp) each: filled in order."""
         nm = len(missed)
-        if nm and not cacheable:
+        if not cacheable:
             if write:
                 st.hbm_written += nm * self.line
             else:
                 st.hbm_read += nm * self.line
-        elif nm:
-            for line, when in missed:
-                self._fill_one(line, when, write, tid)
-            if not write:
-                st.hbm_read += nm * self.line
-        return nh, nm
+            return
+        for line, when in missed:
+            self._fill_one(line, when, write, tid)
+        if not write:
+            st.hbm_read += nm * self.line
 
     def _fill_one(self, line: int, when: int, write: bool, tid: int) -> None:
         """`_fill` of one line."""
@@ -457,132 +499,3 @@ def _rounds(lines: np.ndarray, sets: np.ndarray) -> tuple[np.ndarray, np.ndarray
     rank[by_set] = np.arange(lines.size) - np.repeat(starts, np.diff(np.r_[starts, lines.size]))
     order = np.argsort(rank, kind="stable")
     return lines[order], sets[order], [0, *np.cumsum(np.bincount(rank)).tolist()]
-
-
-def region_lines(
-    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
-) -> np.ndarray:
-    """The unique line addresses a tile `[offsets, +extent)` of a row-major tensor touches,
-    in address order."""
-    first, pattern = tile_lines(base, shape, offsets, extent, elem_bytes, line)
-    return pattern.rel + first
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """The lines of a tile relative to the line it starts in: `rel`, ascending; `few`,
-    the same as Python ints if there are at most `SMALL`; `span`, last minus first;
-    `runs`, the contiguous byte runs (DMA bursts) of the tile;
-    `rounds`, `L2Cache._rounds_of`'s, per (sets, phase)."""
-
-    rel: np.ndarray
-    few: tuple[int, ...] | None
-    span: int
-    runs: int
-    rounds: dict = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def size(self) -> int:
-        return self.rel.size
-
-
-def tile_lines(
-    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
-) -> tuple[int, Pattern]:
-    """The line a tile starts in and the pattern of its lines (`region_lines` in two)."""
-    start = base + sum(map(operator.mul, offsets, strides(shape))) * elem_bytes
-    return lines_from(start, tuple(shape[1:]), tuple(extent), elem_bytes, line)
-
-
-def lines_from(
-    start: int, inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
-) -> tuple[int, Pattern]:
-    """`tile_lines` of a tile whose first element is at byte `start`, of a tensor whose
-    dimensions after the first are `inner`."""
-    # The pattern depends only on where in its line the tile starts: computed once.
-    return start // line, _pattern(inner, extent, elem_bytes, line, start % line)
-
-
-@lru_cache(maxsize=1024)
-def strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Row-major element strides."""
-    out = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        out[i] = out[i + 1] * shape[i + 1]
-    return tuple(out)
-
-
-@lru_cache(maxsize=4096)
-def _pattern(inner: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int, phase: int) -> Pattern:
-    """The lines of a tile `extent` of a tensor whose dimensions after the first are
-    `inner`, starting `phase` bytes into a line: they depend on nothing else."""
-    lines = _lines(phase, (extent[0], *inner), (0,) * len(extent), extent, elem_bytes, line)
-    return _frozen_pattern(lines, _nd_runs(inner, extent))
-
-
-def _frozen_pattern(lines: np.ndarray, runs: int) -> Pattern:
-    lines.setflags(write=False)
-    few = tuple(lines.tolist()) if lines.size <= SMALL else None
-    return Pattern(lines, few, int(lines[-1] - lines[0]) if lines.size else 0, runs)
-
-
-def _nd_runs(inner: tuple[int, ...], extent: tuple[int, ...]) -> int:
-    """The contiguous runs of a row-major tile: one per index of the axes before the
-    last axis it does not span whole (a tile of whole rows is one run)."""
-    if 0 in extent:
-        return 0
-    full = (extent[0], *inner)
-    cut = max((ax for ax in range(1, len(extent)) if extent[ax] != full[ax]), default=0)
-    return math.prod(extent[:cut])
-
-
-def _lines(
-    base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
-) -> np.ndarray:
-    strides = np.ones(len(shape), np.int64)
-    for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * shape[i + 1]
-    starts = np.zeros(1, np.int64)
-    for ax in range(len(shape) - 1):
-        idx = (offsets[ax] + np.arange(extent[ax], dtype=np.int64)) * strides[ax]
-        starts = (starts[:, None] + idx[None, :]).ravel()
-    first = (base + (starts + offsets[-1]) * elem_bytes) // line
-    last = (base + (starts + offsets[-1] + extent[-1]) * elem_bytes - 1) // line
-    return _run_lines(first, last)
-
-
-def _run_lines(first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """The unique lines of contiguous runs, run i over lines first[i]..last[i] (ascending
-    runs: each starts at or after the previous one's start)."""
-    counts = last - first + 1
-    total = int(counts.sum())
-    run_start = np.repeat(np.cumsum(counts) - counts, counts)
-    lines = np.repeat(first, counts) + (np.arange(total, dtype=np.int64) - run_start)
-    if len(first) > 1 and (first[1:] <= last[:-1]).any():
-        lines = np.unique(lines)
-    return lines
-
-
-def nz_lines_from(
-    start: int, col_phase: int, block_stride: int, c0: int, extent: tuple[int, ...], elem_bytes: int, line: int
-) -> tuple[int, Pattern]:
-    """`lines_from` of a tile of an NZ (fractal) matrix, whose first element is at byte
-    `start` and `col_phase` columns into its C0-column block: column block k of the tile
-    is one contiguous run (its rows, C0 elements each), `block_stride` bytes (the
-    matrix's rows x 32 B) after block k - 1's."""
-    return start // line, _nz_pattern(block_stride, c0, extent, col_phase, elem_bytes, line, start % line)
-
-
-@lru_cache(maxsize=1024)
-def _nz_pattern(
-    block_stride: int, c0: int, extent: tuple[int, ...], col_phase: int, elem_bytes: int, line: int, phase: int
-) -> Pattern:
-    rows, cols = extent
-    nblocks = (col_phase + cols + c0 - 1) // c0 if rows and cols else 0
-    k = np.arange(nblocks, dtype=np.int64)
-    lo = np.where(k == 0, col_phase, 0)  # the tile's first and last column in block k
-    hi = np.minimum(col_phase + cols - k * c0, c0) - 1
-    at = phase + k * block_stride - col_phase * elem_bytes  # block k's row 0, column 0, from the line
-    begin, end = at + lo * elem_bytes, at + ((rows - 1) * c0 + hi + 1) * elem_bytes  # block k's bytes
-    runs = int(nblocks - np.count_nonzero(begin[1:] == end[:-1]))  # blocks of whole columns merge
-    return _frozen_pattern(_run_lines(begin // line, (end - 1) // line), runs)

@@ -23,6 +23,7 @@ import numpy as np
 from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
 from pto.interp.l2 import L2Cache, Pattern, lines_from, nz_lines_from, strides
+from pto.interp.l2_lines import line_pattern
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -407,11 +408,13 @@ class Machine:
         if t.nz_c0:
             first, pattern = nz_lines(t, offsets, extent, l2.line)
         elif len(offsets) == 2:  # (most tiles: `sum(map(...))` cost more than the rest of this)
-            start = t.base + (offsets[0] * t.strides[0] + offsets[1]) * t.itemsize
-            first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
+            start, line = t.base + (offsets[0] * t.strides[0] + offsets[1]) * t.itemsize, l2.line
+            first, pattern = start // line, line_pattern(t.inner, extent, t.itemsize, line, start % line)
         else:
             start = t.base + sum(map(operator.mul, offsets, t.strides)) * t.itemsize
             first, pattern = lines_from(start, t.inner, extent, t.itemsize, l2.line)
+        if pattern.few is not None and pattern.span < l2.sets and (cacheable or not l2.never_cached(t.name)):
+            return l2.access_lines(first, pattern.few, pattern.runs, t.name, write, cacheable)
         l2.stats[t.name].bursts += pattern.runs
         if not cacheable and l2.never_cached(t.name):  # its lines, its own, are not in L2
             return (*l2.miss_all(pattern.size, t.name, write), 0)

@@ -114,6 +114,39 @@ def test_a_never_cached_tensor_is_counted_as_the_lookup_would(monkeypatch) -> No
     assert taken > 50 and not fast[0].l2.never_cached("w")
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_few_line_tile_in_one_call_is_the_plain_access(monkeypatch, seed: int) -> None:
+    """`Machine.gm_access` of a tile of a few lines (`L2Cache.access_lines`, one call)
+    against the same tile's lines through the reference access (the vector round) of a
+    plain cache, in a small L2 that evicts: the same answers, dirty evictions, counters
+    (bursts too) and ways."""
+    from pto.interp.l2 import tile_lines
+    from pto.interp.machine import Machine
+    from pto.targets import load_target
+
+    m = Machine(load_target(), l2_size=SETS * WAYS * 512)
+    plain = L2Cache(SETS * WAYS * 512, 512, m.l2.ways)
+    tensors = [m.gm("x", np.zeros((64, 96), np.float32)), m.gm("w", np.zeros((48, 160), np.float32))]
+    for t in tensors:
+        plain.tensor_id(t.name)
+    calls = []
+    real = L2Cache.access_lines
+    monkeypatch.setattr(L2Cache, "access_lines", lambda c, *a: calls.append(1) or real(c, *a))
+    rng = np.random.default_rng(seed)
+    for step in range(400):
+        t = tensors[int(rng.integers(2))]
+        rows, cols = int(rng.integers(0, 5)), int(rng.integers(1, 40))
+        at = (int(rng.integers(0, t.array.shape[0] - rows + 1)), int(rng.integers(0, t.array.shape[1] - cols + 1)))
+        write, cacheable = step % 3 == 0, bool(rng.integers(4))
+        first, pattern = tile_lines(t.base, t.array.shape, at, (rows, cols), 4, 512)
+        plain.stats[t.name].bursts += pattern.runs
+        before = plain.written_back
+        want = (*plain.access(pattern.rel + first, t.name, write, cacheable), plain.written_back - before)
+        assert m.gm_access(t, at, (rows, cols), write, cacheable) == want
+    assert state(m.l2) == state(plain) and plain.written_back > 0
+    assert len(calls) > 100  # (the others: a never-cached tensor, or lines over more sets)
+
+
 def test_bf16_widens_to_f32_as_ml_dtypes_does_for_every_pattern() -> None:
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(nx.DTYPES["bf16"])
     want = every.astype(np.float32)
