@@ -230,11 +230,10 @@ def data_cols(st: tile.VecStageOp, views: set[Operation]) -> int:
 def pinned_columns(phase: Sequence[tile.VecStageOp]) -> tuple[int, int] | None:
     """(row width, chunk) when a stage's vector tile is narrower than its rows."""
     views = gm_views(loop_stages(phase))
-    width = {st: data_cols(st, views) for st in phase}
     narrow = [
-        (width[st], int(st.vec_tile.get_values()[-1]))
+        (data_cols(st, views), int(st.vec_tile.get_values()[-1]))
         for st in phase
-        if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < width[st]
+        if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < data_cols(st, views)
     ]
     if not narrow:
         return None
