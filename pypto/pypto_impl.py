@@ -6,12 +6,7 @@ from __future__ import annotations
 
 from pto.pypto.errors import _Unsupported, refuse
 from pto.pypto.tensor import Tensor
-from pto.pypto.types import DataType
-from pto.pypto.types import Element as _Element
-
-
-def Element(dtype: DataType, value: int | float) -> _Element:  # noqa: N802 (the binding's name)
-    return _Element(dtype, value)
+from pto.pypto.types import Element  # noqa: F401 (the binding's typed scalar: pypto.Element)
 
 
 def ScalarDivS(tensor: Tensor, element: float, is_reserve: bool = False) -> Tensor:  # noqa: N802

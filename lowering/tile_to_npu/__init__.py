@@ -328,10 +328,23 @@ class Lowering:
             plan = part[0].phase  # (emit checked it)
             if not beside and not own and plan is not None:  # it reads the output tiles of its rows and columns
                 width, starts = self.cube_reads(part, cube, cs.t.n)
-                if phase.plan is not None:
-                    width = phase.plan.k
+                width = phase.plan.k if phase.plan is not None else width
                 tasks = successors.vector_writes(body.rows, r, plan.copies.data, phase.chunks(), width, starts)
                 places[label] = successors.hub_places(out, tasks)
+        self.close_loop(loop, first, partial, places, counts, {*after_feed, *beside})
+
+    def close_loop(
+        self,
+        loop: tile.TokenLoopOp,
+        first: int,
+        partial: set[str],
+        places: dict[str, list[int]],
+        counts: dict[tuple[str, str], list[int]],
+        ahead: set[str],
+    ) -> None:
+        """The loop's groups (the graph's ops from `first`): their HUBs and the order
+        behind them, successor counts, the weight groups in front of the vector groups
+        `ahead` of the cube (a calibration's), and the loop's location."""
         assert self.graph is not None
         self.mark_hubs(list(self.graph.body.block.ops)[first:], partial)
         for t in list(self.graph.body.block.ops)[first:]:
@@ -340,7 +353,6 @@ class Lowering:
                     t.hub_order = ArrayAttr([IntegerAttr(k, i64) for k in places[t.label.data]])
         successors.record([o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)], counts)
         if self.target.model.weight_task:  # (last: it puts its groups in front of the graph)
-            ahead = {*after_feed, *beside}  # the vector groups before the cube
             ops = list(self.graph.body.block.ops)[first:]
             emit_weight_groups(self, [o for o in ops if isinstance(o, npu.TasksOp) and o.label.data in ahead])
         # Generated ops take the loop's location, so an error in them points at the source.

@@ -250,34 +250,52 @@ def test_a_grid_kernel_runs_alike_on_both_engines() -> None:
     assert check(runs[0].outputs[0], q / (q * q).sum(-1, keepdims=True)).ok
 
 
-def test_a_post_phase_too_big_for_one_row_is_cut_into_phases() -> None:
-    """A per-head norm of a `[t, 4, 8192]` f32 result of the matmul scaled (in UB: its
-    heads are slices of it there, not views of the matmul's result in GM): one row of the
-    whole phase (the 128 KiB row and the heads' work) does not fit UB, as in
-    mla_prolog_quant_v4's dequant of `[t, 32768]`; tile-assign-shapes cuts the phase (a
-    warning) and the kernel still matches its golden on both engines."""
-    heads, d = 4, 8192
+HEADS, HD = 4, 8192  # a [t, 4, 8192] f32 result: 128 KiB a row
+
+
+def _head_norm_kernel(scale: float | None):
+    """A per-head norm of the matmul's `[t, 4, 8192]` result, scaled first (in UB) when
+    `scale` is given; with its golden for `x`, `w`."""
 
     @pypto.frontend.jit
     def k(
         x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-        w: pypto.Tensor([K, heads * d], FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, heads, d], FP32),
+        w: pypto.Tensor([K, HEADS * HD], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, HEADS, HD], FP32),
     ):
         for i, t in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
-            pypto.set_vec_tile_shapes(1, heads * d)
-            m = pypto.matmul(pypto.view(x, [t, K], [i, 0]), w, FP32) * 2.0
-            pypto.set_vec_tile_shapes(1, heads, d)
-            q = pypto.reshape(m, [t, heads, d])
+            m = pypto.matmul(pypto.view(x, [t, K], [i, 0]), w, FP32)
+            if scale is not None:
+                pypto.set_vec_tile_shapes(1, HEADS * HD)
+                m = m * scale
+            pypto.set_vec_tile_shapes(1, HEADS, HD)
+            q = pypto.reshape(m, [t, HEADS, HD])
             pypto.assemble(q * (q / pypto.sum(q * q, -1, True)), [i, 0, 0], out)
 
+    def golden(x, w):
+        q = (x.astype(np.float64) @ w).reshape(len(x), HEADS, HD) * (1 if scale is None else scale)
+        return q * (q / (q * q).sum(-1, keepdims=True))
+
+    return k, golden
+
+
+def _head_inputs():
     rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((5, K)).astype(np.float32), rng.standard_normal((K, heads * d)).astype(np.float32)
-    out = np.zeros((5, heads, d), np.float32)
+    x, w = rng.standard_normal((5, K)).astype(np.float32), rng.standard_normal((K, HEADS * HD)).astype(np.float32)
+    return x, w, np.zeros((5, HEADS, HD), np.float32)
+
+
+def test_a_post_phase_too_big_for_one_row_is_cut_into_phases() -> None:
+    """A per-head norm of the matmul's result scaled (in UB: its heads are slices of it
+    there, not views of the matmul's result in GM): one row of the whole phase (the 128 KiB
+    row and the heads' work) does not fit UB, as in mla_prolog_quant_v4's dequant of
+    `[t, 32768]`; tile-assign-shapes cuts the phase (a warning) and the kernel still
+    matches its golden on both engines."""
+    k, golden = _head_norm_kernel(2.0)
+    x, w, out = _head_inputs()
     with pytest.warns(pypto.LoweringWarning, match=r"cut into \d+ phases, their values through GM"):
         k(x, w, out)
-    q = (x.astype(np.float64) @ w).reshape(5, heads, d) * 2
-    assert check(out, q * (q / (q * q).sum(-1, keepdims=True))).ok
+    assert check(out, golden(x, w)).ok
     compiled = pto.compile(k.trace(x, w, out))
     assert compiled.text("npu").count('npu.tasks "post') > 4, "the vector phase after the cube is cut in parts"
     runs = [pto.run(compiled, [x, w], engine=e) for e in ("interp", "compiled")]
@@ -288,28 +306,13 @@ def test_heads_of_the_matmuls_result_are_views_of_it_in_gm() -> None:
     """The same per-head norm of the matmul's result itself: each head is a view of its
     columns in GM (`npu.view`), loaded on its own, so the phase is column-tiled over a
     head's 8192 columns instead of cut into phases, and still matches its golden."""
-    heads, d = 4, 8192
-
-    @pypto.frontend.jit
-    def k(
-        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-        w: pypto.Tensor([K, heads * d], FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, heads, d], FP32),
-    ):
-        for i, t in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
-            pypto.set_vec_tile_shapes(1, heads, d)
-            q = pypto.reshape(pypto.matmul(pypto.view(x, [t, K], [i, 0]), w, FP32), [t, heads, d])
-            pypto.assemble(q * (q / pypto.sum(q * q, -1, True)), [i, 0, 0], out)
-
-    rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((5, K)).astype(np.float32), rng.standard_normal((K, heads * d)).astype(np.float32)
-    out = np.zeros((5, heads, d), np.float32)
+    k, golden = _head_norm_kernel(None)
+    x, w, out = _head_inputs()
     with pytest.warns(pypto.LoweringWarning, match=r"pinned whole rows -> column chunks of 4096"):
         k(x, w, out)
-    q = (x.astype(np.float64) @ w).reshape(5, heads, d)
-    assert check(out, q * (q / (q * q).sum(-1, keepdims=True))).ok
+    assert check(out, golden(x, w)).ok
     npu = pto.compile(k.trace(x, w, out)).text("npu")
-    assert npu.count("npu.view %ws") == 2 * heads and "cut into" not in npu  # a view per head, per body
+    assert npu.count("npu.view %ws") == 2 * HEADS and "cut into" not in npu  # a view per head, per body
 
 
 @pytest.mark.parametrize(("tile", "want"), [((8, D), (2, H * D)), ((2, D), (1, 2 * D)), ((8, 16), (2, 16))])
