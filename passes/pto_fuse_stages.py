@@ -117,6 +117,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 
 from pto.diagnostics import remark
 from pto.dialects import pto
+from pto.dialects.common import ReduceKind
 from pto.passes.fuse_stages.match import Miss, _elem, _other, _same
 from pto.passes.fuse_stages.quant import DequantPattern, QuantPattern, _dequant, _quant
 from pto.passes.fuse_stages.rms_norm import RmsNormOperandsPattern, RmsNormPattern, _rms_norm
@@ -153,13 +154,25 @@ def _norm_attempts(root: pto.SqrtOp | pto.RsqrtOp) -> Iterator[pto.MulOp | pto.D
                 yield op
 
 
+def _after_max(op: Operation, depth: int = 12) -> bool:
+    """A row max (an amax) among the ops `depth` steps before `op`: a dynamic quant's
+    attempt. A static quant (a constant scale and offset, GLM-4.5's) is none."""
+    seen, todo = set(), [op]
+    for _ in range(depth):
+        todo = [v.owner for o in todo for v in o.operands if isinstance(v.owner, Operation) and v.owner not in seen]
+        seen.update(todo)
+        if any(isinstance(o, pto.ReduceOp) and o.kind.data in (ReduceKind.MAX, ReduceKind.ABSMAX) for o in todo):
+            return True
+    return False
+
+
 def _misses(op: Operation) -> Iterator[tuple[str, Callable[[], object]]]:
     """(the fused op, its matcher) of each stage `op` is the heart of: the root of an
     RMSNorm attempt, the i8 cast of a quant, the f32 cast of an int8 matmul's result."""
     if isinstance(op, pto.SqrtOp | pto.RsqrtOp):
         for n in _norm_attempts(op):
             yield "pto.rms_norm", lambda n=n: _rms_norm(n)  # type: ignore[misc]
-    elif isinstance(op, pto.CastOp) and _elem(op.result) == "i8":
+    elif isinstance(op, pto.CastOp) and _elem(op.result) == "i8" and _after_max(op):
         yield "pto.quant", lambda: _quant(op)
     elif isinstance(op, pto.CastOp) and _elem(op.input) == "i32" and isinstance(op.input.owner, pto.MatmulOp):
         yield "pto.dequant", lambda: _dequant(op)

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Operation
 from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend.checks import BuildError, _is_int, caller
-from pto.pypto import expand, ops, perm, scratch, split_k, tails, tcols, windows
+from pto.pypto import expand, ops, perm, row_loops, scratch, split_k, tails, tcols, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim, Sym, evaluate, no_value
@@ -283,6 +283,33 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
     tails.check_rows(tr, offset, valid, rows, what, total)
 
 
+def _row_of_tile(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
+    """Row r of a 2-D tile of the loop body, `[1, K]` at `[r, 0]` with r a number."""
+    return (
+        x._tok
+        and tr.iteration >= 0
+        and x._lazy is None
+        and len(shape) == 2
+        and _is_int(x.shape[0])
+        and shape == [1, x.shape[1]]
+        and _is_int(offsets[0])
+        and offsets[1] == 0
+        and valid in (None, shape)
+    )
+
+
+def _tile_valid(tr: Trace, x: Tensor, valid) -> bool:
+    """`valid` is the valid_shape of a tile `x` of the loop body: its valid rows at each
+    iteration, and its other dims whole."""
+    if not (x._tok and tr.iteration >= 0 and tr.loop is not None and valid[1:] == x.shape[1:]):
+        return False
+    lp, rows = tr.loop, x.shape[0]
+    total = tr.params[min(tr.token)].shape[0]
+    if lp.kind == "unroll":
+        return rows == lp.p and all(evaluate(valid[0], {"T": 10**6, lp.index.name: i}) == rows for i in (0, 3, 17))
+    return lp.tile is not None and tails.check_valid(tr, valid[0], rows, total)
+
+
 def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A static window of a weight parameter (or of its in-place reshape), read in place
     (`pto.view`)."""
@@ -393,6 +420,15 @@ def view(
     if not on_loop:
         if shape == input.shape and all(o == 0 for o in offsets) and valid in (None, shape):
             return input  # the whole tensor
+        if shape == input.shape and all(o == 0 for o in offsets) and _tile_valid(tr, input, valid):
+            return input  # a tile of the body, with the valid rows it has (GLM-4.5's outputs)
+        if shape == input.shape and all(o == 0 for o in offsets) and input._tok:
+            refuse(
+                f"pypto.view of a whole tile of the loop body with valid_shape {valid}: a view of it may "
+                "narrow valid_shape only to the tile's own valid rows (those of the view it came from)"
+            )
+        if _row_of_tile(tr, input, shape, offsets, valid):  # GLM-4.5's per-row loop
+            return row_loops.view(tr, input, offsets[0])
         if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         if _weight_window(tr, input, shape, offsets, valid) and input._param is None:
@@ -486,6 +522,11 @@ def assemble(*args, parallel: bool = False) -> None:
             tr.seen_token.add(dst._param)
             return windows.put(tr, src, list(offsets), dst, ops.concat)
         src = perm.store_shape(src)  # a grid: its 2-D tile, seen with the output's dims
+    if row_loops.is_row(src):
+        refuse(
+            "pypto.assemble of a row of a tile (a view [1, K] at [r, 0]) into an output: rows taken one at a "
+            "time are written into a scratch tile (s = pypto.tensor(...); s[r:r + 1, 0:] = row), read whole"
+        )
     if isinstance(src, Tensor) and src._lazy is not None and src._lazy[0] == "heads":
         refuse("pypto.assemble of a per-head view ([rows * H, D]): reshape it back to [rows, H * D] first")
     if isinstance(src, Tensor) and src._lazy is not None:  # a split-K sum, a slice, a reciprocal

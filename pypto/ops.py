@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
-from pto.pypto import expand, heads, perm, scratch, split_k, tcols
+from pto.pypto import expand, heads, perm, row_loops, scratch, split_k, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, current
@@ -28,8 +28,8 @@ def _tensor(x: object, what: str) -> Tensor:
     if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
         refuse(f"{what} must be a tensor of the kernel, got {x!r}")
     if x._lazy is not None:
-        if x._lazy[0] in ("heads", "perm", "expand", "tcol"):
-            return x  # a per-head view, a grid, a permuted value: the op that reads it runs on its parts
+        if x._lazy[0] in ("heads", "perm", "expand", "tcol", "row"):
+            return x  # a per-head view, a grid, a permuted value, a row: the op that reads it runs on its parts
         if x._lazy[0] == "scratch":
             return scratch.read(x, concat)
         if x._lazy[0] == "partial":  # the matmul, made once: each further use reads it (a norm's x * x and x)
@@ -87,6 +87,8 @@ def _result(
     kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build: Callable[..., b.Tensor]
 ) -> Tensor:
     """A traced result; in the emitting run, `build` makes its pto op from the inputs' values."""
+    if any(row_loops.is_row(i) for i in inputs):
+        return row_loops.each(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     if any(heads.is_heads(i) for i in inputs):
         return heads.per_head(kind, inputs, shape, dtype, lambda k, ins, s, d: _result(k, ins, s, d, build))
     if any(expand.is_expand(i) for i in inputs):
@@ -134,6 +136,8 @@ def _build(tr: Trace, kind: str, inputs: Sequence[Tensor], build: Callable[..., 
     last = block.last_op
     val = build(*(i._val for i in inputs))
     built = _ops_after(block, last)
+    if (same := row_loops.reuse(tr, built, val)) is not val:
+        return same  # type: ignore[return-value]
     if tr.iteration >= 0:
         tr.body_ops[tr.iteration] += built
     if tr.iteration == 0:
@@ -545,6 +549,8 @@ def amin(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A00
 
 def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.reshape's input")
+    if row_loops.is_row(x):
+        refuse(f"pypto.reshape of a row of a tile (a view [1, K] at [r, 0]): {row_loops.ROWWISE}")
     moved = tcols.is_tcol(x) or (x._tok and x._lazy is None and len(x.shape) == 2)
     if moved and isinstance(shape, list | tuple) and (r := tcols.reshape(x, list(shape), reshape)) is not None:
         return r

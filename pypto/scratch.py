@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pto.pypto import row_loops
 from pto.pypto.errors import refuse
-from pto.pypto.tensor import Tensor
+from pto.pypto.tensor import Tensor, current
 from pto.pypto.types import elem
 
 
@@ -28,20 +29,25 @@ def make(shape: object, dtype: object) -> Tensor:
 
 def put(src: Tensor, offsets: list, buf: Tensor) -> None:
     """`assemble(src, [0, c], buf)`: a column block of the scratch tile."""
-    blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
-    rows, width = buf.shape
-    if len(offsets) != 2 or offsets[0] != 0 or not isinstance(offsets[1], int):
-        refuse(f"pypto.assemble into a scratch tile at {offsets}: whole rows at [0, column] only")
-    if src.shape[0] != rows or not isinstance(src.shape[-1], int) or not 0 <= offsets[1] <= width - src.shape[-1]:
-        refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
     if src._dtype is not buf._dtype:
         refuse(
             f"pypto.assemble of a {src.known_dtype.name} tile into a {buf.known_dtype.name} scratch tile: cast it first"
         )
+    if row_loops.is_row(src):
+        return row_loops.put(src, offsets, buf)
+    blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
+    n, width = buf.shape
+    if len(offsets) != 2 or offsets[0] != 0 or not isinstance(offsets[1], int):
+        refuse(f"pypto.assemble into a scratch tile at {offsets}: whole rows at [0, column] only")
+    if src.shape[0] != n or not isinstance(src.shape[-1], int) or not 0 <= offsets[1] <= width - src.shape[-1]:
+        refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
     blocks[offsets[1]] = src
 
 
 def read(buf: Tensor, concat: Callable[[list[Tensor], int], Tensor]) -> Tensor:
+    if (whole := row_loops.read(buf)) is not None:
+        current("a scratch tile's read").rows_open = False
+        return whole
     blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
     at = 0
     for c in sorted(blocks):

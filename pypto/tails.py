@@ -87,6 +87,24 @@ def check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) ->
             lp.cover = match[0]
 
 
+def check_valid(tr: Trace, valid, rows: int, total: object) -> bool:
+    """`valid` rows of a tile of the body (a view of the whole tile narrowing its
+    valid_shape) are the loop's tile's valid rows at each iteration: the view is the tile."""
+    lp = tr.loop
+    assert lp is not None and lp.tile is not None
+    if lp.tile != rows and (lp.part == 0 or lp.rest != rows):
+        return False
+    for t in samples(total, lp.tile):
+        env = {"T": t}
+        its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
+        envs = [{"T": t, lp.index.name: i} for i in its]
+        runs = [tr.plan is None or tr.plan.holds(e) for e in envs]
+        counts = [(0, evaluate(valid, e)) for e in envs]
+        if not any(_same(counts, [(0, c) for _, c in want], runs) for want in _wanted(lp, t).values()):
+            return False
+    return True
+
+
 def _same(have: list, want: list, runs: list[bool]) -> bool:
     """The same tiles, at the iterations where this trace's branch runs."""
     return len(have) == len(want) and all(h == w for h, w, r in zip(have, want, runs, strict=True) if r)

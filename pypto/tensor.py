@@ -88,6 +88,10 @@ class Trace:
     tiles_at: dict[Operation, tuple[Site | None, Site | None]] = field(default_factory=dict)  # vec, cube
     notes: set[str] = field(default_factory=set)
     plan: Plan | None = None  # in a pypto.loop body: the outcomes of its tail tests (pypto/tails.py)
+    # rows of a tile taken one at a time (pypto/row_loops.py): while open, a build that repeats
+    # one of this body's is that one
+    rows_open: bool = False
+    row_ops: dict[tuple, object] = field(default_factory=dict)
 
     def record(self, kind: str) -> None:
         if self.iteration >= 0:

@@ -868,3 +868,19 @@ func.func @rms_then_gamma(%x: tensor<?x64xf32>, %g: tensor<64xbf16>) -> tensor<?
   %o = pto.mul %n, %gf : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
   func.return %o : tensor<?x64xf32>
 }
+
+// -----
+
+// A static quant (GLM-4.5's: y * scale + offset, a constant per channel, no amax) is no
+// quant attempt: no remark, nothing fused (--verify-diagnostics fails on a remark).
+// CHECK-LABEL: func.func @static_quant_no_remark
+// CHECK-NOT:     pto.quant
+// CHECK:         pto.cast %h rint sat
+func.func @static_quant_no_remark(%y: tensor<?x128xf32>, %s: tensor<1x128xf32>, %o: tensor<1x128xf32>) -> tensor<?x128xi8> {
+  %m = pto.mul %y, %s : tensor<?x128xf32>, tensor<1x128xf32> -> tensor<?x128xf32>
+  %a = pto.add %m, %o : tensor<?x128xf32>, tensor<1x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %a rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h rint sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q : tensor<?x128xi8>
+}

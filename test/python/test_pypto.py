@@ -395,7 +395,7 @@ def _kernel(body):
         (lambda xt, i, p: pypto.sum(xt, 0, keepdim=True), "only the last axis"),
         (lambda xt, i, p: pypto.view(xt, [p, 32], [i, 32]), "a token-tile view of a computed value is not supported"),
         (lambda xt, i, p: pypto.view(xt, [p, 32], [0, 40]), "views here take whole tensors"),
-        (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "views here take whole tensors"),
+        (lambda xt, i, p: pypto.view(xt, [1, K], [0, 0]), "pypto.assemble of a row of a tile"),
         (lambda xt, i, p: xt if p == 2 else pypto.sqrt(xt), "computes other ops than for p=2"),
         # the same ops, but not the same body: each factor would run the first's
         (lambda xt, i, p: xt * (2.0 if p == 2 else 3.0), "differs from the one for p=2 in its op #1 (pto.muls"),

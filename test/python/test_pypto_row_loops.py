@@ -1,0 +1,154 @@
+"""Rows of a tile taken one at a time in a Python loop (pypto/row_loops.py, GLM-4.5's
+per-row quant), and a view of a whole tile of the body that narrows its valid_shape."""
+
+import collections
+import re
+
+import numpy as np
+import pytest
+
+import pto
+import pto.pypto as pypto
+from pto.interp.golden import check
+
+K, N, TILE = 64, 32, 4
+FP32 = pypto.DT_FP32
+
+
+def _kernel(row_program, per_row: bool):
+    """h = x * 2 per 4-row tile; s = row_program(h) row by row (or on the tile); s @ w."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        g: pypto.Tensor([K], FP32),
+        w: pypto.Tensor([K, N], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        t = x.shape[0]
+        for i in pypto.loop((t + TILE - 1) // TILE, name="L", idx_name="i"):
+            act = (t - i * TILE).min(TILE)
+            pypto.set_vec_tile_shapes(1, K)
+            h = pypto.mul(pypto.view(x, [TILE, K], [i * TILE, 0], valid_shape=[act, K]), 2.0)
+            if per_row:
+                s = pypto.tensor([TILE, K], FP32, "s")
+                for r in range(TILE):
+                    s[r : r + 1, 0:] = row_program(pypto.view(h, [1, K], [r, 0]), g, r)
+            else:
+                s = row_program(h, g, 0)
+            z = pypto.matmul(s, w, FP32)
+            pypto.set_vec_tile_shapes(TILE, N)
+            pypto.assemble(pypto.view(z, [TILE, N], [0, 0], valid_shape=[act, N]), [i * TILE, 0], out)
+
+    return k
+
+
+def _norm_row(row, g, r):
+    gamma = pypto.cast(pypto.reshape(g, [1, K]), FP32)  # weight-only work, repeated in each row's program
+    ms = pypto.sum(row * row, -1, keepdim=True) * (1.0 / K)
+    return row / pypto.sqrt(ms + 1e-6) * gamma
+
+
+def _data(t: int):
+    rng = np.random.default_rng(t)
+    x = rng.standard_normal((t, K), dtype=np.float32)
+    g = rng.uniform(0.5, 1.5, K).astype(np.float32)
+    w = rng.standard_normal((K, N), dtype=np.float32) / 8
+    return x, g, w
+
+
+def _golden(x, g, w):
+    h = x * 2
+    return (h / np.sqrt((h * h).sum(-1, keepdims=True) / K + 1e-6) * g) @ w
+
+
+@pytest.mark.parametrize("t", [1, 4, 9])
+def test_a_row_loop_runs_as_the_tiles_program(t: int) -> None:
+    x, g, w = _data(t)
+    out = np.zeros((t, N), np.float32)
+    _kernel(_norm_row, per_row=True)(x, g, w, out)
+    assert check(out, _golden(x, g, w)).ok
+
+
+def test_a_row_loop_builds_the_same_ops_as_the_whole_tile() -> None:
+    x, g, w = _data(5)
+
+    def ops(per_row: bool) -> collections.Counter:
+        ir = str(_kernel(_norm_row, per_row).trace(x, g, w, np.zeros((5, N), np.float32)))
+        return collections.Counter(re.findall(r"= (pto\.[a-z_]+)", ir))
+
+    rows, whole = ops(True), ops(False)
+    assert rows == whole and rows["pto.reshape"] == 1 and rows["pto.sqrt"] == 1, (rows, whole)
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        (lambda row, g, r: row * float(r + 1), "written by different programs"),
+        (lambda row, g, r: pypto.add(row, pypto.view(g, [K], [0])), None),  # (a weight: fine)
+    ],
+)
+def test_rows_must_run_one_program(program, message) -> None:
+    x, g, w = _data(6)
+    out = np.zeros((6, N), np.float32)
+    k = _kernel(program, per_row=True)
+    if message is None:
+        k(x, g, w, out)
+        assert check(out, (x * 2 + g) @ w).ok
+        return
+    with pytest.raises(pto.BuildError, match="pto.pypto") as e:
+        k(x, g, w, out)
+    assert message in str(e.value) and f"{__file__}:" in str(e.value), str(e.value)
+
+
+def _refused(fill, message: str) -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[TILE]):
+            h = pypto.abs(pypto.view(x, [p, K], [idx, 0]))
+            s = pypto.tensor([TILE, K], FP32)
+            fill(s, h)
+            pypto.assemble(s, [idx, 0], out)
+
+    with pytest.raises(pto.BuildError, match="pto.pypto") as e:
+        k(np.ones((TILE, K), np.float32), np.zeros((TILE, K), np.float32))
+    assert message in str(e.value) and f"{__file__}:" in str(e.value), str(e.value)
+
+
+def _rows(s, h, rows=range(TILE), at=lambda r: r, f=lambda row, h, r: row):
+    for r in rows:
+        s[at(r) : at(r) + 1, 0:] = f(pypto.view(h, [1, K], [r, 0]), h, r)
+
+
+@pytest.mark.parametrize(
+    "fill, message",
+    [
+        (lambda s, h: _rows(s, h, rows=range(TILE - 1)), "is read with rows [0, 1, 2] written one at a time"),
+        (lambda s, h: _rows(s, h, at=lambda r: (r + 1) % TILE), "each row at its own place"),
+        (lambda s, h: _rows(s, h, f=lambda row, h, r: row + pypto.view(h, [1, K], [0, 0])), "different rows"),
+        (lambda s, h: _rows(s, h, f=lambda row, h, r: row + h), "a row of a tile and a tile of rows"),
+        (lambda s, h: _rows(s, h, f=lambda row, h, r: pypto.reshape(row, [K, 1])), "pypto.reshape of a row"),
+    ],
+)
+def test_a_row_loop_that_is_not_the_tiles_program_is_refused(fill, message) -> None:
+    _refused(fill, message)
+
+
+def test_a_view_narrowing_valid_rows_to_the_tiles_own_is_the_tile() -> None:
+    x, g, w = _data(7)
+    out = np.zeros((7, N), np.float32)
+    _kernel(lambda h, g, r: h + 1.0, per_row=False)(x, g, w, out)  # (its assemble takes such a view)
+    assert check(out, (x * 2 + 1) @ w).ok
+
+
+def test_a_view_narrowing_valid_rows_further_is_refused() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+        t = x.shape[0]
+        for i in pypto.loop((t + TILE - 1) // TILE, name="L", idx_name="i"):
+            h = pypto.abs(pypto.view(x, [TILE, K], [i * TILE, 0], valid_shape=[(t - i * TILE).min(TILE), K]))
+            pypto.assemble(pypto.view(h, [TILE, K], [0, 0], valid_shape=[1, K]), [i * TILE, 0], out)
+
+    with pytest.raises(pto.BuildError, match="pto.pypto") as e:
+        k(np.ones((6, K), np.float32), np.zeros((6, K), np.float32))
+    assert "may narrow valid_shape only to the tile's own valid rows" in str(e.value), str(e.value)
