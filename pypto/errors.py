@@ -28,9 +28,16 @@ def not_modelled(what: str, seen: set[str]) -> None:
         _warn(f"pto.pypto: {what} is accepted but not modelled", NotModelledWarning)
 
 
+# Python's own registry of warnings shown: under the default filter, a warning is shown
+# once per text and line, as `warnings.warn`'s are (a kernel called at several token
+# counts, each compiled, warns once).
+_SHOWN: dict = {}
+
+
 def _warn(message: str, category: type[Warning]) -> None:
     where = caller()
-    warnings.warn_explicit(message, category, where[0] if where else "<pypto>", where[1] if where else 0)
+    file, line = where if where else ("<pypto>", 0)
+    warnings.warn_explicit(message, category, file, line, registry=_SHOWN)
 
 
 def lowering_warning(message: str) -> None:

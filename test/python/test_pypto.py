@@ -182,6 +182,31 @@ def test_a_pass_s_warning_reaches_the_user_of_a_jit_kernel(tmp_path) -> None:
     assert w.filename == str(narrow) and "mla_wkv_rope(" in narrow.read_text().splitlines()[w.lineno - 1]
 
 
+def test_a_warning_shows_once_under_the_default_filter() -> None:
+    """A kernel made and called again (the models' kernel factories compile at each call)
+    warns once, as `warnings.warn` at one line does under the default filter."""
+
+    def make():
+        @pypto.frontend.jit
+        def k(
+            x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+            w: pypto.Tensor([K, 96], FP32),
+            out: pypto.Tensor([pypto.DYNAMIC, 96], FP32),
+        ):
+            for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+                pypto.set_cube_tile_shapes([16, 16], [K, K], [64, 64])
+                pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, FP32), [i, 0], out)
+
+        return k
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        for t in (1, 5):
+            make()(np.ones((t, K), np.float32), np.ones((K, 96), np.float32), np.zeros((t, 96), np.float32))
+    cut = [w for w in seen if "nL0 64 -> 48" in str(w.message)]
+    assert len(cut) == 1, [str(w.message) for w in seen]
+
+
 def _ops(module) -> list[tuple]:
     """The computation of a module: each op's name, operand and result types."""
     return [
