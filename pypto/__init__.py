@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
+from pto.pypto.cube import matmul
 from pto.pypto.errors import LoweringWarning, NotModelledWarning, unsupported_name
 from pto.pypto.extras import (
     ceil,
@@ -63,7 +64,6 @@ from pto.pypto.ops import (
     full,
     log,
     log1p,
-    matmul,
     mul,
     pow,  # noqa: A004
     reciprocal,

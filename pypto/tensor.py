@@ -313,7 +313,9 @@ class Tensor:
         floats = (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
         if o._dtype not in (*floats, DataType.DT_INT8):
             refuse(f"`@` takes a bf16, fp16, fp32 or int8 weight, got {o._dtype.name}")
-        return _ops().matmul(self, o, o._dtype if o._dtype in floats else DataType.DT_INT32)
+        from pto.pypto.cube import matmul
+
+        return matmul(self, o, o._dtype if o._dtype in floats else DataType.DT_INT32)
 
     __rpow__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
     __lt__ = __le__ = __gt__ = __ge__ = _operator
