@@ -319,7 +319,7 @@ class TileAssignShapesPass(ModulePass):
         if wanted and mm.b_trans is not None:
             self.host_transpose(mm)
         st.tiles = clip_to_body(st.tiles, rows, target.cube.fractal)
-        st.tiles, said = fit(st.tiles, k, n, in_bytes, target)
+        st.tiles, said = fit(st.tiles, k, n, in_bytes, target, MATMUL_OUT[in_elem][0])
         for what in said:
             warn(st, f"cube stage '{st.label.data}': pinned tiles changed to run here: {what}")
         self.check(st, in_bytes, acc_bytes, target)

@@ -99,13 +99,21 @@ def choose(
     return CubeTileAttr([m0, m0], [k0, k1], [n0, n0])
 
 
-def fit(t: CubeTileAttr, k: int, n: int, in_bytes: int, target: Target) -> tuple[CubeTileAttr, list[str]]:
+def fit(
+    t: CubeTileAttr, k: int, n: int, in_bytes: int, target: Target, acc: str = "f32"
+) -> tuple[CubeTileAttr, list[str]]:
     """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
     (PyPTO cuts ragged tails and does not bound its L1 tiles by L1's size), made to fit,
     with what changed: nL0 to the largest fractal multiple dividing N (else to N), the L1 K tiles to
     the largest multiple of kL0 dividing K, then halved while mL0 x kL1 + nL0 x kL1 does
-    not fit L1. Tiles that already fit come back unchanged."""
+    not fit L1; split-K off for an `acc` (accumulator) of i32, whose partial sums tile-to-npu
+    does not add (the same numbers: i32 sums are exact). Tiles that already fit come back
+    unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
+    split = t.is_split_k
+    if split and acc != "f32":
+        said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")
+        split = False
     n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
     n1 = max(ax["n"][-1], n0)
     if n % n0:
@@ -135,4 +143,4 @@ def fit(t: CubeTileAttr, k: int, n: int, in_bytes: int, target: Target) -> tuple
         said.append(f"kL1 {before[-1]} -> {k1s[-1]} (L1 holds {target.capacity('l1')} bytes)")
     if not said:
         return t, said
-    return CubeTileAttr(list(ax["m"]), [k0, *k1s], [n0, n1], split_k=t.is_split_k), said
+    return CubeTileAttr(list(ax["m"]), [k0, *k1s], [n0, n1], split_k=split), said

@@ -12,7 +12,7 @@ from pto.frontend import builder as b
 from pto.pypto import expand, perm, scratch, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.ops import _binary, _broadcast, _muls, _result, _scalar, _tensor, cast, full, reshape
-from pto.pypto.tensor import Tensor
+from pto.pypto.tensor import Tensor, _traces
 from pto.pypto.types import CastMode, DataType
 
 
@@ -147,7 +147,11 @@ def tensor(
     device=None,
     ori_shape=None,
 ) -> Tensor:
-    """A scratch tile, filled by `assemble`s of column blocks (pypto/scratch.py)."""
+    """PyPTO's `pypto.tensor` is `pypto.Tensor`: an annotation where a kernel is defined
+    (GLM-4.5's signatures), a scratch tile in its body, filled by `assemble`s of column
+    blocks or of rows (pypto/scratch.py)."""
+    if not _traces:
+        return Tensor(shape, dtype, name, format, data_ptr, device, ori_shape)
     if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
         refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
     return scratch.make(shape, dtype)

@@ -41,7 +41,7 @@ from pto.pypto.loops import pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import DynamicDim, Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, _traces
-from pto.pypto.types import DataType, RunMode, StatusType, elem
+from pto.pypto.types import DataType, RunMode, StatusType, elem, from_elem
 from pto.tracebacks import api_boundary
 
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
@@ -65,6 +65,14 @@ class _Param:
     name: str
     index: int
     ann: Tensor
+
+
+def _dtype_of(a: np.ndarray, name: str) -> DataType:
+    """The dtype of an argument whose annotation has none."""
+    for elem_name, np_type in _NUMPY.items():
+        if a.dtype == np_type:
+            return from_elem(elem_name)
+    refuse(f"argument '{name}' is {a.dtype}: a tensor argument is bf16, float16, float32, int8 or int32")
 
 
 def _to_numpy(x: object, what: str) -> np.ndarray:
@@ -185,15 +193,18 @@ class JitKernel:
         arrays = {p.index: _to_numpy(bound.arguments[p.name], f"argument '{p.name}'") for p in self.params}
         return dict(bound.arguments), arrays
 
-    def _shapes(self, arrays: dict[int, np.ndarray]) -> tuple[list[list], int | None]:
-        """Each tensor parameter's shape as the body sees it (Sym T on the token axis)."""
-        shapes, t = [], None
+    def _shapes(self, arrays: dict[int, np.ndarray]) -> tuple[list[list], int | None, list[DataType]]:
+        """Each tensor parameter's shape as the body sees it (Sym T on the token axis), the
+        token count, and each one's dtype (the argument's where the annotation has none,
+        as `pypto.Tensor()` in GLM-4.5's signatures)."""
+        shapes, t, dtypes = [], None, []
         for p in self.params:
             a, ann = arrays[p.index], p.ann
             dims = _expanded(ann._shape, a.ndim)
             if dims is None:
                 refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape or [])}")
-            want = _NUMPY[elem(ann._dtype, f"parameter '{p.name}''s dtype")]
+            dtypes.append(ann._dtype if ann._dtype is not None else _dtype_of(a, p.name))
+            want = _NUMPY[elem(dtypes[-1], f"parameter '{p.name}''s dtype")]
             if a.dtype != want:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
@@ -208,7 +219,7 @@ class JitKernel:
                 else:
                     refuse(f"argument '{p.name}' has shape {list(a.shape)}, its annotation {ann._shape}")
             shapes.append(shape)
-        return shapes, t
+        return shapes, t, dtypes
 
     # -- tracing ------------------------------------------------------------------
 
@@ -227,10 +238,12 @@ class JitKernel:
         if not tr.outputs:
             refuse(f"{self.fn.__name__} assembles no result into an output parameter")
 
-    def _params(self, shapes: list[list], token: set[int], kernel: b.Kernel | None, outputs: set[int]):
+    def _params(
+        self, shapes: list[list], dtypes: list[DataType], token: set[int], kernel: b.Kernel | None, outputs: set[int]
+    ):
         out = []
-        for i, (p, shape) in enumerate(zip(self.params, shapes, strict=True)):
-            t = Tensor.traced(shape, p.ann.known_dtype, None, i in token)
+        for i, (p, shape, dt) in enumerate(zip(self.params, shapes, dtypes, strict=True)):
+            t = Tensor.traced(shape, dt, None, i in token)
             t._param, t.name, t.nz = i, p.name, p.ann.nz
             if kernel is not None and i in outputs:
                 t._lazy = ("output", i)
@@ -240,7 +253,7 @@ class JitKernel:
                 dims = [None if (j == 0 and i in token) else d for j, d in enumerate(shape)]
                 if any(isinstance(d, Sym) for d in dims):
                     refuse(f"parameter '{p.name}' has a DYNAMIC axis that the token loop does not tile")
-                t._val = kernel.arg(p.name, dims, elem(p.ann._dtype, p.name), layout=_layout(p, i in token))
+                t._val = kernel.arg(p.name, dims, elem(dt, p.name), layout=_layout(p, i in token))
             out.append(t)
         return out
 
@@ -248,7 +261,8 @@ class JitKernel:
     def trace(self, *args, **kwargs) -> ModuleOp:
         """The kernel at the pto level for these arguments' shapes (nothing runs)."""
         values, arrays = self._bind(args, kwargs)
-        return self._trace(values, self._shapes(arrays)[0])
+        shapes, _, dtypes = self._shapes(arrays)
+        return self._trace(values, shapes, dtypes)
 
     @api_boundary
     def tune(self, *args, tokens, **options):
@@ -260,23 +274,24 @@ class JitKernel:
         from pto.tuner.tune import tune
 
         values, arrays = self._bind(args, {})
-        module, tr = self._traced(values, self._shapes(arrays)[0])
+        shapes, _, dtypes = self._shapes(arrays)
+        module, tr = self._traced(values, shapes, dtypes)
         return JitTuneResult.of(tune(module, tokens, name=self.fn.__name__, **options), Sites.of(self.fn, tr, args))
 
-    def _trace(self, values: dict, shapes: list[list]) -> ModuleOp:
-        return self._traced(values, shapes)[0]
+    def _trace(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> ModuleOp:
+        return self._traced(values, shapes, dtypes)[0]
 
-    def _traced(self, values: dict, shapes: list[list]) -> tuple[ModuleOp, Trace]:
+    def _traced(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> tuple[ModuleOp, Trace]:
         """The pto-level module, and the trace that built it (where the hints were set)."""
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}
         probe = Trace(False, [], names, dynamic, notes=self.notes)
-        probe.params = self._params(shapes, dynamic, None, set())
+        probe.params = self._params(shapes, dtypes, dynamic, None, set())
         self._run_body(probe, values)
         token = dynamic | probe.seen_token
         k = b.Kernel(self.fn.__name__)
         tr = Trace(True, [], names, token, kernel=k, notes=self.notes)
-        tr.params = self._params(shapes, token, k, set(probe.outputs))
+        tr.params = self._params(shapes, dtypes, token, k, set(probe.outputs))
         self._run_body(tr, values)
         return self._module(tr, k), tr
 
@@ -317,14 +332,14 @@ class JitKernel:
     @api_boundary
     def __call__(self, *args, **kwargs) -> None:
         values, arrays = self._bind(args, kwargs)
-        shapes, t = self._shapes(arrays)
+        shapes, t, dtypes = self._shapes(arrays)
         self._options_notes()
         scalars = self._scalars(values)
-        types = tuple((tuple(map(str, s)), str(p.ann._dtype)) for s, p in zip(shapes, self.params, strict=True))
+        types = tuple((tuple(map(str, s)), dt.name) for s, dt in zip(shapes, dtypes, strict=True))
         key = (types, scalars)
         compiled = self.compiled.get(key) if scalars is not None else None
         if compiled is None:
-            compiled = self._compile(values, shapes)
+            compiled = self._compile(values, shapes, dtypes)
             if scalars is not None:
                 self.compiled[key], self._outputs_of[key] = compiled, self.outputs
         outs = self._outputs_of[key] if scalars is not None else self.outputs
@@ -345,8 +360,8 @@ class JitKernel:
         except TypeError:
             return None
 
-    def _compile(self, values: dict, shapes: list[list]) -> api.Compiled:
-        module = self._trace(values, shapes)
+    def _compile(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> api.Compiled:
+        module = self._trace(values, shapes, dtypes)
         failed: str | None
         try:
             compiled = api.compile(module)

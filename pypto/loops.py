@@ -53,7 +53,10 @@ def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
     if start != 0 or step != 1:
         refuse(f"loop_unroll must run over the whole token axis (0, T, 1), got ({start}, {stop}, {step})")
     factors = kwargs.get("unroll_list", [1])
-    if not isinstance(factors, list | tuple) or not factors or not all(_is_int(f) and f > 0 for f in factors):
+    # any collection, as PyPTO's sorted(set(unroll_list)) (a model's powers_of_2() is a set)
+    if not isinstance(factors, list | tuple | set | frozenset | range) or not factors:
+        refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
+    if not all(_is_int(f) and f > 0 for f in factors):
         refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
     norm = sorted(set(factors), reverse=True) + ([] if 1 in factors else [1])
     tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"), at=caller())
@@ -507,6 +510,8 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
     src, offsets, dst = args
+    if isinstance(dst, Tensor) and dst.declared():  # `pypto.Tensor([rows, W], dt)` in the body: a scratch tile
+        dst.__dict__.update(scratch.make(dst.shape, dst._dtype).__dict__)
     if tcols.is_tcol(src):
         refuse(f"pypto.assemble of a {src.shape} tensor whose tokens are not dim 0: transpose them back to dim 0 first")
     if scratch.is_scratch(dst):

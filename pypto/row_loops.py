@@ -87,8 +87,23 @@ def _signature(op) -> tuple:
     )
 
 
+def is_weight_row(src: Tensor, offsets: list, buf: Tensor) -> bool:
+    """`assemble(w, [r, 0], buf)` of a `[1, W]` weight row (no token axis) into row r of a
+    `[rows, W]` scratch tile: GLM-4.5's MoE gate broadcasts its bias so, row by row."""
+    return (
+        not src._tok
+        and src.shape == [1, *buf.shape[1:]]
+        and len(offsets) == 2
+        and isinstance(offsets[0], int)
+        and offsets[1] == 0
+    )
+
+
 def put(src: Tensor, offsets: list, buf: Tensor) -> None:
-    """`buf[r:r + 1, 0:] = row`: row `r` of the scratch tile."""
+    """`buf[r:r + 1, 0:] = row`: row `r` of the scratch tile, a row of a tile or a weight row."""
+    if is_weight_row(src, offsets, buf):
+        buf._lazy[1][("row", offsets[0])] = src  # type: ignore[index]
+        return
     r, rows, whole = src._lazy[1:]  # type: ignore[index]
     if list(offsets) != [r, 0] or buf.shape != [rows, *whole.shape[1:]]:
         refuse(
@@ -99,8 +114,9 @@ def put(src: Tensor, offsets: list, buf: Tensor) -> None:
 
 
 def read(buf: Tensor) -> Tensor | None:
-    """The tile whose rows, each written by the same program, fill the scratch tile; None
-    if no row was written one at a time."""
+    """The tile whose rows, each written by the same program, fill the scratch tile (a
+    weight row written in each: that row, broadcast where it is used); None if no row
+    was written one at a time."""
     blocks: dict = buf._lazy[1]  # type: ignore[index]
     rows = [k for k in blocks if isinstance(k, tuple)]
     if not rows:

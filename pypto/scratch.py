@@ -33,7 +33,7 @@ def put(src: Tensor, offsets: list, buf: Tensor) -> None:
         refuse(
             f"pypto.assemble of a {src.known_dtype.name} tile into a {buf.known_dtype.name} scratch tile: cast it first"
         )
-    if row_loops.is_row(src):
+    if row_loops.is_row(src) or row_loops.is_weight_row(src, offsets, buf):
         return row_loops.put(src, offsets, buf)
     blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
     n, width = buf.shape

@@ -207,12 +207,16 @@ class Tensor:
     def dim(self) -> int:
         return len(self.shape)
 
+    def declared(self) -> bool:
+        """Made in the kernel's body without a value yet (`pypto.Tensor(shape, dtype)`)."""
+        return self._param is None and self._val is None and self._lazy is None and not self._tok
+
     def move(self, src: Tensor) -> None:
         """`out.move(value)`: a tensor declared in the kernel (`pypto.Tensor([rows, H],
         dtype)`, no value yet) becomes `value`, as a `@frontend.function` helper hands
         back its result. No data moves: the name now stands for the value."""
         current("Tensor.move")
-        if self._param is not None or self._val is not None or self._lazy is not None or self._tok:
+        if not self.declared():
             refuse("Tensor.move writes a tensor declared in the kernel (pypto.Tensor(shape, dtype)), once")
         if not isinstance(src, Tensor) or src._shape is None:
             refuse(f"Tensor.move takes a tensor of the kernel, got {src!r}")
@@ -230,7 +234,7 @@ class Tensor:
         (DeepSeek-V3.2's `q[:] = dequant(q, ...)` of its int32 matmul result)."""
         if self._param is not None:
             refuse("out[:] = y on a parameter of the kernel: write its rows, out[i:i + p, :] = y, or pypto.assemble")
-        if self._val is None and self._lazy is None and not self._tok:
+        if self.declared():
             return self.move(src)  # type: ignore[arg-type]
         if not isinstance(src, Tensor) or src._shape is None:
             refuse(f"x[:] = y takes a tensor of the kernel, got {src!r}")

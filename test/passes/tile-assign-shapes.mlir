@@ -143,6 +143,25 @@ func.func @l1(%x: tensor<?x8192xbf16>, %w: tensor<8192x256xbf16>, %out: tensor<?
 
 // -----
 
+// PyPTO splits K of an int8 matmul too; here its i32 partial sums are not added:
+// split-K off, with a warning (the i32 sum is exact: the same numbers).
+func.func @split_k_i32(%x: tensor<?x2048xi8>, %w: tensor<2048x256xi8>, %out: tensor<?x256xi32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x2048xi8>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x2048xi8> -> tensor<16x2048xi8>
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: split-K off (partial sums of an i32 accumulator are not modelled; the same numbers)}}
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [256, 512], n = [128, 128], split_k> -> (tensor<16x256xi32>) {
+      %m = tile.matmul %xt, %w : tensor<16x2048xi8>, tensor<2048x256xi8> -> tensor<16x256xi32>
+      tile.yield %m : tensor<16x256xi32>
+    }
+    tile.store %y, %out[%i] : tensor<16x256xi32> -> tensor<?x256xi32>
+  }
+  func.return
+}
+
+// -----
+
 func.func @l1_unfixable(%x: tensor<?x2560xbf16>, %w: tensor<2560x256xbf16>, %out: tensor<?x256xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x2560xbf16>

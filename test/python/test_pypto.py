@@ -182,6 +182,27 @@ def test_a_pass_s_warning_reaches_the_user_of_a_jit_kernel(tmp_path) -> None:
     assert w.filename == str(narrow) and "mla_wkv_rope(" in narrow.read_text().splitlines()[w.lineno - 1]
 
 
+@pytest.mark.parametrize("unroll", [{2, 4}, frozenset({4}), range(2, 5, 2)])
+def test_unroll_list_is_any_collection_of_sizes(unroll) -> None:
+    """PyPTO sorts `set(unroll_list)`: a model's `powers_of_2(32)` is a set."""
+    x, _, w = data(5, 5)
+    out = np.zeros((5, N), ml_dtypes.bfloat16)
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], BF16),
+        w: pypto.Tensor([N, K], BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N], BF16),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=unroll):
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True)
+            pypto.assemble(pypto.cast(y, BF16), [idx, 0], out)
+
+    k(x, w, out)
+    want = ", ".join(map(str, [*sorted(set(unroll), reverse=True), 1]))
+    assert f"pto.unroll = array<i64: {want}>" in str(k.trace(x, w, out))
+
+
 def test_a_warning_shows_once_under_the_default_filter() -> None:
     """A kernel made and called again (the models' kernel factories compile at each call)
     warns once, as `warnings.warn` at one line does under the default filter."""

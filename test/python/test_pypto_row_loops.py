@@ -152,3 +152,40 @@ def test_a_view_narrowing_valid_rows_further_is_refused() -> None:
     with pytest.raises(pto.BuildError, match="pto.pypto") as e:
         k(np.ones((6, K), np.float32), np.zeros((6, K), np.float32))
     assert "may narrow valid_shape only to the tile's own valid rows" in str(e.value), str(e.value)
+
+
+def test_a_weight_row_assembled_into_each_row_is_that_row_broadcast() -> None:
+    """GLM-4.5's MoE gate: `for r in range(p): assemble(bias_row, [r, 0], s)`, then s is
+    read as a [p, N] tile (here the row, broadcast where it is used). `pypto.tensor` is
+    `pypto.Tensor` (an annotation outside the body, with no dtype: the argument's)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.tensor(),
+        bias: pypto.tensor([N], FP32),
+        out: pypto.tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        row = pypto.reshape(bias, [1, N], inplace=True)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list={4, 2}):
+            s = pypto.Tensor([p, N], FP32)  # (declared, then filled: a scratch tile)
+            for r in range(p):
+                pypto.assemble(row, [r, 0], s)
+            y = pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32)
+            pypto.assemble(pypto.add(y, s), [idx, 0], out)
+
+    x, g, w = _data(7)
+    out = np.zeros((7, N), np.float32)
+    k(x, w, g[:N].copy(), out)
+    assert check(out, x @ w + g[:N]).ok
+
+
+def test_an_annotation_without_dtype_takes_the_arguments() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor(), out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32), [idx, 0], out)
+
+    x, _, w = _data(3)
+    with pytest.raises(pto.BuildError, match="argument 'w' is float64: a tensor argument is bf16"):
+        k(x, w.astype(np.float64), np.zeros((3, N), np.float32))
