@@ -132,6 +132,8 @@ class TileAssignShapesPass(ModulePass):
             mhc = isinstance(form, FormAttr) and form.data == Form.MHC_PRE
             options = f.attributes.get("pto.options")
             names = set(options.data) if isinstance(options, DictionaryAttr) else set()
+            said: dict[tuple, list] = {}  # a cut made in several unrolled bodies: one warning
+            cap = target.capacity("ub")
             for loop in (o for o in f.walk() if isinstance(o, tile.TokenLoopOp)):
                 pinned = {st for st in loop.body.block.ops if isinstance(st, tile.VecStageOp) and st.vec_tile}
                 for st in loop.body.block.ops:
@@ -143,7 +145,12 @@ class TileAssignShapesPass(ModulePass):
                 cube = next((i for i, o in enumerate(stages) if isinstance(o, tile.CubeStageOp)), len(stages))
                 for phase in vp.phases(loop):
                     post = cube < stages.index(phase[0])
-                    self.plan_phase(phase, loop.rows, target, pinned, names, post)
+                    self.plan_phase(phase, loop.rows, target, pinned, names, said, post)
+            for (_, what, why), at in said.items():
+                bodies = ", ".join(str(rows) for rows in sorted(rows for _, rows, _ in at))
+                most = max(n for *_, n in at)
+                where = f"in the {bodies}-token bod{'ies' if len(at) > 1 else 'y'}"
+                warn(at[0][0], f"{what}: {why} needs {most} bytes of ub as pinned, {target.name} has {cap} ({where})")
 
     # ------------------------------------------------------------------ vector
 
@@ -182,7 +189,14 @@ class TileAssignShapesPass(ModulePass):
     # ------------------------------------------------------------------- phases
 
     def plan_phase(
-        self, phase: list[tile.VecStageOp], rows: int, target: Target, pinned: set, options, post: bool = False
+        self,
+        phase: list[tile.VecStageOp],
+        rows: int,
+        target: Target,
+        pinned: set,
+        options,
+        said: dict[tuple, list],
+        post: bool = False,
     ) -> None:
         """Decide the phase's tile rows, copies and column chunks (`#tile.phase` on its
         first stage): the stages' own rows with the copies nbuffer asks for if they fit,
@@ -222,7 +236,7 @@ class TileAssignShapesPass(ModulePass):
             why = f"one row of the fused phase needs {c.bytes} bytes of ub ({target.name} has {cap})"
             warn(first, f"vector stage '{label}': {why}: cut into {len(parts)} phases, their values through GM")
             for part in parts:
-                self.plan_phase(part, rows, target, pinned, options)
+                self.plan_phase(part, rows, target, pinned, options, said)
             return
         if isinstance(c, vp.Need):
             raise DiagnosticError(
@@ -236,10 +250,7 @@ class TileAssignShapesPass(ModulePass):
             # The bytes of what was pinned: the pinned rows (whole rows or the pinned
             # chunks) with every copy asked for.
             full = vp.need(phase, pinned_rows if rows_pinned else chosen, asked, want, block).bytes
-            why = (
-                f"the fused phase ({len(phase)} stage(s)) needs {full} bytes of ub as pinned, {target.name} has {cap} "
-                f"(in the {rows}-token body)"  # (each unrolled body is planned for its own rows)
-            )
+            why = f"the fused phase ({len(phase)} stage(s))"  # (each unrolled body is planned for its own rows)
             cuts = [
                 (rows_pinned and c.rows < pinned_rows, f"tile rows {pinned_rows} -> {c.rows}"),
                 (
@@ -253,7 +264,8 @@ class TileAssignShapesPass(ModulePass):
             ]
             for cut, what in cuts:
                 if cut:
-                    warn(first, f"vector stage '{label}': {what}: {why}")
+                    key = (first.location, f"vector stage '{label}': {what}", why)
+                    said.setdefault(key, []).append((first, rows, full))
 
     @staticmethod
     def check_pinned_plan(phase: list[tile.VecStageOp], ph: PhaseAttr, views, target: Target) -> None:

@@ -33,6 +33,8 @@ class Sym:
         if not isinstance(other, Sym) and not _is_int(other):
             refuse(f"a symbolic integer ({self}) combines only with integers, got {other!r}")
         a, b = (other, self) if flip else (self, other)
+        if _identity(sym, b if a is self else a, flip):  # `bsz * s1` with a static s1 of 1 is bsz itself
+            return self
         return Sym(f"({a} {sym} {b})", lambda env: op(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
     def __add__(self, o):
@@ -129,6 +131,17 @@ class Sym:
         )
 
     __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __abs__ = __round__ = _no_value
+
+
+def _identity(sym: str, other: object, flip: bool) -> bool:
+    """`x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x // 1`: x."""
+    if not _is_int(other):
+        return False
+    return (
+        (sym == "*" and other == 1)
+        or (sym == "+" and other == 0)
+        or (not flip and (sym, other) in (("-", 0), ("//", 1)))
+    )
 
 
 def _operand(s: Sym, other: object, what: str) -> int | Sym:

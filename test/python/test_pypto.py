@@ -203,6 +203,25 @@ def test_unroll_list_is_any_collection_of_sizes(unroll) -> None:
     assert f"pto.unroll = array<i64: {want}>" in str(k.trace(x, w, out))
 
 
+def test_a_cut_made_in_several_unrolled_bodies_is_one_warning() -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 8192], FP32),
+        w: pypto.Tensor([8192, N], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 4]):
+            pypto.set_vec_tile_shapes(4, 8192)
+            h = pypto.exp(pypto.view(x, [p, 8192], [idx, 0])) * 2.0
+            pypto.assemble(pypto.matmul(h, w, FP32), [idx, 0], out)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        k(np.ones((13, 8192), np.float32), np.ones((8192, N), np.float32), np.zeros((13, N), np.float32))
+    cuts = [str(w.message) for w in seen if "pinned whole rows -> column chunks" in str(w.message)]
+    assert len(cuts) == 1 and "(in the 4, 8-token bodies)" in cuts[0], cuts
+
+
 def test_a_warning_shows_once_under_the_default_filter() -> None:
     """A kernel made and called again (the models' kernel factories compile at each call)
     warns once, as `warnings.warn` at one line does under the default filter."""

@@ -785,3 +785,25 @@ def test_a_static_quant_with_a_per_channel_dequant() -> None:
     compiled = pto.compile(k.trace(x, xs, w, qb, ds, out))
     runs = [pto.run(compiled, [x, xs, w, qb, ds], engine=e).outputs[0] for e in ("interp", "compiled")]
     np.testing.assert_array_equal(runs[0].view(np.uint16), runs[1].view(np.uint16))
+
+
+def test_a_token_count_times_a_static_one_is_the_token_count() -> None:
+    """DeepSeek-V4's compressor flattens `x` [T, S, H] with `reshape(x, [bsz * s1, h])`,
+    s1 a static 1: `T * 1` is T (as `T + 0`, `T - 0`, `T // 1`)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC, pypto.STATIC], FP32),
+        w: pypto.Tensor([64, 32], FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, 32], FP32),
+    ):
+        bsz, s1, h = x.shape
+        x2 = pypto.reshape(x, [(bsz * s1 + 0 - 0) // 1, h], inplace=True)
+        for i, n in pypto.loop_unroll(0, bsz, 1, unroll_list=[4, 1]):
+            pypto.assemble(pypto.matmul(pypto.view(x2, [n, 64], [i, 0]), w, FP32), [i, 0], y)
+
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((7, 1, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
+    y = np.zeros((7, 32), np.float32)
+    k(x, w, y)
+    assert check(y, x[:, 0] @ w).ok
