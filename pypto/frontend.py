@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,6 +66,29 @@ class _Param:
     name: str
     index: int
     ann: Tensor
+
+
+# What pto-to-tile names a stage the kernel did not label (set_semantic_label), in the
+# kernel's words.
+_ROLES = {
+    "linear": "the matmul",
+    "pre": "the vector work before the matmul",
+    "post": "the vector work after the matmul",
+    "rmsnorm": "the RMSNorm before the matmul",
+    "post-rmsnorm": "the RMSNorm after the matmul",
+    "quant": "the quant",
+    "dequant": "the dequant",
+}
+
+
+def _in_kernel_words(warning: str, labels: set[str]) -> str:
+    """A pass's warning with each stage the kernel did not label named by what it does."""
+
+    def named(m: re.Match) -> str:
+        label = m.group(2)
+        return m.group(0) if label in labels or label not in _ROLES else f"{_ROLES[label]} ({m.group(1)} stage)"
+
+    return re.sub(r"(vector|cube) stage '([^']*)'", named, warning)
 
 
 def _dtype_of(a: np.ndarray, name: str) -> DataType:
@@ -371,8 +395,9 @@ class JitKernel:
             failed = None
         if failed is not None:
             refuse(f"{self.fn.__name__} does not lower:\n{failed}")
+        labels = {a.data for op in module.walk() if isinstance(a := op.attributes.get("pto.label"), StringAttr)}
         for w in compiled.warnings:  # once per compilation: the jit path has no other way to show them
-            lowering_warning(f"{self.fn.__name__}: {w}")
+            lowering_warning(f"{self.fn.__name__}: {_in_kernel_words(w, labels)}")
         return compiled
 
     @staticmethod

@@ -220,6 +220,17 @@ def test_a_cut_made_in_several_unrolled_bodies_is_one_warning() -> None:
         k(np.ones((13, 8192), np.float32), np.ones((8192, N), np.float32), np.zeros((13, N), np.float32))
     cuts = [str(w.message) for w in seen if "pinned whole rows -> column chunks" in str(w.message)]
     assert len(cuts) == 1 and "(in the 4, 8-token bodies)" in cuts[0], cuts
+    assert "the vector work before the matmul (vector stage):" in cuts[0], cuts  # (the kernel set no label)
+
+
+def test_a_stage_the_kernel_labelled_keeps_its_label_in_warnings() -> None:
+    from pto.pypto.frontend import _in_kernel_words
+
+    w = "k.py:3:1: warning: vector stage 'post': x; cube stage 'linear': y; vector stage 'gate': z"
+    assert _in_kernel_words(w, {"linear"}) == (
+        "k.py:3:1: warning: the vector work after the matmul (vector stage): x; cube stage 'linear': y; "
+        "vector stage 'gate': z"
+    )
 
 
 def test_a_warning_shows_once_under_the_default_filter() -> None:
@@ -243,8 +254,8 @@ def test_a_warning_shows_once_under_the_default_filter() -> None:
         warnings.simplefilter("default")
         for t in (1, 5):
             make()(np.ones((t, K), np.float32), np.ones((K, 96), np.float32), np.zeros((t, 96), np.float32))
-    cut = [w for w in seen if "nL0 64 -> 48" in str(w.message)]
-    assert len(cut) == 1, [str(w.message) for w in seen]
+    cut = [str(w.message) for w in seen if "nL0 64 -> 48" in str(w.message)]
+    assert len(cut) == 1 and "the matmul (cube stage): pinned tiles changed" in cut[0], cut
 
 
 def _ops(module) -> list[tuple]:
