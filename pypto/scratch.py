@@ -3,7 +3,8 @@ column blocks (`assemble(a, [0, 0], buf)`, `assemble(b, [0, wa], buf)`) and then
 
 A scratch tile holds no data of its own here: once read, its blocks, which must cover
 its columns exactly once, are one value, their `pto.concat` (the one block itself if
-there is one). Other layouts (row offsets, gaps, overlaps) are refused.
+there is one). Rows written one at a time (`buf[r:r + 1, 0:] = row`, GLM-4.5's) are
+pypto/row_loops.py's. Other layouts (gaps, overlaps, rows and blocks mixed) are refused.
 """
 
 from __future__ import annotations
