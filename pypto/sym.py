@@ -33,7 +33,7 @@ class Sym:
         if not isinstance(other, Sym) and not _is_int(other):
             refuse(f"a symbolic integer ({self}) combines only with integers, got {other!r}")
         a, b = (other, self) if flip else (self, other)
-        if _identity(sym, b if a is self else a, flip):  # `bsz * s1` with a static s1 of 1 is bsz itself
+        if _identity(sym, other, flip):  # `bsz * s1` with a static s1 of 1 is bsz itself
             return self
         return Sym(f"({a} {sym} {b})", lambda env: op(evaluate(a, env), evaluate(b, env)), names_of(a, b))
 
