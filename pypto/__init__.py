@@ -30,6 +30,7 @@ from pto.pypto.extras import (
     clone,
     expand_clone,
     floor,
+    lrelu,
     maximum,
     minimum,
     neg,
@@ -40,6 +41,7 @@ from pto.pypto.extras import (
     transpose,
     trunc,
     unsqueeze,
+    var,
 )
 from pto.pypto.loops import (
     assemble,
@@ -104,9 +106,9 @@ OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
     "cbrt comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
     "fillpad fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
-    "index_select isfinite le log10 log2 logical_and logical_not lrelu lt mrgsort "
+    "index_select isfinite le log10 log2 logical_and logical_not lt mrgsort "
     "ne one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
-    "sign signbit sin softmax sort32 topk tril triu var where set_matrix_size "
+    "sign signbit sin softmax sort32 topk tril triu where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
     "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
@@ -170,6 +172,8 @@ __all__ = [
     "neg",
     "ones",
     "relu",
+    "lrelu",
+    "var",
     "round",
     "floor",
     "ceil",

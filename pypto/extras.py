@@ -61,6 +61,32 @@ def relu(input: Tensor) -> Tensor:  # noqa: A002
     return maximum(input, 0.0)
 
 
+def lrelu(other: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """Leaky ReLU, `maximum(x, slope * x)`: with 0 <= slope <= 1 the larger of the two is x
+    where x >= 0 and the product slope * x where not, the op's own values."""
+    if not _scalar(negative_slope) or not 0 <= float(negative_slope) <= 1:
+        refuse(f"pypto.lrelu's negative_slope is modelled from 0 to 1 (a number), got {negative_slope!r}")
+    x = _tensor(other, "pypto.lrelu's input")
+    return _binary("max", x, _muls(x, float(negative_slope)))
+
+
+def var(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The variance along the last axis, `sum((x - mean)^2) / (n - correction)` with
+    mean = `sum(x) / n` (a LayerNorm's, written with `pypto.var`)."""
+    from pto.pypto import ops
+
+    x = _tensor(input, "pypto.var's input")
+    if dim not in (-1, len(x.shape) - 1, [-1], (-1,)):
+        refuse(f"pypto.var over dim {dim!r}: only the last axis (-1) is supported")
+    n = x.shape[-1]
+    if not isinstance(n, int) or not _scalar(correction) or n - correction <= 0:
+        refuse(f"pypto.var of {n} elements with correction {correction!r}")
+    if keepdim is not True:
+        refuse("pypto.var with keepdim=False is not supported (SK-03 keeps a [rows, 1] column)")
+    d = ops.sub(x, _muls(ops.sum(x, -1, keepdim=True), 1.0 / n))
+    return _muls(ops.sum(ops.mul(d, d), -1, keepdim=True), 1.0 / (n - float(correction)))
+
+
 def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     """To the nearest integral value, ties to even (torch.round's golden in PyPTO's tests)."""
     if decimals != 0:

@@ -807,3 +807,44 @@ def test_a_token_count_times_a_static_one_is_the_token_count() -> None:
     y = np.zeros((7, 32), np.float32)
     k(x, w, y)
     assert check(y, x[:, 0] @ w).ok
+
+
+def test_lrelu_and_var_are_their_element_wise_forms() -> None:
+    """`pypto.lrelu(x, s)` (a post-op) and `pypto.var(x, -1, correction, keepdim=True)`
+    (a LayerNorm written with it)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+        w: pypto.Tensor([64, 32], FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, 32], FP32),
+    ):
+        for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            xt = pypto.view(x, [n, 64], [i, 0])
+            xn = xt / pypto.sqrt(pypto.var(xt, -1, correction=0, keepdim=True) + 1e-5)
+            pypto.assemble(pypto.lrelu(pypto.matmul(xn, w, FP32), 0.2), [i, 0], y)
+
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((6, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
+    y = np.zeros((6, 32), np.float32)
+    k(x, w, y)
+    z = (x / np.sqrt(x.var(-1, keepdims=True) + 1e-5)) @ w
+    assert check(y, np.where(z >= 0, z, 0.2 * z)).ok
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: pypto.lrelu(x, 1.5), "negative_slope is modelled from 0 to 1"),
+        (lambda x: pypto.var(x, 0, keepdim=True), "pypto.var over dim 0"),
+        (lambda x: pypto.var(x, -1), "keepdim=False"),
+    ],
+)
+def test_lrelu_and_var_outside_their_forms_are_refused(call, message) -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], FP32), y: pypto.Tensor([pypto.DYNAMIC, 64], FP32)):
+        for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.assemble(call(pypto.view(x, [n, 64], [i, 0])), [i, 0], y)
+
+    with pytest.raises(pto.BuildError, match=message):
+        k(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32))
