@@ -822,7 +822,7 @@ def test_lrelu_and_var_are_their_element_wise_forms() -> None:
         for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
             xt = pypto.view(x, [n, 64], [i, 0])
             xn = xt / pypto.sqrt(pypto.var(xt, -1, correction=0, keepdim=True) + 1e-5)
-            pypto.assemble(pypto.lrelu(pypto.matmul(xn, w, FP32), 0.2), [i, 0], y)
+            pypto.assemble(pypto.matmul(xn, w, FP32).lrelu(0.2), [i, 0], y)
 
     rng = np.random.default_rng(8)
     x, w = rng.standard_normal((6, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
