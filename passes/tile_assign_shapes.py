@@ -296,13 +296,16 @@ class TileAssignShapesPass(ModulePass):
         if narrow is None:
             return None
         k, cw = narrow
+        said = None
         if k % cw and (fit := vp.dividing_chunk(k, cw)) is not None:
             # PyPTO runs a last, narrower chunk; chunks here are equal: the widest that divides
             st = next(st for st in phase if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) == cw)
             tile_ = list(st.vec_tile.get_values())  # type: ignore[union-attr]
-            warn(st, f"vector tile {tile_}: its width {cw} does not divide the {k}-column row: column chunks of {fit}")
+            said = st, f"vector tile {tile_}: its width {cw} does not divide the {k}-column row: column chunks of {fit}"
             narrow = (k, fit)
         p = columns.plan(phase, views, *narrow)
+        if said is not None and not isinstance(p, str):  # (said only of chunks that are made)
+            warn(*said)
         if isinstance(p, str):
             st = next(st for st in phase if st.vec_tile is not None and int(st.vec_tile.get_values()[-1]) < narrow[0])
             warn(

@@ -223,6 +223,34 @@ def test_a_cut_made_in_several_unrolled_bodies_is_one_warning() -> None:
     assert "the vector work before the matmul (vector stage):" in cuts[0], cuts  # (the kernel set no label)
 
 
+def test_a_width_that_does_not_divide_the_row_is_not_said_when_the_phase_runs_whole_rows() -> None:
+    """A [8, 512] tile on a 576-column phase that slices a computed value: whole rows,
+    said once (not also "column chunks of 288", which are not made)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+        w: pypto.Tensor([64, 576], FP32),
+        o1: pypto.Tensor([pypto.DYNAMIC, 512], FP32),
+        o2: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.set_vec_tile_shapes(8, 512)
+            z = pypto.exp(pypto.matmul(pypto.view(x, [p, 64], [idx, 0]), w, FP32))
+            a, b = pypto.view(z, [p, 512], [0, 0]), pypto.view(z, [p, 64], [0, 512])
+            pypto.assemble(a * 2.0, [idx, 0], o1)
+            pypto.assemble(b + 1.0, [idx, 0], o2)
+
+    x, w = np.full((9, 64), 1 / 64, np.float32), np.ones((64, 576), np.float32)
+    o1, o2 = np.zeros((9, 512), np.float32), np.zeros((9, 64), np.float32)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        k(x, w, o1, o2)
+    said = [str(w.message) for w in seen if "vector tile [8, 512]" in str(w.message)]
+    assert len(said) == 1 and "each task processes whole rows" in said[0], said
+    assert check(o1, np.exp(x @ w)[:, :512] * 2).ok and check(o2, np.exp(x @ w)[:, 512:] + 1).ok
+
+
 def test_a_stage_the_kernel_labelled_keeps_its_label_in_warnings() -> None:
     from pto.pypto.frontend import _in_kernel_words
 
