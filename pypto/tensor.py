@@ -331,6 +331,7 @@ class Tensor:
         from pto.pypto import tcols
         from pto.pypto.loops import view
 
+        key = _no_ellipsis(key, len(self.shape))
         if tcols.is_tcol(self):
             return tcols.getitem(self, key, view)
         at = self._window(key, "slicing")
@@ -348,6 +349,7 @@ class Tensor:
 
         if key == slice(None) or key is Ellipsis:  # PyPTO's `x[:] = y`: x.move(y)
             return self._move_all(value)
+        key = _no_ellipsis(key, len(self.shape))
         at = self._window(key, "writing a slice of") or _open_window(key, self, value)
         if at is None or key[0] == slice(None):
             refuse(
@@ -391,6 +393,14 @@ METHODS = (
     "round rsqrt sigmoid sqrt sub sum transpose trunc "
     "unsqueeze var view"
 ).split()
+
+
+def _no_ellipsis(key, rank: int):
+    """`x[i:j, ...]`: the `...` as the whole of each dim it stands for."""
+    if not isinstance(key, tuple) or sum(k is Ellipsis for k in key) != 1:
+        return key
+    at = key.index(Ellipsis)
+    return key[:at] + (slice(None),) * max(rank - len(key) + 1, 0) + key[at + 1 :]
 
 
 def _open_window(key, out: Tensor, value: object) -> tuple[list, list] | None:

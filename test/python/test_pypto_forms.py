@@ -848,3 +848,22 @@ def test_lrelu_and_var_outside_their_forms_are_refused(call, message) -> None:
 
     with pytest.raises(pto.BuildError, match=message):
         k(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32))
+
+
+def test_an_ellipsis_in_a_slice_stands_for_the_dims_left() -> None:
+    """`x[i:i + p, ...]` and `out[i:i + p, ...] = y` (PyPTO's matmul example)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+        w: pypto.Tensor([64, 32], FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, 32], FP32),
+    ):
+        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
+            y[i : i + 1, ...] = pypto.matmul(x[i : i + 1, ...], w, FP32)
+
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((5, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
+    y = np.zeros((5, 32), np.float32)
+    k(x, w, y)
+    assert check(y, x @ w).ok
