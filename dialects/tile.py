@@ -490,10 +490,12 @@ class CubeStageOp(StageBase):
         lhs, rhs = mm.lhs.type, mm.rhs.type
         assert isinstance(lhs, TensorType) and isinstance(rhs, TensorType)
         block = target_of(self).block_bytes
-        for ax, t in (("k", lhs), ("n", rhs)):
+        _, k, _, n = mm.mkn()
+        for ax, t, whole in (("k", lhs, k), ("n", rhs, n)):
             nbytes = ELEM_BYTES.get(elem_name(t.element_type), 1)
             for size in self.tiles.axes[ax]:
-                if size * nbytes % block:
+                # (a tile of the whole axis ends where its rows do: a ragged N of one tile)
+                if size * nbytes % block and size != whole:
                     raise VerifyException(
                         f"cube tile axis '{ax}' size {size} is {size * nbytes} bytes of "
                         f"{elem_name(t.element_type)}, not a multiple of the {block}-byte block"

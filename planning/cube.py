@@ -104,7 +104,8 @@ def fit(
 ) -> tuple[CubeTileAttr, list[str]]:
     """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
     (PyPTO cuts ragged tails and does not bound its L1 tiles by L1's size), made to fit,
-    with what changed: nL0 to the largest fractal multiple dividing N (else to N), the L1 K tiles to
+    with what changed: nL0 to the largest fractal multiple dividing N (else to N, kL0 then
+    halved while that L0B tile does not fit), the L1 K tiles to
     the largest multiple of kL0 dividing K, then halved while mL0 x kL1 + nL0 x kL1 does
     not fit L1; split-K off for an `acc` (accumulator) of i32, whose partial sums tile-to-npu
     does not add (the same numbers: i32 sums are exact). Tiles that already fit come back
@@ -122,6 +123,11 @@ def fit(
         if best != n0:
             said.append(f"nL0 {n0} -> {best} (N = {n} is not a multiple of {n0})")
             n0, n1 = best, max(best, n1 - n1 % best)
+    k0_was = k0
+    while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and k0 // 2 >= fr and k % (k0 // 2) == 0:
+        k0 //= 2  # (an nL0 of all of a ragged N, which PyPTO cuts into tiles and a tail)
+    if k0 != k0_was:
+        said.append(f"kL0 {k0_was} -> {k0} (an L0B tile of {n0} columns holds {target.capacity('l0b')} bytes)")
     k1s = [min(v, k) for v in ax["k"][1:]] or [k0]
     for i, k1 in enumerate(k1s):
         if k % k1 and k1 % k0 == 0:

@@ -162,6 +162,28 @@ func.func @split_k_i32(%x: tensor<?x2048xi8>, %w: tensor<2048x256xi8>, %out: ten
 
 // -----
 
+// N = 1000: no fractal multiple divides it (PyPTO runs 128-column tiles and a tail), so
+// one tile of all 1000 columns (2000 bytes of f16: not whole 32-byte blocks, but the
+// whole axis), kL0 halved until that L0B tile fits 64 KiB, kL1 until L1 holds its tiles.
+func.func @ragged_n(%x: tensor<?x1024xf16>, %w: tensor<1024x1000xf16>, %out: tensor<?x1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x1024xf16> -> tensor<16x1024xf16>
+    // expected-warning@+3 {{cube stage 'linear': pinned tiles changed to run here: nL0 128 -> 1000 (N = 1000 is not a multiple of 128)}}
+    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 256 -> 32 (an L0B tile of 1000 columns holds 65536 bytes)}}
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: kL1 512 -> 256 (L1 holds 524288 bytes)}}
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [256, 512], n = [128, 128]> -> (tensor<16x1000xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x1024xf16>, tensor<1024x1000xf16> -> tensor<16x1000xf32>
+      tile.yield %m : tensor<16x1000xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x1000xf32> -> tensor<?x1000xf32>
+  }
+  func.return
+}
+
+// -----
+
 func.func @l1_unfixable(%x: tensor<?x2560xbf16>, %w: tensor<2560x256xbf16>, %out: tensor<?x256xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x2560xbf16>

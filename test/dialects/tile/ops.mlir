@@ -232,3 +232,21 @@ func.func @weight_rows(%x: tensor<?x64xbf16>, %g: tensor<128xbf16>, %w: tensor<6
   }
   func.return
 }
+
+// A cube tile of a whole ragged axis (N = 1000 of f16, 2000 bytes: not whole 32-byte
+// blocks) is valid: it ends where the weight's rows do.
+// CHECK-LABEL: func.func @ragged_whole_n
+// CHECK: tile.cube_stage "mm" tiles <m = [16, 16], k = [32, 256], n = [1000, 1000]>
+func.func @ragged_whole_n(%x: tensor<?x1024xf16>, %w: tensor<1024x1000xf16>, %out: tensor<?x1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1024xf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x1024xf16> -> tensor<16x1024xf16>
+    %y = tile.cube_stage "mm" tiles <m = [16, 16], k = [32, 256], n = [1000, 1000]> -> (tensor<16x1000xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x1024xf16>, tensor<1024x1000xf16> -> tensor<16x1000xf32>
+      tile.yield %m : tensor<16x1000xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x1000xf32> -> tensor<?x1000xf32>
+  }
+  func.return
+}
