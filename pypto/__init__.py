@@ -37,6 +37,7 @@ from pto.pypto.extras import (
     ones,
     relu,
     round,
+    softmax,
     tensor,
     transpose,
     trunc,
@@ -108,7 +109,7 @@ OTHER_PYPTO_NAMES = (
     "fillpad fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
     "index_select isfinite le log10 log2 logical_and logical_not lt mrgsort "
     "ne one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
-    "sign signbit sin softmax sort32 topk tril triu where set_matrix_size "
+    "sign signbit sin sort32 topk tril triu where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
     "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
@@ -174,6 +175,7 @@ __all__ = [
     "relu",
     "lrelu",
     "var",
+    "softmax",
     "round",
     "floor",
     "ceil",

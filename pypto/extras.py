@@ -70,6 +70,20 @@ def lrelu(other: Tensor, negative_slope: float = 0.01) -> Tensor:
     return _binary("max", x, _muls(x, float(negative_slope)))
 
 
+def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """Along the last axis, `exp(x - max(x)) / sum(exp(x - max(x)))` (f32, as PyPTO's; a
+    router's probabilities)."""
+    from pto.pypto import ops
+
+    x = _tensor(input, "pypto.softmax's input")
+    if dim not in (-1, len(x.shape) - 1):
+        refuse(f"pypto.softmax over dim {dim!r}: only the last axis (-1) is supported")
+    if x._dtype is not DataType.DT_FP32:
+        refuse(f"pypto.softmax takes a DT_FP32 tensor (as PyPTO 0.2.0), got {x.known_dtype.name}: cast it first")
+    e = ops.exp(ops.sub(x, ops.amax(x, -1, keepdim=True)))
+    return ops.div(e, ops.sum(e, -1, keepdim=True))
+
+
 def var(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False) -> Tensor:  # noqa: A002
     """The variance along the last axis, `sum((x - mean)^2) / (n - correction)` with
     mean = `sum(x) / n` (a LayerNorm's, written with `pypto.var`)."""

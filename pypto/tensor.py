@@ -390,7 +390,7 @@ class Tensor:
 # PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
 METHODS = (
     "add amax amin ceil clone div exp expand_clone floor log log1p lrelu matmul maximum mul reciprocal relu reshape "
-    "round rsqrt sigmoid sqrt sub sum transpose trunc "
+    "round rsqrt sigmoid softmax sqrt sub sum transpose trunc "
     "unsqueeze var view"
 ).split()
 

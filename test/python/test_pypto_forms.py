@@ -867,3 +867,38 @@ def test_an_ellipsis_in_a_slice_stands_for_the_dims_left() -> None:
     y = np.zeros((5, 32), np.float32)
     k(x, w, y)
     assert check(y, x @ w).ok
+
+
+def test_softmax_along_the_last_axis_of_a_grid() -> None:
+    """A router's grouped softmax: logits [t, 24] seen as [t, 3, 8], softmax over each group."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+        w: pypto.Tensor([64, 24], FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, 3, 8], FP32),
+    ):
+        for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            z = pypto.reshape(pypto.matmul(pypto.view(x, [n, 64], [i, 0]), w, FP32), [n, 3, 8])
+            pypto.assemble(z.softmax(-1), [i, 0, 0], y)
+
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((6, 64), dtype=np.float32), rng.standard_normal((64, 24), dtype=np.float32)
+    y = np.zeros((6, 3, 8), np.float32)
+    k(x, w, y)
+    z = (x @ w).reshape(6, 3, 8)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    assert check(y, e / e.sum(-1, keepdims=True)).ok
+
+
+@pytest.mark.parametrize("dim, dtype, message", [(0, FP32, "over dim 0"), (-1, BF16, "takes a DT_FP32 tensor")])
+def test_softmax_outside_its_form_is_refused(dim, dtype, message) -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], FP32), y: pypto.Tensor([pypto.DYNAMIC, 64], FP32)):
+        for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.assemble(
+                pypto.cast(pypto.softmax(pypto.cast(pypto.view(x, [n, 64], [i, 0]), dtype), dim), FP32), [i, 0], y
+            )
+
+    with pytest.raises(pto.BuildError, match=message):
+        k(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32))
