@@ -38,7 +38,7 @@ from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
 from pto.pypto import tails
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
-from pto.pypto.loops import pass_options, status_dim
+from pto.pypto.loops import check_pass_options, pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import DynamicDim, Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, _traces
@@ -183,6 +183,7 @@ class JitKernel:
     def __init__(self, fn: Callable, pass_opts: dict | None, runtime_opts: dict | None, ignored: dict, where: dict):
         self.fn = fn
         self.pass_options = dict(pass_opts or {})
+        check_pass_options(self.pass_options)  # (at the decorator's line)
         self.runtime_options = dict(runtime_opts or {})
         for key in RUNTIME_MODELLED:  # (checked here: a trace writes them into the IR)
             if key in self.runtime_options and not _positive(self.runtime_options[key]):

@@ -603,18 +603,26 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
 MODELLED_OPTIONS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")
 
 
-def pass_options(tr: Trace, options: dict) -> None:
-    """Record PyPTO pass options: the `*_setting` maps are modelled, the rest reported."""
+def check_pass_options(options: dict) -> None:
+    """PyPTO's pass option names, and the `*_setting` maps' {group id: count} (checked
+    where they are written: jit's decorator, set_pass_options)."""
     check_names("pass_options", options)
     for key, val in options.items():
         if key in MODELLED_OPTIONS:
             if not isinstance(val, dict):
                 refuse(f"pass option '{key}' must be a dict {{axis: count}}, got {val!r}")
-            for axis, count in val.items():  # (the builder's checks, at the user's line)
-                if not _is_int(axis) and not isinstance(axis, str):
-                    refuse(f"pass option '{key}': axis {axis!r} must be an integer")
+            for axis, count in val.items():
+                if not _is_int(axis):  # (a semantic label is no key: PyPTO 0.2.0 refuses it too)
+                    refuse(f"pass option '{key}': key {axis!r} is not an integer group id")
                 if not _is_int(count) or not 1 <= count < 2**63:
                     refuse(f"pass option '{key}': the count for axis {axis} must be a positive integer, got {count!r}")
+
+
+def pass_options(tr: Trace, options: dict) -> None:
+    """Record PyPTO pass options: the `*_setting` maps are modelled, the rest reported."""
+    check_pass_options(options)
+    for key, val in options.items():
+        if key in MODELLED_OPTIONS:
             tr.options[key] = {**tr.options.get(key, {}), **val}
         elif val is not None:
             not_modelled(f"pass option {key}", tr.notes)

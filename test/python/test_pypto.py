@@ -1,6 +1,7 @@
 """`pto.pypto`: PyPTO 0.2.0 kernels run unchanged but for the import line (issue 11)."""
 
 import importlib.util
+import pathlib
 import sys
 import warnings
 
@@ -784,7 +785,8 @@ def test_a_torch_tensor_numpy_cannot_read_is_refused() -> None:
     [
         ({"pass_options": {"vec_nbuffer_setting": {0: 2.5}}}, "the count for axis 0 must be a positive integer"),
         ({"pass_options": {"vec_nbuffer_setting": {0: None}}}, "the count for axis 0 must be a positive integer"),
-        ({"pass_options": {"vec_nbuffer_setting": {1.5: 2}}}, "axis 1.5 must be an integer"),
+        ({"pass_options": {"vec_nbuffer_setting": {1.5: 2}}}, "key 1.5 is not an integer group id"),
+        ({"pass_options": {"cube_l1_reuse_setting": {"Query-Linear": 4}}}, "key 'Query-Linear' is not an integer"),
         ({"runtime_options": {"stitch_function_max_num": 1.5}}, "stitch_function_max_num must be a positive integer"),
     ],
 )
@@ -797,6 +799,18 @@ def test_option_values_are_checked(options, message) -> None:
                 pypto.assemble(pypto.view(x, [p, K], [idx, 0]), [idx, 0], out)
 
         k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
+
+
+def test_a_jit_pass_option_is_checked_at_the_decorator() -> None:
+    with pytest.raises(pto.BuildError, match="key 'linear' is not an integer group id") as e:
+
+        @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {"linear": 4}})  # the decorator
+        def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), out: pypto.Tensor([pypto.DYNAMIC, K], FP32)):
+            pass
+
+    lines = pathlib.Path(__file__).read_text().splitlines()
+    (n,) = [i + 1 for i, t in enumerate(lines) if t.endswith("# the decorator")]
+    assert str(e.value).startswith(f"{__file__}:{n}:"), str(e.value)
 
 
 def test_options_not_modelled_are_reported_once() -> None:
