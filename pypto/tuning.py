@@ -31,19 +31,19 @@ from dataclasses import dataclass, fields
 from functools import cached_property, partial, reduce
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, FileLineColLoc, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Operation
 
 from pto.dialects import pto, tile
 from pto.dialects.common import CachePolicy, CachePolicyAttr, CubeTileAttr
 from pto.frontend import api
 from pto.interp.run import signature
+from pto.pypto.resolved import Resolved, arg_hint, attr_dict, cube_args, cube_values, ints, resolved_hints
 from pto.pypto.rewrite import Edit, Source, Unwritable, dict_text, write_copy
 from pto.pypto.tensor import Loop, Site, Trace
 from pto.tuner.kernel import VEC_TILED, TuneError, arg_name
 from pto.tuner.pin import pin
 from pto.tuner.result import TuneResult
-from pto.tuner.space import SETTING
 
 STITCH = "stitch_function_max_num"
 
@@ -83,18 +83,6 @@ class Suggestion:
             return f"  by hand, {self.hint}: {self.pypto}\n    {self.manual}"
         head = f"  {where}: {self.hint}: {self.pypto}" + ("" if self.old else " (a new line)")
         return "\n".join([head, *(f"    - {x}" for x in self.old), *(f"    + {x}" for x in self.new)])
-
-
-@dataclass(frozen=True)
-class Resolved:
-    what: str  # "token loops", "'rmsnorm' vector tile", "w", ...
-    value: str  # in PyPTO's spelling where it has one
-    rows: tuple[int, ...]  # the token loops (their unroll factors) it holds in; () for all
-    chosen: bool  # the passes chose it: the winner leaves the hint unset
-
-    def __str__(self) -> str:
-        at = f" (p = {', '.join(map(str, self.rows))})" if self.rows else ""
-        return f"  {self.what}{at}: {self.value}{' *' if self.chosen else ''}"
 
 
 @dataclass
@@ -144,7 +132,9 @@ class JitTuneResult(TuneResult):
     @cached_property
     def resolved(self) -> list[Resolved]:
         """The winner's hints as the passes lowered them (the tile level)."""
-        return _resolved(self._tile_levels[1], signature(self.winner).func, self.info.weights, self._spelling.alias)
+        return resolved_hints(
+            self._tile_levels[1], signature(self.winner).func, self.info.weights, self._spelling.alias
+        )
 
     def suggest(self) -> str:
         """The suggestions and the resolved values, as text."""
@@ -282,15 +272,6 @@ def _what(op: Operation) -> str:
     return f"{op.name} '{label.data}'" if isinstance(label, StringAttr) else op.name
 
 
-def _ints(a: Attribute) -> list[int]:
-    assert isinstance(a, DenseArrayBase)
-    return [int(v) for v in a.get_values()]
-
-
-def _dict(a: Attribute | None) -> dict[str, Attribute]:
-    return dict(a.data) if isinstance(a, DictionaryAttr) else {}
-
-
 def _value(a: Attribute | None) -> str | None:
     """An option's value as PyPTO writes it: `128`, `{-1: 2, 1: 1}` (a `*_setting`'s axes)."""
     if isinstance(a, IntegerAttr):
@@ -299,10 +280,6 @@ def _value(a: Attribute | None) -> str | None:
         return None
     key = lambda k: k if k.lstrip("-").isdigit() else repr(k)  # noqa: E731
     return "{" + ", ".join(f"{key(k)}: {_value(v)}" for k, v in a.data.items()) + "}"
-
-
-def _arg_hint(f: func.FuncOp, i: int, name: str) -> Attribute | None:
-    return _dict(f.arg_attrs.data[i]).get(name) if f.arg_attrs is not None else None
 
 
 def _line(at: Site | None) -> Site:
@@ -321,7 +298,7 @@ def _unroll(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Suggestio
     lp = sp.sites.loop
     if new is None:
         return [sp.suggest("unroll_list", "(none: the passes choose)", lp.at, _no_removal("the unroll list"))]
-    factors = _ints(new)
+    factors = ints(new)
     if lp.kind == "loop":
         spelled = f"{factors[0]} rows" if len(factors) == 1 else f"unroll_list={factors}"
         return [sp.suggest("the pypto.loop tile", spelled, lp.tile_at, partial(_loop_tile, sp, lp, factors))]
@@ -380,7 +357,7 @@ def _options(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Suggesti
 def _changed(own: func.FuncOp, won: func.FuncOp, attr: str) -> dict[str, str | None]:
     """The entries of a dictionary hint that the winner sets otherwise, in PyPTO's
     spelling (None: unset)."""
-    old, new = _dict(own.attributes.get(attr)), _dict(won.attributes.get(attr))
+    old, new = attr_dict(own.attributes.get(attr)), attr_dict(won.attributes.get(attr))
     return {k: _value(new.get(k)) for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)}
 
 
@@ -411,7 +388,7 @@ def _jit_option(sp: _Spelling, keyword: str, changes: dict[str, str | None]) -> 
 def _caches(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Suggestion]:
     out = []
     for a in own.body.block.args:
-        old, new = _arg_hint(own, a.index, "pto.cache"), _arg_hint(won, a.index, "pto.cache")
+        old, new = arg_hint(own, a.index, "pto.cache"), arg_hint(won, a.index, "pto.cache")
         if old == new:
             continue
         name = arg_name(own, a)
@@ -451,7 +428,7 @@ def _vec_tiles(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Sugges
         if new is None:
             out.append(sp.suggest(what, "(none: the passes choose)", _where(o), _no_removal("the vector tile")))
             continue
-        spelled = f"{sp.alias}.set_vec_tile_shapes({', '.join(map(str, _ints(new)))})"
+        spelled = f"{sp.alias}.set_vec_tile_shapes({', '.join(map(str, ints(new)))})"
         at = sp.sites.tiles.get(o, (None, None))[0]
         if at is not None and written.get(at) == spelled:
             continue  # the call an earlier op's change rewrote to this already
@@ -459,7 +436,7 @@ def _vec_tiles(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Sugges
         if at is not None and _sets_others(sp, winner, o, at, new):
             edit = partial(_own_call, sp, o, at, spelled)
         else:
-            edit = partial(_tile_call, sp, o, at, "vec", [_ints(old)] if old else None, [_ints(new)], spelled, written)
+            edit = partial(_tile_call, sp, o, at, "vec", [ints(old)] if old else None, [ints(new)], spelled, written)
         out.append(sp.suggest(what, spelled, at or _where(o), edit))
     return out
 
@@ -484,22 +461,12 @@ def _cube_tiles(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Sugge
         if not isinstance(new, CubeTileAttr):
             out.append(sp.suggest(what, "(none: the passes choose)", _where(o), _no_removal("the cube tile")))
             continue
-        spelled = f"{sp.alias}.set_cube_tile_shapes({_cube_args(new)})"
+        spelled = f"{sp.alias}.set_cube_tile_shapes({cube_args(new)})"
         at = sp.sites.tiles.get(o, (None, None))[1]
-        olds = _cube_values(old) if isinstance(old, CubeTileAttr) else None
-        edit = partial(_tile_call, sp, o, at, "cube", olds, _cube_values(new), spelled, {})
+        olds = cube_values(old) if isinstance(old, CubeTileAttr) else None
+        edit = partial(_tile_call, sp, o, at, "cube", olds, cube_values(new), spelled, {})
         out.append(sp.suggest(what, spelled, at or _where(o), edit))
     return out
-
-
-def _cube_values(t: CubeTileAttr) -> list:
-    """set_cube_tile_shapes' arguments: m, k, n and enable_split_k."""
-    return [list(t.axes[a]) for a in "mkn"] + [t.is_split_k]
-
-
-def _cube_args(t: CubeTileAttr) -> str:
-    m, k, n, split = _cube_values(t)
-    return f"{m}, {k}, {n}" + (", enable_split_k=True" if split else "")
 
 
 def _pairs(own: func.FuncOp, won: func.FuncOp, kinds: tuple) -> list[tuple[Operation, Operation]]:
@@ -513,7 +480,7 @@ def _tile_call(
     """The `set_{kind}_tile_shapes` call at `at` with the arguments that change rewritten
     (each a literal; those that stay are kept as written), or a new call before `op`
     (the kernel has none for it, or an earlier op's change rewrote it)."""
-    if any(f"pto.{kind}_tile" in _dict(per) for per in _dict(op.attributes.get("pto.by_unroll")).values()):
+    if any(f"pto.{kind}_tile" in attr_dict(per) for per in attr_dict(op.attributes.get("pto.by_unroll")).values()):
         raise Unwritable(f"{_what(op)}'s {kind} tile differs by unroll factor: one call cannot set it")
     if at is None or at in written:
         return sp.before(op, spelled)
@@ -582,62 +549,3 @@ def _host_transposed(m: ModuleOp) -> set[str]:
         for op in f.walk()
         if isinstance(op, tile.LoadOp) and op.host_transpose is not None
     }
-
-
-# ----------------------------------------------------------------- resolved at the tile level
-
-
-def _resolved(m: ModuleOp, won: func.FuncOp, weights: tuple[str, ...], alias: str) -> list[Resolved]:
-    """Per token loop of the tile level, what its stages and weights run with, the loops
-    that run alike merged; `chosen` where the winner's kernel leaves the hint unset."""
-    f = signature(m).func
-    loops = [op for op in f.walk() if isinstance(op, tile.TokenLoopOp)]
-    steps = [lp.step.value.data for lp in loops]
-    every = tuple(dict.fromkeys(steps))
-    tail = "pto.tail" in won.attributes and len(every) == 1  # pypto.loop: one tile, the last partial
-    unroll = f"a pypto.loop of {every[0]}-row tiles" if tail else f"unroll_list={list(every)}"
-    rows: dict[tuple[str, str, bool], tuple[int, ...]] = {}
-    for lp, step in zip(loops, steps, strict=True):
-        for entry in (e for op in lp.walk() for e in _stage(op, won, weights, alias)):
-            rows[entry] = tuple(dict.fromkeys([*rows.get(entry, ()), step]))
-    return [Resolved("token loops", unroll, (), "pto.unroll" not in won.attributes)] + [
-        Resolved(what, value, () if r == every else r, chosen) for (what, value, chosen), r in rows.items()
-    ]
-
-
-def _stage(op: Operation, won: func.FuncOp, weights: tuple[str, ...], alias: str) -> list[tuple[str, str, bool]]:
-    """(what, value, chosen by the passes) of a stage or a weight's load."""
-    options = _dict(won.attributes.get("pto.options"))
-    unset = lambda key: key not in options  # noqa: E731
-    if isinstance(op, tile.VecStageOp) and op.vec_tile is not None:
-        pinned = any("pto.vec_tile" in o.attributes for o in won.walk())
-        return [
-            (
-                f"'{op.label.data}' vector tile",
-                f"{alias}.set_vec_tile_shapes({', '.join(map(str, _ints(op.vec_tile)))})",
-                not pinned,
-            ),
-            (f"'{op.label.data}' vec_nbuffer", str(_count(op.nbuffer)), unset(SETTING["vec_nbuffer"])),
-        ]
-    if isinstance(op, tile.CubeStageOp) and op.tiles is not None:
-        pinned = any(
-            "pto.cube_tile" in o.attributes or "pto.by_unroll" in o.attributes
-            for o in won.walk()
-            if isinstance(o, pto.MatmulOp)
-        )
-        return [
-            (f"'{op.label.data}' cube tile", f"{alias}.set_cube_tile_shapes({_cube_args(op.tiles)})", not pinned),
-            (f"'{op.label.data}' l1_reuse", str(_count(op.l1_reuse)), unset(SETTING["l1_reuse"])),
-            (f"'{op.label.data}' cube_nbuffer", str(_count(op.nbuffer)), unset(SETTING["cube_nbuffer"])),
-        ]
-    if isinstance(op, tile.LoadOp) and op.row is None and (name := arg_name(won, op.source)) in weights:  # type: ignore[arg-type]
-        none = op.cache is not None and op.cache.data == CachePolicy.NONE_CACHEABLE
-        moved = " (passed transposed, [K, N])" if op.host_transpose is not None else ""
-        # (the tile level keeps the pto level's arguments, in order, before its outputs)
-        hinted = _arg_hint(won, op.source.index, "pto.cache") is not None  # type: ignore[attr-defined]
-        return [(name, f"{name}.set_cache_policy({alias}.CachePolicy.NONE_CACHEABLE, {none}){moved}", not hinted)]
-    return []
-
-
-def _count(a: IntegerAttr | None) -> int:
-    return a.value.data if a is not None else 1  # (unset: one, as tile-to-npu reads it)
