@@ -18,7 +18,6 @@ from pto.frontend.builder import (
     add,
     adds,
     cast,
-    concat,
     cube_tile,
     dequant,
     div,
@@ -34,13 +33,10 @@ from pto.frontend.builder import (
     quant,
     reciprocal,
     reduce,
-    reshape,
     rms_norm,
     rsqrt,
-    slice,
     sqrt,
     sub,
-    transpose,
 )
 from pto.frontend.loop import (
     arg,
@@ -54,6 +50,7 @@ from pto.frontend.loop import (
     trace,
     view,
 )
+from pto.frontend.views import concat, reshape, slice, transpose
 from pto.interp.golden import check
 from pto.interp.machine import MachineError
 from pto.interp.run import InputError

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument
 
-from pto.frontend.builder import Kernel, Pinned, Tensor, _pinned, _tensor, cube_tile, window
+from pto.frontend.builder import Kernel, Pinned, Tensor, _pinned, _tensor, cube_tile
 from pto.frontend.checks import (
     BuildError,
     Symbol,
@@ -44,6 +44,7 @@ from pto.frontend.checks import (
     caller,
     element_type,
 )
+from pto.frontend.views import window
 from pto.tracebacks import api_boundary
 
 

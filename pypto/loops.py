@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Operation
 
 from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
+from pto.frontend import views
 from pto.frontend.checks import BuildError, _is_int, caller
 from pto.pypto import expand, ops, perm, row_loops, scratch, split_k, tails, tcols, windows
 from pto.pypto.errors import not_modelled, refuse
@@ -484,7 +485,7 @@ def view(
         if key not in flats:
             w = math.prod(shape[1:])
             flats[key] = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype,
-                                     lambda v: b.reshape(v, [None, w], True))  # fmt: skip
+                                     lambda v: views.reshape(v, [None, w], True))  # fmt: skip
         return perm.split(flats[key], list(shape))  # type: ignore[return-value]
     return tile
 

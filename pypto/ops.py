@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
+from pto.frontend import views
 from pto.pypto import expand, heads, perm, row_loops, scratch, split_k, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
@@ -59,7 +60,7 @@ def _tensor(x: object, what: str) -> Tensor:
 
 def weight_view(w: Tensor, shape: list, offsets: list) -> Tensor:
     """A window of a weight parameter, read in place (`pto.view`)."""
-    return _result("view", [w], list(shape), w.known_dtype, lambda v: b.window(v, shape, offsets))
+    return _result("view", [w], list(shape), w.known_dtype, lambda v: views.window(v, shape, offsets))
 
 
 def _rows(x: Tensor) -> Tensor:
@@ -80,7 +81,7 @@ def _slice(x: Tensor) -> Tensor:
     if src._param is not None and src._param not in current("pypto.view").token:
         y = weight_view(src, x.shape, [0] * (len(x.shape) - 1) + [c0])
     else:
-        y = _result("slice", [src], x.shape, src.known_dtype, lambda v: b.slice(v, c0, c1 - c0))
+        y = _result("slice", [src], x.shape, src.known_dtype, lambda v: views.slice(v, c0, c1 - c0))
     x._lazy, x._val, x._tok, x._body = None, y._val, y._tok, y._body
     return x
 
@@ -517,7 +518,7 @@ def reshape(input: Tensor, shape: Sequence[int], *, valid_shape=None, inplace: b
     if new == x.shape:  # to its own shape: the tensor itself (no pto.reshape to lower)
         return x
     to = [None, *new[1:]] if x._tok else new
-    out = _result("reshape", [x], new, x.known_dtype, lambda v: b.reshape(v, to, bool(inplace)))
+    out = _result("reshape", [x], new, x.known_dtype, lambda v: views.reshape(v, to, bool(inplace)))
     ones_only = not x._tok and [d for d in new if d != 1] == [d for d in x.shape if d != 1]
     if inplace or ones_only:  # a view of a parameter: the loop may take token tiles of it, a weight's windows
         out._view_of = x._param if x._param is not None else x._view_of
@@ -547,7 +548,7 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if not all(isinstance(x.shape[-1], int) for x in xs):
         refuse("pypto.concat needs static last dims")
     width = builtins.sum(x.shape[-1] for x in xs)
-    return _result("concat", xs, [*xs[0].shape[:-1], width], xs[0].known_dtype, lambda *vs: b.concat(list(vs)))
+    return _result("concat", xs, [*xs[0].shape[:-1], width], xs[0].known_dtype, lambda *vs: views.concat(list(vs)))
 
 
 __all__ = [

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import UnitAttr
 
 from pto.dialects import pto
 from pto.frontend import builder as b
+from pto.frontend import views
 from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor
 from pto.pypto.types import DataType
@@ -276,11 +277,11 @@ def _piece(blocks: list[Tensor], pat: tuple, n: int) -> Tensor:
     # the permutation's rank-3 ops take the rows of the tile in force and whole [a, c] grids
     b._pinned.append(pinned if tile is None else dataclasses.replace(pinned, vec_tile=(tile[0], c, a)))
     try:
-        grid = ops._result("reshape", [x], [rows, a, c], dt, lambda v: b.reshape(v, [None, a, c], True))
-        swapped = ops._result("transpose", [grid], [rows, c, a], dt, b.transpose)
+        grid = ops._result("reshape", [x], [rows, a, c], dt, lambda v: views.reshape(v, [None, a, c], True))
+        swapped = ops._result("transpose", [grid], [rows, c, a], dt, views.transpose)
     finally:
         b._pinned.pop()
-    return ops._result("reshape", [swapped], [rows, n], dt, lambda v: b.reshape(v, [None, n], True))
+    return ops._result("reshape", [swapped], [rows, n], dt, lambda v: views.reshape(v, [None, n], True))
 
 
 def per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, one) -> Tensor:
@@ -377,7 +378,7 @@ def store_shape(x: Tensor) -> Tensor:
     if flat._val is not None and isinstance(flat._val.value.owner, pto.ConcatOp) and len(blocks) > 1:
         flat._val.value.owner.attributes[pto.ASSEMBLE] = UnitAttr()
     mid = list(idx.shape)
-    return _ops()._result("reshape", [flat], x.shape, flat.known_dtype, lambda v: b.reshape(v, [None, *mid], True))
+    return _ops()._result("reshape", [flat], x.shape, flat.known_dtype, lambda v: views.reshape(v, [None, *mid], True))
 
 
 def _ops():
