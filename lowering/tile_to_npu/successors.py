@@ -45,14 +45,14 @@ def cube_tasks(cs, reads: bool) -> Footprints:
     """A cube stage's tasks (`CubeStage`): each unit's rows by its K range (`reads`) or
     by its output columns."""
     t, rows = cs.t, cs.body.rows
-    per_col, count = cs.mt // cs.g, cs.units * t.splits
+    count = cs.units * t.splits
     span = t.k // t.splits
     out: Footprints = []
     for c in range(-(-count // cs.per_task)):
         rects = []
         for u in range(c * cs.per_task, min(count, (c + 1) * cs.per_task)):
             si, rest = divmod(u, cs.units)
-            ni, mg = divmod(rest, per_col)
+            ni, mg = cs.place(rest)
             rws = range(mg * cs.g * t.m1, min(rows, (mg + 1) * cs.g * t.m1))
             cols = range(si * span, (si + 1) * span) if reads else range(ni * t.n1, (ni + 1) * t.n1)
             rects.append((rws, cols))
