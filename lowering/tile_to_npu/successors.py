@@ -82,6 +82,20 @@ def overlaps(producers: Footprints, consumers: Footprints) -> list[int]:
     return [sum(_meets(p, c) for c in consumers) for p in producers]
 
 
+def needs(producers: Footprints, consumers: Footprints) -> list[list[int]]:
+    """Per consumer task, the producer tasks whose footprint meets its own."""
+    return [[i for i, p in enumerate(producers) if _meets(p, c)] for c in consumers]
+
+
+def record_needs(groups: Sequence[npu.TasksOp], pairs: dict[tuple[str, str], list[list[int]]]) -> None:
+    """Set `needs` on the consumer of each (producer, consumer) pair that is not all to all."""
+    by_label = {g.label.data: g for g in groups}
+    for (producer, consumer), lists in pairs.items():
+        if all(n == list(range(by_label[producer].per_body.value.data)) for n in lists):
+            continue  # (all to all after all: the whole body)
+        by_label[consumer].needs = ArrayAttr([ArrayAttr([IntegerAttr(j, i64) for j in n]) for n in lists])
+
+
 def record(groups: Sequence[npu.TasksOp], partial: dict[tuple[str, str], list[int]]) -> None:
     """Set `succ` on the groups of one loop: per task, its successors in every group
     after it (`partial` gives the counts of a (producer, consumer) pair that is not all
