@@ -447,6 +447,12 @@ def _check_successors(groups: list[TasksOp]) -> None:
         if after and min(counts) < 1:
             names = ", ".join(f'"{d.label.data}"' for d in after)
             raise DiagnosticError(g, f'task group "{label}" gives a task no successor, but {names} come after it')
+    for d in groups:
+        needs = d.needs_lists() or []
+        p = next((p for p in groups if p.label.data in d.deps()), None)
+        if p is not None and any(not n or min(n) < 0 or max(n) >= p.per_body.value.data for n in needs):
+            name, last = p.label.data, p.per_body.value.data - 1
+            raise DiagnosticError(d, f'task group "{d.label.data}" needs none, or tasks of "{name}" not in 0..{last}')
 
 
 @irdl_op_definition
@@ -467,7 +473,9 @@ class TasksOp(IRDLOperation):
     the tasks' order in the body. `succ [n0, n1, ...]` (one count per task of a
     body, or `succ n` for all): how many tasks each task hands on to (of the groups after
     it in this graph, the HUB counting once), which PyPTO's schedulers resolve one by one
-    when it ends."""
+    when it ends. `needs [[j, ...], ...]` (one list per task of a body; one group in
+    `after`, no `hub`): the tasks of that group's body each task waits for, instead of all
+    (a split-K run waits for the vector tiles of its K range)."""
 
     name = "npu.tasks"
 
@@ -478,6 +486,7 @@ class TasksOp(IRDLOperation):
     hub = opt_prop_def(UnitAttr)
     hub_order = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
     succ = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    needs = opt_prop_def(ArrayAttr[ArrayAttr[IntegerAttr[IntegerType]]])
     bodies = operand_def(IndexType)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
@@ -503,6 +512,9 @@ class TasksOp(IRDLOperation):
             return None
         counts = [a.value.data for a in self.succ.data]
         return counts * self.per_body.value.data if len(counts) == 1 else counts
+
+    def needs_lists(self) -> list[list[int]] | None:
+        return None if self.needs is None else [[j.value.data for j in n.data] for n in self.needs.data]
 
     @classmethod
     def parse(cls, parser: Parser) -> TasksOp:
@@ -534,6 +546,10 @@ class TasksOp(IRDLOperation):
                 parser.parse_punctuation("]")
             else:
                 succ = [parser.parse_integer()]
+        needs = None
+        if parser.parse_optional_keyword("needs"):
+            ints = lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)  # noqa: E731
+            needs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, ints)
         region = parser.parse_region([a.resolve(IndexType()) for a in args])
         op = cls(label, kind, bodies, per_body, after, region)
         if hub:
@@ -542,6 +558,8 @@ class TasksOp(IRDLOperation):
             op.hub_order = ArrayAttr([IntegerAttr(c, i64) for c in order])
         if succ is not None:
             op.succ = ArrayAttr([IntegerAttr(c, i64) for c in succ])
+        if needs is not None:
+            op.needs = ArrayAttr([ArrayAttr([IntegerAttr(j, i64) for j in n]) for n in needs])
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes.update(attrs.data)
         return op
@@ -565,6 +583,8 @@ class TasksOp(IRDLOperation):
         if self.succ is not None:
             counts = [a.value.data for a in self.succ.data]
             printer.print_string(f" succ {counts[0]}" if len(counts) == 1 else f" succ [{', '.join(map(str, counts))}]")
+        if (needs := self.needs_lists()) is not None:
+            printer.print_string(f" needs [{', '.join(str(n) for n in needs)}]")
         printer.print_string(" ")
         if self.body.block.ops:
             printer.print_region(self.body, print_entry_block_args=False)
@@ -599,6 +619,13 @@ class TasksOp(IRDLOperation):
                 )
             if min(counts) < 0:
                 raise VerifyException(f"'succ' count {min(counts)} is negative")
+        if (needs := self.needs_lists()) is not None and (
+            len(self.after.data) != 1 or self.hub is not None or len(needs) != self.per_body.value.data
+        ):
+            raise VerifyException(
+                f"'needs' gives each task of a body ({self.per_body.value.data}) the tasks it waits for of "
+                f"its one producer group (one group in 'after', no 'hub'): got {len(needs)} lists"
+            )
         args = self.body.block.args
         if len(args) != 2 or not all(isinstance(a.type, IndexType) for a in args):
             raise VerifyException("the task region takes two index arguments: (%body, %task)")

@@ -244,6 +244,7 @@ class NpuEmitter(Emitter):
             "writes": (self.key(op.dst),),
             "nbytes": Rt("nbytes"),
             "drain": None,
+            "rows_unit": Rt("m.cost.l1_rows_unit") if load and mem(op.dst) == Space.L1 else 1,
         }
         if isinstance(op, npu.FixpipeOp):  # (`ops.fixpipe`'s: rows, columns, L0C element bytes)
             acc = self.static(op.src)

@@ -45,6 +45,7 @@ class CostModel:
         # All cores together stream at most this.
         self.hbm_total = model.hbm_total
         self.transpose_factor = target.dma.transpose_rate_factor
+        self.l1_rows_unit = target.dma.l1_rows_unit
         self.atomic_add_factor = model.atomic_add_factor
         cube = target.cube
         self.fractal = cube.fractal

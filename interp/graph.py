@@ -64,6 +64,9 @@ class Group:
     # Per task of a body, its place among the successors of its HUB (`npu.tasks ... hub
     # [...]`), or () for the task order.
     hub_order: tuple[int, ...] = ()
+    # Per task of a body, the tasks of its producer group's body it waits for
+    # (`npu.tasks ... needs [...]`), or () when it waits for the whole body.
+    needs: tuple[tuple[int, ...], ...] = ()
 
     def successors(self, task: int) -> int:
         return self.succ[task if len(self.succ) > 1 else 0]
@@ -93,10 +96,22 @@ class TaskGraph:
         self.modelled = machine.target.aicpu.enabled
         self.resolving: dict[tuple[str, int], int] = {}  # tasks of (group, body) not yet resolved
         self.by_label = {g.label: g for g in groups}
+        # Per-task dependences (`needs`): per producer label and task, its consumers (group,
+        # task); per consumer (group, body), each task's producers not yet counted out and
+        # the latest end among those that are.
+        self.feeds: dict[str, dict[int, list[tuple[Group, int]]]] = {}
+        self.pending: dict[tuple[str, int], list[int]] = {}
+        self.pending_end: dict[tuple[str, int], list[float]] = {}
         for g in groups:
             self.untaken[g.kind] += g.bodies * g.per_body
             for d in g.after:
                 self.dependents[d].append(g)
+            for i, js in enumerate(g.needs):
+                for j in js:
+                    self.feeds.setdefault(g.after[0], {}).setdefault(j, []).append((g, i))
+            for b in range(g.bodies) if g.needs else ():
+                self.pending[(g.label, b)] = [len(js) for js in g.needs]
+                self.pending_end[(g.label, b)] = [0.0] * g.per_body
         for g in groups:
             if not g.succ:  # every task of every group after it (one HUB for a `hub` one)
                 g.succ = (sum(1 if d.hub else d.per_body * self._fan(g, d) for d in self.dependents[g.label]),)
@@ -208,7 +223,7 @@ class TaskGraph:
         _, worker, taken = self.active.pop(id(core))
         core.issue = core.end()
         self.machine.task_done(core, g.label, (b, i), taken, core.issue)
-        self._ended(g, b, core.issue)
+        self._ended(g, b, i, core.issue)
         if self.aicpu is not None:
             self._free_at[worker] = INF
             self.aicpu.ended(worker, task, core.issue)
@@ -259,25 +274,48 @@ class TaskGraph:
 
     # -- readiness -----------------------------------------------------------------------
 
-    def _release(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
-        if not self.stitches.admit(g, body, at):
+    def _release(
+        self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = (), task: int | None = None
+    ) -> None:
+        if not self.stitches.admit(g, body, at, task):
             return
-        self._push(g, body, at, step, order)
+        self._push(g, body, at, step, order, task)
 
-    def _push(self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = ()) -> None:
+    def _push(
+        self, g: Group, body: int, at: float, step: float = 0.0, order: tuple[int, ...] = (), task: int | None = None
+    ) -> None:
+        """The body's tasks of `g` (or only `task`) are ready."""
         self.changes += 1
-        for i in range(g.per_body):
+        for i in range(g.per_body) if task is None else (task,):
             heapq.heappush(self.ready[g.kind], (at + (order[i] if order else i) * step, g.index, body, i))
 
-    def _ended(self, g: Group, body: int, end: float) -> None:
+    def _counted(self, g: Group, body: int, task: int, at: float, step: float) -> None:
+        """Task `task` of the body of `g` is counted out (ended, or resolved from `at`):
+        each consumer (`needs`) it was the last producer of is ready, when its producers
+        have all ended plus `task_ready`, or at its own resolution step."""
+        k = 0
+        for d, i in self.feeds.get(g.label, {}).get(task, ()):
+            k += 1
+            left, ends = self.pending[(d.label, body)], self.pending_end[(d.label, body)]
+            left[i] -= 1
+            ends[i] = max(ends[i], at)
+            if not left[i]:
+                when = ends[i] + self.machine.cost.task_ready if self.aicpu is None else at + step * k
+                self._release(d, body, when, task=i)
+
+    def _ended(self, g: Group, body: int, task: int, end: float) -> None:
         key = (g.label, body)
         self.ends[key] = max(self.ends.get(key, end), end)
-        for h, hb, at in self.stitches.ended(g, body, end, self.machine.cost.stitch):
-            self._push(h, hb, at)
+        for h, hb, at, only in self.stitches.ended(g, body, end, self.machine.cost.stitch):
+            self._push(h, hb, at, task=only)
         self.left[key] -= 1
+        if self.aicpu is None:
+            self._counted(g, body, task, end, 0.0)
         if self.left[key] or self.aicpu is not None:  # (then readiness comes with resolution)
             return
         for d in self.dependents[g.label]:
+            if d.needs:  # (task by task, above)
+                continue
             for b in self._waiting(g, d, body):
                 if self._done(d, b, self.left):
                     self._release(d, b, self._ready(d, b))
@@ -317,18 +355,21 @@ class TaskGraph:
         """A thread resolved the successors of task (body, task) of `g`, one every `step`
         cycles from `start`. A successor whose last producer this is becomes ready when its
         own step ends (PyPTO enqueues it then): the successors in order are the tasks of
-        the groups after `g` (in graph order, body by body, a HUB counting once). Where the
-        task hands on to only some of them (`succ` below that: split-K), which ones is not
+        the groups after `g` (in graph order, body by body, a HUB counting once), those of
+        a group that waits task by task (`needs`) first. Where the task hands on to only
+        some of a group's tasks (`succ` below that) without `needs`, which ones is not
         known here: they are ready when the whole resolution ends."""
         key = (g.label, body)
         self.resolving[key] -= 1
+        self._counted(g, body, task, start, step)  # (its `needs` consumers come first)
         if self.resolving[key]:
             return
         assert self.aicpu is not None
         n = g.successors(task)
-        deps = self.dependents[g.label]
-        ordered = n == sum(1 if d.hub else d.per_body * self._fan(g, d) for d in deps)
-        k = 0  # successors of the task before this body's tasks of `d`
+        deps = [d for d in self.dependents[g.label] if not d.needs]
+        k = len(self.feeds.get(g.label, {}).get(task, ()))
+        ordered = n - k == sum(1 if d.hub else d.per_body * self._fan(g, d) for d in deps)
+        # (k: successors of the task before this body's tasks of `d`)
         for d in deps:
             for b in self._waiting(g, d, body):
                 if self._done(d, b, self.resolving):
@@ -373,26 +414,28 @@ class Stitches:
             for b in range(g.bodies):
                 self.left[self.of(g, b)] += g.per_body
         self.open, self.end = 0, 0.0
-        self.held: dict[int, list[tuple[Group, int, float]]] = {}
+        self.held: dict[int, list[tuple[Group, int, float, int | None]]] = {}
 
     def of(self, g: Group, body: int) -> int:
         return (self.first[g.loop] + body) // self.n
 
-    def admit(self, g: Group, body: int, at: float) -> bool:
-        """Whether the body may be released now; else it is held until its stitch opens."""
+    def admit(self, g: Group, body: int, at: float, task: int | None = None) -> bool:
+        """Whether the body (or its `task`) may be released now; else it is held until its
+        stitch opens."""
         s = self.of(g, body)
         if s <= self.open:
             return True
-        self.held.setdefault(s, []).append((g, body, at))
+        self.held.setdefault(s, []).append((g, body, at, task))
         return False
 
-    def ended(self, g: Group, body: int, end: float, latency: float) -> list[tuple[Group, int, float]]:
-        """A task of the body ended: the (group, body, ready time) of the stitches this opens."""
+    def ended(self, g: Group, body: int, end: float, latency: float) -> list[tuple[Group, int, float, int | None]]:
+        """A task of the body ended: the (group, body, ready time, task or None for all)
+        of the stitches this opens."""
         s = self.of(g, body)
         self.left[s] -= 1
         self.end = max(self.end, end)
         opened = []
         while self.open + 1 < len(self.left) and self.left[self.open] == 0:
             self.open += 1
-            opened += [(h, b, max(at, self.end + latency)) for h, b, at in self.held.pop(self.open, [])]
+            opened += [(h, b, max(at, self.end + latency), i) for h, b, at, i in self.held.pop(self.open, [])]
         return opened

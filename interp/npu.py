@@ -246,6 +246,7 @@ class NpuFunctions(InterpreterFunctions):
                 op.hub is not None,
                 tuple(op.succ_counts() or ()),
                 tuple(a.value.data for a in op.hub_order.data) if op.hub_order is not None else (),
+                tuple(map(tuple, op.needs_lists() or ())),
             )
         )
         return ()

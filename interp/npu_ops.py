@@ -271,6 +271,7 @@ class GmCopy:
     writes: tuple
     nbytes: int
     drain: tuple | None = None  # a fixpipe's (rows, n, L0C element bytes)
+    rows_unit: int = 1  # a copy into L1: charged for its rows rounded up to this many
 
 
 def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
@@ -303,7 +304,8 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
     offs, gext = (so, sext) if gm is src else (do, vext)
     if gm is dst:
         m.count_writes(gm, do, vext)
-    return GmCopy(op, s.pipe, gm, offs, gext, gm is dst, s.cacheable, adjust, reads, writes, nbytes)
+    unit = m.cost.l1_rows_unit if gm is src and dst.space is Space.L1 else 1
+    return GmCopy(op, s.pipe, gm, offs, gext, gm is dst, s.cacheable, adjust, reads, writes, nbytes, None, unit)
 
 
 # The timing of each op, for both engines: the compiled engine writes these functions
@@ -330,6 +332,8 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
         cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
         if c.adjust is not None:
             cycles = c.adjust(cycles)
+        if c.rows_unit > 1 and c.ext[0]:  # (known when written out: no branch where 1)
+            cycles *= -(-c.ext[0] // c.rows_unit) * c.rows_unit / c.ext[0]
         total = fixed + cycles
     else:
         total = m.cost.fixpipe_copy(t, c.drain, c.adjust, hits, misses, evicted, m.hbm_time)

@@ -101,6 +101,7 @@ class Sync:
 @dataclass(frozen=True)
 class Dma:
     transpose_rate_factor: float
+    l1_rows_unit: int  # a GM -> L1 copy is charged for its rows rounded up to this many
 
 
 @dataclass(frozen=True)

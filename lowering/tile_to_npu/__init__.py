@@ -306,14 +306,18 @@ class Lowering:
         # a task adding partial sums only its output tile's runs.
         partial = {label} if chunked and cs.t.splits > 1 else set()
         counts: dict[tuple[str, str], list[int]] = {}
+        needs: dict[tuple[str, str], list[list[int]]] = {}  # (the tasks each consumer waits for)
         if partial and fed:
-            counts[(after[0], label)] = successors.overlaps(fed, successors.cube_tasks(cs, reads=True))
+            runs = successors.cube_tasks(cs, reads=True)
+            counts[(after[0], label)] = successors.overlaps(fed, runs)
+            needs[(after[0], label)] = successors.needs(fed, runs)
         after = [label]
         out = successors.cube_tasks(cs, reads=False)  # what the cube stage's tasks write
         if cs.psum is not None:
             r = emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
             sums = successors.sum_reads(body.rows, r, cs.t.n1, cs.t.n // cs.t.n1)
             counts[(label, label + ".sum")] = successors.overlaps(out, sums)
+            needs[(label, label + ".sum")] = successors.needs(out, sums)
             after = [label + ".sum"]
             partial.add(after[0])
             out = sums
@@ -331,7 +335,7 @@ class Lowering:
                 width = phase.plan.k if phase.plan is not None else width
                 tasks = successors.vector_writes(body.rows, r, plan.copies.data, phase.chunks(), width, starts)
                 places[label] = successors.hub_places(out, tasks)
-        self.close_loop(loop, first, partial, places, counts, {*after_feed, *beside})
+        self.close_loop(loop, first, partial, places, counts, {*after_feed, *beside}, needs)
 
     def close_loop(
         self,
@@ -341,6 +345,7 @@ class Lowering:
         places: dict[str, list[int]],
         counts: dict[tuple[str, str], list[int]],
         ahead: set[str],
+        needs: dict[tuple[str, str], list[list[int]]],
     ) -> None:
         """The loop's groups (the graph's ops from `first`): their HUBs and the order
         behind them, successor counts, the weight groups in front of the vector groups
@@ -351,7 +356,9 @@ class Lowering:
             if isinstance(t, npu.TasksOp) and t.hub is not None and t.label.data in places:
                 if places[t.label.data] != list(range(t.per_body.value.data)):
                     t.hub_order = ArrayAttr([IntegerAttr(k, i64) for k in places[t.label.data]])
-        successors.record([o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)], counts)
+        groups = [o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)]
+        successors.record(groups, counts)
+        successors.record_needs(groups, needs)
         if self.target.model.weight_task:  # (last: it puts its groups in front of the graph)
             ops = list(self.graph.body.block.ops)[first:]
             emit_weight_groups(self, [o for o in ops if isinstance(o, npu.TasksOp) and o.label.data in ahead])

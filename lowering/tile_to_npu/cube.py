@@ -5,7 +5,10 @@ A body of p rows is a grid of (mL0-row, nL0-column) output tiles, as PyPTO cuts 
 many go into one task: `cube_l1_reuse_setting` N merges up to N row tiles of one
 column, run one after the other, which share the first K slices of the weight tile (as
 many as L1 keeps beside the streaming copies: PyPTO reloads the rest too, measured);
-`cube_nbuffer_setting` N merges N such units. A row tile streams K through L1 (kL1
+`cube_nbuffer_setting` N merges N such units: of one column where the row tiles' whole K
+does not fit in L1 beside the copies, else of one group of row tiles over N columns, which
+load the activation once and keep it (`act_kept`; the later units reload every weight
+slice, measured). A row tile streams K through L1 (kL1
 slices) and L0A/L0B (kL0 steps), with the pass's number of copies of each when they
 fit, into an L0C accumulator, then out through the fixpipe with the stage's cast. With
 split-K (f32 accumulators only) K is cut into runs as PyPTO cuts it (`split_runs`): the tasks
@@ -97,12 +100,14 @@ def merge_counts(st: tile.CubeStageOp) -> tuple[int, int]:
 
 
 class CubeBuffers(TypedDict):
-    """A cube task's buffers: the copies of each L1 and L0 tile, the K slices kept in L1
-    across the task's tiles, and the one L0C accumulator."""
+    """A cube task's buffers: the copies of each L1 and L0 tile, the weight's K slices
+    kept in L1 across a unit's row tiles, per row tile every activation slice kept across
+    the task's units (`act_kept`, else none), and the one L0C accumulator."""
 
     a1: list[SSAValue]
     b1: list[SSAValue]
     kept: list[SSAValue]
+    act: list[list[SSAValue]]
     a0: list[SSAValue]
     b0: list[SSAValue]
     acc: SSAValue
@@ -129,6 +134,26 @@ class CubeStage:
         self.g = group_size(self.mt, reuse) if self.t.splits == 1 else 1  # PyPTO merges no split-K tiles
         self.units = self.nt * (self.mt // self.g)
         self.per_task = min(nbuf, self.units)
+        self.act_kept = self.keeps_activation()
+
+    def keeps_activation(self) -> bool:
+        """Whether a task's units are one group of row tiles over `per_task` columns that
+        load each activation slice once (PyPTO 0.2.0, cube_nbuffer_setting 2 with
+        cube_l1_reuse_setting 2, measured on stdx `_cnb2`: 16 activation copies for its 2 x 2
+        output tiles of 8 K slices, 27 weight copies, i.e. 11 for the first unit and 16 for
+        the second): with one split run, whole tasks of whole columns, and L1 room for the
+        group's whole K beside the streaming copies and the kept weight slices."""
+        t = self.t
+        if self.per_task == 1 or t.splits > 1 or self.nt % self.per_task or t.k // t.k1 > MAX_KEPT_SLICES:
+            return False
+        a1_bytes = self.block_size(self.types()[0])
+        return self.l1_layout()[-1] + self.g * (t.k // t.k1) * a1_bytes <= self.lowering.target.capacity("l1")
+
+    def place(self, rest: int) -> tuple[int, int]:
+        """(column, row-tile group) of unit `rest` of a split run: consecutive units down a
+        column, or across the columns of one group where the activation is kept."""
+        per_col = self.mt // self.g
+        return (rest % self.nt, rest // self.nt) if self.act_kept else divmod(rest, per_col)
 
     def check_split(self) -> None:
         """Split-K: each run's tasks write their f32 partial sums to a GM workspace
@@ -179,30 +204,48 @@ class CubeStage:
             n,
             lambda q: arith.AddiOp(arith.MuliOp(i, index_const(n)).result, index_const(q)).result if n > 1 else i,
             index_const(count) if count % n else None,
-            lambda u, _: self.unit(u, start, end, bufs),
+            lambda u, q: self.unit(u, start, end, bufs, q == 0),
         )
 
     # -- buffers ---------------------------------------------------------------------
 
+    def l1_layout(self) -> tuple[int, int, int, int, int]:
+        """L1 of a task: (activation copies, weight-part copies, parts of a weight slice,
+        kept weight slices, where the kept activation starts): the copies, then the kept
+        weight slices, then (`act_kept`) per row tile of a unit its K slices of the
+        activation."""
+        a1_t, b1_t = self.types()[:2]
+        t, cap = self.t, self.lowering.target.capacity
+        size = self.block_size
+        halves = t.k1 // 2 % t.k0 == 0
+        ca, cb, parts = self.l1_copies(size(a1_t), size(b1_t), self.lowering.l1_buffers, cap("l1"), halves)
+        part_bytes = size(BufferType([t.n1, t.k1 // parts], self.b_el, Space.L1))
+        kept_at = ca * size(a1_t) + cb * part_bytes
+        room = min(cap("l1"), self.lowering.target.model.l1_reuse_bytes) - kept_at
+        kept = 0 if self.g == 1 else max(0, min(t.k // t.k1, room // size(b1_t), MAX_KEPT_SLICES))
+        return ca, cb, parts, kept, kept_at + kept * size(b1_t)
+
+    def block_size(self, bt: BufferType) -> int:
+        block = self.lowering.target.block_bytes
+        return -(-bt.nbytes() // block) * block  # buffers start on a block
+
     def buffers(self) -> CubeBuffers:
         a1_t, b1_t, a0_t, b0_t, acc_t = self.types()
-        t, cap, l1, l0 = self.t, self.lowering.target.capacity, self.lowering.l1_buffers, self.lowering.l0_buffers
-        block = self.lowering.target.block_bytes
-        size = lambda bt: -(-bt.nbytes() // block) * block  # noqa: E731  buffers start on a block
-        halves = t.k1 // 2 % t.k0 == 0
-        ca, cb, self.parts = self.l1_copies(size(a1_t), size(b1_t), l1, cap("l1"), halves)
-        kb = t.k1 // self.parts
-        part_t = BufferType([t.n1, kb] if self.bt else [kb, t.n1], self.b_el, Space.L1)
+        t, cap, l0 = self.t, self.lowering.target.capacity, self.lowering.l0_buffers
+        size = self.block_size
+        ca, cb, self.parts, kept, act_at = self.l1_layout()
+        part_t = BufferType([t.n1, t.k1 // self.parts] if self.bt else [t.k1 // self.parts, t.n1], self.b_el, Space.L1)
         l0 = l0 if l0 * size(a0_t) <= cap("l0a") and l0 * size(b0_t) <= cap("l0b") else 1
         b1_at = ca * size(a1_t)
         kept_at = b1_at + cb * size(part_t)
-        room = min(cap("l1"), self.lowering.target.model.l1_reuse_bytes) - kept_at
-        kept = 0 if self.g == 1 else max(0, min(t.k // t.k1, room // size(b1_t), MAX_KEPT_SLICES))
+        slices = t.k // t.k1 if self.act_kept else 0
+        at = lambda r, s: act_at + (r * slices + s) * size(a1_t)  # noqa: E731
         return CubeBuffers(
             {
                 "a1": [npu.AllocOp(a1_t, j * size(a1_t)).result for j in range(ca)],
                 "b1": [npu.AllocOp(part_t, b1_at + j * size(part_t)).result for j in range(cb)],
                 "kept": [npu.AllocOp(b1_t, kept_at + j * size(b1_t)).result for j in range(kept)],
+                "act": [[npu.AllocOp(a1_t, at(r, s)).result for s in range(slices)] for r in range(self.g)],
                 "a0": [npu.AllocOp(a0_t, j * size(a0_t)).result for j in range(l0)],
                 "b0": [npu.AllocOp(b0_t, j * size(b0_t)).result for j in range(l0)],
                 "acc": npu.AllocOp(acc_t, 0).result,
@@ -227,13 +270,17 @@ class CubeStage:
 
     # -- one unit: g output tiles sharing the weight tile ------------------------------
 
-    def unit(self, u: SSAValue, start: SSAValue, end: SSAValue, bufs) -> None:
-        """Unit u (mod units) of the body: column ni, row tiles mg*g .. mg*g+g-1, one after
-        the other, as PyPTO runs them; its split run is u div units."""
+    def unit(self, u: SSAValue, start: SSAValue, end: SSAValue, bufs, lead: bool) -> None:
+        """Unit u (mod units) of the body, the task's first (`lead`) or not: column ni, row tiles
+        mg*g .. mg*g+g-1, one after the other, as PyPTO runs them; its split run is u div
+        units."""
         t, per_col, split = self.t, self.mt // self.g, self.t.splits > 1
         si = arith.DivUIOp(u, index_const(self.units)).result if split else index_const(0)
         rest = arith.RemUIOp(u, index_const(self.units)).result if split else u
-        ni, mg = arith.DivUIOp(rest, index_const(per_col)).result, arith.RemUIOp(rest, index_const(per_col)).result
+        if self.act_kept:  # across the columns of one group (`place`)
+            ni, mg = arith.RemUIOp(rest, index_const(self.nt)).result, arith.DivUIOp(rest, index_const(self.nt)).result
+        else:
+            ni, mg = arith.DivUIOp(rest, index_const(per_col)).result, arith.RemUIOp(rest, index_const(per_col)).result
         col = arith.MuliOp(ni, index_const(t.n1)).result
         col.name_hint = "col"
         first = arith.AddiOp(start, arith.MuliOp(mg, index_const(self.g * t.m1))).result
@@ -244,7 +291,10 @@ class CubeStage:
             row = arith.AddiOp(first, index_const(r * t.m1)).result if r else first
             row.name_hint = "row"
             valid = valid_rows(row, end, t.m1)
-            self.k_loop(bufs, (row, valid), col, kstart, load_kept=r == 0)
+            if self.act_kept:
+                self.kept_k_loop(bufs, (row, valid), col, bufs["act"][r], lead, load_kept=r == 0)
+            else:
+                self.k_loop(bufs, (row, valid), col, kstart, load_kept=r == 0)
             self.out(bufs["acc"], arith.AddiOp(base, row).result if base else row, col, valid)
 
     def k_loop(self, bufs, member, col, kstart, load_kept: bool) -> None:
@@ -284,15 +334,39 @@ class CubeStage:
         for j in range(nb):
             npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
-    def k_slice(self, bufs, member, col, kstart, kk: SSAValue, j: int, kept=None, load=True) -> None:
-        """Slice j: the activation into its copy, then the weight part by part, each into
-        its copy (or the whole slice into its kept space, if `load`: else it is there
-        already) and consumed in kL0 steps."""
+    def kept_k_loop(self, bufs, member, col, act: list[SSAValue], lead: bool, load_kept: bool) -> None:
+        """Stream K for one row tile whose activation slices stay in L1 across the task's
+        units (`act_kept`): straight-line, loaded by the first unit; the first unit's
+        first weight slices in their kept space (as `k_loop`), every other through the
+        weight copies."""
+        t, kept = self.t, len(bufs["kept"]) if lead else 0
+        flags = [(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + j) for j in range(len(bufs["a1"]))]
+        flags += [(Pipe.MTE1, Pipe.MTE2, self.l1b_free + j) for j in range(len(bufs["b1"]))]
+        flags += [(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j) for j in range(len(bufs["a0"]))]
+        for f in flags:
+            npu.SetFlagOp(*f)
+        k0 = index_const(0)
+        for s_ in range(t.k // t.k1):
+            w = bufs["kept"][s_] if s_ < kept else None
+            kk = index_const(s_ * t.k1)
+            self.k_slice(bufs, member, col, k0, kk, s_, w, load_kept, act=act[s_], load_act=lead)
+        for f in flags:
+            npu.WaitFlagOp(*f)
+
+    def k_slice(
+        self, bufs, member, col, kstart, kk: SSAValue, j: int, kept=None, load=True, act=None, load_act=True
+    ) -> None:
+        """Slice j: the activation into its copy (or into its kept space `act`, if
+        `load_act`: else it is there already), then the weight part by part, each into its
+        copy (or the whole slice into its kept space, if `load`) and consumed in kL0
+        steps."""
         t, mm = self.t, self.st.matmul
         (row, valid), ja = member, j % len(bufs["a1"])
-        a1 = bufs["a1"][ja]
-        npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
-        npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
+        a1 = bufs["a1"][ja] if act is None else act
+        if act is None:
+            npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
+        if act is None or load_act:
+            npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
         parts = 1 if kept is not None else self.parts
         kb = t.k1 // parts
         for h in range(parts):
@@ -314,7 +388,8 @@ class CubeStage:
             self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
             if kept is None:
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
-        npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
+        if act is None:
+            npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
 
     def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int) -> None:
         """The kL0 steps over columns lo .. lo + width of the activation slice, which are

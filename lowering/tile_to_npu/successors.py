@@ -45,14 +45,14 @@ def cube_tasks(cs, reads: bool) -> Footprints:
     """A cube stage's tasks (`CubeStage`): each unit's rows by its K range (`reads`) or
     by its output columns."""
     t, rows = cs.t, cs.body.rows
-    per_col, count = cs.mt // cs.g, cs.units * t.splits
+    count = cs.units * t.splits
     span = t.k // t.splits
     out: Footprints = []
     for c in range(-(-count // cs.per_task)):
         rects = []
         for u in range(c * cs.per_task, min(count, (c + 1) * cs.per_task)):
             si, rest = divmod(u, cs.units)
-            ni, mg = divmod(rest, per_col)
+            ni, mg = cs.place(rest)
             rws = range(mg * cs.g * t.m1, min(rows, (mg + 1) * cs.g * t.m1))
             cols = range(si * span, (si + 1) * span) if reads else range(ni * t.n1, (ni + 1) * t.n1)
             rects.append((rws, cols))
@@ -80,6 +80,20 @@ def _meets(a: Sequence[Rect], b: Sequence[Rect]) -> bool:
 def overlaps(producers: Footprints, consumers: Footprints) -> list[int]:
     """Per producer task, the consumer tasks whose footprint meets its own."""
     return [sum(_meets(p, c) for c in consumers) for p in producers]
+
+
+def needs(producers: Footprints, consumers: Footprints) -> list[list[int]]:
+    """Per consumer task, the producer tasks whose footprint meets its own."""
+    return [[i for i, p in enumerate(producers) if _meets(p, c)] for c in consumers]
+
+
+def record_needs(groups: Sequence[npu.TasksOp], pairs: dict[tuple[str, str], list[list[int]]]) -> None:
+    """Set `needs` on the consumer of each (producer, consumer) pair that is not all to all."""
+    by_label = {g.label.data: g for g in groups}
+    for (producer, consumer), lists in pairs.items():
+        if all(n == list(range(by_label[producer].per_body.value.data)) for n in lists):
+            continue  # (all to all after all: the whole body)
+        by_label[consumer].needs = ArrayAttr([ArrayAttr([IntegerAttr(j, i64) for j in n]) for n in lists])
 
 
 def record(groups: Sequence[npu.TasksOp], partial: dict[tuple[str, str], list[int]]) -> None:

@@ -161,13 +161,15 @@
 // dependence is all-to-all, so none goes through a HUB.
 // Each task's successors (`succ`, resolved one by one by PyPTO's schedulers) follow the
 // footprints: a pre task's 2048-column chunk is read by the 2 runs of 1024 columns in it,
-// a run's tile by its output tile's sum task; the last group hands on to nothing.
+// a run's tile by its output tile's sum task; the last group hands on to nothing. And
+// each task waits only for those (`needs`): run 0 of row tile 0 for the pre tasks 0 and 4
+// (row tiles 0 and 1 of its chunk), a sum task for its tile's 8 runs.
 // SPLIT: npu.tasks "pre.128" vector (%body, %task) in (%bodies128, 64) succ 2 {
 // SPLIT: %psum = npu.alloc gm (%{{.*}}) : !npu.buf<?x24xf32, gm>
-// SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 64) after ["pre.128"] succ 1 {
+// SPLIT: npu.tasks "hc-linear.128" cube (%body_1, %task_1) in (%bodies128, 64) after ["pre.128"] succ 1 needs {{\[}}[0, 4], [8, 12], [16, 20],
 // SPLIT-NOT: atomic_add
 // SPLIT: npu.fixpipe {{.*}} -> %psum[%{{.*}}, %col] rows %rows_2 : !npu.buf<16x24xf32, l0c>
-// SPLIT: npu.tasks "hc-linear.128.sum" vector (%body_2, %task_2) in (%bodies128, 8) after ["hc-linear.128"] succ 1 {
+// SPLIT: npu.tasks "hc-linear.128.sum" vector (%body_2, %task_2) in (%bodies128, 8) after ["hc-linear.128"] succ 1 needs {{\[}}[0, 8, 16, 24, 32, 40, 48, 56], [1, 9,
 // SPLIT-COUNT-8: npu.dma mte2 %psum
 // SPLIT-NOT: npu.dma mte2 %psum
 // SPLIT: npu.dma mte3 %{{.*}}[0, 0] -> %ws_1[%row_3, %col_1] rows %rows_3

@@ -113,20 +113,23 @@ def test_the_weight_s_l1_flags_start_half_way_through_the_event_ids(monkeypatch)
 def test_the_pypto020_calibration_is_the_default_with_pypto_0_2_0_s_cube_path():
     """It inherits ascend910b1 and changes only the cube path (docs/model.md), turns
     the AICPU scheduler threads on, gives weight-only work a task of its own and lets
-    every AIC copy in at its full rate at once (PyPTO shares no HBM bandwidth) and its
-    cube tasks keep more than 512 KiB of L1 live (PyPTO does not back-pressure)."""
+    every AIC copy in at its full rate at once (PyPTO shares no HBM bandwidth), its
+    cube tasks keep more than 512 KiB of L1 live (PyPTO does not back-pressure), a
+    copy into L1 is charged for whole 16-row fractals and an f32 mmad takes one pass."""
     import dataclasses
 
     dev, sim = load_target("ascend910b1"), load_target("ascend910b1-pypto020")
     paths = {**dev.paths, "l1->l0a": 512, "l1->l0b": 256}
     want = dev.changed(
         cube__mad_head_cycles=0,
+        cube__passes={**dev.cube.passes, "f32": 1},
         fixpipe__form="copy",
         paths=paths,
         aicpu__enabled=True,
         model__weight_task=True,
         model__hbm_total=dev.model.gm_read_rate * dev.cube_cores,
         memory__l1=2 * dev.memory.l1,
+        dma__l1_rows_unit=16,
     )
     assert sim == dataclasses.replace(want, name="ascend910b1-pypto020")
     assert (dev.path_rate("l1", "l0a"), dev.path_rate("l1", "l0b"), dev.cube.mad_head_cycles) == (129.7, 85.4, 21)

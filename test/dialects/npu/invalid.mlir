@@ -1132,3 +1132,31 @@ func.func @f() {
   }
   func.return
 }
+
+// -----
+
+func.func @graph_needs_lists(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    npu.tasks "a" vector (%b, %i) in (%n, 2) succ 1 {
+    }
+    // expected-error@+1 {{'needs' gives each task of a body (2) the tasks it waits for of its one producer group (one group in 'after', no 'hub'): got 1 lists}}
+    npu.tasks "b" cube (%b, %i) in (%n, 2) after ["a"] succ 0 needs [[0]] {
+    }
+  }
+  func.return
+}
+
+// -----
+
+func.func @graph_needs_range(%x: !npu.buf<?x64xf32, gm>) {
+  npu.graph cube 24 vector 48 {
+    %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
+    npu.tasks "a" vector (%b, %i) in (%n, 2) succ 1 {
+    }
+    // expected-error@+1 {{task group "b" needs none, or tasks of "a" not in 0..1}}
+    npu.tasks "b" cube (%b, %i) in (%n, 2) after ["a"] succ 0 needs [[0], [2]] {
+    }
+  }
+  func.return
+}

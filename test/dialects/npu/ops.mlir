@@ -185,17 +185,18 @@ func.func @graph(%x: !npu.buf<?x64xf32, gm>) {
   func.return
 }
 
-// Successor counts per task of a body (`succ [..]`) or one for all (`succ n`).
+// Successor counts per task of a body (`succ [..]`) or one for all (`succ n`); the
+// producer tasks each task waits for (`needs [[..], ..]`).
 // CHECK-LABEL: func.func @graph_succ
 // CHECK: npu.tasks "norm" vector (%{{.*}}, %{{.*}}) in (%n, 2) succ [3, 2] {
-// CHECK: npu.tasks "mm" cube (%{{.*}}, %{{.*}}) in (%n, 3) after ["norm"] succ 1 {
+// CHECK: npu.tasks "mm" cube (%{{.*}}, %{{.*}}) in (%n, 3) after ["norm"] succ 1 needs {{\[}}[0, 1], [0], [1]] {
 // CHECK: npu.tasks "out" vector (%{{.*}}, %{{.*}}) in (%n, 8) after ["mm"] hub succ 0 {
 func.func @graph_succ(%x: !npu.buf<?x64xf32, gm>) {
   npu.graph cube 24 vector 48 {
     %n = npu.dim %x, 0 : !npu.buf<?x64xf32, gm>
     npu.tasks "norm" vector (%b, %i) in (%n, 2) succ [3, 2] {
     }
-    npu.tasks "mm" cube (%b, %i) in (%n, 3) after ["norm"] succ 1 {
+    npu.tasks "mm" cube (%b, %i) in (%n, 3) after ["norm"] succ 1 needs [[0, 1], [0], [1]] {
     }
     npu.tasks "out" vector (%b, %i) in (%n, 8) after ["mm"] hub succ 0 {
     }
