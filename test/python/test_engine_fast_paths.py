@@ -15,6 +15,7 @@ import pytest
 
 from pto.interp import numerics as nx
 from pto.interp.l2 import SMALL, L2Cache
+from pto.interp.writes import add_tiles
 
 LINE, SETS, WAYS = 64, 8, 2
 
@@ -252,3 +253,23 @@ def test_an_mmad_priced_once_per_shape_is_its_two_prices(monkeypatch) -> None:
         assert cost.mmad_priced(16, 512, 64, "bf16", rows) == want
     monkeypatch.setattr(cost, "mmad_macs", lambda *a: pytest.fail("priced again"))
     assert cost.mmad_priced(16, 512, 64, "bf16", 1)[1] == 16 * 512 * 64
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_writes_counted_after_the_run_are_a_slice_per_tile(seed: int) -> None:
+    """Tiles of a few extents (many of one, so the difference-array path runs, and some
+    reaching past the end, empty or of another rank's indexing) counted at once give
+    `counts[slices] += 1` per tile."""
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(1, 40)), int(rng.integers(1, 40)))
+    extents = [(int(rng.integers(0, 9)), int(rng.integers(0, 9))) for _ in range(3)]
+    tiles = [
+        ((int(rng.integers(-2, shape[0] + 3)), int(rng.integers(0, shape[1] + 3))), extents[int(rng.integers(0, 3))])
+        for _ in range(int(rng.integers(1, 3000)))
+    ]
+    want = np.zeros(shape, np.int32)
+    for (o0, o1), (e0, e1) in tiles:
+        want[o0 : o0 + e0, o1 : o1 + e1] += 1
+    got = np.zeros(shape, np.int32)
+    add_tiles(got, tiles)
+    assert got.dtype == want.dtype and (got == want).all()
