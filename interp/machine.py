@@ -386,9 +386,11 @@ class Machine:
         """Cycles to move `nbytes` to or from HBM starting at `start`, at this core's
         `rate` but within the chip's shared bandwidth per window."""
         t, left = start, float(nbytes)
+        if left <= 0:
+            return t - start
         used, win, cap = self._hbm_used, self._hbm_window, self._hbm_cap
-        while left > 0:  # window by window; tests, not `min`: it runs per GM copy
-            w = int(t // win)
+        w = int(t // win)
+        while True:  # window by window; tests, not `min`: it runs per GM copy
             u = used.get(w, 0.0)
             end = (w + 1) * win
             n = rate * (end - t)
@@ -396,13 +398,14 @@ class Machine:
                 n = left
             if cap - u < n:
                 n = cap - u
-            if n <= 0:
-                t = end
-                continue
-            used[w] = u + n
-            left -= n
-            t = t + n / rate if left <= 0 else end
-        return t - start
+            if n > 0:
+                used[w] = u + n
+                left -= n
+                if left <= 0:
+                    return t + n / rate - start
+            # the next window from its start (`end // win` is w + 1: one fewer division)
+            t = end
+            w += 1
 
     def gm_access(
         self, t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], write: bool, cacheable: bool
