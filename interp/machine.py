@@ -31,6 +31,7 @@ PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, 
 # (name, pipe) of each: an enum's `.value` is a descriptor call (7 a task, 3% of an
 # op-heavy timing-only run).
 PIPE_NAMES = tuple((p.value, p) for p in PIPES)
+SCALAR_NAME = Pipe.SCALAR.value
 # The trace track (thread) of a core that shows the graph tasks it ran.
 TASK_TRACK = "task"
 
@@ -461,7 +462,7 @@ class Machine:
         now = core.busy
         busy = {name: now[p] - busy0[p] for name, p in PIPE_NAMES}
         # SCALAR's busy cycles are settled when the launch ends: its issue slots, now
-        busy[Pipe.SCALAR.value] = (core.issued - issued0) * self.cost.issue
+        busy[SCALAR_NAME] = (core.issued - issued0) * self.cost.issue
         hbm = (core.hbm_lines - lines0) * self.l2.line
         run = TaskRun(core.name, label, index[0], index[1], taken, end, busy, core.macs - macs0, hbm)
         self.task_runs.append(run)
