@@ -28,13 +28,13 @@ def add_tiles(counts: np.ndarray, tiles: list[tuple[tuple[int, ...], tuple[int, 
             groups[extent].append(offsets)
         else:  # (other ranks, and a negative offset, which a slice counts from the end)
             counts[tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))] += 1
-    for extent, offsets in groups.items():
-        if len(offsets) * ELEMENTS_PER_TILE < counts.size:
-            e0, e1 = extent
-            for o0, o1 in offsets:
+    for shape, corners in groups.items():
+        if len(corners) * ELEMENTS_PER_TILE < counts.size:
+            e0, e1 = shape
+            for o0, o1 in corners:
                 counts[o0 : o0 + e0, o1 : o1 + e1] += 1
             continue
-        _add_same(counts, np.array(offsets, np.intp).reshape(-1, 2), extent)
+        _add_same(counts, np.array(corners, np.intp).reshape(-1, 2), shape)
 
 
 def _add_same(counts: np.ndarray, offsets: np.ndarray, extent: tuple[int, ...]) -> None:
