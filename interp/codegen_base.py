@@ -23,6 +23,7 @@ from pto.dialects.npu import BufferType, Space
 from pto.interp import inline
 from pto.interp import npu_ops as ops
 from pto.interp.arith import CMP
+from pto.interp.cost import CostModel
 from pto.interp.machine import PIPES, Core, MachineError, dependence_key
 
 # `_Emitter.offer_turn`'s line.
@@ -79,7 +80,17 @@ class Emitter:
         self.rules = inline.Rules(
             aliases={"core.machine": "m", "m.cost": "cost", "cost.issue": "ci", "m.events": "events"},
             tables={f"core.{t}": t for t in (*PIPE_TABLES, *KEY_TABLES)},
-            methods={"core.begin": Core.begin, "core.commit": Core.commit, "core.run": Core.run} if hot else {},
+            methods=(
+                {
+                    "core.begin": Core.begin,
+                    "core.commit": Core.commit,
+                    "core.run": Core.run,
+                    "cost.gm_transfer": CostModel.gm_transfer,
+                    "cost.gm_latency": CostModel.gm_latency,
+                }
+                if hot
+                else {}
+            ),
             hoisted=("core.flag",),
             pure=("cost.",),
             counted={"core.issued": self.count_issue},

@@ -111,6 +111,13 @@ class EventScheduler:
         self._kept = (key, Clocks(self.clocks()))  # type: ignore[misc]
         return self._behind_on(w, self._kept[1])
 
+    def _calm(self, w: Worker, clocks: Clocks) -> Worker:
+        """`w`, to run next, with `calm_until` as its first refused `YIELD` would set it
+        (`_behind_on` on these clocks, which bound the others' for the whole turn): a
+        turn's first `YIELD` was one per task, nearly always refused."""
+        self.calm_until = clocks.least_besides(w.index) + QUANTUM
+        return w
+
     def _behind_on(self, w: Worker, clocks: Clocks) -> bool:
         """`_behind` on the given clocks; False sets `calm_until` from them."""
         mine = w.clock()
@@ -142,11 +149,11 @@ class EventScheduler:
         if workers:
             w = workers[clocks.first()]
             if not w.done and (w.waiting is None or w.waiting()):  # (nearly every time)
-                return w
+                return self._calm(w, clocks)
             for i in clocks.order()[1:]:
                 w = workers[i]
                 if not w.done and (w.waiting is None or w.waiting()):
-                    return w
+                    return self._calm(w, clocks)
         live = [w for w in workers if not w.done]
         if live:
             raise deadlock(live)

@@ -269,8 +269,9 @@ class TaskGraph:
         start = max(self._free(core), heap[0][0])
         sched = self.machine.scheduler
         # A running core blocked inside its task (a cross-core wait) is not waited for:
-        # it may wait for a task this core is about to take.
-        return all(start <= o.issue for o, w, _ in self.active.values() if not sched.blocked(w))
+        # it may wait for a task this core is about to take. (`blocked` is asked only of
+        # a core that would be waited for: a call per running core was most of this.)
+        return all(start <= o.issue or sched.blocked(w) for o, w, _ in self.active.values())
 
     # -- readiness -----------------------------------------------------------------------
 

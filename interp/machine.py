@@ -24,12 +24,14 @@ from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
 from pto.interp.l2 import L2Cache, Pattern, lines_from, nz_lines_from, strides
 from pto.interp.l2_lines import line_pattern
+from pto.interp.writes import add_tiles
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
 # (name, pipe) of each: an enum's `.value` is a descriptor call (7 a task, 3% of an
 # op-heavy timing-only run).
 PIPE_NAMES = tuple((p.value, p) for p in PIPES)
+SCALAR_NAME = Pipe.SCALAR.value
 # The trace track (thread) of a core that shows the graph tasks it ran.
 TASK_TRACK = "task"
 
@@ -334,6 +336,7 @@ class Machine:
         # How many times each element of an output was written (atomic adds excluded):
         # a correct kernel writes every output element exactly once.
         self.write_counts: dict[str, np.ndarray] = {}
+        self._writes: list[tuple[GmTensor, Any, Any]] = []  # noted by `count_writes`, not yet counted
         self._blank: dict[Space, np.ndarray] = {}
         self.blank_bufs: dict = {}  # AllocSpec -> its Buf of the blank memory (`npu_ops.alloc`)
 
@@ -346,20 +349,24 @@ class Machine:
         return self._blank[space]
 
     def count_writes(self, t: GmTensor, offsets, extent) -> None:
-        """Count a write of the tile in the output's per-element counts, through `t`'s
-        shape (the output, or a reshape of it)."""
-        if (c := self.write_counts.get(t.name)) is None:
-            return
-        if t.at is not None:  # a window (an output's columns): counted in the whole output
-            offsets = tuple(map(operator.add, offsets, t.at))
-        shape = t.strides_shape
-        if c.shape != shape:
-            c = c.reshape(shape)
-        if len(offsets) == 2:  # (most tiles: building the slices in a loop was most of this)
-            (o0, o1), (e0, e1) = offsets, extent
-            c[o0 : o0 + e0, o1 : o1 + e1] += 1
-        else:
-            c[tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))] += 1
+        """Note a write of the tile for the output's per-element counts, through `t`'s
+        shape (the output, or a reshape of it); `counted_writes` counts them."""
+        self._writes.append((t, offsets, extent))
+
+    def counted_writes(self) -> dict[str, np.ndarray]:
+        """`write_counts` with every write noted so far counted (`pto.interp.writes`)."""
+        tiles: dict[tuple[str, tuple[int, ...]], list] = defaultdict(list)
+        for t, offsets, extent in self._writes:
+            if t.name not in self.write_counts:
+                continue
+            if t.at is not None:  # a window (an output's columns): counted in the whole output
+                offsets = tuple(map(operator.add, offsets, t.at))
+            tiles[(t.name, tuple(t.strides_shape))].append((tuple(offsets), tuple(extent)))
+        self._writes.clear()
+        for (name, shape), group in tiles.items():
+            c = self.write_counts[name]
+            add_tiles(c.reshape(shape) if c.shape != shape else c, group)
+        return self.write_counts
 
     # -- global memory ---------------------------------------------------------------
 
@@ -380,9 +387,11 @@ class Machine:
         """Cycles to move `nbytes` to or from HBM starting at `start`, at this core's
         `rate` but within the chip's shared bandwidth per window."""
         t, left = start, float(nbytes)
+        if left <= 0:
+            return t - start
         used, win, cap = self._hbm_used, self._hbm_window, self._hbm_cap
-        while left > 0:  # window by window; tests, not `min`: it runs per GM copy
-            w = int(t // win)
+        w = int(t // win)
+        while True:  # window by window; tests, not `min`: it runs per GM copy
             u = used.get(w, 0.0)
             end = (w + 1) * win
             n = rate * (end - t)
@@ -390,13 +399,14 @@ class Machine:
                 n = left
             if cap - u < n:
                 n = cap - u
-            if n <= 0:
-                t = end
-                continue
-            used[w] = u + n
-            left -= n
-            t = t + n / rate if left <= 0 else end
-        return t - start
+            if n > 0:
+                used[w] = u + n
+                left -= n
+                if left <= 0:
+                    return t + n / rate - start
+            # the next window from its start (`end // win` is w + 1: one fewer division)
+            t = end
+            w += 1
 
     def gm_access(
         self, t: GmTensor, offsets: tuple[int, ...], extent: tuple[int, ...], write: bool, cacheable: bool
@@ -452,7 +462,7 @@ class Machine:
         now = core.busy
         busy = {name: now[p] - busy0[p] for name, p in PIPE_NAMES}
         # SCALAR's busy cycles are settled when the launch ends: its issue slots, now
-        busy[Pipe.SCALAR.value] = (core.issued - issued0) * self.cost.issue
+        busy[SCALAR_NAME] = (core.issued - issued0) * self.cost.issue
         hbm = (core.hbm_lines - lines0) * self.l2.line
         run = TaskRun(core.name, label, index[0], index[1], taken, end, busy, core.macs - macs0, hbm)
         self.task_runs.append(run)

@@ -259,7 +259,8 @@ def _run_npu(
     with blas.one_thread():  # tile-sized products: threads only cost (`pto.interp.blas`)
         _call(_interpreter(module, m, engine), sig, [*args, *gm_outs])
     m.l2.flush()
-    return RunResult(outs, "npu", make_report(m), notes, [m.write_counts[g.name] for g in gm_outs])
+    counts = m.counted_writes()
+    return RunResult(outs, "npu", make_report(m), notes, [counts[g.name] for g in gm_outs])
 
 
 def check_paths(module: ModuleOp, tgt: Target) -> None:

@@ -756,24 +756,33 @@ WHILE = launch("""
     }""")
 
 
-def test_a_core_offers_the_turn_only_where_another_may_take_it(monkeypatch) -> None:
-    """A program skips a `YIELD` the scheduler would refuse (`calm_until`): the
-    scheduler sees far fewer than one per GM copy, and the run is the interpreter's."""
-    from pto.interp import compiled
+@pytest.mark.parametrize("quantum", [2000, 50])
+def test_a_core_offers_the_turn_only_where_another_may_take_it(monkeypatch, quantum: int) -> None:
+    """A program skips a `YIELD` the scheduler would refuse (`calm_until`, set when its
+    turn starts): the scheduler sees far fewer than one per GM copy (at the model's
+    quantum none here), and the run is the interpreter's; at a small quantum (both
+    engines') turns are offered and some taken, and the runs still agree."""
+    from pto.interp import compiled, scheduler
 
-    offers = []
+    offers, taken = [], []
     after = compiled.EventScheduler._after
 
     def counted(self, w, request):
         offers.append(request is compiled.YIELD)
-        return after(self, w, request)
+        chosen = after(self, w, request)
+        taken.append(request is compiled.YIELD and chosen is not w)
+        return chosen
 
     monkeypatch.setattr(compiled.EventScheduler, "_after", counted)
+    monkeypatch.setattr(compiled, "QUANTUM", quantum)
+    monkeypatch.setattr(scheduler, "QUANTUM", quantum)
     pto_m, npu_m = kernel("sk03_standard.mlir")
     ref, got = both(npu_m, random_inputs(signature(pto_m), 40, 0))
     same(ref, got)
     gm_copies = sum(e.pipe in ("mte2", "mte3") or e.name == "npu.fixpipe" for e in got.report.events)
-    assert 0 < sum(offers) < gm_copies / 2
+    assert sum(offers) < gm_copies / 2
+    if quantum < 2000:
+        assert sum(taken) > 0
 
 
 def test_a_turn_reads_the_graph_clocks_about_once(monkeypatch) -> None:

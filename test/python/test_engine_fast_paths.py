@@ -15,6 +15,7 @@ import pytest
 
 from pto.interp import numerics as nx
 from pto.interp.l2 import SMALL, L2Cache
+from pto.interp.writes import add_tiles
 
 LINE, SETS, WAYS = 64, 8, 2
 
@@ -252,3 +253,62 @@ def test_an_mmad_priced_once_per_shape_is_its_two_prices(monkeypatch) -> None:
         assert cost.mmad_priced(16, 512, 64, "bf16", rows) == want
     monkeypatch.setattr(cost, "mmad_macs", lambda *a: pytest.fail("priced again"))
     assert cost.mmad_priced(16, 512, 64, "bf16", 1)[1] == 16 * 512 * 64
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_writes_counted_after_the_run_are_a_slice_per_tile(seed: int) -> None:
+    """Tiles of a few extents (many of one, so the difference-array path runs, and some
+    reaching past the end, empty or of another rank's indexing) counted at once give
+    `counts[slices] += 1` per tile."""
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(1, 40)), int(rng.integers(1, 40)))
+    extents = [(int(rng.integers(0, 9)), int(rng.integers(0, 9))) for _ in range(3)]
+    tiles = [
+        ((int(rng.integers(-2, shape[0] + 3)), int(rng.integers(0, shape[1] + 3))), extents[int(rng.integers(0, 3))])
+        for _ in range(int(rng.integers(1, 3000)))
+    ]
+    want = np.zeros(shape, np.int32)
+    for (o0, o1), (e0, e1) in tiles:
+        want[o0 : o0 + e0, o1 : o1 + e1] += 1
+    got = np.zeros(shape, np.int32)
+    add_tiles(got, tiles)
+    assert got.dtype == want.dtype and (got == want).all()
+
+
+def _hbm_reference(used: dict, win, cap, start: float, nbytes: float, rate: float) -> float:
+    """The HBM booking window by window, plainly: each window's share at the core's
+    rate, cut to what is left of the transfer and of the window's bandwidth."""
+    t, left = start, float(nbytes)
+    while left > 0:
+        w = int(t // win)
+        u = used.get(w, 0.0)
+        end = (w + 1) * win
+        n = min(left, rate * (end - t), cap - u)
+        if n <= 0:
+            t = end
+            continue
+        used[w] = u + n
+        left -= n
+        t = t + n / rate if left <= 0 else end
+    return t - start
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_hbm_booking_is_the_plain_window_loop(seed: int) -> None:
+    """`Machine.hbm_time` (the next window by a count, not a division) books and answers
+    what the plain loop does, bit for bit, on windows full and not."""
+    from pto.interp.machine import Machine
+
+    rng = np.random.default_rng(seed)
+    win = [512, 512.0, 100, 7][seed % 4]
+    cap = [768 * 512, 1000, 50.5, 20000][seed // 4 % 4]
+    m = Machine.__new__(Machine)
+    m._hbm_used, m._hbm_window, m._hbm_cap = {}, win, cap
+    used: dict = {}
+    for _ in range(300):
+        start = float(rng.uniform(0, 5000)) if rng.random() < 0.7 else float(rng.integers(0, 5000))
+        nbytes = [0, 512, 65536, int(rng.integers(1, 100000))][int(rng.integers(0, 4))]
+        rate = [32, 32.0, 17.3, 64][int(rng.integers(0, 4))]
+        got, want = m.hbm_time(start, nbytes, rate), _hbm_reference(used, win, cap, start, nbytes, rate)
+        assert got == want and type(got) is type(want)
+    assert list(m._hbm_used.items()) == list(used.items())
