@@ -488,6 +488,10 @@ class _Frame:
             self.out.emit(f"{' = '.join(targets)} = {self.src(v)}")
 
     def s_AugAssign(self, node: ast.AugAssign) -> None:
+        t = node.target
+        if isinstance(t, ast.Name) and self.env.get(t.id) != Rt(self.local(t.id)):
+            # `x op= v` with x a known value or an expression, not a local yet: `x = x op v`
+            return self.s_Assign(ast.Assign([t], ast.BinOp(ast.Name(t.id, ast.Load()), node.op, node.value)))
         v = self.value(node.value)
         where = (
             self.target(node.target, Rt("?"))

@@ -332,8 +332,10 @@ def gm_copy(m: Machine, core: Core, c: GmCopy) -> None:
         cycles = m.cost.gm_transfer(t + fixed, hits, misses, c.write, c.cacheable, m.hbm_time, evicted)
         if c.adjust is not None:
             cycles = c.adjust(cycles)
-        if c.rows_unit > 1 and c.ext[0]:  # (known when written out: no branch where 1)
-            cycles *= -(-c.ext[0] // c.rows_unit) * c.rows_unit / c.ext[0]
+        # (a copy into L1 charged for whole `rows_unit` rows; an expression, not a branch: the
+        # unit is the target's, read when the compiled engine's program runs)
+        rows = c.ext[0]
+        cycles = cycles * (-(-rows // c.rows_unit) * c.rows_unit / rows if c.rows_unit > 1 and rows else 1)
         total = fixed + cycles
     else:
         total = m.cost.fixpipe_copy(t, c.drain, c.adjust, hits, misses, evicted, m.hbm_time)

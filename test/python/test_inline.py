@@ -56,3 +56,21 @@ def loops_while(core, n):
 def test_python_the_writer_cannot_specialise_is_an_error_when_compiling() -> None:
     with pytest.raises(inline.InlineError, match="cannot write out"):
         hot_emitter().write(loops_while, inline.Rt("core"), inline.Rt("n"))
+
+
+def scaled(core, c):
+    x = 3
+    x *= c
+    core.out = x
+
+
+def test_an_augmented_assignment_to_a_known_value_writes_its_value_first() -> None:
+    """`x = 3; x *= c` (x known when compiling, c not): `x = 3 * c`, not `x *= c` of a
+    local never assigned."""
+    e = hot_emitter()
+    e.write(scaled, inline.Rt("core"), inline.Rt("c"))
+    ns = dict(e.ns)  # (the constants it names)
+    exec("def f(core, c):\n" + "\n".join(e.lines), ns)  # noqa: S102
+    core = SimpleNamespace()
+    ns["f"](core, 5)
+    assert core.out == 15
