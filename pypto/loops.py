@@ -302,10 +302,10 @@ def _row_of_tile(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> boo
     )
 
 
-def _tile_valid(tr: Trace, x: Tensor, valid) -> bool:
-    """`valid` is the valid_shape of a tile `x` of the loop body: its valid rows at each
-    iteration, and its other dims whole."""
-    if not (x._tok and tr.iteration >= 0 and tr.loop is not None and valid[1:] == x.shape[1:]):
+def _tile_valid(tr: Trace, x: Tensor, valid, dims: list | None = None) -> bool:
+    """`valid` is the valid_shape of a tile `x` of the loop body (of a view of it, `dims`):
+    its valid rows at each iteration, and its other dims whole."""
+    if not (x._tok and tr.iteration >= 0 and tr.loop is not None and valid[1:] == (dims or x.shape)[1:]):
         return False
     lp, rows = tr.loop, x.shape[0]
     total = tr.params[min(tr.token)].shape[0]
@@ -433,6 +433,8 @@ def view(
             )
         if _row_of_tile(tr, input, shape, offsets, valid):  # GLM-4.5's per-row loop
             return row_loops.view(tr, input, offsets[0])
+        if valid is not None and shape[0] == input.shape[0] and _tile_valid(tr, input, valid, shape):
+            valid = None  # columns of a tile of the body, with the valid rows it has
         if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         if _weight_window(tr, input, shape, offsets, valid) and input._param is None:

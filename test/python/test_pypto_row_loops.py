@@ -1,5 +1,5 @@
 """Rows of a tile taken one at a time in a Python loop (pypto/row_loops.py, GLM-4.5's
-per-row quant), and a view of a whole tile of the body that narrows its valid_shape."""
+per-row quant), and views of a tile of the body that give its own valid rows as valid_shape."""
 
 import collections
 import re
@@ -189,3 +189,24 @@ def test_an_annotation_without_dtype_takes_the_arguments() -> None:
     x, _, w = _data(3)
     with pytest.raises(pto.BuildError, match="argument 'w' is float64: a tensor argument is bf16"):
         k(x, w.astype(np.float64), np.zeros((3, N), np.float32))
+
+
+def test_columns_of_a_tile_with_its_own_valid_rows_are_a_column_view() -> None:
+    """`view(y, [TILE, 16], [0, 16], valid_shape=[act, 16])` of the matmul's tile."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([K, N], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, 16], FP32),
+    ):
+        t = x.shape[0]
+        for i in pypto.loop(0, t, TILE):
+            act = pypto.min(TILE, t - i)
+            y = pypto.matmul(pypto.view(x, [TILE, K], [i, 0], valid_shape=[act, K]), w, FP32)
+            pypto.assemble(pypto.view(y, [TILE, 16], [0, 16], valid_shape=[act, 16]), [i, 0], out)
+
+    x, _, w = _data(6)
+    out = np.zeros((6, 16), np.float32)
+    k(x, w, out)
+    assert check(out, (x @ w)[:, 16:]).ok
