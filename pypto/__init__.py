@@ -44,17 +44,14 @@ from pto.pypto.extras import (
     unsqueeze,
     var,
 )
-from pto.pypto.loops import (
-    assemble,
+from pto.pypto.hints import (
     get_vec_tile_shapes,
-    loop,
-    loop_unroll,
     set_cube_tile_shapes,
     set_pass_options,
     set_semantic_label,
     set_vec_tile_shapes,
-    view,
 )
+from pto.pypto.loops import assemble, loop, loop_unroll, view
 from pto.pypto.ops import (
     abs,
     add,

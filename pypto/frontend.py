@@ -38,7 +38,7 @@ from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
 from pto.pypto import tails
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
-from pto.pypto.loops import check_pass_options, pass_options, status_dim
+from pto.pypto.hints import check_pass_options, pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import DynamicDim, Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, _traces

@@ -1,7 +1,7 @@
 """PyPTO 0.2.0's option names (option_names.toml, one list per `pypto.frontend.jit`
 argument): a name PyPTO does not have is refused at the user's line, as PyPTO fails on
 it, naming the closest real one. (A real name that is not modelled is accepted, with one
-NotModelledWarning: pypto/loops.py, pypto/frontend.py.)"""
+NotModelledWarning: pypto/hints.py, pypto/frontend.py.)"""
 
 from __future__ import annotations
 

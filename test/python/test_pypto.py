@@ -864,7 +864,7 @@ def test_an_option_name_pypto_does_not_have_is_an_error(options, message) -> Non
 
 def test_every_option_pypto_has_is_accepted() -> None:
     from pto.pypto.frontend import RUNTIME_MODELLED
-    from pto.pypto.loops import MODELLED_OPTIONS
+    from pto.pypto.hints import MODELLED_OPTIONS
     from pto.pypto.option_names import NAMES
 
     assert set(MODELLED_OPTIONS) <= set(NAMES["pass_options"])
