@@ -28,16 +28,16 @@ def not_modelled(what: str, seen: set[str]) -> None:
         _warn(f"pto.pypto: {what} is accepted but not modelled", NotModelledWarning)
 
 
-# Python's own registry of warnings shown: under the default filter, a warning is shown
-# once per text and line, as `warnings.warn`'s are (a kernel called at several token
-# counts, each compiled, warns once).
-_SHOWN: dict = {}
+# Python's registries of warnings shown, one per file as Python keeps one per module:
+# under the default filter a warning is shown once per text and line, as `warnings.warn`'s
+# are (a kernel called at several token counts, each compiled, warns once).
+_SHOWN: dict[str, dict] = {}
 
 
 def _warn(message: str, category: type[Warning]) -> None:
     where = caller()
     file, line = where if where else ("<pypto>", 0)
-    warnings.warn_explicit(message, category, file, line, registry=_SHOWN)
+    warnings.warn_explicit(message, category, file, line, registry=_SHOWN.setdefault(file, {}))
 
 
 def lowering_warning(message: str) -> None:
