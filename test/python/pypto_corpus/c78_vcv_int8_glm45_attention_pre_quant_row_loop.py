@@ -13,7 +13,7 @@ reshape back with valid_shape. Four outputs: q [T, 1536], k [T, 128], v [T, 128]
 [T, 5120] (all bf16), written as the model does: q[bs_idx * pypto.symbolic_scalar(bs_tile):, 0:] = q_res.
 Signatures as the model: pypto.Tensor([pypto.DYNAMIC, ...], ...) and pypto.Tensor([], ...).
 Loop: pypto.loop(bs_loop) over 8-token tiles, act_bs_tile = (bs - bs_idx * bs_tile).min(bs_tile).
-T in (1, 37, 200).
+T in (1, 37, 136).
 """
 
 import os
@@ -30,7 +30,7 @@ Q_SIZE, KV_SIZE = 1536, 128
 ROTARY = 64
 HALF_ROT = ROTARY // 2
 EPS = 1e-05
-TOKENS = (1, 37, 200)
+TOKENS = (1, 37, 136)  # (in the suite: a count past 128 that costs less than 200)
 
 
 def bf16_round(a):
