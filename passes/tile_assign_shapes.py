@@ -56,7 +56,8 @@ def _check_width(st: tile.VecStageOp, vec: list[int], target: Target) -> None:
         warn(
             st,
             f"vector stage '{st.label.data}': tile {vec} is narrower than a "
-            f"{target.block_bytes}-byte block of its data ({min(block, width)} elements): {wide}",
+            f"{target.block_bytes}-byte block of its data ({min(block, width)} elements): widened to {wide} "
+            "(where a tile of more sizes was set, a 2-D op takes its first ones, as in PyPTO)",
         )
         st.vec_tile = DenseArrayBase.from_list(i64, wide)
 

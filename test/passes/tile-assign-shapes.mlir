@@ -231,7 +231,7 @@ func.func @narrow(%x: tensor<?x256xbf16>, %w: tensor<256x16xbf16>, %out: tensor<
   %t = tensor.dim %x, %c0 : tensor<?x256xbf16>
   tile.token_loop %i = %c0 to %t step 2 {
     %xt = tile.load %x[%i] : tensor<?x256xbf16> -> tensor<2x256xbf16>
-    // expected-warning@+1 {{vector stage 'norm': tile [1, 4] is narrower than a 32-byte block of its data (16 elements): [1, 16]}}
+    // expected-warning@+1 {{vector stage 'norm': tile [1, 4] is narrower than a 32-byte block of its data (16 elements): widened to [1, 16] (where a tile of more sizes was set, a 2-D op takes its first ones, as in PyPTO)}}
     %n = tile.vec_stage "norm" tile [1, 4] -> (tensor<2x256xbf16>) {
       %a = tile.abs %xt : tensor<2x256xbf16> -> tensor<2x256xbf16>
       tile.yield %a : tensor<2x256xbf16>
