@@ -396,7 +396,10 @@ METHODS = (
 
 
 def _no_ellipsis(key, rank: int):
-    """`x[i:j, ...]`: the `...` as the whole of each dim it stands for."""
+    """`x[i:j, ...]`: the `...` as the whole of each dim it stands for; `x[i:j]` of a
+    tensor of rank 2 or more is `x[i:j, ...]` (GLM-4.5's `out[i * TILE:] = y`)."""
+    if isinstance(key, slice) and key != slice(None) and rank >= 2:
+        key = (key, Ellipsis)
     if not isinstance(key, tuple) or sum(k is Ellipsis for k in key) != 1:
         return key
     at = key.index(Ellipsis)

@@ -902,3 +902,22 @@ def test_softmax_outside_its_form_is_refused(dim, dtype, message) -> None:
 
     with pytest.raises(pto.BuildError, match=message):
         k(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32))
+
+
+def test_one_slice_of_a_2d_tensor_takes_whole_rows() -> None:
+    """`x[i:i + 1]` and `out[i:] = y` (GLM-4.5's `out[bs_idx * TILE:] = y`): the rows, all columns."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+        w: pypto.Tensor([64, 32], FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, 32], FP32),
+    ):
+        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
+            y[i:] = pypto.matmul(x[i : i + 1], w, FP32)
+
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal((5, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
+    y = np.zeros((5, 32), np.float32)
+    k(x, w, y)
+    assert check(y, x @ w).ok
