@@ -233,10 +233,13 @@ class JitKernel:
             if a.dtype != want:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
-            for d, n in zip(dims, a.shape, strict=True):
+            for j, (d, n) in enumerate(zip(dims, a.shape, strict=True)):
                 if status_dim(d):
                     if t is not None and n != t:
-                        refuse(f"argument '{p.name}' has {n} rows on its DYNAMIC axis, another argument {t}")
+                        refuse(
+                            f"argument '{p.name}' has {n} rows on its DYNAMIC axis (dim {j}), another argument {t}: "
+                            "every DYNAMIC axis here is the token axis, one count (write the others' sizes, or STATIC)"
+                        )
                     t = n
                     shape.append(Sym("T"))
                 elif d is StatusType.STATIC or d == n:

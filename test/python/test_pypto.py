@@ -492,7 +492,7 @@ def _kernel(body):
     [
         (lambda xt, i, p: pypto.transpose(xt, 0, 1), "a pypto.transpose is supported only as an operand of a matmul"),
         (lambda xt, i, p: pypto.sin(xt), "pypto.sin (a PyPTO 0.2.0 name) is not modelled here"),
-        (lambda xt, i, p: xt[0:1], "slicing a tensor"),
+        (lambda xt, i, p: xt[0:1], "pypto.assemble of a row of a tile"),  # (row 0: x[0:1] is x[0:1, ...])
         (lambda xt, i, p: pypto.concat([xt, xt], 0), "pypto.concat along dim 0 of rank-2 tensors: only the last axis"),
         (lambda xt, i, p: pypto.concat([xt, pypto.cast(xt, BF16)], -1), "pypto.concat of DT_FP32 and DT_BF16"),
         (lambda xt, i, p: pypto.concat([xt], -1), "pypto.concat takes a list of at least 2 tensors"),
@@ -669,7 +669,10 @@ def test_arguments_are_checked_against_the_annotations() -> None:
     k = _kernel(lambda xt, i, p: pypto.sqrt(xt))
     with pytest.raises(pto.BuildError, match="argument 'x' is float64, its annotation DT_FP32"):
         k(np.ones((3, K)), np.zeros((3, K), np.float32))
-    with pytest.raises(pto.BuildError, match="argument 'out' has 4 rows on its DYNAMIC axis, another argument 3"):
+    with pytest.raises(
+        pto.BuildError,
+        match=r"argument .out. has 4 rows on its DYNAMIC axis \(dim 0\), another argument 3: every DYNAMIC axis here is the token axis",
+    ):
         k(np.ones((3, K), np.float32), np.zeros((4, K), np.float32))
     with pytest.raises(pto.BuildError, match="must be a numpy array or a torch CPU tensor"):
         k([1, 2], np.zeros((3, K), np.float32))
