@@ -119,9 +119,10 @@ def _not_tiled(lp: Loop, t: int, offset, valid, rows: int, what: str, have: list
             f"the first loop's whole {lp.tile}-row tiles leave: {got}, not {[o for o, _ in want][:6]} "
             f"(rows [{t // lp.tile * lp.tile}, {t}), each once, in tiles of {lp.rest or rows} rows)"
         )
+    wanted = f"{[o for o, _ in want][:6]} with {[c for _, c in want][:6]} valid rows"
     return (
         f"{what} of {rows} rows at {offset} (valid {valid}) does not tile the token axis: {got}, not "
-        f"{[o for o, _ in want][:6]} (each row once); write view(x, [TILE, K], [i * TILE, 0], "
+        f"{wanted} (each row once); write view(x, [TILE, K], [i * TILE, 0], "
         "valid_shape=[pypto.min(TILE, T - i * TILE), K]), or whole tiles then a second pypto.loop over the rest"
     )
 

@@ -241,3 +241,22 @@ def test_an_if_outside_a_pypto_loop_body_is_refused() -> None:
     with pytest.raises(pto.BuildError) as e:
         k(x, np.zeros_like(x))
     assert "the symbolic integer idx has no value" in str(e.value) and line("# in loop_unroll") in str(e.value)
+
+
+def test_a_view_past_the_tokens_without_valid_rows_names_the_valid_rows_wanted() -> None:
+    """A TILE-row view at each tile with no valid_shape reads past T on the last tile:
+    refused, naming the valid rows each tile should have (its offsets alone agree)."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        t = x.shape[0]
+        for i in pypto.loop((t + TILE - 1) // TILE, idx_name="i"):
+            tile(x, w, out, i * TILE, TILE)
+
+    with pytest.raises(pto.BuildError) as e:
+        run(k, 3)
+    assert "at T = 1 it starts at [0] with [8] valid rows, not [0] with [1] valid rows" in str(e.value), str(e.value)
