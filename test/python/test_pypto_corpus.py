@@ -23,6 +23,7 @@ COUNTS: dict[str, list[str]] = {"c55_vcv_n16384_matmul_operator_head_center_3d":
 
 def _run(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTO", "1")
+    monkeypatch.syspath_prepend(str(CORPUS))  # (c79-c87 import their batch's harness, batch_harness.py)
     monkeypatch.setattr(sys, "argv", [str(path), *COUNTS.get(path.stem, [])])
     runpy.run_path(str(path), run_name="__main__")
 

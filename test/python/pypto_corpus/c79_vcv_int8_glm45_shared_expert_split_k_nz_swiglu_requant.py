@@ -11,96 +11,16 @@ Model idioms kept: annotations pypto.tensor() (no shape, no dtype) for weights, 
 for activations; pypto.loop_unroll(token_nums, unroll_list=[1..128], name=...) (no start/step);
 params passed as lists; set_cube_tile_shapes(..., True); device_sched_mode 1.
 """
-
-# --- the batch's harness (corpus10's _common.py), inlined
-import os
+from typing import Tuple
 
 import numpy as np
 
-PTO = os.environ.get("PTO") == "1"
-if PTO:
-    import pto.pypto as pypto  # noqa: F401
-else:
-    import pypto  # noqa: F401
-
-TOKENS = (1, 37, 200)
-
-
-def bf16_round(a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    u = a.view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
-
-
-def fp16_round(a):
-    return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
-
-
-def _np_dt(dt):
-    import ml_dtypes
-
-    return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32, "int8": np.int8, "int32": np.int32}[dt]
-
-
-def _torch_dt(dt):
-    import torch
-
-    return {
-        "bf16": torch.bfloat16,
-        "fp16": torch.float16,
-        "fp32": torch.float32,
-        "int8": torch.int8,
-        "int32": torch.int32,
-    }[dt]
-
-
-def run(name, kernel, make_case, tokens=TOKENS, call=None):
-    """make_case(T) -> (ins, outs, refs, tols, extra)
-    ins: [(array, dt)], outs: [(shape, dt)], refs: [array], tols: [(atol, rtol) or 'step1'], extra: scalars.
-    call(kernel, ins, outs, extra) overrides the argument order (default kernel(*ins, *outs, *extra))."""
-    call = call or (lambda k, i, o, e: k(*i, *o, *e))
-    all_ok = True
-    for T in tokens:
-        ins, outs, refs, tols, extra = make_case(T)
-        if PTO:
-            a_in = [np.ascontiguousarray(np.asarray(a).astype(_np_dt(dt))) for a, dt in ins]
-            a_out = [np.zeros(s, _np_dt(dt)) for s, dt in outs]
-            call(kernel, a_in, a_out, list(extra))
-            for j, (o, r, tol) in enumerate(zip(a_out, refs, tols, strict=False)):
-                got = o.astype(np.float32)
-                r = np.asarray(r, np.float32)
-                err = np.abs(got - r)
-                if tol == "step1":
-                    bad = err > 1.0
-                else:
-                    bad = err > tol[0] + tol[1] * np.abs(r)
-                bad = bad | ~np.isfinite(got)
-                ok = not bad.any()
-                all_ok &= ok
-                print(
-                    f"  T={T} out{j}: {'ok' if ok else 'BAD'} max_abs_err={err.max():.4g} bad={int(bad.sum())}/{bad.size}"
-                )
-        else:
-            import torch
-
-            t_in = [torch.from_numpy(np.asarray(a, np.float32)).to(_torch_dt(dt)) for a, dt in ins]
-            t_out = [torch.zeros(s, dtype=_torch_dt(dt)) for s, dt in outs]
-            call(kernel, t_in, t_out, list(extra))
-            print(f"  T={T}: SIM ran")
-    if PTO:
-        print("ALL PASS" if all_ok else "FAIL")
-        return
-    print(f"{name} SIM accepted")
-
-
-# --- the kernel
-
+from batch_harness import PTO, pypto, run, bf16_round  # (the batch's _common.py)
 
 H, INTER = 5120, 192
 
 
-def symmetric_quantization_per_token(input_tensor) -> tuple:
+def symmetric_quantization_per_token(input_tensor) -> Tuple:
     x_fp32 = pypto.cast(input_tensor, pypto.DT_FP32)
     x_abs = pypto.abs(x_fp32)
     x_max = pypto.amax(x_abs, -1, True)
@@ -221,13 +141,9 @@ def make_case(T):
     left, right = deq[:, :INTER], deq[:, INTER:]
     sw = left / (np.float32(1.0) + np.exp(-left)) * right
     q, s = quant_np(sw)
-    return (
-        [(x, "bf16"), (W13, "int8"), (W_SCALE, "bf16")],
-        [((T, INTER), "int8"), ((T, 1), "fp32")],
-        [q, s],
-        ["step1", (1e-6, 2e-2)],
-        [],
-    )
+    return ([(x, "bf16"), (W13, "int8"), (W_SCALE, "bf16")],
+            [((T, INTER), "int8"), ((T, 1), "fp32")],
+            [q, s], ["step1", (1e-6, 2e-2)], [])
 
 
 if __name__ == "__main__":

@@ -12,91 +12,9 @@ Outputs (3): scores fp32 [T, 160], scores_for_choice fp32 [T, 160], group_weight
 Model idioms: format=ND annotations, pypto.Tensor([]) weights, unroll_list=powers_of_2(32) (a set),
 min(tile_batch, 4) vec tiles, combine_axis, cube_l1_reuse_setting pass option, device_sched_mode.
 """
-
-# --- the batch's harness (corpus10's _common.py), inlined
-import os
-
 import numpy as np
 
-PTO = os.environ.get("PTO") == "1"
-if PTO:
-    import pto.pypto as pypto  # noqa: F401
-else:
-    import pypto  # noqa: F401
-
-TOKENS = (1, 37, 200)
-
-
-def bf16_round(a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    u = a.view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
-
-
-def fp16_round(a):
-    return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
-
-
-def _np_dt(dt):
-    import ml_dtypes
-
-    return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32, "int8": np.int8, "int32": np.int32}[dt]
-
-
-def _torch_dt(dt):
-    import torch
-
-    return {
-        "bf16": torch.bfloat16,
-        "fp16": torch.float16,
-        "fp32": torch.float32,
-        "int8": torch.int8,
-        "int32": torch.int32,
-    }[dt]
-
-
-def run(name, kernel, make_case, tokens=TOKENS, call=None):
-    """make_case(T) -> (ins, outs, refs, tols, extra)
-    ins: [(array, dt)], outs: [(shape, dt)], refs: [array], tols: [(atol, rtol) or 'step1'], extra: scalars.
-    call(kernel, ins, outs, extra) overrides the argument order (default kernel(*ins, *outs, *extra))."""
-    call = call or (lambda k, i, o, e: k(*i, *o, *e))
-    all_ok = True
-    for T in tokens:
-        ins, outs, refs, tols, extra = make_case(T)
-        if PTO:
-            a_in = [np.ascontiguousarray(np.asarray(a).astype(_np_dt(dt))) for a, dt in ins]
-            a_out = [np.zeros(s, _np_dt(dt)) for s, dt in outs]
-            call(kernel, a_in, a_out, list(extra))
-            for j, (o, r, tol) in enumerate(zip(a_out, refs, tols, strict=False)):
-                got = o.astype(np.float32)
-                r = np.asarray(r, np.float32)
-                err = np.abs(got - r)
-                if tol == "step1":
-                    bad = err > 1.0
-                else:
-                    bad = err > tol[0] + tol[1] * np.abs(r)
-                bad = bad | ~np.isfinite(got)
-                ok = not bad.any()
-                all_ok &= ok
-                print(
-                    f"  T={T} out{j}: {'ok' if ok else 'BAD'} max_abs_err={err.max():.4g} bad={int(bad.sum())}/{bad.size}"
-                )
-        else:
-            import torch
-
-            t_in = [torch.from_numpy(np.asarray(a, np.float32)).to(_torch_dt(dt)) for a, dt in ins]
-            t_out = [torch.zeros(s, dtype=_torch_dt(dt)) for s, dt in outs]
-            call(kernel, t_in, t_out, list(extra))
-            print(f"  T={T}: SIM ran")
-    if PTO:
-        print("ALL PASS" if all_ok else "FAIL")
-        return
-    print(f"{name} SIM accepted")
-
-
-# --- the kernel
-
+from batch_harness import PTO, pypto, run, bf16_round  # (the batch's _common.py)
 
 H, NE = 5120, 160
 
@@ -152,7 +70,7 @@ def moe_gate_kernel(
         0, bs, 1, name="LOOP_MOE_FUSION_L0", idx_name="bs_idx", unroll_list=powers_of_2(32)
     ):
         # 5. 通过view得到tile_logits
-        tile_hidden_states = hidden_states[bs_idx : bs_idx + tile_batch, :]
+        tile_hidden_states = hidden_states[bs_idx:bs_idx + tile_batch, :]
 
         # gate start
         pypto.set_vec_tile_shapes(min(tile_batch, 4), 5120)
@@ -188,9 +106,9 @@ def moe_gate_kernel(
         group_weight = max1
 
         pypto.set_vec_tile_shapes(view_first, ne)
-        scores_out[bs_idx : bs_idx + tile_batch, :] = topk_weights
-        scores_choice_out[bs_idx : bs_idx + tile_batch, :] = topk_weights_add
-        group_weight_out[bs_idx : bs_idx + tile_batch, :] = group_weight
+        scores_out[bs_idx:bs_idx + tile_batch, :] = topk_weights
+        scores_choice_out[bs_idx:bs_idx + tile_batch, :] = topk_weights_add
+        group_weight_out[bs_idx:bs_idx + tile_batch, :] = group_weight
 
 
 rng = np.random.default_rng(89)
@@ -204,13 +122,9 @@ def make_case(T):
     s = 1.0 / (1.0 + np.exp(-logits))
     sc = s + BIAS[None, :]
     gw = sc.max(-1, keepdims=True)
-    return (
-        [(x, "bf16"), (W, "fp32"), (BIAS, "bf16")],
-        [((T, NE), "fp32"), ((T, NE), "fp32"), ((T, 1), "fp32")],
-        [s, sc, gw],
-        [(2e-2, 2e-2)] * 3,
-        [1],
-    )
+    return ([(x, "bf16"), (W, "fp32"), (BIAS, "bf16")],
+            [((T, NE), "fp32"), ((T, NE), "fp32"), ((T, 1), "fp32")],
+            [s, sc, gw], [(2e-2, 2e-2)] * 3, [1])
 
 
 if __name__ == "__main__":

@@ -17,100 +17,20 @@ SIM fails on it with `RuntimeError: std::bad_cast` (SetOpAttribute, operation.h:
 (both the 2-D view form and the model's 3-D reshape+view form). So the row loop was replaced by the whole b-tile,
 and x_view got valid_shape=[b_valid * s1, h] so the tail tile is defined.
 """
-
-# --- the batch's harness (corpus10's _common.py), inlined
-import os
 from dataclasses import dataclass
+from typing import List
 
 import numpy as np
 
-PTO = os.environ.get("PTO") == "1"
-if PTO:
-    import pto.pypto as pypto  # noqa: F401
-else:
-    import pypto  # noqa: F401
-
-TOKENS = (1, 37, 200)
-
-
-def bf16_round(a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    u = a.view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
-
-
-def fp16_round(a):
-    return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
-
-
-def _np_dt(dt):
-    import ml_dtypes
-
-    return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32, "int8": np.int8, "int32": np.int32}[dt]
-
-
-def _torch_dt(dt):
-    import torch
-
-    return {
-        "bf16": torch.bfloat16,
-        "fp16": torch.float16,
-        "fp32": torch.float32,
-        "int8": torch.int8,
-        "int32": torch.int32,
-    }[dt]
-
-
-def run(name, kernel, make_case, tokens=TOKENS, call=None):
-    """make_case(T) -> (ins, outs, refs, tols, extra)
-    ins: [(array, dt)], outs: [(shape, dt)], refs: [array], tols: [(atol, rtol) or 'step1'], extra: scalars.
-    call(kernel, ins, outs, extra) overrides the argument order (default kernel(*ins, *outs, *extra))."""
-    call = call or (lambda k, i, o, e: k(*i, *o, *e))
-    all_ok = True
-    for T in tokens:
-        ins, outs, refs, tols, extra = make_case(T)
-        if PTO:
-            a_in = [np.ascontiguousarray(np.asarray(a).astype(_np_dt(dt))) for a, dt in ins]
-            a_out = [np.zeros(s, _np_dt(dt)) for s, dt in outs]
-            call(kernel, a_in, a_out, list(extra))
-            for j, (o, r, tol) in enumerate(zip(a_out, refs, tols, strict=False)):
-                got = o.astype(np.float32)
-                r = np.asarray(r, np.float32)
-                err = np.abs(got - r)
-                if tol == "step1":
-                    bad = err > 1.0
-                else:
-                    bad = err > tol[0] + tol[1] * np.abs(r)
-                bad = bad | ~np.isfinite(got)
-                ok = not bad.any()
-                all_ok &= ok
-                print(
-                    f"  T={T} out{j}: {'ok' if ok else 'BAD'} max_abs_err={err.max():.4g} bad={int(bad.sum())}/{bad.size}"
-                )
-        else:
-            import torch
-
-            t_in = [torch.from_numpy(np.asarray(a, np.float32)).to(_torch_dt(dt)) for a, dt in ins]
-            t_out = [torch.zeros(s, dtype=_torch_dt(dt)) for s, dt in outs]
-            call(kernel, t_in, t_out, list(extra))
-            print(f"  T={T}: SIM ran")
-    if PTO:
-        print("ALL PASS" if all_ok else "FAIL")
-        return
-    print(f"{name} SIM accepted")
-
-
-# --- the kernel
-
+from batch_harness import PTO, pypto, run, bf16_round  # (the batch's _common.py)
 
 H, D, ROPE = 4096, 512, 64
 
 
 @dataclass
 class Rope2dTileConfig:
-    two_dim_tile: list[int]
-    three_dim_tile: list[int]
+    two_dim_tile: List[int]
+    three_dim_tile: List[int]
 
 
 def rms_norm(input_tensor: pypto.Tensor, gamma: pypto.Tensor, epsilon=1e-6) -> pypto.Tensor:
@@ -208,8 +128,8 @@ def compressor_wkv_kernel(
         pypto.set_vec_tile_shapes(1, 512)
         kv = rms_norm(pypto.cast(kv_t, dtype), weight)  # b,d
 
-        kv_nope = kv[:, : d - rope_head_dim]
-        kv_rope = kv[:, d - rope_head_dim :]
+        kv_nope = kv[:, :d - rope_head_dim]
+        kv_rope = kv[:, d - rope_head_dim:]
         sin_tile = pypto.view(sin, kv_rope.shape, [b_idx * b, 0], valid_shape=[b_valid, rope_head_dim])
         cos_tile = pypto.view(cos, kv_rope.shape, [b_idx * b, 0], valid_shape=[b_valid, rope_head_dim])
         rope2d_tile_config = Rope2dTileConfig([1, 64], [1, 128, 128])
@@ -239,14 +159,9 @@ def make_case(T):
     ms = (kv * kv * np.float32(1.0 / D)).sum(-1, keepdims=True) + np.float32(1e-6)
     kvn = bf16_round(GAMMA * (kv * (np.float32(1.0) / np.sqrt(ms))))
     ref = kvn.copy()
-    ref[:, D - ROPE :] = bf16_round(rope_interleaved_np(kvn[:, D - ROPE :], cos, sin))
-    return (
-        [(x, "bf16"), (sin, "bf16"), (cos, "bf16"), (WKV, "bf16"), (GAMMA, "fp32")],
-        [((T, D), "bf16")],
-        [ref],
-        [(2e-2, 2e-2)],
-        [ROPE],
-    )
+    ref[:, D - ROPE:] = bf16_round(rope_interleaved_np(kvn[:, D - ROPE:], cos, sin))
+    return ([(x, "bf16"), (sin, "bf16"), (cos, "bf16"), (WKV, "bf16"), (GAMMA, "fp32")],
+            [((T, D), "bf16")], [ref], [(2e-2, 2e-2)], [ROPE])
 
 
 if __name__ == "__main__":

@@ -12,93 +12,12 @@ cube tiles from config.cube_tile_shape, vec tile (32, 64).
 What SIM forced: with N = 2048 the helper's tile x.shape[:2] = (16, 2048) fp32 overflows UB
 (`MULS in/output total size [262144] exceeds MEM_UB size [196608]`), so N = 1024 (as the example's test) and H = 2048.
 """
-
-# --- the batch's harness (corpus10's _common.py), inlined
-import os
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-PTO = os.environ.get("PTO") == "1"
-if PTO:
-    import pto.pypto as pypto  # noqa: F401
-else:
-    import pypto  # noqa: F401
-
-TOKENS = (1, 37, 200)
-
-
-def bf16_round(a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    u = a.view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
-
-
-def fp16_round(a):
-    return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
-
-
-def _np_dt(dt):
-    import ml_dtypes
-
-    return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32, "int8": np.int8, "int32": np.int32}[dt]
-
-
-def _torch_dt(dt):
-    import torch
-
-    return {
-        "bf16": torch.bfloat16,
-        "fp16": torch.float16,
-        "fp32": torch.float32,
-        "int8": torch.int8,
-        "int32": torch.int32,
-    }[dt]
-
-
-def run(name, kernel, make_case, tokens=TOKENS, call=None):
-    """make_case(T) -> (ins, outs, refs, tols, extra)
-    ins: [(array, dt)], outs: [(shape, dt)], refs: [array], tols: [(atol, rtol) or 'step1'], extra: scalars.
-    call(kernel, ins, outs, extra) overrides the argument order (default kernel(*ins, *outs, *extra))."""
-    call = call or (lambda k, i, o, e: k(*i, *o, *e))
-    all_ok = True
-    for T in tokens:
-        ins, outs, refs, tols, extra = make_case(T)
-        if PTO:
-            a_in = [np.ascontiguousarray(np.asarray(a).astype(_np_dt(dt))) for a, dt in ins]
-            a_out = [np.zeros(s, _np_dt(dt)) for s, dt in outs]
-            call(kernel, a_in, a_out, list(extra))
-            for j, (o, r, tol) in enumerate(zip(a_out, refs, tols, strict=False)):
-                got = o.astype(np.float32)
-                r = np.asarray(r, np.float32)
-                err = np.abs(got - r)
-                if tol == "step1":
-                    bad = err > 1.0
-                else:
-                    bad = err > tol[0] + tol[1] * np.abs(r)
-                bad = bad | ~np.isfinite(got)
-                ok = not bad.any()
-                all_ok &= ok
-                print(
-                    f"  T={T} out{j}: {'ok' if ok else 'BAD'} max_abs_err={err.max():.4g} bad={int(bad.sum())}/{bad.size}"
-                )
-        else:
-            import torch
-
-            t_in = [torch.from_numpy(np.asarray(a, np.float32)).to(_torch_dt(dt)) for a, dt in ins]
-            t_out = [torch.zeros(s, dtype=_torch_dt(dt)) for s, dt in outs]
-            call(kernel, t_in, t_out, list(extra))
-            print(f"  T={T}: SIM ran")
-    if PTO:
-        print("ALL PASS" if all_ok else "FAIL")
-        return
-    print(f"{name} SIM accepted")
-
-
-# --- the kernel
-
+from batch_harness import PTO, pypto, run, bf16_round  # (the batch's _common.py)
 
 F_1 = 1.0
 F_NEGA_1 = -1.0
@@ -153,7 +72,7 @@ def dynamic_gelu_up_core(
         [config.cube_tile_shape[2], config.cube_tile_shape[2]],
     )
     pypto.set_vec_tile_shapes(*config.vec_tile_shape)
-    hidden_size, _intermediate_size = config.hidden_size, config.intermediate_size
+    hidden_size, intermediate_size = config.hidden_size, config.intermediate_size
     basic_batch = config.basic_batch
     if basic_batch == 0:
         raise ValueError("basic_batch must be greater than 0")
@@ -184,15 +103,8 @@ W = bf16_round(rng.standard_normal((HID, INTER)) / np.sqrt(32))
 
 def make_case(T):
     config = FFNConfig(
-        batch_size=T,
-        hidden_size=HID,
-        intermediate_size=INTER,
-        activation="gelu",
-        dtype=pypto.DT_BF16,
-        use_dynamic_shape=True,
-        vec_tile_shape=(32, 64),
-        cube_tile_shape=(32, 64, 64),
-        basic_batch=16,
+        batch_size=T, hidden_size=HID, intermediate_size=INTER, activation="gelu", dtype=pypto.DT_BF16,
+        use_dynamic_shape=True, vec_tile_shape=(32, 64), cube_tile_shape=(32, 64, 64), basic_batch=16,
         run_mode=pypto.RunMode.SIM,
     )
     x = bf16_round(rng.standard_normal((T, HID)) / np.sqrt(32))
