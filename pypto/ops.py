@@ -139,7 +139,7 @@ def _build(tr: Trace, kind: str, inputs: Sequence[Tensor], build: Callable[..., 
     last = block.last_op
     val = build(*(i._val for i in inputs))
     built = _ops_after(block, last)
-    if (same := row_loops.reuse(tr, built, val)) is not val:
+    if (same := row_loops.reuse(tr, built, val, not any(i._tok for i in inputs))) is not val:
         return same  # type: ignore[return-value]
     if tr.iteration >= 0:
         tr.body_ops[tr.iteration] += built

@@ -60,12 +60,12 @@ def each(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, resu
     return _tagged(result(kind, wholes, [rows, *shape[1:]], dtype), r, rows)
 
 
-def reuse(tr: Trace, built: list, val: object) -> object:
+def reuse(tr: Trace, built: list, val: object, weight_only: bool) -> object:
     """What a build makes: the value of the same ops built before in this body if rows
     are being taken one at a time (the next row's copy of the row program, or of a
-    weight-only op in it: the new ops are erased), else `val`. Every build is
-    remembered, as a row loop's first weight-only ops come before its first row view."""
-    if not built:
+    weight-only op in it: the new ops are erased), else `val`. Weight-only builds are
+    remembered always, as a row loop's first ones come before its first row view."""
+    if not built or not (tr.rows_open or weight_only):
         return val
     key = (tr.iteration, *map(_signature, built))
     if tr.rows_open and key in tr.row_ops:

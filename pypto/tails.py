@@ -66,15 +66,13 @@ def check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) ->
     if tr.plan is not None and tr.plan.samples is None:
         tr.plan.samples = ts
     for t in ts:
-        env = {"T": t}
-        its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
-        envs = [{"T": t, lp.index.name: i} for i in its]
+        envs = [e for *_, e in _iterations(lp, [t])]
+        runs = [tr.plan is None or tr.plan.holds(e) for e in envs]  # (where this trace's branch runs)
         offs = [evaluate(offset, e) for e in envs]
         counts = [
             evaluate(valid, e) if valid is not None else rows if what == "pypto.view" else min(rows, t - o)
             for e, o in zip(envs, offs, strict=True)
         ]
-        runs = [tr.plan is None or tr.plan.holds(e) for e in envs]
         have = list(zip(offs, counts, strict=True))
         wanted = _wanted(lp, t)
         size = lp.tile if lp.part == 0 else lp.rest
@@ -92,13 +90,11 @@ def check_valid(tr: Trace, valid, rows: int, total: object) -> bool:
     valid_shape) are the loop's tile's valid rows at each iteration: the view is the tile."""
     lp = tr.loop
     assert lp is not None and lp.tile is not None
-    if lp.tile != rows and (lp.part == 0 or lp.rest != rows):
+    if rows != (lp.tile if lp.part == 0 else lp.rest):
         return False
     for t in samples(total, lp.tile):
-        env = {"T": t}
-        its = range(evaluate(lp.start, env), evaluate(lp.stop, env), evaluate(lp.step, env) or 1)
-        envs = [{"T": t, lp.index.name: i} for i in its]
-        runs = [tr.plan is None or tr.plan.holds(e) for e in envs]
+        envs = [e for *_, e in _iterations(lp, [t])]
+        runs = [tr.plan is None or tr.plan.holds(e) for e in envs]  # (where this trace's branch runs)
         counts = [(0, evaluate(valid, e)) for e in envs]
         if not any(_same(counts, [(0, c) for _, c in want], runs) for want in _wanted(lp, t).values()):
             return False

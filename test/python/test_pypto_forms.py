@@ -838,9 +838,11 @@ def test_lrelu_and_var_are_their_element_wise_forms() -> None:
         (lambda x: pypto.lrelu(x, 1.5), "negative_slope is modelled from 0 to 1"),
         (lambda x: pypto.var(x, 0, keepdim=True), "pypto.var over dim 0"),
         (lambda x: pypto.var(x, -1), "keepdim=False"),
+        (lambda x: pypto.softmax(x, 0), "over dim 0"),
+        (lambda x: pypto.cast(pypto.softmax(pypto.cast(x, BF16), -1), FP32), "takes a DT_FP32 tensor"),
     ],
 )
-def test_lrelu_and_var_outside_their_forms_are_refused(call, message) -> None:
+def test_lrelu_var_and_softmax_outside_their_forms_are_refused(call, message) -> None:
     @pypto.frontend.jit
     def k(x: pypto.Tensor([pypto.DYNAMIC, 64], FP32), y: pypto.Tensor([pypto.DYNAMIC, 64], FP32)):
         for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
@@ -848,25 +850,6 @@ def test_lrelu_and_var_outside_their_forms_are_refused(call, message) -> None:
 
     with pytest.raises(pto.BuildError, match=message):
         k(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32))
-
-
-def test_an_ellipsis_in_a_slice_stands_for_the_dims_left() -> None:
-    """`x[i:i + p, ...]` and `out[i:i + p, ...] = y` (PyPTO's matmul example)."""
-
-    @pypto.frontend.jit
-    def k(
-        x: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
-        w: pypto.Tensor([64, 32], FP32),
-        y: pypto.Tensor([pypto.DYNAMIC, 32], FP32),
-    ):
-        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
-            y[i : i + 1, ...] = pypto.matmul(x[i : i + 1, ...], w, FP32)
-
-    rng = np.random.default_rng(9)
-    x, w = rng.standard_normal((5, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
-    y = np.zeros((5, 32), np.float32)
-    k(x, w, y)
-    assert check(y, x @ w).ok
 
 
 def test_softmax_along_the_last_axis_of_a_grid() -> None:
@@ -891,21 +874,18 @@ def test_softmax_along_the_last_axis_of_a_grid() -> None:
     assert check(y, e / e.sum(-1, keepdims=True)).ok
 
 
-@pytest.mark.parametrize("dim, dtype, message", [(0, FP32, "over dim 0"), (-1, BF16, "takes a DT_FP32 tensor")])
-def test_softmax_outside_its_form_is_refused(dim, dtype, message) -> None:
-    @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], FP32), y: pypto.Tensor([pypto.DYNAMIC, 64], FP32)):
-        for i, n in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
-            pypto.assemble(
-                pypto.cast(pypto.softmax(pypto.cast(pypto.view(x, [n, 64], [i, 0]), dtype), dim), FP32), [i, 0], y
-            )
-
-    with pytest.raises(pto.BuildError, match=message):
-        k(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32))
+def _ellipsis(x, y, w, i):
+    y[i : i + 1, ...] = pypto.matmul(x[i : i + 1, ...], w, FP32)
 
 
-def test_one_slice_of_a_2d_tensor_takes_whole_rows() -> None:
-    """`x[i:i + 1]` and `out[i:] = y` (GLM-4.5's `out[bs_idx * TILE:] = y`): the rows, all columns."""
+def _one_slice(x, y, w, i):
+    y[i:] = pypto.matmul(x[i : i + 1], w, FP32)
+
+
+@pytest.mark.parametrize("rows", [_ellipsis, _one_slice])
+def test_slices_of_whole_rows(rows) -> None:
+    """`x[i:i + p, ...]` and `out[i:i + p, ...] = y` (PyPTO's matmul example); `x[i:i + 1]`
+    and `out[i:] = y` (GLM-4.5's `out[bs_idx * TILE:] = y`): the rows, all columns."""
 
     @pypto.frontend.jit
     def k(
@@ -914,9 +894,9 @@ def test_one_slice_of_a_2d_tensor_takes_whole_rows() -> None:
         y: pypto.Tensor([pypto.DYNAMIC, 32], FP32),
     ):
         for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
-            y[i:] = pypto.matmul(x[i : i + 1], w, FP32)
+            rows(x, y, w, i)
 
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(9)
     x, w = rng.standard_normal((5, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
     y = np.zeros((5, 32), np.float32)
     k(x, w, y)
