@@ -9,10 +9,15 @@ and tile shapes; `tile.load` brings a token tile (with its valid rows for a tail
 whole weight (with its cache policy) into the loop, `tile.store` assembles the result.
 Compute ops mirror `pto`'s on static tile shapes.
 
+Weight-only work that the matmul reads (W8A16's int8 weight cast to f16) is a *weight
+stage*: a `tile.vec_stage` in the function's block, before the loops, over whole loads
+of weights; it runs once per launch and the loops `tile.load` its result as a weight.
+
 What this level checks: the skeleton rules. One loop level (token loops never nest, and
-every stage lives in one); exactly one cube stage per loop body, holding exactly one
-matmul; compute ops only inside stages; cube tile axes with 0 < L0 <= L1, L1 % L0 == 0
-and K/N tiles aligned to the target's block; vector tile ranks that match the data.
+every stage but a weight stage lives in one); exactly one cube stage per loop body,
+holding exactly one matmul; compute ops only inside stages; cube tile axes with
+0 < L0 <= L1, L1 % L0 == 0 and K/N tiles aligned to the target's block; vector tile
+ranks that match the data.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
@@ -192,6 +198,17 @@ class TokenLoopOp(IRDLOperation):
 # -------------------------------------------------------------------------- stages
 
 
+def is_weight_stage(op: Operation) -> bool:
+    """A `tile.vec_stage` in the function's block (not in a loop) whose results are all
+    weight-only: work done once per launch that a loop loads as a weight."""
+    return (
+        isinstance(op, VecStageOp)
+        and isinstance(op.parent_op(), func.FuncOp)
+        and bool(op.results)
+        and all(weight_only(r) for r in op.results)
+    )
+
+
 class StageBase(IRDLOperation):
     label = prop_def(StringAttr)
     outs = var_result_def(TensorType)
@@ -217,8 +234,11 @@ class StageBase(IRDLOperation):
 
     def verify_stage(self) -> None:
         loop = _enclosing(self, TokenLoopOp)
-        if loop is None:
-            raise VerifyException(f"'{self.name}' must be inside a tile.token_loop")
+        if loop is None and not is_weight_stage(self):
+            raise VerifyException(
+                f"'{self.name}' must be inside a tile.token_loop "
+                "(outside, only a tile.vec_stage of weight-only work: a weight stage)"
+            )
         if _enclosing(self, StageBase) is not None:
             raise VerifyException(f"'{self.name}' cannot nest inside another stage")
         term = self.body.block.last_op
@@ -363,6 +383,8 @@ class VecStageOp(StageBase):
         self.verify_stage()
         if self.nbuffer is not None and self.nbuffer.value.data < 1:
             raise VerifyException("'tile.vec_stage' nbuffer must be at least 1")
+        if is_weight_stage(self):
+            self.verify_weight_stage()
         if self.phase is not None:
             self.verify_phase(self.phase)
         for op in self.body.block.ops:
@@ -387,6 +409,18 @@ class VecStageOp(StageBase):
                     raise VerifyException(
                         f"vector tile [{', '.join(map(str, shape))}] has rank {len(shape)} "
                         f"but '{op.name}' works on rank-{rank} data"
+                    )
+
+    def verify_weight_stage(self) -> None:
+        """Its tasks write each result to a GM workspace: the loops read it as a weight."""
+        if self.phase is not None:
+            raise VerifyException("a weight stage (a tile.vec_stage outside the loops) has no phase: it reads no rows")
+        for r in self.results:
+            for use in r.uses:
+                if not (isinstance(use.operation, LoadOp) and use.operation.row is None):
+                    raise VerifyException(
+                        f"a weight stage's result is read by a whole tile.load (it lives in GM), "
+                        f"not by '{use.operation.name}'"
                     )
 
     def verify_phase(self, ph: PhaseAttr) -> None:

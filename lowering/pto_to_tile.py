@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects import pto, tile
-from pto.dialects.common import CachePolicyAttr, CubeTileAttr, Form, FormAttr, Layout, LayoutAttr
+from pto.dialects.common import CachePolicy, CachePolicyAttr, CubeTileAttr, Form, FormAttr, Layout, LayoutAttr
 
 HINTS = ("pto.label", "pto.vec_tile", "pto.cube_tile", "pto.by_unroll")
 
@@ -176,16 +176,6 @@ def _check_kernel(f: func.FuncOp, ret: func.ReturnOp) -> list[BlockArgument]:
             raise DiagnosticError(
                 o, "'pto.view' takes a window of a weight argument of the kernel, not of a value computed in it"
             )
-        if isinstance(o, pto.MatmulOp) and any(
-            isinstance(v.owner, Operation) and _weight_only(v.owner) for v in o.operands
-        ):
-            # The cube reads its weight from GM as the caller stores it; no vector stage
-            # precedes the cube per weight tile.
-            raise DiagnosticError(
-                o,
-                "the matmul reads weight-only work (a cast or reshape of a weight): "
-                "pass the weight as the matmul reads it",
-            )
         view = isinstance(o, pto.ReshapeOp) and o.inplace is not None or isinstance(o, pto.ViewOp)  # a GM view
         if o.name.startswith("pto.") and static and not view and not _weight_only(o):
             raise DiagnosticError(
@@ -210,6 +200,48 @@ def _weight_only(op: Operation) -> bool:
         and (_arg_view(v.owner) or _weight_only(v.owner))
         for v in op.operands
     )
+
+
+def _weight_fed(body: Block) -> list[SSAValue]:
+    """The weight-only values (not views) that a matmul reads, in order."""
+    found: list[SSAValue] = []
+    for mm in (o for o in body.ops if isinstance(o, pto.MatmulOp)):
+        for v in mm.operands:
+            if isinstance(v.owner, Operation) and _weight_only(v.owner) and v not in found:
+                found.append(v)
+    return found
+
+
+def _chain(v: SSAValue, views: dict[SSAValue, Operation]) -> list[Operation]:
+    """The ops (views and weight-only work) that compute `v` from arguments, in order."""
+    ops: list[Operation] = []
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if x in views and views[x] not in ops:
+            ops.append(views[x])
+            todo += views[x].operands
+    block = views[v].parent_block()
+    assert block is not None
+    return sorted(ops, key=block.get_operation_index)
+
+
+def _cache_of(f: func.FuncOp, v: SSAValue) -> CachePolicy | None:
+    """The `pto.cache` hint of the weight arguments `v` is computed from (one policy)."""
+    if f.arg_attrs is None:
+        return None
+    seen: set[SSAValue] = set()
+    todo, policies = [v], set()
+    while todo:
+        x = todo.pop()
+        if isinstance(x, BlockArgument):
+            c = f.arg_attrs.data[x.index].data.get("pto.cache")
+            if isinstance(c, CachePolicyAttr):
+                policies.add(c.data)
+        elif isinstance(x.owner, Operation) and x not in seen:
+            seen.add(x)
+            todo += x.owner.operands
+    return policies.pop() if len(policies) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -264,6 +296,9 @@ class PtoToTilePass(ModulePass):
             o.location = f.location
         new_block.add_ops([zero, dim, loop, func.ReturnOp()])
 
+        views = {r: o for o in body.ops if _arg_view(o) or _weight_only(o) for r in o.results}
+        for v in _weight_fed(body):  # (before the loop: the loop loads their results)
+            self.emit_weight_stage(v, new_block, loop, mapping, views, _cache_of(f, v))
         arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else [DictionaryAttr({})] * len(body.args)
         for a, attrs in zip(body.args, arg_attrs, strict=True):
             if not a.uses:
@@ -285,9 +320,8 @@ class PtoToTilePass(ModulePass):
         # An argument's in-place reshape is a view, not work: each stage that reads it
         # takes its own of its load (staged on its own, a weight's [1, N] view would cross
         # phases as a token tile; a token tensor's would need a workspace copy).
-        views = {r: o for o in body.ops if _arg_view(o) or _weight_only(o) for r in o.results}
         windows = {v: w for v in ret.arguments if (w := column_windows(v)) is not None}
-        kernel_ops = [o for o in body.ops if o is not ret and o not in views.values()]
+        kernel_ops = [o for o in body.ops if o is not ret and not (_arg_view(o) or _weight_only(o))]
         window_ops = {o for v in windows for o in _window_ops(v)}
         kernel_ops = [o for o in kernel_ops if o not in window_ops]
         for st in _stages(kernel_ops, form.data):
@@ -298,6 +332,8 @@ class PtoToTilePass(ModulePass):
                 store.location = ret.location if col is None else v.owner.location  # type: ignore[union-attr]
                 loop_body.add_op(store)
 
+        for ld in [o for o in loop_body.ops if isinstance(o, tile.LoadOp) and not o.result.uses]:
+            loop_body.erase_op(ld)  # (a weight only a weight stage reads)
         new_region = Region(new_block)
         f.body.detach_block(body)
         body.erase(safe_erase=False)
@@ -309,6 +345,45 @@ class PtoToTilePass(ModulePass):
         f.arg_attrs = ArrayAttr([*in_attrs, *[DictionaryAttr({"pto.output": UnitAttr()})] * len(out_types)])
         if f.res_attrs is not None:
             f.res_attrs = None
+
+    def emit_weight_stage(
+        self,
+        v: SSAValue,
+        block: Block,
+        loop: tile.TokenLoopOp,
+        mapping: dict[SSAValue, SSAValue],
+        views: dict[SSAValue, Operation],
+        cache: CachePolicy | None,
+    ) -> None:
+        """Weight-only work that the matmul reads (W8A16's weight cast): a weight stage
+        before the loop, over whole loads of the weights it reads; the loop loads its
+        result with the weight's cache policy, as the cube reads any weight."""
+        chain = _chain(v, views)
+        loads: dict[SSAValue, SSAValue] = {}
+        for a in (o for op in chain for o in op.operands if isinstance(o, BlockArgument)):
+            if a not in loads:
+                ld = tile.LoadOp(mapping[a], a.type)
+                ld.location = chain[0].location
+                ld.result.name_hint = f"{a.name_hint}_whole" if a.name_hint else None
+                block.insert_op_before(ld, loop)
+                loads[a] = ld.result
+        inner, local = Block(), dict[SSAValue, SSAValue]()
+        result = self.operand(v, loads, views, local, inner)
+        inner.add_op(tile.YieldOp(result))
+        labels = [op.attributes.get("pto.label") for op in chain]
+        label = next((x.data for x in labels if isinstance(x, StringAttr)), "weight")
+        tiles = [op.attributes.get("pto.vec_tile") for op in chain]
+        vt = next((x for x in tiles if isinstance(x, DenseArrayBase)), None)
+        stage = tile.VecStageOp(label, Region(inner), [result.type], None if vt is None else list(vt.get_values()))
+        stage.location = chain[0].location
+        stage.results[0].name_hint = v.name_hint
+        block.insert_op_before(stage, loop)
+        ld = tile.LoadOp(stage.results[0], v.type, cache=cache)
+        ld.location = v.owner.location  # type: ignore[union-attr]
+        loop.body.block.add_op(ld)
+        ld.result.name_hint = f"{v.name_hint}_tile" if v.name_hint else None
+        mapping[v] = ld.result
+        del views[v]  # (stages read the loaded result, not work of their own)
 
     def operand(
         self,

@@ -31,7 +31,7 @@ from pto.dialects.common import (
 )
 from pto.dialects.pto import tensor_type
 from pto.dialects.tile import PhaseAttr
-from pto.planning import columns
+from pto.planning import columns, weights
 from pto.planning import vector as vp
 from pto.planning.columns import Plan
 from pto.planning.cube import BUFFERS, choose, clip_to_body, fit, mhc_tiles, pad
@@ -135,6 +135,8 @@ class TileAssignShapesPass(ModulePass):
             names = set(options.data) if isinstance(options, DictionaryAttr) else set()
             said: dict[tuple, list] = {}  # a cut made in several unrolled bodies: one warning
             cap = target.capacity("ub")
+            for st in [o for o in f.body.block.ops if tile.is_weight_stage(o)]:
+                self.weight_stage(st, target)
             for loop in (o for o in f.walk() if isinstance(o, tile.TokenLoopOp)):
                 pinned = {st for st in loop.body.block.ops if isinstance(st, tile.VecStageOp) and st.vec_tile}
                 for st in loop.body.block.ops:
@@ -154,6 +156,37 @@ class TileAssignShapesPass(ModulePass):
                 warn(at[0][0], f"{what}: {why} needs {most} bytes of ub as pinned, {target.name} has {cap} ({where})")
 
     # ------------------------------------------------------------------ vector
+
+    @staticmethod
+    def weight_stage(st: tile.VecStageOp, target: Target) -> None:
+        """A weight stage's tile `[r, c]` of its result: the pinned one (else the whole
+        result) cut to divide it and to fit UB, said when a pinned one is cut."""
+        res = tensor_type(st.results[0])
+        if len(st.results) != 1 or res.get_num_dims() != 2:
+            raise DiagnosticError(st, f"a weight stage of one rank-2 result is tiled here, got {res}")
+        whole = (res.get_shape()[0], res.get_shape()[1])
+        pinned = st.vec_tile.get_values() if st.vec_tile is not None else None
+        if pinned is not None and len(pinned) != 2:
+            raise DiagnosticError(st, f"weight stage '{st.label.data}': tile {list(pinned)} for rank-2 data")
+        wanted = (pinned[0], pinned[1]) if pinned is not None else whole
+        cap = target.capacity("ub")
+        rc = weights.choose(st, whole, wanted, cap, target.block_bytes)
+        if rc is None:  # (columns are cut to whole blocks that divide the row: a long prime row is not)
+            one = (1, min(whole[1], wanted[1]))
+            nbytes = weights.need(st, whole, one, target.block_bytes)
+            raise DiagnosticError(
+                st,
+                f"weight stage '{st.label.data}': a tile {list(one)} needs {nbytes} bytes of ub, "
+                f"but {target.name} has {cap}",
+            )
+        if pinned is not None and rc != (min(wanted[0], whole[0]), min(wanted[1], whole[1])):
+            warn(
+                st,
+                f"weight stage '{st.label.data}': tile {list(pinned)} cut to {list(rc)} "
+                f"(tiles divide the {list(whole)} weight and fit {cap} bytes of ub)",
+            )
+        st.vec_tile = DenseArrayBase.from_list(i64, list(rc))
+        st.nbuffer = IntegerAttr(1, i64)
 
     def vector(self, st: tile.VecStageOp, rows: int, target: Target, mhc: bool) -> None:
         """The stage's own tile: a pinned one is kept; otherwise the most rows of

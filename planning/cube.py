@@ -4,7 +4,7 @@ one unit of a cube task covers (`l1_reuse`), and the tiles tile-assign-shapes ch
 
 from __future__ import annotations
 
-from pto.dialects.common import CubeTileAttr
+from pto.dialects.common import ELEM_BYTES, CubeTileAttr
 from pto.targets import Target
 
 # Cube tile policy (the seed's SK03.md settings, not hardware limits): L0 tiles at most
@@ -136,6 +136,12 @@ def fit(
                 said.append(f"kL1 {k1} -> {best} (K = {k} is not a multiple of {k1})")
                 k1s[i] = best
     m0 = ax["m"][0]
+    if n % ax["n"][0]:  # (an nL0 of all of a ragged N: the L0C tile of its rows may not fit)
+        m_was = m0
+        while pad(m0, fr) * pad(n0, fr) * ELEM_BYTES[acc] > target.capacity("l0c") and m0 // 2 >= fr:
+            m0 //= 2
+        if m0 != m_was:
+            said.append(f"mL0 {m_was} -> {m0} (an L0C tile of {n0} columns holds {target.capacity('l0c')} bytes)")
 
     def l1(ks: list[int]) -> int:
         return (pad(m0, fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes
@@ -149,4 +155,4 @@ def fit(
         said.append(f"kL1 {before[-1]} -> {k1s[-1]} (L1 holds {target.capacity('l1')} bytes)")
     if not said:
         return t, said
-    return CubeTileAttr(list(ax["m"]), [k0, *k1s], [n0, n1], split_k=split), said
+    return CubeTileAttr([m0, *ax["m"][1:]], [k0, *k1s], [n0, n1], split_k=split), said

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pto.frontend import builder as b
 from pto.pypto import split_k, tcols
-from pto.pypto.errors import refuse
+from pto.pypto.errors import lowering_warning, refuse
 from pto.pypto.ops import _lazy, _result, _tensor, add, cast
-from pto.pypto.tensor import Tensor
+from pto.pypto.tensor import Tensor, current
 from pto.pypto.types import CastMode, DataType, elem
 
 
@@ -36,6 +36,18 @@ def matmul(
     if isinstance(mat2, Tensor) and mat2._tok and isinstance(input, Tensor) and not input._tok and input._lazy is None:
         elem(out_dtype, "pypto.matmul's out_dtype")  # a weight times transposed tokens (hc_pre's prefill)
         return tcols.matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans), matmul)
+    tr = current("pypto.matmul")
+    if tr.n_tiles is not None and (win := _n_window(input, mat2, bool(b_trans))) is not None:
+        # In a loop over N tiles (PyPTO's test_matmul_l0c2ub), one matmul of a token tile per
+        # N window of a weight: SK-03's one matmul over all N, each window its columns (the
+        # loop's end checks that they cover N). A token tile viewed again is the same tile.
+        whole, n0, n1 = win
+        key = (input.__dict__.get("_tile_key", input), id(whole), bool(a_trans), bool(b_trans), out_dtype)
+        if key not in tr.n_tiles:
+            tr.n_tiles[key] = (matmul(input, whole, out_dtype, a_trans=a_trans, b_trans=b_trans), [])
+        full, seen = tr.n_tiles[key]
+        seen.append((n0, n1))
+        return full[:, n0:n1]
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
     if c_matrix_nz:
@@ -44,6 +56,12 @@ def matmul(
         return _matmul_bias(a, w, out_dtype, bool(a_trans), bool(b_trans), extend_params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
+    if not w._tok and w._body >= 0 and w._view_of is None:
+        # (a weight stage runs once per launch: it has no body to run in)
+        lowering_warning(
+            "the matmul's weight is computed in the loop body from weights alone: it is computed once, "
+            "before the loop, here; PyPTO computes it in every body (compute it before the loop)"
+        )
     # K is checked here, at the matmul's line: its result's shape would be refused later, at another line
     ka, kw = a.shape[0 if a_trans else 1], w.shape[1 if b_trans else 0]
     if ka != kw:
@@ -54,6 +72,17 @@ def matmul(
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
     return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
+
+
+def _n_window(a: object, w: object, b_trans: bool) -> tuple[Tensor, int, int] | None:
+    """(the weight, n0, n1) when `w` is the columns [n0, n1) of a [K, N] weight (its rows of
+    an [N, K] one with b_trans) and `a` a token tile: a window of the matmul's N."""
+    lazy = w._lazy if isinstance(w, Tensor) else None
+    if lazy is None or lazy[0] != ("rows" if b_trans else "cols"):
+        return None
+    if not (isinstance(a, Tensor) and a._tok and a._lazy is None) or lazy[1]._tok or lazy[1]._lazy is not None:
+        return None
+    return lazy[1], lazy[2], lazy[3]
 
 
 def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params) -> Tensor:

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, caller
 from pto.pypto.errors import refuse
-from pto.pypto.sym import Sym
+from pto.pypto.sym import Sym, sym_min
 from pto.pypto.types import CachePolicy, DataType, StatusType, TileOpFormat
 from pto.tracebacks import api_boundary
 
@@ -92,6 +92,9 @@ class Trace:
     # one of this body's is that one
     rows_open: bool = False
     row_ops: dict[tuple, object] = field(default_factory=dict)
+    # In a loop over N tiles in the body (pypto/cube.py): per matmul of a token tile and a
+    # weight, its one matmul over all N and the N windows read of it
+    n_tiles: dict[tuple, tuple[Tensor, list[tuple[int, int]]]] | None = None
 
     def record(self, kind: str) -> None:
         if self.iteration >= 0:
@@ -340,7 +343,13 @@ class Tensor:
                 f"slicing a tensor with {key!r} is not supported: columns of a 2-D tile as x[:, a:b], "
                 "rows of a token tensor as x[i:i + p, :] (p a number), or pypto.view"
             )
-        return view(self, at[0], at[1])
+        shape, offsets = at
+        if self._tok and isinstance(self.shape[0], Sym) and shape[0] != self.shape[0]:
+            # Rows past the token count are not there: a slice takes those that are, as
+            # numpy's does (PyPTO's own tests slice 128-row tiles of 129 tokens).
+            valid = [sym_min(shape[0], self.shape[0] - offsets[0]), *shape[1:]]
+            return view(self, shape, offsets, valid_shape=valid)
+        return view(self, shape, offsets)
 
     def __setitem__(self, key, value):
         """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`; with the ends

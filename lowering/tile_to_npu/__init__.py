@@ -56,7 +56,7 @@ from pto.lowering.npu_build import index_const, unsupported
 from pto.lowering.tile_to_npu import successors
 from pto.lowering.tile_to_npu.cube import CubeStage
 from pto.lowering.tile_to_npu.vector import VectorPhase, emit_sum_group
-from pto.lowering.tile_to_npu.weights import emit_weight_groups
+from pto.lowering.tile_to_npu.weights import emit_weight_groups, emit_weight_stage, wait_for_weight_stages
 from pto.planning.vector import feeding, gm_views, post_phases, reads, stage_of
 from pto.targets import Target, target_of
 
@@ -147,6 +147,7 @@ class Lowering:
         self.last_upper: SSAValue | None = None
         self.graph: npu.GraphOp | None = None
         self.weight_tasks: dict[SSAValue, str] = {}  # weight argument -> its weight task's group (`weights`)
+        self.weight_stages: dict[SSAValue, str] = {}  # a weight stage's GM workspace -> its group (`weights`)
 
     def run(self) -> None:
         f, old = self.f, self.f.body.block
@@ -159,12 +160,17 @@ class Lowering:
         with ExitStack() as scope:
             scope.enter_context(ImplicitBuilder(new))
             for op in list(old.ops):
-                if isinstance(op, tile.TokenLoopOp):
+                if isinstance(op, tile.TokenLoopOp) or tile.is_weight_stage(op):
                     if self.graph is None:  # everything from the first loop on is one graph
                         scope.close()
                         self.graph = self.new_graph(new, op)
                         scope.enter_context(ImplicitBuilder(self.graph.body.block))
-                    self.loop(op)
+                    if isinstance(op, tile.VecStageOp):
+                        emit_weight_stage(self, op)
+                    else:
+                        self.loop(op)  # type: ignore[arg-type]
+                elif isinstance(op, tile.LoadOp):  # a weight a weight stage reads whole
+                    self.gm[op.result] = self.gm[op.source]
                 elif isinstance(op, func.ReturnOp):
                     scope.close()
                     with ImplicitBuilder(new):
@@ -196,7 +202,7 @@ class Lowering:
             f.arg_attrs = ArrayAttr(attrs)
         return [gm_type(_transposed(tensor_type(a))) if a in host_t else gm_type(a.type) for a in old.args]
 
-    def new_graph(self, block: Block, first: tile.TokenLoopOp) -> npu.GraphOp:
+    def new_graph(self, block: Block, first: Operation) -> npu.GraphOp:
         runtime = self.f.attributes.get("pto.runtime")
         stitch = runtime.data.get("stitch_function_max_num") if isinstance(runtime, DictionaryAttr) else None
         g = npu.GraphOp(
@@ -359,6 +365,7 @@ class Lowering:
         groups = [o for o in list(self.graph.body.block.ops)[first:] if isinstance(o, npu.TasksOp)]
         successors.record(groups, counts)
         successors.record_needs(groups, needs)
+        wait_for_weight_stages(self, groups)  # (after the HUBs: a once-per-launch wait is none)
         if self.target.model.weight_task:  # (last: it puts its groups in front of the graph)
             ops = list(self.graph.body.block.ops)[first:]
             emit_weight_groups(self, [o for o in ops if isinstance(o, npu.TasksOp) and o.label.data in ahead])

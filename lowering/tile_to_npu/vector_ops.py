@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects.builtin import IntegerType, TensorType, f16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -36,6 +38,11 @@ _SCALAR = {tile.MulsOp: npu.VMulsOp, tile.AddsOp: npu.VAddsOp, tile.MaxsOp: npu.
 # Every other vector op works on rank-2 (or weight-only rank-1) buffers.
 _RANK3 = (tile.ReshapeOp, tile.TransposeOp)
 
+Part = Callable[[list[int]], list[int]]
+# Ops that take each element on its own: a weight stage's tasks run them on parts of the
+# weight as they run them on the whole.
+ELEMENTWISE = (*_BINARY, *_UNARY, *_SCALAR, tile.ReciprocalOp, tile.CastOp)
+
 
 def check_rank(op: Operation, shape: list[int]) -> None:
     if len(shape) > 3 or len(shape) == 3 and not isinstance(op, _RANK3):
@@ -45,14 +52,16 @@ def check_rank(op: Operation, shape: list[int]) -> None:
 class _Emit:
     """The buffers of one op: its result buffers and temporaries that die with it."""
 
-    def __init__(self, op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None):
-        self.op, self.r, self.ub, self.chunk = op, r, ub, chunk
+    def __init__(self, op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None, part: Part | None):
+        self.op, self.r, self.ub, self.chunk, self.part = op, r, ub, chunk, part
         self.tmps: list[SSAValue] = []
 
     def out(self, v: SSAValue) -> SSAValue:
         t = v.type
         assert isinstance(t, TensorType)
         shape = list(t.get_shape()) if tile.weight_only(v) else [self.r, *t.get_shape()[1:]]
+        if self.part is not None:
+            shape = self.part(shape)
         if self.chunk is not None and shape[-1] == self.chunk[0]:
             shape[-1] = self.chunk[1]
         check_rank(self.op, shape)
@@ -70,9 +79,12 @@ class _Emit:
         self.ub.free(buf)
 
 
-def emit_op(op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None = None) -> None:
-    """Emit one tile op; with `chunk` (K, cw), a value K wide is a chunk cw wide."""
-    e, bufs = _Emit(op, r, ub, chunk), ub.bufs
+def emit_op(
+    op: Operation, r: int, ub: UbAllocator, chunk: tuple[int, int] | None = None, part: Part | None = None
+) -> None:
+    """Emit one tile op; with `chunk` (K, cw), a value K wide is a chunk cw wide; with
+    `part` (a weight stage's task), a weight-only value's shape is its part of the task."""
+    e, bufs = _Emit(op, r, ub, chunk, part), ub.bufs
     if isinstance(op, pto.BinaryBase) and type(op) in _BINARY:
         _BINARY[type(op)](bufs[op.lhs], bufs[op.rhs], e.out(op.result))
     elif isinstance(op, pto.UnaryBase) and type(op) in _UNARY:

@@ -1,4 +1,13 @@
-"""Weight-only work as a task of its own (`model.weight_task`), as PyPTO 0.2.0 runs an op
+"""Weight-only work in tasks of its own, in no token loop.
+
+A weight stage (`tile.is_weight_stage`: W8A16's weight cast, which the matmul reads)
+is a vector group of one task per tile of its result (`emit_weight_stage`): MTE2 brings
+each weight's part into UB, the vector unit runs the stage's element-wise ops, MTE3
+stores the part into a GM workspace; the groups that read the workspace wait for every
+task of it, once per launch.
+
+RMSNorm's gamma widened in the stage that reads it is, under `model.weight_task`, a
+task of its own too, as PyPTO 0.2.0 runs an op
 written before its token loop: RMSNorm's gamma widened to f32 is one vector task at the
 start of the graph (measured: task 0, 1.8-2.1k cycles, every RMSNorm task its
 successor, bench/fidelity/PYPTO_NOTES.md (h)).
@@ -22,8 +31,13 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, IntegerAttr, StringAttr
 from xdsl.ir import Block, Region, SSAValue
 
-from pto.dialects import npu
+from pto.dialects import npu, tile
 from pto.dialects.npu import BufferType, Pipe, RoundMode, Space, buf
+from pto.dialects.pto import tensor_type
+from pto.lowering.npu_build import index_const, sync, unsupported
+from pto.lowering.tile_to_npu.ub import UbAllocator
+from pto.lowering.tile_to_npu.vector_ops import ELEMENTWISE, emit_op
+from pto.planning.weights import tiled
 
 if TYPE_CHECKING:
     from pto.lowering.tile_to_npu import Lowering
@@ -108,3 +122,76 @@ def _emit(low: Lowering, block: Block, w: SSAValue, wide: BufferType, before: np
         op.detach()
         block.insert_op_before(op, first)
     return label
+
+
+def emit_weight_stage(low: Lowering, st: tile.VecStageOp) -> None:
+    """The weight stage's group (into the graph's block, the current builder): one task
+    per `[r, c]` tile of its result (tile-assign-shapes' `tile`), writing a GM workspace
+    that `low.gm` maps the result to."""
+    assert st.vec_tile is not None  # (tile-assign-shapes)
+    res = tensor_type(st.results[0])
+    whole = (res.get_shape()[0], res.get_shape()[1])
+    r, c = st.vec_tile.get_values()
+    ncols = whole[1] // c
+    for op in st.body.block.ops:
+        if not isinstance(op, (*ELEMENTWISE, tile.YieldOp)):
+            raise unsupported(op, f"'{op.name}' in a weight stage (element-wise ops only)")
+    ws = npu.AllocOp(BufferType(list(whole), res.element_type, Space.GM))
+    ws.result.name_hint = st.results[0].name_hint or "weight_ws"
+    label = st.label.data
+    n = 1
+    while label in low.labels:
+        label, n = f"{st.label.data}.{n}", n + 1
+    low.labels.add(label)
+    body = Block(arg_types=[IndexType(), IndexType()])
+    with ImplicitBuilder(body):
+        i = body.args[1]
+        row = arith.MuliOp(arith.DivUIOp(i, index_const(ncols)), index_const(r)).result
+        col = arith.MuliOp(arith.RemUIOp(i, index_const(ncols)), index_const(c)).result
+        row.name_hint, col.name_hint = "row", "col"
+
+        def part(shape: list[int]) -> list[int]:
+            return tiled(tuple(shape), whole, (r, c))
+
+        def at(shape: list[int]) -> list[SSAValue | int]:
+            return [row if shape[0] == whole[0] else 0, col if shape[1] == whole[1] else 0]
+
+        ub = UbAllocator(low.target)
+        inputs = [v for op in st.body.block.ops for v in op.operands if v.owner not in st.body.block.ops]
+        for v in dict.fromkeys(inputs):
+            shape = list(tensor_type(v).get_shape())
+            if len(shape) != 2:
+                raise unsupported(st, f"a weight stage reading a rank-{len(shape)} weight (rank 2 only)")
+            ub.bufs[v] = ub.alloc(part(shape), tensor_type(v).element_type, st.location)
+            npu.DmaOp(Pipe.MTE2, low.gm[v], at(shape), ub.bufs[v], [0, 0])
+        sync(Pipe.MTE2, Pipe.VECTOR)
+        yielded = st.body.block.last_op
+        assert isinstance(yielded, tile.YieldOp)
+        for op in st.body.block.ops:
+            if op is not yielded:
+                emit_op(op, r, ub, part=part)
+        sync(Pipe.VECTOR, Pipe.MTE3)
+        npu.DmaOp(Pipe.MTE3, ub.bufs[yielded.values[0]], [0, 0], ws.result, at(list(whole)))
+    one = index_const(1)
+    npu.TasksOp(label, "vector", one, (whole[0] // r) * ncols, [], Region(body))
+    low.gm[st.results[0]] = ws.result
+    low.weight_stages[ws.result] = label
+
+
+def wait_for_weight_stages(low: Lowering, groups: list[npu.TasksOp]) -> None:
+    """Each of `groups` that reads a weight stage's workspace (or a view of it) waits
+    for its group."""
+    for ws, label in low.weight_stages.items():
+        todo, readers = [ws], set()
+        while todo:
+            for use in todo.pop().uses:
+                op = use.operation
+                if isinstance(op, npu.ViewOp | npu.ReshapeOp) and op.parent_op() is low.graph:
+                    todo.append(op.result)
+                while op is not None and not isinstance(op, npu.TasksOp):
+                    op = op.parent_op()
+                if op is not None:
+                    readers.add(op)
+        for g in groups:
+            if g in readers and label not in g.deps():
+                g.after = ArrayAttr([*g.after.data, StringAttr(label)])

@@ -127,12 +127,28 @@ func.func @weight_only_work(%x: tensor<?x64xf32>, %g: tensor<64xbf16>, %w: tenso
 
 // -----
 
-// The cube reads its weight as the caller stores it: weight-only work feeding the
-// matmul has no stage to run in.
-func.func @weight_only_work_for_the_matmul(%x: tensor<?x64xbf16>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
-  %wb = pto.cast %w rint : tensor<32x64xf32> -> tensor<32x64xbf16>
-  // expected-error@+1 {{the matmul reads weight-only work (a cast or reshape of a weight): pass the weight as the matmul reads it}}
-  %y = pto.matmul %x, %wb b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+// Weight-only work that the matmul reads (W8A16's weight cast, here with a per-channel
+// scale) is a weight stage before the loop, over whole loads of the weights it reads,
+// with its own label and tile hint; the loop loads its result as the weight, with the
+// weight's cache policy. A weight only the weight stage reads has no load in the loop.
+// CHECK-LABEL: func.func @weight_only_work_for_the_matmul
+// CHECK:      %tokens = tensor.dim
+// CHECK-NEXT: %w_whole = tile.load %w : tensor<32x64xi8> -> tensor<32x64xi8>
+// CHECK-NEXT: %s_whole = tile.load %s : tensor<32x1xf16> -> tensor<32x1xf16>
+// CHECK-NEXT: %wb = tile.vec_stage "dq" tile [8, 64] -> (tensor<32x64xf16>) {
+// CHECK-NEXT:   %wc = tile.cast %w_whole none : tensor<32x64xi8> -> tensor<32x64xf16>
+// CHECK-NEXT:   %{{.*}} = tile.mul %wc, %s_whole
+// CHECK-NEXT:   tile.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.token_loop
+// CHECK-NEXT:   %wb_tile = tile.load %wb cache normal : tensor<32x64xf16> -> tensor<32x64xf16>
+// CHECK-NEXT:   %x_tile = tile.load %x[%i]
+// CHECK-NEXT:   tile.cube_stage "linear"
+// CHECK-NEXT:     tile.matmul %x_tile, %wb_tile b_trans
+func.func @weight_only_work_for_the_matmul(%x: tensor<?x64xf16>, %w: tensor<32x64xi8> {pto.cache = #pto.cache<normal>}, %s: tensor<32x1xf16>) -> tensor<?x32xf32> {
+  %wc = pto.cast %w none {pto.label = "dq", pto.vec_tile = array<i64: 8, 64>} : tensor<32x64xi8> -> tensor<32x64xf16>
+  %wb = pto.mul %wc, %s : tensor<32x64xf16>, tensor<32x1xf16> -> tensor<32x64xf16>
+  %y = pto.matmul %x, %wb b_trans : tensor<?x64xf16>, tensor<32x64xf16> -> tensor<?x32xf32>
   func.return %y : tensor<?x32xf32>
 }
 

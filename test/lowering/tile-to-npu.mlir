@@ -8,6 +8,26 @@
 // RUN: pto-opt %S/../../examples/hc_pre.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=128,64,16})' 2>/dev/null | filecheck %s --check-prefix=SPLIT
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-to-npu | filecheck %s --check-prefix=CONST
 // RUN: pto-opt %S/../../examples/levels/sk03_standard.tile.mlir -p tile-assign-shapes,tile-to-npu | filecheck %s --check-prefix=LEVEL
+// W8A16: the weight stage is a vector group in no token loop, one task per [128, 256]
+// tile (MTE2 brings the int8 part and the scale's columns, the vector unit widens and
+// scales, MTE3 stores to a GM workspace); every cube group reads the workspace and waits
+// for the whole group.
+// RUN: pto-opt %S/Inputs/w8a16.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=16,1})' 2>/dev/null | filecheck %s --check-prefix=W8
+// W8:      npu.graph
+// W8-NEXT:   %wb = npu.alloc gm : !npu.buf<512x256xf16, gm>
+// W8-NEXT:   %[[ONE:.*]] = arith.constant 1 : index
+// W8-NEXT:   npu.tasks "weight" vector (%{{.*}}, %{{.*}}) in (%[[ONE]], 4) {
+// W8:          npu.dma mte2 %w[%row, %col] -> %[[WU:.*]][0, 0] : !npu.buf<512x256xi8, gm> -> !npu.buf<128x256xi8, ub>
+// W8:          npu.dma mte2 %s[0, %col] -> %[[SU:.*]][0, 0] : !npu.buf<1x256xf16, gm> -> !npu.buf<1x256xf16, ub>
+// W8:          npu.vcast %[[WU]] -> %[[WF:.*]] none : !npu.buf<128x256xi8, ub> -> !npu.buf<128x256xf16, ub>
+// W8-NEXT:     %[[WS:.*]] = npu.alloc ub
+// W8-NEXT:     npu.vmul %[[WF]], %[[SU]] -> %[[WS]]
+// W8:          npu.dma mte3 %[[WS]][0, 0] -> %wb[%row, %col] : !npu.buf<128x256xf16, ub> -> !npu.buf<512x256xf16, gm>
+// W8:        npu.tasks "linear.16" cube {{.*}} after ["weight"]
+// W8:          npu.dma mte2 %wb[
+// W8:        npu.tasks "linear.1" cube {{.*}} after ["weight"]
+// W8:          npu.dma mte2 %wb[
+
 // Rows of a weight are an npu.view of its gm buffer, read with the weight's L2 policy.
 // RUN: pto-opt %S/Inputs/weight_views.mlir --pass-pipeline='builtin.module(pto-sk03-pipeline{factors=8})' | filecheck %s --check-prefix=ROWS
 // ROWS: %[[G:.*]] = npu.view %gammas at [64] : !npu.buf<128xbf16, gm> -> !npu.buf<64xbf16, gm>
@@ -839,6 +859,55 @@ func.func @dequant_w_scale_first(%x: tensor<?x64xi8>, %w: tensor<64x32xi8>, %s: 
 // CONST: npu.vcast %{{.*}} -> %[[D:.*]] rint : !npu.buf<16x32xi32, ub> -> !npu.buf<16x32xf32, ub>
 // CONST-NEXT: npu.vmul %[[D]], %[[W]] -> %[[D]] : !npu.buf<16x32xf32, ub>, !npu.buf<1x32xf32, ub> -> !npu.buf<16x32xf32, ub>
 // CONST-NEXT: npu.vmul %[[D]], %[[S]] -> %[[D]] : !npu.buf<16x32xf32, ub>, !npu.buf<16x1xf32, ub> -> !npu.buf<16x32xf32, ub>
+
+// -----
+
+// A weight stage's tasks run element-wise ops on parts of the weight: a reduction over it
+// would need every part.
+func.func @weight_stage_reduce(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x1xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %ww = tile.load %w : tensor<64x32xf32> -> tensor<64x32xf32>
+  %s = tile.vec_stage "weight" tile [16, 32] nbuffer 1 -> (tensor<64x1xf32>) {
+    // expected-error@+1 {{tile-to-npu does not support 'tile.reduce' in a weight stage (element-wise ops only) yet}}
+    %r = tile.reduce sum %ww : tensor<64x32xf32> -> tensor<64x1xf32>
+    tile.yield %r : tensor<64x1xf32>
+  }
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %st = tile.load %s : tensor<64x1xf32> -> tensor<64x1xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [16, 16]> -> (tensor<16x1xf32>) {
+      %m = tile.matmul %xt, %st : tensor<16x64xf32>, tensor<64x1xf32> -> tensor<16x1xf32>
+      tile.yield %m : tensor<16x1xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x1xf32> -> tensor<?x1xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @weight_stage_rank1(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %g: tensor<32xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %ww = tile.load %w : tensor<64x32xf32> -> tensor<64x32xf32>
+  %gg = tile.load %g : tensor<32xf32> -> tensor<32xf32>
+  // expected-error@+1 {{tile-to-npu does not support a weight stage reading a rank-1 weight (rank 2 only) yet}}
+  %s = tile.vec_stage "weight" tile [16, 32] nbuffer 1 -> (tensor<64x32xf32>) {
+    %r = tile.mul %ww, %gg : tensor<64x32xf32>, tensor<32xf32> -> tensor<64x32xf32>
+    tile.yield %r : tensor<64x32xf32>
+  }
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %st = tile.load %s : tensor<64x32xf32> -> tensor<64x32xf32>
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [32, 32]> -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %st : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
+  }
+  func.return
+}
 
 // -----
 

@@ -1,5 +1,7 @@
 // RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-assign-shapes > /dev/null
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=STD
+// RUN: pto-opt %S/../lowering/Inputs/w8a16.mlir -p pto-classify-skeleton,pto-to-tile,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=W8
+// RUN: pto-opt %S/Inputs/weight_stage.mlir -p tile-assign-shapes | filecheck %s --check-prefix=WS
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=PINNED
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes' | filecheck %s --check-prefix=MHC
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950
@@ -178,6 +180,27 @@ func.func @ragged_n(%x: tensor<?x1024xf16>, %w: tensor<1024x1000xf16>, %out: ten
       tile.yield %m : tensor<16x1000xf32>
     }
     tile.store %y, %out[%i] : tensor<16x1000xf32> -> tensor<?x1000xf32>
+  }
+  func.return
+}
+
+// -----
+
+// N = 513 (PyPTO's test_matmul_l0c2ub): the L0C tile of 64 rows of all 513 columns
+// (528 padded) does not fit 128 KiB either: its rows are halved too.
+func.func @ragged_n_rows(%x: tensor<?x256xf16>, %w: tensor<256x513xf16>, %out: tensor<?x513xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x256xf16>
+  tile.token_loop %i = %c0 to %t step 128 {
+    %xt = tile.load %x[%i] : tensor<?x256xf16> -> tensor<128x256xf16>
+    // expected-warning@+3 {{cube stage 'linear': pinned tiles changed to run here: nL0 64 -> 513 (N = 513 is not a multiple of 64)}}
+    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 128 -> 32 (an L0B tile of 513 columns holds 65536 bytes)}}
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: mL0 64 -> 32 (an L0C tile of 513 columns holds 131072 bytes)}}
+    %y = tile.cube_stage "linear" tiles <m = [64, 128], k = [128, 128], n = [64, 128]> -> (tensor<128x513xf32>) {
+      %m = tile.matmul %xt, %w : tensor<128x256xf16>, tensor<256x513xf16> -> tensor<128x513xf32>
+      tile.yield %m : tensor<128x513xf32>
+    }
+    tile.store %y, %out[%i] : tensor<128x513xf32> -> tensor<?x513xf32>
   }
   func.return
 }
@@ -658,3 +681,36 @@ func.func @pinned_plan_copies(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>
 // CUTNPU: npu.tasks "post.1.16" vector {{.*}} after ["linear.16", "post.16"]
 // CUTNPU: npu.tasks "post.2.16" vector {{.*}} after ["linear.16", "post.16"]
 // CUTNPU: npu.tasks "post.3.16" vector {{.*}} after ["linear.16", "post.1.16", "post.2.16"]
+
+// A weight stage's tile: the pinned [512, 256] needs 655872 bytes of UB (the int8 part,
+// its f16 cast and the scaled f16 result, each in a buffer of its own): rows are cut to
+// the most that divide the weight and fit.
+// W8: w8a16.mlir:4:3: warning: weight stage 'weight': tile [512, 256] cut to [128, 256] (tiles divide the [512, 256] weight and fit 196608 bytes of ub)
+// W8: tile.vec_stage "weight" tile [128, 256] nbuffer 1 -> (tensor<512x256xf16>)
+// Without a pinned tile, a weight stage takes whole rows, as many as fit (3072 bytes each).
+// WS: tile.vec_stage "weight" tile [64, 1024] nbuffer 1 -> (tensor<1024x1024xf16>)
+
+// -----
+
+// A row of a prime width has no narrower tile of whole blocks that divides it.
+func.func @weight_stage_too_wide(%w: tensor<1x50021xf16>) {
+  %ww = tile.load %w : tensor<1x50021xf16> -> tensor<1x50021xf16>
+  // expected-error@+1 {{weight stage 'weight': a tile [1, 50021] needs 300160 bytes of ub, but ascend910b1 has 196608}}
+  %wf = tile.vec_stage "weight" -> (tensor<1x50021xf32>) {
+    %c = tile.cast %ww none : tensor<1x50021xf16> -> tensor<1x50021xf32>
+    tile.yield %c : tensor<1x50021xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @weight_stage_rank1(%g: tensor<64xf16>) {
+  %gg = tile.load %g : tensor<64xf16> -> tensor<64xf16>
+  // expected-error@+1 {{a weight stage of one rank-2 result is tiled here, got tensor<64xf32>}}
+  %gf = tile.vec_stage "weight" -> (tensor<64xf32>) {
+    %c = tile.cast %gg none : tensor<64xf16> -> tensor<64xf32>
+    tile.yield %c : tensor<64xf32>
+  }
+  func.return
+}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernels import SK03_NAMES, context, example, lowered, lowered_example, parse
+from kernels import ROOT, SK03_NAMES, context, example, lowered, lowered_example, parse
 
 from pto.diagnostics import DiagnosticError
 from pto.dialects.common import RoundMode
@@ -57,6 +57,27 @@ def test_engines_agree_on_every_example(name: str, tokens: int) -> None:
 def test_engines_agree_on_factor_lists(name: str, factors: str) -> None:
     pto_m, npu_m = kernel(name, factors)
     same(*both(npu_m, random_inputs(signature(pto_m), 17, 1)))
+
+
+@pytest.mark.parametrize("numerics", [True, False])
+def test_engines_agree_on_a_weight_stage(numerics: bool) -> None:
+    """W8A16: a group of vector tasks outside the token loops writes the widened weight
+    to GM; the cube groups wait for all of it."""
+    path = ROOT / "test" / "lowering" / "Inputs" / "w8a16.mlir"
+    pto_m = parse(path.read_text(), str(path))
+    npu_m = lowered(pto_m.clone(), "pto-sk03-pipeline{factors=16,1}")
+    inputs = random_inputs(signature(pto_m), 21, 3)
+    ref, got = both(npu_m, inputs, numerics=numerics)
+    same(ref, got)
+    if numerics:
+        x, w, s = (a.astype(np.float32) for a in inputs)
+        want = x @ (w * s).astype(np.float16).astype(np.float32)
+        np.testing.assert_allclose(got.outputs[0], want, rtol=1e-3, atol=1e-2)
+    stages = {st["stage"]: st for st in ref.report.to_json()["stages"]}
+    assert stages["weight"]["tasks"] == 4 and stages["weight"]["kind"] == "vector"
+    # (the only vector tasks: every cube task starts after the last of them ends)
+    vec_end = max(e.start + e.dur for e in ref.report.events if e.core.startswith("aiv"))
+    assert min(e.start for e in ref.report.events if e.core.startswith("aic")) >= vec_end
 
 
 def test_compiled_runs_are_deterministic() -> None:

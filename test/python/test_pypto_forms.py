@@ -109,19 +109,45 @@ def test_broadcast_of_unequal_trailing_dims_is_refused_at_the_users_line() -> No
         k(x, np.zeros(N, np.float32), np.zeros((4, H), np.float32))
 
 
-def test_weight_only_work_feeding_the_matmul_is_refused() -> None:
+def _cast_weight_kernel(in_loop: bool):
     @pypto.frontend.jit
     def k(
         x: pypto.Tensor([pypto.DYNAMIC, H], BF16),
         w: pypto.Tensor([N, H], FP32),
         out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
     ):
-        wb = pypto.cast(w, BF16)
-        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
-            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [idx, 0]), wb, FP32, b_trans=True), [idx, 0], out)
+        pypto.set_vec_tile_shapes(16, H)
+        wb = None if in_loop else pypto.cast(w, BF16)
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
+            wt = pypto.cast(w, BF16) if in_loop else wb
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [idx, 0]), wt, FP32, b_trans=True), [idx, 0], out)
 
-    with pytest.raises(pypto.BuildError, match="the matmul reads weight-only work"):
-        k(np.zeros((4, H), ml_dtypes.bfloat16), np.zeros((N, H), np.float32), np.zeros((4, N), np.float32))
+    return k
+
+
+@pytest.mark.parametrize("tokens", [1, 13])
+def test_weight_only_work_feeding_the_matmul_runs_once_per_launch(tokens: int) -> None:
+    """A weight cast in the kernel that the matmul reads (W8A16's form) is a weight stage:
+    its vector tasks write the cast weight to GM once, the cube reads it."""
+    rng = np.random.default_rng(tokens)
+    x = rng.standard_normal((tokens, H)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((N, H)).astype(np.float32)
+    out = np.zeros((tokens, N), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (before the loop: as PyPTO runs it, nothing to say)
+        _cast_weight_kernel(False)(x, w, out)
+    want = x.astype(np.float32) @ w.astype(ml_dtypes.bfloat16).astype(np.float32).T
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    npu = pto.compile(_cast_weight_kernel(False).trace(x, w, out)).text("npu")
+    assert 'npu.tasks "weight" vector' in npu and 'after ["weight"]' in npu
+
+
+def test_weight_only_work_in_the_loop_feeding_the_matmul_warns_that_it_runs_once() -> None:
+    x, w = np.ones((3, H), ml_dtypes.bfloat16), np.ones((N, H), np.float32)
+    out = np.zeros((3, N), np.float32)
+    with pytest.warns(pypto.LoweringWarning, match=r"computed once, before the loop, here; PyPTO computes it in every"):
+        _cast_weight_kernel(True)(x, w, out)
+    assert np.all(out == H)
 
 
 def test_the_subscript_annotation_form() -> None:
@@ -901,3 +927,42 @@ def test_slices_of_whole_rows(rows) -> None:
     y = np.zeros((5, 32), np.float32)
     k(x, w, y)
     assert check(y, x @ w).ok
+
+
+def _n_tiles_kernel(n_tiles: int):
+    """PyPTO's test_matmul_l0c2ub form: 32-row tiles read with plain slices (the last runs
+    past the tokens), a pypto.loop over N tiles in the token loop, each window scaled and
+    written to its columns of the output."""
+
+    @pypto.frontend.jit
+    def k(
+        a: pypto.Tensor([pypto.DYNAMIC, 64], FP32),
+        b: pypto.Tensor([64, 96], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, 96], FP32),
+    ):
+        for m in pypto.loop(0, (a.shape[0] + 31) // 32, 1, name="M", idx_name="m"):
+            for n in pypto.loop(0, n_tiles, 1, name="N", idx_name="n"):
+                r = pypto.matmul(a[m * 32 : m * 32 + 32, :], b[:, n * 32 : n * 32 + 32], FP32)
+                out[m * 32 : m * 32 + 32, n * 32 : n * 32 + 32] = pypto.mul(r, 2.0)
+
+    return k
+
+
+@pytest.mark.parametrize("tokens", [1, 33, 70])
+def test_a_loop_over_n_tiles_is_the_one_matmul_over_all_n(tokens: int) -> None:
+    rng = np.random.default_rng(tokens)
+    a, b = rng.standard_normal((tokens, 64), dtype=np.float32), rng.standard_normal((64, 96), dtype=np.float32)
+    out = np.zeros((tokens, 96), np.float32)
+    _n_tiles_kernel(3)(a, b, out)
+    assert check(out, 2 * (a @ b)).ok
+    tile_ir = pto.compile(_n_tiles_kernel(3).trace(a, b, out)).text("tile")
+    assert tile_ir.count("tile.matmul") == tile_ir.count("tile.cube_stage") == tile_ir.count("tile.token_loop")
+
+
+def test_a_loop_over_n_tiles_that_misses_columns_is_refused() -> None:
+    a, b, out = np.ones((4, 64), np.float32), np.ones((64, 96), np.float32), np.zeros((4, 96), np.float32)
+    with pytest.raises(
+        pypto.BuildError,
+        match=r"test_pypto_forms.py:\d+: .*N windows \[\(0, 32\), \(32, 64\)\] of N = 96: they must cover all of it",
+    ):
+        _n_tiles_kernel(2)(a, b, out)

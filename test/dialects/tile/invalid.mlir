@@ -88,9 +88,54 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf1
 func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xbf16>
-  // expected-error@+1 {{'tile.vec_stage' must be inside a tile.token_loop}}
+  // expected-error@+1 {{'tile.vec_stage' must be inside a tile.token_loop (outside, only a tile.vec_stage of weight-only work: a weight stage)}}
   tile.vec_stage "v" -> () {
     tile.yield
+  }
+  func.return
+}
+// -----
+
+// A stage outside the loops that reads token rows is not a weight stage.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>, %s4: tensor<4x64xbf16>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %xt = tile.load %x[%c0] : tensor<?x64xbf16> -> tensor<8x64xbf16>
+  // expected-error@+1 {{'tile.vec_stage' must be inside a tile.token_loop}}
+  %v = tile.vec_stage "v" -> (tensor<8x64xf32>) {
+    %c = tile.cast %xt none : tensor<8x64xbf16> -> tensor<8x64xf32>
+    tile.yield %c : tensor<8x64xf32>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xf16>, %w: tensor<64x64xi8>, %out: tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf16>
+  %ww = tile.load %w : tensor<64x64xi8> -> tensor<64x64xi8>
+  // expected-error@+1 {{a weight stage's result is read by a whole tile.load (it lives in GM), not by 'tile.matmul'}}
+  %wf = tile.vec_stage "weight" -> (tensor<64x64xf16>) {
+    %c = tile.cast %ww none : tensor<64x64xi8> -> tensor<64x64xf16>
+    tile.yield %c : tensor<64x64xf16>
+  }
+  tile.token_loop %i = %c0 to %t step 8 {
+    %xt = tile.load %x[%i] : tensor<?x64xf16> -> tensor<8x64xf16>
+    %y = tile.cube_stage "mm" -> (tensor<8x64xf32>) {
+      %m = tile.matmul %xt, %wf : tensor<8x64xf16>, tensor<64x64xf16> -> tensor<8x64xf32>
+      tile.yield %m : tensor<8x64xf32>
+    }
+    tile.store %y, %out[%i] : tensor<8x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x64xi8>, %out: tensor<?x64xf32>) {
+  %ww = tile.load %w : tensor<64x64xi8> -> tensor<64x64xi8>
+  // expected-error@+1 {{a weight stage (a tile.vec_stage outside the loops) has no phase: it reads no rows}}
+  %wf = tile.vec_stage "weight" tile [8, 64] nbuffer 1 phase <rows = 8, copies = 1> -> (tensor<64x64xf16>) {
+    %c = tile.cast %ww none : tensor<64x64xi8> -> tensor<64x64xf16>
+    tile.yield %c : tensor<64x64xf16>
   }
   func.return
 }

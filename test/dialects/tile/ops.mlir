@@ -99,6 +99,32 @@ func.func @quant_tail(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: te
   func.return
 }
 
+// W8A16: a weight stage before the loop (the int8 weight cast once per launch); the
+// loop loads its result as the weight.
+// CHECK-LABEL: func.func @weight_stage
+// CHECK:      %wf = tile.vec_stage "weight" tile [64, 256] nbuffer 1 -> (tensor<256x256xf16>) {
+// CHECK:      tile.token_loop
+// CHECK-NEXT:   %wt = tile.load %wf cache none_cacheable : tensor<256x256xf16> -> tensor<256x256xf16>
+func.func @weight_stage(%x: tensor<?x256xf16>, %w: tensor<256x256xi8>, %out: tensor<?x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x256xf16>
+  %ww = tile.load %w : tensor<256x256xi8> -> tensor<256x256xi8>
+  %wf = tile.vec_stage "weight" tile [64, 256] nbuffer 1 -> (tensor<256x256xf16>) {
+    %c = tile.cast %ww none : tensor<256x256xi8> -> tensor<256x256xf16>
+    tile.yield %c : tensor<256x256xf16>
+  }
+  tile.token_loop %i = %c0 to %t step 16 tail {
+    %wt = tile.load %wf cache none_cacheable : tensor<256x256xf16> -> tensor<256x256xf16>
+    %xt = tile.load %x[%i] valid %t : tensor<?x256xf16> -> tensor<16x256xf16>
+    %y = tile.cube_stage "linear" -> (tensor<16x256xf32>) {
+      %m = tile.matmul %xt, %wt : tensor<16x256xf16>, tensor<256x256xf16> -> tensor<16x256xf32>
+      tile.yield %m : tensor<16x256xf32>
+    }
+    tile.store %y, %out[%i] valid %t : tensor<16x256xf32> -> tensor<?x256xf32>
+  }
+  func.return
+}
+
 // Every tile compute op once, inside a vector stage (C -> V order: matmul first).
 // CHECK-LABEL: func.func @all_vector_ops
 func.func @all_vector_ops(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: tensor<?x64xf32>) {
