@@ -64,15 +64,19 @@ def classify(func: FuncOp) -> tuple[Form, str]:
         )
     if len(matmuls) > 1:
         chained = [b for b in matmuls[1:] if any(a in _backward(b.lhs) | _backward(b.rhs) for a in matmuls)]
-        how = "chained" if chained else "independent"
+        summed = all(any(isinstance(u.operation, pto.AddOp) for u in mm.result.uses) for mm in matmuls)
+        how = "chained" if chained else "summed" if summed else "independent"
+        hint = {
+            "chained": "(chained matmuls are SK-04/SK-05/SK-14)",
+            # (pto.pypto makes such a sum one split-K matmul when its slices are views of one tensor)
+            "summed": "(a sum of matmuls over K slices is one matmul when each reads columns [.., k:k + KC] of "
+            "one activation tensor and rows [k:k + KC, ..] of one weight: slices of one value, not each "
+            "computed on its own)",
+            "independent": "(matmuls of one activation: join their weights into one and split its result with views)",
+        }[how]
         raise DiagnosticError(
             func,
-            f"'{func.sym_name.data}' is not SK-03: it has {len(matmuls)} {how} matmuls; SK-03 has exactly one "
-            + (
-                "(chained matmuls are SK-04/SK-05/SK-14)"
-                if chained
-                else "(matmuls of one activation: join their weights into one and split its result with views)"
-            ),
+            f"'{func.sym_name.data}' is not SK-03: it has {len(matmuls)} {how} matmuls; SK-03 has exactly one {hint}",
             [Note(mm.location, "matmul here") for mm in matmuls],
         )
     ret = func.body.block.last_op

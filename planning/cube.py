@@ -127,7 +127,7 @@ def fit(
     while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and k0 // 2 >= fr and k % (k0 // 2) == 0:
         k0 //= 2  # (an nL0 of all of a ragged N, which PyPTO cuts into tiles and a tail)
     if k0 != k0_was:
-        said.append(f"kL0 {k0_was} -> {k0} (an L0B tile of {n0} columns holds {target.capacity('l0b')} bytes)")
+        said.append(f"kL0 {k0_was} -> {k0} (L0B holds {target.capacity('l0b')} bytes: kL0 x {n0} columns must fit)")
     k1s = [min(v, k) for v in ax["k"][1:]] or [k0]
     for i, k1 in enumerate(k1s):
         if k % k1 and k1 % k0 == 0:
@@ -141,7 +141,7 @@ def fit(
         while pad(m0, fr) * pad(n0, fr) * ELEM_BYTES[acc] > target.capacity("l0c") and m0 // 2 >= fr:
             m0 //= 2
         if m0 != m_was:
-            said.append(f"mL0 {m_was} -> {m0} (an L0C tile of {n0} columns holds {target.capacity('l0c')} bytes)")
+            said.append(f"mL0 {m_was} -> {m0} (L0C holds {target.capacity('l0c')} bytes: mL0 x {n0} columns must fit)")
 
     def l1(ks: list[int]) -> int:
         return (pad(m0, fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes

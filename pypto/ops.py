@@ -242,6 +242,8 @@ def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
     if (c := _const(other, input, "pypto.add")) is not None:
         other = c
     elif (c := _const(input, other, "pypto.add")) is not None:
+        if c == 0 and alpha == 1 and _lazy(other, "partial") is not None:
+            return other  # (a hand-written split-K summed onto zeros, as GLM-4.5's MoE: the sum so far)
         return _adds(_muls(_tensor(other, "pypto.add's other"), alpha), c)  # c + alpha * other
     if _lazy(input, "partial") is not None and _lazy(other, "partial") is not None and alpha == 1:
         if (both := split_k.merge(input, other)) is not None:  # type: ignore[arg-type]
@@ -426,7 +428,14 @@ def cast(
     if to == "i8" and x._dtype in (DataType.DT_FP32, DataType.DT_BF16):
         return _quantize(x, mode, satmode)
     sat = satmode is SaturationMode.ON
-    return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
+    # The same cast of the same value under the same hints, again in the body (GLM-4.5's
+    # MoE casts its tile in each K chunk), is that value: a split-K's K slices of it then
+    # stay slices of one tensor.
+    key = (dtype, mode, satmode, repr(b._pinned[-1]), current("pypto.cast").iteration, id(x._val))
+    casts = x.__dict__.setdefault("_casts", {})
+    if key not in casts:
+        casts[key] = _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
+    return casts[key]
 
 
 def _unit_lead(x: object) -> bool:

@@ -57,6 +57,8 @@ def _def(v: SSAValue, cls: type[_Op], expected: str, reader: Operation) -> _Op:
     if not isinstance(op, cls):
         raise Miss(op if isinstance(op, Operation) else reader, expected, _found(v))
     if (other := next((u.operation for u in v.uses if u.operation is not reader), None)) is not None:
+        if other.name == "func.return":  # (a result of the kernel: said at the op, which has a line)
+            raise Miss(op, f"{expected} read by the stage only", "it returned as a result of the kernel too")
         raise Miss(other, f"{expected} read by the stage only", f"'{other.name}' reading it too")
     return op
 

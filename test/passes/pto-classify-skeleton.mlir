@@ -182,6 +182,20 @@ func.func @chained(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<6
 
 // -----
 
+// Partial products of K slices computed each on its own (a hand-written split-K whose
+// slices are not views of one tensor), then summed.
+// expected-error@+1 {{it has 2 summed matmuls; SK-03 has exactly one (a sum of matmuls over K slices is one matmul when each reads columns [.., k:k + KC] of one activation tensor and rows [k:k + KC, ..] of one weight: slices of one value, not each computed on its own)}}
+func.func @summed(%x0: tensor<?x32xbf16>, %x1: tensor<?x32xbf16>, %w0: tensor<32x16xbf16>, %w1: tensor<32x16xbf16>) -> tensor<?x16xf32> {
+  // expected-note@+1 {{matmul here}}
+  %a = pto.matmul %x0, %w0 : tensor<?x32xbf16>, tensor<32x16xbf16> -> tensor<?x16xf32>
+  // expected-note@+1 {{matmul here}}
+  %b = pto.matmul %x1, %w1 : tensor<?x32xbf16>, tensor<32x16xbf16> -> tensor<?x16xf32>
+  %s = pto.add %a, %b : tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  func.return %s : tensor<?x16xf32>
+}
+
+// -----
+
 // expected-error@+1 {{it has 2 independent matmuls; SK-03 has exactly one (matmuls of one activation: join their weights into one and split its result with views)}}
 func.func @independent(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tensor<64x32xbf16>) -> (tensor<?x64xbf16>, tensor<?x32xbf16>) {
   // expected-note@+1 {{matmul here}}

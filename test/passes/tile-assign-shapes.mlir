@@ -173,7 +173,7 @@ func.func @ragged_n(%x: tensor<?x1024xf16>, %w: tensor<1024x1000xf16>, %out: ten
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x1024xf16> -> tensor<16x1024xf16>
     // expected-warning@+3 {{cube stage 'linear': pinned tiles changed to run here: nL0 128 -> 1000 (N = 1000 is not a multiple of 128)}}
-    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 256 -> 32 (an L0B tile of 1000 columns holds 65536 bytes)}}
+    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 256 -> 32 (L0B holds 65536 bytes: kL0 x 1000 columns must fit)}}
     // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: kL1 512 -> 256 (L1 holds 524288 bytes)}}
     %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [256, 512], n = [128, 128]> -> (tensor<16x1000xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x1024xf16>, tensor<1024x1000xf16> -> tensor<16x1000xf32>
@@ -194,8 +194,8 @@ func.func @ragged_n_rows(%x: tensor<?x256xf16>, %w: tensor<256x513xf16>, %out: t
   tile.token_loop %i = %c0 to %t step 128 {
     %xt = tile.load %x[%i] : tensor<?x256xf16> -> tensor<128x256xf16>
     // expected-warning@+3 {{cube stage 'linear': pinned tiles changed to run here: nL0 64 -> 513 (N = 513 is not a multiple of 64)}}
-    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 128 -> 32 (an L0B tile of 513 columns holds 65536 bytes)}}
-    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: mL0 64 -> 32 (an L0C tile of 513 columns holds 131072 bytes)}}
+    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 128 -> 32 (L0B holds 65536 bytes: kL0 x 513 columns must fit)}}
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: mL0 64 -> 32 (L0C holds 131072 bytes: mL0 x 513 columns must fit)}}
     %y = tile.cube_stage "linear" tiles <m = [64, 128], k = [128, 128], n = [64, 128]> -> (tensor<128x513xf32>) {
       %m = tile.matmul %xt, %w : tensor<128x256xf16>, tensor<256x513xf16> -> tensor<128x513xf32>
       tile.yield %m : tensor<128x513xf32>

@@ -966,3 +966,34 @@ def test_a_loop_over_n_tiles_that_misses_columns_is_refused() -> None:
         match=r"test_pypto_forms.py:\d+: .*N windows \[\(0, 32\), \(32, 64\)\] of N = 96: they must cover all of it",
     ):
         _n_tiles_kernel(2)(a, b, out)
+
+
+def test_a_hand_split_k_summed_onto_zeros_from_a_tile_cast_in_each_chunk() -> None:
+    """GLM-4.5's MoE writes its K chunks so: the tile cast again in each chunk, a column
+    slice of the cast as the chunk's activation, the partial products added onto
+    `full(0)`. The casts are one value, the slices K slices of it, the sum one split-K
+    matmul."""
+    K2, N2, KC = 256, 64, 128
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K2], FP32),
+        w: pypto.Tensor([K2, N2], BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N2], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            xt = pypto.view(x, [p, K2], [i, 0])
+            acc = pypto.full([p, N2], 0.0, FP32)
+            for c in range(K2 // KC):
+                xb = pypto.cast(xt, BF16)  # (again in each chunk)
+                part = pypto.matmul(xb[:, c * KC : (c + 1) * KC], pypto.view(w, [KC, N2], [c * KC, 0]), FP32)
+                acc = pypto.add(acc, part)
+            pypto.assemble(acc, [i, 0], out)
+
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((11, K2)).astype(np.float32), rng.standard_normal((K2, N2)).astype(ml_dtypes.bfloat16)
+    out = np.zeros((11, N2), np.float32)
+    k(x, w, out)
+    assert check(out, x.astype(ml_dtypes.bfloat16).astype(np.float32) @ w.astype(np.float32)).ok
+    tile_ir = str(pto.compile(k.trace(x, w, out)).tile)
+    assert tile_ir.count("tile.matmul") == tile_ir.count("tile.token_loop")
