@@ -243,7 +243,7 @@ def add(input: Tensor, other: Tensor | float, *, alpha: float = 1) -> Tensor:  #
         other = c
     elif (c := _const(input, other, "pypto.add")) is not None:
         if c == 0 and alpha == 1 and _lazy(other, "partial") is not None:
-            return other  # (a hand-written split-K summed onto zeros, as GLM-4.5's MoE: the sum so far)
+            return other  # type: ignore[return-value]  # (a split-K summed onto zeros, as GLM-4.5 MoE: the sum so far)
         return _adds(_muls(_tensor(other, "pypto.add's other"), alpha), c)  # c + alpha * other
     if _lazy(input, "partial") is not None and _lazy(other, "partial") is not None and alpha == 1:
         if (both := split_k.merge(input, other)) is not None:  # type: ignore[arg-type]
