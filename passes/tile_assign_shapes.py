@@ -289,7 +289,7 @@ class TileAssignShapesPass(ModulePass):
                 (rows_pinned and c.rows < pinned_rows, f"tile rows {pinned_rows} -> {c.rows}"),
                 (
                     "vec_nbuffer_setting" in options and c.copies < asked,
-                    f"nbuffer {asked} -> {c.copies} copies per task",
+                    f"vec_nbuffer_setting {asked} -> {c.copies} tiles merged per task (each in a UB copy of its own)",
                 ),
                 (
                     rows_pinned and c.cols is not None and want is None,

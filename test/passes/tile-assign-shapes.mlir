@@ -453,7 +453,7 @@ func.func @fewer_copies(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out: t
   %t = tensor.dim %x, %c0 : tensor<?x4096xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x4096xf32> -> tensor<16x4096xf32>
-    // expected-warning@+1 {{vector stage 'norm': nbuffer 2 -> 1 copies per task: the fused phase (1 stage(s)) needs 262144 bytes of ub as pinned, ascend910b1 has 196608}}
+    // expected-warning@+1 {{vector stage 'norm': vec_nbuffer_setting 2 -> 1 tiles merged per task (each in a UB copy of its own): the fused phase (1 stage(s)) needs 262144 bytes of ub as pinned, ascend910b1 has 196608}}
     %n = tile.vec_stage "norm" tile [4, 4096] nbuffer 2 -> (tensor<16x4096xf32>) {
       %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
       tile.yield %a : tensor<16x4096xf32>
