@@ -220,14 +220,41 @@ def test_a_named_dynamic_dimension_and_pow_as_the_inverse_root() -> None:
     assert any(o.name == "tile.rms_norm" for o in tile.walk()), str(tile)
 
 
-def test_pow_of_another_exponent_is_refused_at_the_users_line() -> None:
+def _pow_kernel(c: float, dt):
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([T, H], FP32), out: pypto.Tensor([T, H], FP32)):
+    def k(x: pypto.Tensor([T, H], dt), w: pypto.Tensor([H, N], dt), out: pypto.Tensor([T, N], FP32)):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
-            pypto.assemble(pypto.pow(pypto.view(x, [p, H], [idx, 0]), 3), [idx, 0], out)
+            y = pypto.pow(pypto.view(x, [p, H], [idx, 0]), c)
+            pypto.assemble(pypto.matmul(y, w, FP32), [idx, 0], out)
 
-    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*pow's exponent 3 is not modelled"):
-        k(np.zeros((4, H), np.float32), np.zeros((4, H), np.float32))
+    return k
+
+
+@pytest.mark.parametrize("c", [3, -2, 1.5, 5])
+@pytest.mark.parametrize("dt", [FP32, BF16])
+def test_pow_of_any_nonzero_exponent(c: float, dt) -> None:
+    """A whole number: x multiplied by squaring in f32 (x ** 3 = x * (x * x)), its
+    reciprocal below 0; another number exp(c * ln x); a bf16 x widened, the result cast back."""
+    npt = np.float32 if dt == FP32 else ml_dtypes.bfloat16
+    rng = np.random.default_rng(5)
+    x, w = rng.uniform(0.5, 1.5, (5, H)).astype(npt), rng.standard_normal((H, N)).astype(npt)
+    out = np.zeros((5, N), np.float32)
+    _pow_kernel(c, dt)(x, w, out)
+    xf = x.astype(np.float32)
+    if c == int(c):
+        y, sq, n = np.ones_like(xf), xf, abs(int(c))
+        while n:
+            y, n = (y * sq if n & 1 else y), n >> 1
+            sq = sq * sq
+        want = (np.float32(1) / y if c < 0 else y).astype(npt)
+    else:
+        want = np.exp(np.log(xf) * np.float32(c)).astype(npt)
+    assert check(out, want.astype(np.float32) @ w.astype(np.float32)).ok
+
+
+def test_pow_of_zero_is_refused_at_the_users_line() -> None:
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*pow's exponent 0 is not modelled"):
+        _pow_kernel(0, FP32)(np.zeros((4, H), np.float32), np.zeros((H, N), np.float32), np.zeros((4, N), np.float32))
 
 
 def test_python_slices_read_and_write_token_rows() -> None:
