@@ -1,10 +1,11 @@
 """PyPTO's tensor operations, each traced into the `pto` op that computes it.
 
 A scalar operand becomes `pto.muls`/`pto.adds` (`x - c` is `x + (-c)`, `x / c` is
-`x * (1 / c)`, which may differ from a division in the last bit). `pypto.full` and
-`pypto.reciprocal` are kept aside and folded into the `mul`/`div` that uses them
-(`x * ones / y` is `x / y`, `x * reciprocal(a)` is `x / a`); a reciprocal used otherwise
-is `pto.reciprocal`.
+`x * (1 / c)`, which may differ from a division in the last bit). `pypto.full(c) / a`
+and `pypto.reciprocal(a)` are kept aside until used: a scalar multiplies into their c,
+and otherwise they are `pto.rdivs` (`c / a`) or `pto.reciprocal`, computed as written
+(`y * (127 / amax)` is not `y * 127 / amax`: each f32 step rounds, and an int8 quant's
+rounding shows the difference).
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ def _tensor(x: object, what: str) -> Tensor:
             )
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
-        if x._lazy[0] == "recip":  # used as a tensor of its own: c * (1 / a)
+        if x._lazy[0] == "recip":  # used as a tensor: c / a
             a, c = x._lazy[1]
-            return _muls(_result("reciprocal", [a], a.shape, a.known_dtype, b.reciprocal), c)
+            return _rdivs(a, c)
         refuse(f"pypto.full's result is supported only as an operand of mul, div, add or sub, not as {what}")
     return x
 
@@ -280,9 +281,6 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
             return _recip(r[0], r[1] * o)
         if _scalar(o):
             return _muls(_tensor(a, "pypto.mul's input"), o)
-        if (r := _lazy(o, "recip")) is not None:
-            x, c = r
-            return div(_muls(_tensor(a, "pypto.mul's input"), c), x)
     return _binary("mul", _tensor(input, "pypto.mul's input"), _tensor(other, "pypto.mul's other"))
 
 
@@ -314,8 +312,14 @@ def reciprocal(a: Tensor) -> Tensor:
 
 
 def _recip(x: Tensor, c: float) -> Tensor:
-    """`c / x`, folded into the mul that uses it: `y * (c / x)` is `(y * c) / x`."""
+    """`c / x`, kept aside: a scalar that multiplies or divides it is folded into c."""
     return Tensor.traced(x.shape, x.known_dtype, None, x._tok, ("recip", (x, c)))
+
+
+def _rdivs(x: Tensor, c: float) -> Tensor:
+    if c == 1:
+        return _result("reciprocal", [x], x.shape, x.known_dtype, b.reciprocal)
+    return _result("rdivs", [x], x.shape, x.known_dtype, lambda v: b.rdivs(v, c))
 
 
 def _unary(kind: str, build, x: Tensor) -> Tensor:

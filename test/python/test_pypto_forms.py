@@ -993,3 +993,39 @@ def test_a_loop_over_n_tiles_that_misses_columns_is_refused() -> None:
         match=r"test_pypto_forms.py:\d+: .*N windows \[\(0, 32\), \(32, 64\)\] of N = 96: they must cover all of it",
     ):
         _n_tiles_kernel(2)(a, b, out)
+
+
+def test_a_quant_keeps_the_order_its_quotient_is_written_in() -> None:
+    """GLM-4.5 writes the scale first, `x * (full(127) / amax)`: each f32 step rounds,
+    and the int8 values follow that order (as `x * 127 / amax` they differ in ~0.7% of
+    the elements, corpus14's p4)."""
+    K2, N2 = 1024, 256
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K2], BF16),
+        w: pypto.Tensor([K2, N2], pypto.DT_INT8),
+        out: pypto.Tensor([pypto.DYNAMIC, N2], FP32),
+    ):
+        for i in pypto.loop((x.shape[0] + 15) // 16, name="t", idx_name="i"):
+            xt = pypto.view(x, [16, K2], [i * 16, 0], valid_shape=[pypto.min(16, x.shape[0] - i * 16), K2])
+            xf = pypto.cast(xt, FP32)
+            amax = pypto.amax(pypto.abs(xf), -1, True)
+            y = pypto.mul(xf, pypto.div(pypto.full([16, 1], 127.0, FP32), amax))
+            q32 = pypto.cast(y, pypto.DT_INT32, pypto.CastMode.CAST_RINT)
+            q16 = pypto.cast(q32, pypto.DT_FP16, pypto.CastMode.CAST_ROUND)
+            q = pypto.cast(q16, pypto.DT_INT8, pypto.CastMode.CAST_TRUNC, satmode=pypto.SaturationMode.ON)
+            acc = pypto.matmul(q, w, pypto.DT_INT32)
+            pypto.assemble(pypto.mul(pypto.cast(acc, FP32), pypto.div(amax, 127.0)), [i * 16, 0], out)
+
+    rng = np.random.default_rng(200)
+    x = rng.standard_normal((200, K2)).astype(ml_dtypes.bfloat16)
+    w = rng.integers(-127, 128, (K2, N2)).astype(np.int8)
+    out = np.zeros((200, N2), np.float32)
+    k(x, w, out)
+    xf = x.astype(np.float32)
+    am = np.abs(xf).max(-1, keepdims=True)
+    q = np.trunc(np.round(xf * (np.float32(127) / am))).clip(-128, 127)
+    want = (q @ w.astype(np.float64)) * (am * np.float32(1 / 127))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-3)
+    assert 'order "scale_first"' in str(pto.compile(k.trace(x, w, out)).pto)
