@@ -400,23 +400,42 @@ class QuantBase(ShapedOp):
     `q = saturate_int8(trunc(round(x * 127 / amax)))` (`[.., K]` i8). `wrap`: the last
     conversion does not saturate (DeepSeek's own quant writes it so); x * 127 / amax is
     within [-127, 127], so it differs only on a row whose amax is 0 or not finite (NaN
-    quotients), where it wraps as the hardware's conversion does."""
+    quotients), where it wraps as the hardware's conversion does. `order`: the kernel
+    wrote the quotient otherwise, each f32 step rounding, which moves values across
+    the int8 rounding steps: `"scale_first"` is `x * (127 / amax)` (GLM-4.5's
+    `full(127) / amax` first), `"divide_first"` `x / amax * 127`,
+    `"reciprocal_first"` `x * (1 / amax) * 127`."""
+
+    ORDERS: ClassVar[tuple[str, ...]] = ("scale_first", "divide_first", "reciprocal_first")
 
     input = operand_def(TensorType)
     wrap = opt_prop_def(UnitAttr)
+    order = opt_prop_def(StringAttr)
     quantized = result_def(TensorType)
     scale = result_def(TensorType)
     traits = traits_def(Pure())
 
-    assembly_format = "$input (`wrap` $wrap^)? attr-dict `:` type($input) `->` type($quantized) `,` type($scale)"
+    assembly_format = (
+        "$input (`wrap` $wrap^)? (`order` $order^)? attr-dict `:` type($input) `->` type($quantized) `,` type($scale)"
+    )
 
-    def __init__(self, input: SSAValue, wrap: bool = False):
+    def __init__(self, input: SSAValue, wrap: bool = False, order: str | None = None):
         t = tensor_type(input)
         q = TensorType(IntegerType(8), t.get_shape())
         s = TensorType(f32, [*t.get_shape()[:-1], 1])
-        super().__init__(operands=[input], properties={"wrap": UnitAttr()} if wrap else {}, result_types=[q, s])
+        props: dict[str, Attribute] = {"wrap": UnitAttr()} if wrap else {}
+        if order is not None:
+            props["order"] = StringAttr(order)
+        super().__init__(operands=[input], properties=props, result_types=[q, s])
+
+    @property
+    def order_name(self) -> str | None:
+        return None if self.order is None else self.order.data
 
     def verify_shapes(self) -> None:
+        if self.order is not None and self.order.data not in self.ORDERS:
+            names = ", ".join(self.ORDERS)
+            raise VerifyException(f"'{self.name}' order must be one of {names}, got {self.order.data!r}")
         x, q, s = tensor_type(self.input), tensor_type(self.quantized), tensor_type(self.scale)
         _has_last_axis(self, x)
         if elem_name(x.element_type) not in FLOAT_ELEMS:
@@ -845,6 +864,14 @@ class MinsOp(ScalarBase):
 
 
 @irdl_op_definition
+class RdivsOp(ScalarBase):
+    """An f32 immediate divided by each element, `c / x` (PyPTO's `full(c) / x`: the
+    quant scale `127 / amax` written first)."""
+
+    name = "pto.rdivs"
+
+
+@irdl_op_definition
 class AddsOp(ScalarBase):
     """Add an f32 immediate."""
 
@@ -1114,6 +1141,7 @@ PTO = Dialect(
         AddsOp,
         MaxsOp,
         MinsOp,
+        RdivsOp,
         ReduceOp,
         QuantOp,
         DequantOp,

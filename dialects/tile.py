@@ -968,6 +968,14 @@ class MinsOp(pto.ScalarBase):
 
 
 @irdl_op_definition
+class RdivsOp(pto.ScalarBase):
+    """An f32 immediate divided by each element. On one static token tile."""
+
+    name = "tile.rdivs"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class ReduceOp(pto.ReduceBase):
     """Row reduction over the last axis (see ReduceBase). On one static token tile."""
 
@@ -1062,6 +1070,7 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.AddsOp: AddsOp,
     pto.MaxsOp: MaxsOp,
     pto.MinsOp: MinsOp,
+    pto.RdivsOp: RdivsOp,
     pto.ReduceOp: ReduceOp,
     pto.QuantOp: QuantOp,
     pto.DequantOp: DequantOp,

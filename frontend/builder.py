@@ -528,6 +528,13 @@ def mins(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequen
     return Tensor(x.kernel, _emit(pto.MinsOp(x.value, scalar), x, label, vec_tile).results[0])
 
 
+def rdivs(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
+    """`scalar / x`, elementwise."""
+    _tensor(x, "rdivs input")
+    scalar = _check_number("rdivs scalar", scalar)
+    return Tensor(x.kernel, _emit(pto.RdivsOp(x.value, scalar), x, label, vec_tile).results[0])
+
+
 def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     """Row reduction over the last axis, kept as size 1: sum, max, min, mean, absmax."""
     _tensor(x, "reduce input")

@@ -161,12 +161,19 @@ def reduce(x: np.ndarray, kind: ReduceKind) -> np.ndarray:
     return np.max(np.abs(xf), axis=-1, keepdims=True)
 
 
-def quant(x: np.ndarray, wrap: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def quant(x: np.ndarray, wrap: bool = False, order: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric per-token int8: q = the RINT -> ROUND -> TRUNC(sat) chain of x*127/amax
-    (the last step wrapping instead, with `wrap`)."""
+    (the last step wrapping instead, with `wrap`; the quotient in the `order` written)."""
     xf = f32(x)
     amax = np.max(np.abs(xf), axis=-1, keepdims=True)
-    y = xf * np.float32(127) / amax
+    if order == "scale_first":
+        y = xf * (np.float32(127) / amax)
+    elif order == "divide_first":
+        y = xf / amax * np.float32(127)
+    elif order == "reciprocal_first":
+        y = xf * (np.float32(1) / amax) * np.float32(127)
+    else:
+        y = xf * np.float32(127) / amax
     i = cast(y, "f32", "i32", RoundMode.RINT)
     h = cast(i, "i32", "f16", RoundMode.ROUND)
     q = cast(h, "f16", "i8", RoundMode.TRUNC, sat=not wrap)

@@ -4,6 +4,8 @@ op. Run on a `pto`-level kernel they are the golden the lower levels are judged 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from xdsl.interpreter import (
     Interpreter,
@@ -26,7 +28,13 @@ _BINARY = {
     "max": np.maximum,
     "min": np.minimum,
 }
-_SCALAR = {"muls": np.multiply, "adds": np.add, "maxs": np.maximum, "mins": np.minimum}
+_SCALAR: dict[str, Callable[[np.ndarray, np.float32], np.ndarray]] = {
+    "muls": np.multiply,
+    "adds": np.add,
+    "maxs": np.maximum,
+    "mins": np.minimum,
+    "rdivs": lambda x, c: c / x,
+}
 
 
 def _elem(op: Operation, i: int = 0) -> str:
@@ -60,7 +68,7 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
     if isinstance(op, pto.ReduceBase):
         return (nx.reduce(args[0], op.kind.data).astype(nx.DTYPES[out]),)
     if isinstance(op, pto.QuantBase):
-        return nx.quant(args[0], op.wrap is not None)
+        return nx.quant(args[0], op.wrap is not None, op.order_name)
     if isinstance(op, pto.DequantBase):
         w = args[2] if op.w_scale is not None else None
         return (nx.dequant(args[0], args[1], w, op.w_scale_first is not None, op.scales_product is not None),)
@@ -115,6 +123,7 @@ def compute_ops(*classes: type[Operation]):
     pto.AddsOp,
     pto.MaxsOp,
     pto.MinsOp,
+    pto.RdivsOp,
     pto.ReduceOp,
     pto.QuantOp,
     pto.DequantOp,

@@ -31,6 +31,7 @@ _ELEMENTWISE = (
     tile.AddsOp,
     tile.MaxsOp,
     tile.MinsOp,
+    tile.RdivsOp,
     tile.CastOp,
 )
 

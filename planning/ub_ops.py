@@ -127,10 +127,17 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
         tmp([r, 1], "f32")
         tmp([r, 1], "f32")
         out(op.scale)
-        for elem in ("f32", "i32", "f16"):  # (vector_ops._quant releases each source early)
+        # (vector_ops._quant: the quotient, 127 / amax for a scale-first order, then each
+        # cast's source released as the next is made)
+        tmp([r, cols], "f32")
+        t = tmps[-1]
+        if op.order_name in ("scale_first", "reciprocal_first"):
+            tmp([r, 1], "f32")
+        for elem in ("i32", "f16"):
             tmp([r, cols], elem)
-            if len(tmps) > 1 and elem != "f32":
-                c.arena.free(*tmps.pop(-2))
+            tmps.remove(t)
+            c.arena.free(*t)
+            t = tmps[-1]
         out(op.quantized)
     elif isinstance(op, tile.DequantOp) and op.scales_product is not None:
         out(op.result)
@@ -268,6 +275,8 @@ def _quantise(o: tile.QuantOp, r: int, cw: int, c: Copy) -> None:
         c.alloc(shape, "f32", o.name)
     for e in ("f32", "i32", "f16"):  # (columns._quantise keeps each step's source)
         c.alloc([r, cw], e, o.name)
+        if e == "f32" and o.order_name in ("scale_first", "reciprocal_first"):  # (127 / amax or 1 / amax)
+            c.alloc([r, 1], "f32", o.name)
     c.put(o.quantized, [r, cw], "i8", o.name)
 
 

@@ -34,6 +34,7 @@ ROW_WISE = {
     "exp",
     "log",
     "reciprocal",
+    "rdivs",
     "cast",
     "rms_norm",
     "sum",

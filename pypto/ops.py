@@ -1,10 +1,11 @@
 """PyPTO's tensor operations, each traced into the `pto` op that computes it.
 
 A scalar operand becomes `pto.muls`/`pto.adds` (`x - c` is `x + (-c)`, `x / c` is
-`x * (1 / c)`, which may differ from a division in the last bit). `pypto.full` and
-`pypto.reciprocal` are kept aside and folded into the `mul`/`div` that uses them
-(`x * ones / y` is `x / y`, `x * reciprocal(a)` is `x / a`); a reciprocal used otherwise
-is `pto.reciprocal`.
+`x * (1 / c)`, which may differ from a division in the last bit). `pypto.full(c) / a`
+and `pypto.reciprocal(a)` are kept aside until used: a scalar multiplies into their c,
+and otherwise they are `pto.rdivs` (`c / a`) or `pto.reciprocal`, computed as written
+(`y * (127 / amax)` is not `y * 127 / amax`: each f32 step rounds, and an int8 quant's
+rounding shows the difference).
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ def _tensor(x: object, what: str) -> Tensor:
             )
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
-        if x._lazy[0] == "recip":  # used as a tensor of its own: c * (1 / a)
+        if x._lazy[0] == "recip":  # used as a tensor: c / a
             a, c = x._lazy[1]
-            return _muls(_result("reciprocal", [a], a.shape, a.known_dtype, b.reciprocal), c)
+            return _rdivs(a, c)
         refuse(f"pypto.full's result is supported only as an operand of mul, div, add or sub, not as {what}")
     return x
 
@@ -282,9 +283,6 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
             return _recip(r[0], r[1] * o)
         if _scalar(o):
             return _muls(_tensor(a, "pypto.mul's input"), o)
-        if (r := _lazy(o, "recip")) is not None:
-            x, c = r
-            return div(_muls(_tensor(a, "pypto.mul's input"), c), x)
     return _binary("mul", _tensor(input, "pypto.mul's input"), _tensor(other, "pypto.mul's other"))
 
 
@@ -316,8 +314,14 @@ def reciprocal(a: Tensor) -> Tensor:
 
 
 def _recip(x: Tensor, c: float) -> Tensor:
-    """`c / x`, folded into the mul that uses it: `y * (c / x)` is `(y * c) / x`."""
+    """`c / x`, kept aside: a scalar that multiplies or divides it is folded into c."""
     return Tensor.traced(x.shape, x.known_dtype, None, x._tok, ("recip", (x, c)))
+
+
+def _rdivs(x: Tensor, c: float) -> Tensor:
+    if c == 1:
+        return _result("reciprocal", [x], x.shape, x.known_dtype, b.reciprocal)
+    return _result("rdivs", [x], x.shape, x.known_dtype, lambda v: b.rdivs(v, c))
 
 
 def _unary(kind: str, build, x: Tensor) -> Tensor:
@@ -338,17 +342,38 @@ _POW = {0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", 1.0: "identity", 2.0: "s
 
 
 def pow(input: Tensor, other: object) -> Tensor:  # noqa: A001 A002
-    """PyPTO's `pow(x, c)` for a number c in 0.5, -0.5, -1, 1 and 2; other exponents (a
-    tensor's among them) are refused."""
+    """PyPTO's `pow(x, c)` for a number c: 0.5, -0.5, -1, 1 and 2 as sqrt, rsqrt,
+    reciprocal, x and x * x; another nonzero whole number as x multiplied by squaring
+    (x ** 3 = x * (x * x)), the reciprocal of that for c < 0; any other number as
+    exp(c * ln x) (NaN for x < 0). Those two, as PyPTO's library computes them, in f32
+    (an fp16 or bf16 x is widened, the result cast back). A tensor exponent, and 0,
+    are refused."""
     x = _tensor(input, "pypto.pow's input")
-    if not _scalar(other) or float(other) not in _POW:
-        refuse(f"pypto.pow's exponent {other!r} is not modelled: give 0.5, -0.5, -1, 1 or 2 (sqrt, rsqrt, ...)")
-    kind = _POW[float(other)]
-    if kind == "identity":
-        return x
-    if kind == "square":
-        return mul(x, x)
-    return {"sqrt": sqrt, "rsqrt": rsqrt, "reciprocal": reciprocal}[kind](x)
+    if not _scalar(other) or float(other) == 0:
+        refuse(f"pypto.pow's exponent {other!r} is not modelled: give a nonzero number (x ** 0 is pypto.full(1))")
+    c = float(other)
+    if c in _POW:
+        kind = _POW[c]
+        if kind == "identity":
+            return x
+        if kind == "square":
+            return mul(x, x)
+        return {"sqrt": sqrt, "rsqrt": rsqrt, "reciprocal": reciprocal}[kind](x)
+    half = x.known_dtype in (DataType.DT_FP16, DataType.DT_BF16)
+    xf = cast(x, DataType.DT_FP32) if half else x
+    if c == int(c):
+        n, y, square = int(c) if c > 0 else -int(c), None, xf  # (abs is pypto.abs here)
+        while n:
+            if n & 1:
+                y = square if y is None else mul(y, square)
+            n >>= 1
+            if n:
+                square = mul(square, square)
+        assert y is not None
+        y = reciprocal(y) if c < 0 else y
+    else:
+        y = exp(mul(log(xf), c))
+    return cast(y, x.known_dtype) if half else y
 
 
 def exp(input: Tensor) -> Tensor:  # noqa: A002

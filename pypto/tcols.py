@@ -30,7 +30,7 @@ from pto.pypto.types import DataType
 
 # The ops an op on a permuted value may be: elementwise, so that they run on `base` alike.
 ELEMENTWISE = frozenset(
-    {"add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt", "reciprocal", "abs", "cast"}
+    {"add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt", "reciprocal", "rdivs", "abs", "cast"}
 )
 
 

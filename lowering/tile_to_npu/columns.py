@@ -26,6 +26,7 @@ from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
+from pto.lowering.tile_to_npu.vector_ops import quotient, scaled
 from pto.planning.columns import REDUCTIONS, Plan, loop_frees, loop_need, schedule
 
 F32_MAX = 3.4028234663852886e38
@@ -228,12 +229,12 @@ def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
 
 
 def _quantise(o: tile.QuantOp, r: int, cw: int, ub, amax: SSAValue) -> None:
-    """One chunk of quant: x * 127 / amax, then f32 -> i32 (rint) -> f16 (round) -> i8
-    (trunc, saturated unless `wrap`), as the whole row's (vector_ops._quant)."""
+    """One chunk of quant: x * 127 / amax (in the kernel's order), then f32 -> i32 (rint)
+    -> f16 (round) -> i8 (trunc, saturated unless `wrap`), as the whole row's
+    (vector_ops._quant)."""
     xf = _as_f32(ub.bufs[o.input], r, ub, o)
     t = ub.alloc([r, cw], f32, o.location)
-    npu.VMulsOp(xf, 127.0, t)
-    npu.VDivOp(t, amax, t)
+    quotient(o, xf, amax, t, ub.alloc([r, 1], f32, o.location) if scaled(o) else None)
     i32b = ub.alloc([r, cw], IntegerType(32), o.location)
     npu.VCastOp(t, i32b, RoundMode.RINT)
     h = ub.alloc([r, cw], f16, o.location)

@@ -41,7 +41,7 @@ _RANK3 = (tile.ReshapeOp, tile.TransposeOp)
 Part = Callable[[list[int]], list[int]]
 # Ops that take each element on its own: a weight stage's tasks run them on parts of the
 # weight as they run them on the whole.
-ELEMENTWISE = (*_BINARY, *_UNARY, *_SCALAR, tile.ReciprocalOp, tile.CastOp)
+ELEMENTWISE = (*_BINARY, *_UNARY, *_SCALAR, tile.ReciprocalOp, tile.RdivsOp, tile.CastOp)
 
 
 def check_rank(op: Operation, shape: list[int]) -> None:
@@ -91,9 +91,9 @@ def emit_op(
         _UNARY[type(op)](bufs[op.input], e.out(op.result))
     elif isinstance(op, pto.ScalarBase) and type(op) in _SCALAR:
         _SCALAR[type(op)](bufs[op.input], op.scalar.value.data, e.out(op.result))
-    elif isinstance(op, tile.ReciprocalOp):  # the hardware divides: ones / x
+    elif isinstance(op, tile.ReciprocalOp | tile.RdivsOp):  # the hardware divides: c / x
         dst = e.out(op.result)
-        npu.VDupOp(1.0, dst)
+        npu.VDupOp(op.scalar.value.data if isinstance(op, tile.RdivsOp) else 1.0, dst)
         npu.VDivOp(dst, bufs[op.input], dst)
     elif isinstance(op, tile.CastOp):
         npu.VCastOp(bufs[op.input], e.out(op.result), op.round.data, op.sat is not None)
@@ -178,6 +178,30 @@ def _rms_norm(op: tile.RmsNormOp, e: _Emit) -> None:
         npu.VCastOp(y, e.out(op.result), RoundMode.RINT)
 
 
+def quotient(op: tile.QuantOp, x: SSAValue, amax: SSAValue, t: SSAValue, scale: SSAValue | None) -> None:
+    """t = x * 127 / amax in the order the kernel wrote it (SK03.md's golden's by default;
+    `scale` a [r, 1] buffer for 127 / amax or 1 / amax first): each f32 step rounds."""
+    order = op.order_name
+    if order in ("scale_first", "reciprocal_first"):
+        assert scale is not None
+        npu.VDupOp(127.0 if order == "scale_first" else 1.0, scale)
+        npu.VDivOp(scale, amax, scale)
+        npu.VMulOp(x, scale, t)
+        if order == "reciprocal_first":
+            npu.VMulsOp(t, 127.0, t)
+    elif order == "divide_first":
+        npu.VDivOp(x, amax, t)
+        npu.VMulsOp(t, 127.0, t)
+    else:
+        npu.VMulsOp(x, 127.0, t)
+        npu.VDivOp(t, amax, t)
+
+
+def scaled(op: tile.QuantOp) -> bool:
+    """Whether the quotient needs a [r, 1] buffer for 127 / amax or 1 / amax."""
+    return op.order_name in ("scale_first", "reciprocal_first")
+
+
 def _quant(op: tile.QuantOp, e: _Emit) -> None:
     r, cols = e.r, tensor_type(op.input).get_shape()[-1]
     x = e.ub.bufs[op.input]
@@ -188,10 +212,8 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
     amax = e.tmp([r, 1], f32)
     npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
     divide(amax, 127, e.tmp([r, 1], f32), e.out(op.scale))
-    # x * 127 / amax in this order, as the golden of SK03.md computes it.
     t = e.tmp([r, cols], f32)
-    npu.VMulsOp(x, 127.0, t)
-    npu.VDivOp(t, amax, t)
+    quotient(op, x, amax, t, e.tmp([r, 1], f32) if scaled(op) else None)
     # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated unless `wrap`).
     # Each step's source dies as the next is made: two wide buffers live, not four.
     i32b = e.tmp([r, cols], IntegerType(32))

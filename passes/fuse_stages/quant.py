@@ -144,14 +144,37 @@ def _cast(v: SSAValue, src: str, dst: str, mode: RoundMode, reader: Operation) -
     return op
 
 
-def _ratio(v: SSAValue, reader: Operation) -> tuple[SSAValue, SSAValue, list[Operation]]:
-    """(y, amax, ops) of `y / amax * 127` or `y * 127 / amax`."""
-    expected = "y * 127 / amax (or y / amax * 127)"
+def _scaled_by(m: pto.MulOp, kind: type[Operation], c: float | None) -> tuple[SSAValue, SSAValue, list[Operation]]:
+    """(y, amax, [the op of amax, m]) of `m` = y * (c / amax) (a `pto.rdivs` of c, or a
+    `pto.reciprocal` for c None), that op read by `m` only."""
+    what = "y * (1 / amax)" if c is None else f"y * ({c:g} / amax)"
+    r = next((x.owner for x in (m.rhs, m.lhs) if isinstance(x.owner, kind)), None)
+    _need(r is not None, m, what, "a multiply by another value")
+    assert isinstance(r, pto.RdivsOp | pto.ReciprocalOp)
+    _need(
+        (c is None or isinstance(r, pto.RdivsOp) and _scalar(r) == c) and r.result.has_one_use(),
+        r,
+        f"{what[4:]}, read by the multiply only",
+    )
+    return _other(m, r.result), r.input, [r, m]
+
+
+def _ratio(v: SSAValue, reader: Operation) -> tuple[SSAValue, SSAValue, list[Operation], str | None]:
+    """(y, amax, ops, order) of `y * 127 / amax`, `y / amax * 127` (order
+    "divide_first") or `y * (127 / amax)` ("scale_first"); the op reading amax is the
+    first of `ops`."""
+    expected = "y * 127 / amax (or y / amax * 127, y * (127 / amax))"
     if isinstance(v.owner, pto.MulsOp):
         s = _def(v, pto.MulsOp, expected, reader)
         _need(_scalar(s) == 127.0, s, "a multiply by 127", _imm(s))
+        if isinstance(m := s.input.owner, pto.MulOp):  # y * (1 / amax) * 127
+            y, am, ops = _scaled_by(m, pto.ReciprocalOp, None)
+            return y, am, [*ops, s], "reciprocal_first"
         d = _def(s.input, pto.DivOp, "y / amax", s)
-        return d.lhs, d.rhs, [d, s]
+        return d.lhs, d.rhs, [d, s], "divide_first"
+    if isinstance(m := v.owner, pto.MulOp):
+        y, am, ops = _scaled_by(m, pto.RdivsOp, 127.0)
+        return y, am, ops, "scale_first"
     d = _def(v, pto.DivOp, expected, reader)
     by = d.rhs.owner
     if not isinstance(d.lhs.owner, pto.MulsOp) and isinstance(by, pto.MulsOp) and _is_f32(_scalar(by), 1 / 127):
@@ -159,7 +182,7 @@ def _ratio(v: SSAValue, reader: Operation) -> tuple[SSAValue, SSAValue, list[Ope
         raise Miss(d, expected, "y divided by the scale amax * 1/127")
     s = _def(d.lhs, pto.MulsOp, "y * 127 divided by amax", d)
     _need(_scalar(s) == 127.0, s, "a multiply by 127", _imm(s))
-    return s.input, d.rhs, [s, d]
+    return s.input, d.rhs, [d, s], None
 
 
 def _absmax(am: SSAValue, reader: Operation) -> tuple[SSAValue, list[Operation]]:
@@ -213,22 +236,23 @@ def _scale(y: SSAValue, am: SSAValue, div: Operation) -> tuple[pto.MulsOp, list[
     raise Miss(div, f"{expected} beside y / amax", "no scale")
 
 
-def _quant(q: pto.CastOp) -> tuple[list[Operation], SSAValue, pto.MulsOp]:
-    """(the ops, y, the scale op) of the quant chain ending in the i8 cast `q`."""
+def _quant(q: pto.CastOp) -> tuple[list[Operation], SSAValue, pto.MulsOp, str | None]:
+    """(the ops, y, the scale op, the quotient's order) of the quant chain ending in the
+    i8 cast `q`."""
     expected = "the quant's last cast: f16 -> i8 'trunc' (saturating or not)"
     found = f"a '{q.round.data}{' sat' if q.sat else ''}' cast {_elem(q.input)} -> {_elem(q.result)}"
     _need(_elem(q.result) == "i8", q, expected, found)
     _need(_elem(q.input) == "f16" and q.round.data == RoundMode.TRUNC, q, expected, found)
     h = _cast(q.input, "i32", "f16", RoundMode.ROUND, q)
     i = _cast(h.input, "f32", "i32", RoundMode.RINT, h)
-    y, am, ratio = _ratio(i.input, i)
-    div = next(op for op in ratio if isinstance(op, pto.DivOp))
+    y, am, ratio, order = _ratio(i.input, i)
+    div = ratio[0]  # (the op reading amax)
     ab_y, ab = _absmax(am, div)
     _need(ab_y is y, ab[0], "the amax of the value quantised", "the amax of another value")
     _need(_elem(y) == "f32", div, "y in f32", f"{_elem(y)} y")
-    _need(_shape(am) == (*_shape(y)[:-1], 1) and _shape(div.result) == _shape(y), div, "a [..., 1] amax over y")
+    _need(_shape(am) == (*_shape(y)[:-1], 1) and _shape(i.input) == _shape(y), div, "a [..., 1] amax over y")
     scale, scale_ops = _scale(y, am, div)
-    return _one_block([*ab, *ratio, *scale_ops, scale, i, h, q]), y, scale
+    return _one_block([*ab, *ratio, *scale_ops, scale, i, h, q]), y, scale, order
 
 
 class QuantPattern(RewritePattern):
@@ -238,7 +262,7 @@ class QuantPattern(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: pto.CastOp, rewriter: PatternRewriter) -> None:
         try:
-            ops, y, scale = _quant(op)
+            ops, y, scale, order = _quant(op)
         except Miss:
             return
-        _fuse(rewriter, ops, pto.QuantOp(y, wrap=op.sat is None), [op.result, scale.result])
+        _fuse(rewriter, ops, pto.QuantOp(y, wrap=op.sat is None, order=order), [op.result, scale.result])

@@ -631,8 +631,9 @@ func.func @dequant_two_weight_scales(%q: tensor<?x64xi8>, %w: tensor<256x64xi8>,
 // ================================================================ quant
 
 // absmax, (y / amax) * 127, the three casts; the scale's readers get pto.quant's scale.
+// The quotient keeps the order written (each f32 step rounds).
 // CHECK-LABEL: func.func @quant_absmax
-// CHECK-NEXT:    %q, %s = pto.quant %y {pto.label = "Query-Quant"} : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    %q, %s = pto.quant %y order "divide_first" {pto.label = "Query-Quant"} : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
 // CHECK-NEXT:    func.return %q, %s
 func.func @quant_absmax(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
   %am = pto.reduce absmax %y {pto.label = "Query-Quant"} : tensor<?x128xf32> -> tensor<?x1xf32>
@@ -693,6 +694,10 @@ func.func @quant_amax_twice(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<
 // No scale at all: the quant needs amax / 127 for the dequant.
 // CHECK-LABEL: func.func @quant_reciprocal_scale
 // CHECK-NOT:     pto.quant
+// CHECK-LABEL: func.func @quant_scale_first
+// CHECK-NEXT:    %q, %s = pto.quant %y order "scale_first" : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-LABEL: func.func @quant_reciprocal_first
+// CHECK-NEXT:    %q, %s = pto.quant %y order "reciprocal_first" : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
 // CHECK-LABEL: func.func @quant_divided_by_scale
 // CHECK-NOT:     pto.quant
 // CHECK-LABEL: func.func @quant_no_scale
@@ -702,8 +707,31 @@ func.func @quant_reciprocal_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, t
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.reciprocal %am : tensor<?x1xf32> -> tensor<?x1xf32>
   %r127 = pto.muls %r, 127.0 : tensor<?x1xf32> -> tensor<?x1xf32>
-  // expected-remark@+1 {{not fused into pto.quant: expected y * 127 / amax (or y / amax * 127), found 'pto.mul'}}
+  // expected-remark@+1 {{not fused into pto.quant: expected y * (127 / amax), found a multiply by another value}}
   %yq = pto.mul %y, %r127 : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+// y * (127 / amax) (GLM-4.5's `full(127) / amax` first) and y * (1 / amax) * 127: fused,
+// each with its order.
+func.func @quant_scale_first(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.rdivs %am, 127.0 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %yq = pto.mul %y, %r : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_reciprocal_first(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %r = pto.reciprocal %am : tensor<?x1xf32> -> tensor<?x1xf32>
+  %yr = pto.mul %r, %y : tensor<?x1xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  %yq = pto.muls %yr, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
@@ -712,7 +740,7 @@ func.func @quant_reciprocal_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, t
 func.func @quant_divided_by_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
   %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
-  // expected-remark@+1 {{not fused into pto.quant: expected y * 127 / amax (or y / amax * 127), found y divided by the scale amax * 1/127}}
+  // expected-remark@+1 {{not fused into pto.quant: expected y * 127 / amax (or y / amax * 127, y * (127 / amax)), found y divided by the scale amax * 1/127}}
   %yq = pto.div %y, %s : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
@@ -745,7 +773,7 @@ func.func @quant_no_scale(%y: tensor<?x128xf32>) -> tensor<?x128xi8> {
 // CHECK-NOT:     pto.quant
 // CHECK:         pto.cast %i rint
 // CHECK-LABEL: func.func @quant_no_sat
-// CHECK-NEXT:    %q, %s = pto.quant %y wrap : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
+// CHECK-NEXT:    %q, %s = pto.quant %y wrap order "divide_first" : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
 // CHECK-NEXT:    func.return %q, %s
 // CHECK-LABEL: func.func @quant_amax_shared
 // CHECK-NOT:     pto.quant

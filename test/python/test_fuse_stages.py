@@ -401,6 +401,8 @@ def test_pypto_quant_spellings_are_fused(quant) -> None:
     xs = list(args[:3])
     want = pto.run(prim, xs, level="pto").outputs[0]
     assert check(pto.run(fused, xs, level="pto").outputs[0], want).ok
+    # the quotient in the order written, down to the machine: the same int8 values
+    assert np.array_equal(pto.run(prim, xs).outputs[0].view(np.uint16), want.view(np.uint16))
 
 
 @pytest.mark.parametrize("name", DEQUANT_SPELLINGS)

@@ -272,6 +272,14 @@ func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>
 
 // -----
 
+func.func @f(%a: tensor<?x64xf32>) {
+  // expected-error@+1 {{'pto.quant' order must be one of scale_first, divide_first, reciprocal_first, got 'first'}}
+  %0, %1 = pto.quant %a order "first" : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x1xf32>
+  func.return
+}
+
+// -----
+
 func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>, %i: tensor<?x64xi32>, %q: tensor<?x64xi8>, %v: tensor<64xf32>, %v32: tensor<32xf32>, %iv: tensor<64xi32>, %w: tensor<64x16xf32>, %iw: tensor<64x16xi32>, %qw: tensor<64x16xi8>, %s: tensor<?x1xf32>) {
   // expected-error@+1 {{'pto.dequant' input must be rank 2}}
   %0 = pto.dequant %v, %s : tensor<64xf32>, tensor<?x1xf32> -> tensor<64xf32>

@@ -34,6 +34,8 @@ func.func @quant(%x: tensor<?x1024xbf16>, %w: tensor<8192x1024xi8>, %ws: tensor<
   %q, %s = pto.quant %n : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
   // CHECK: %{{.*}}, %{{.*}} = pto.quant %{{.*}} wrap : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
   %qw, %sw = pto.quant %n wrap : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
+  // CHECK: %{{.*}}, %{{.*}} = pto.quant %{{.*}} order "scale_first" : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
+  %qo, %so = pto.quant %n order "scale_first" : tensor<?x1024xf32> -> tensor<?x1024xi8>, tensor<?x1xf32>
   // CHECK: pto.matmul %{{.*}}, %{{.*}} b_trans : tensor<?x1024xi8>, tensor<8192x1024xi8> -> tensor<?x8192xi32>
   %acc = pto.matmul %q, %w b_trans : tensor<?x1024xi8>, tensor<8192x1024xi8> -> tensor<?x8192xi32>
   // CHECK: pto.dequant %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8192xi32>, tensor<?x1xf32>, tensor<8192x1xf32> -> tensor<?x8192xf32>
@@ -66,6 +68,8 @@ func.func @elementwise(%a: tensor<?x64xf32>, %row: tensor<?x1xf32>, %col: tensor
   %relu = pto.maxs %a, 0.0 : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.mins %{{.*}}, 6.000000e+00 : tensor<?x64xf32> -> tensor<?x64xf32>
   %cap = pto.mins %a, 6.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  // CHECK: pto.rdivs %{{.*}}, 1.270000e+02 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %rd = pto.rdivs %a, 127.0 : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.sqrt %{{.*}} : tensor<?x64xf32> -> tensor<?x64xf32>
   %4 = pto.sqrt %a : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.rsqrt
