@@ -3,6 +3,8 @@ hand-written split-K's K slices, a weight times transposed tokens, a bias)."""
 
 from __future__ import annotations
 
+from xdsl.ir import Operation
+
 from pto.frontend import builder as b
 from pto.pypto import split_k, tcols
 from pto.pypto.errors import lowering_warning, refuse
@@ -56,7 +58,7 @@ def matmul(
         return _matmul_bias(a, w, out_dtype, bool(a_trans), bool(b_trans), extend_params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
-    if not w._tok and w._body >= 0 and w._view_of is None:
+    if not w._tok and w._body >= 0 and _computed(w):
         # (a weight stage runs once per launch: it has no body to run in)
         lowering_warning(
             "the matmul's weight is computed in the loop body from weights alone: it is computed once, "
@@ -72,6 +74,14 @@ def matmul(
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
     return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
+
+
+def _computed(w: Tensor) -> bool:
+    """Whether the traced weight `w` is work on weights (a cast), not a window or an
+    in-place reshape of one (those move no data)."""
+    v = getattr(w._val, "value", None)
+    op = v.owner if v is not None else None
+    return isinstance(op, Operation) and op.name not in ("pto.view", "pto.reshape")
 
 
 def _n_window(a: object, w: object, b_trans: bool) -> tuple[Tensor, int, int] | None:

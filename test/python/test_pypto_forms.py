@@ -142,6 +142,23 @@ def test_weight_only_work_feeding_the_matmul_runs_once_per_launch(tokens: int) -
     assert 'npu.tasks "weight" vector' in npu and 'after ["weight"]' in npu
 
 
+def test_a_window_of_a_weight_taken_in_the_loop_is_no_work_and_not_warned_of() -> None:
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, H], FP32),
+        w: pypto.Tensor([2 * N, H], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            wv = pypto.view(w, [N, H], [N, 0])
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [idx, 0]), wv, FP32, b_trans=True), [idx, 0], out)
+
+    x, w = np.ones((3, H), np.float32), np.ones((2 * N, H), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k(x, w, np.zeros((3, N), np.float32))
+
+
 def test_weight_only_work_in_the_loop_feeding_the_matmul_warns_that_it_runs_once() -> None:
     x, w = np.ones((3, H), ml_dtypes.bfloat16), np.ones((N, H), np.float32)
     out = np.zeros((3, N), np.float32)
