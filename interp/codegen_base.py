@@ -94,6 +94,8 @@ class Emitter:
             hoisted=("core.flag",),
             pure=("cost.",),
             counted={"core.issued": self.count_issue},
+            figures={"cost": CostModel},
+            bound=("m.hbm_time", "m.gm_access"),
         )
 
     def program(self, region: Region) -> str:

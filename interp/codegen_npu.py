@@ -17,7 +17,7 @@ from pto.dialects.npu import BufferType, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
 from pto.interp.codegen_base import BASE_HANDLERS, OFFER, Emitter, inside, mem, rank, window
-from pto.interp.inline import Obj, Rt
+from pto.interp.inline import Hoisted, Obj, Rt
 from pto.interp.machine import Core, dependence_key
 
 CORE, MACHINE = Rt("core"), Rt("m")
@@ -244,7 +244,7 @@ class NpuEmitter(Emitter):
             "writes": (self.key(op.dst),),
             "nbytes": Rt("nbytes"),
             "drain": None,
-            "rows_unit": Rt("m.cost.l1_rows_unit") if load and mem(op.dst) == Space.L1 else 1,
+            "rows_unit": Hoisted(self.hoist("cost.l1_rows_unit")) if load and mem(op.dst) == Space.L1 else 1,
         }
         if isinstance(op, npu.FixpipeOp):  # (`ops.fixpipe`'s: rows, columns, L0C element bytes)
             acc = self.static(op.src)
