@@ -32,10 +32,14 @@ from pto.interp.scheduler import QUANTUM, Worker, deadlock
 
 @dataclass
 class _Wait:
-    """What a graph core yields between tasks: the scheduler's `wait`."""
+    """What a graph core yields between tasks: the scheduler's `wait`. `ready` holds
+    whenever the core's clock is finite and no other core's is earlier (`earliest`):
+    its clock is then when it would start the best ready task, and every running core
+    is at or past it (`TaskGraph.may_take`), so the scheduler need not ask."""
 
     ready: Callable[[], bool]
     what: str
+    earliest: bool = True
 
 
 @dataclass
@@ -92,6 +96,7 @@ class EventScheduler:
         if isinstance(request, Block) and request.ready():
             return w
         w.waiting, w.what = request.ready, request.what
+        w.earliest = isinstance(request, _Wait) and request.earliest
         return self._next()
 
     def _behind(self, w: Worker) -> bool:
@@ -147,9 +152,10 @@ class EventScheduler:
         clocks = Clocks(self.clocks())  # type: ignore[misc]
         self._kept = ((self._turns, self.version()), clocks)
         if workers:
-            w = workers[clocks.first()]
-            if not w.done and (w.waiting is None or w.waiting()):  # (nearly every time)
-                return self._calm(w, clocks)
+            first = clocks.first()
+            w = workers[first]
+            if not w.done and (w.waiting is None or (w.earliest and clocks.at[first] < INF) or w.waiting()):
+                return self._calm(w, clocks)  # (nearly every time)
             for i in clocks.order()[1:]:
                 w = workers[i]
                 if not w.done and (w.waiting is None or w.waiting()):
