@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Block as IrBlock
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
@@ -74,6 +74,11 @@ class Emitter:
         self.yield_to: list[list[str]] = []  # names an scf.yield assigns, innermost last
         self.statics: dict[SSAValue, Static | None] = {}
         self.known: dict[SSAValue, object] = {}  # the region's constants' values
+        # Values known to be Python ints (bools) when the program runs, which an offset, a
+        # row count or a flag uses as they are, without an `int(...)` (`bool(...)`) per op.
+        self.ints: set[SSAValue] = set()
+        self.bools: set[SSAValue] = set()
+        self.free_ints: list[str] = []  # index values passed in, made ints once per run
         self.hoisted: dict[str, str] = {}  # expression evaluated once per core -> its name
         self.states: dict[tuple[str, object], str] = {}  # a hot program's (table, key) -> local
         self.fresh_names = 0
@@ -94,12 +99,15 @@ class Emitter:
             hoisted=("core.flag",),
             pure=("cost.",),
             counted={"core.issued": self.count_issue},
+            figures={"cost": CostModel},
+            bound=("m.hbm_time", "m.gm_access"),
         )
 
     def program(self, region: Region) -> str:
         """The source of the region's program: `def program(m, core, fv, fallback, *args)`."""
         block = only_block(region)
         args = [self.define(a) for a in block.args]
+        self.ints.update(block.args)  # (a task's body and index, a launch's core: ints)
         if self.hot:
             self.keep_states(region)
         self.block(block)
@@ -120,6 +128,7 @@ class Emitter:
             head.append(f"    {names}= hoisted")
         if self.free:
             head.append(f"    {', '.join(self.names[v] for v in self.free)}, = fv")
+            head.extend(f"    {name} = int({name})" for name in self.free_ints)
         if args:
             head.append(f"    {', '.join(args)}, = args")
         load, store = self.sync_lines(cold=False) if self.states else ([], [])
@@ -211,7 +220,19 @@ class Emitter:
         if v not in self.names:  # defined outside the region: passed in
             self.free.append(v)
             self.names[v] = f"f{len(self.free)}"
+            if isinstance(v.type, IndexType):
+                self.ints.add(v)
+                self.free_ints.append(self.names[v])
         return self.names[v]
+
+    def as_int(self, v: SSAValue) -> str:
+        """The value as a Python int: an `int(...)` unless it is one (`ints`)."""
+        name = self.use(v)
+        return name if v in self.ints else f"int({name})"
+
+    def as_bool(self, v: SSAValue) -> str:
+        name = self.use(v)
+        return name if v in self.bools else f"bool({name})"
 
     def num(self, n: int) -> str:
         """A number of the region's shapes (an extent, a bound, a byte count) as a name,
@@ -290,6 +311,7 @@ class Emitter:
         step = self.use(op.step)
         if not self.known_int(op.step) > 0:
             self.emit(f"if not {step} > 0: positive_step({self.const(op)}, {step})")
+        self.ints.add(iv)  # (`range` yields ints)
         self.emit(f"for {self.define(iv)} in range({self.use(op.lb)}, {self.use(op.ub)}, {step}):")
         if args:
             self.emit(f"    {', '.join(self.define(a) for a in args)}, = {', '.join(carried)},")
@@ -324,6 +346,8 @@ class Emitter:
         if not isinstance(op.value, IntegerAttr | FloatAttr):
             return self.generic(op)
         self.known[op.result] = op.value.value.data
+        if isinstance(op.value, IntegerAttr):
+            self.ints.add(op.result)
         self.emit(f"{self.define(op.result)} = {self.const(op.value.value.data)}")
 
     def known_int(self, v: SSAValue) -> int:
@@ -336,10 +360,13 @@ class Emitter:
             divisor = self.use(op.operands[1])
             self.emit(f"if not {divisor}: nonzero({self.const(op)}, {divisor})")
         expr = _INLINE[type(op)].format(*(self.use(v) for v in op.operands))
+        if all(v in self.ints for v in op.operands):  # (int arithmetic, `min` and `max` of ints)
+            self.ints.add(op.results[0])
         self.emit(f"{self.define(op.results[0])} = {expr}")
 
     def cmpi(self, op: arith.CmpiOp) -> None:
         infix = _INFIX[CMP[op.predicate.value.data]]
+        self.bools.add(op.result)
         self.emit(f"{self.define(op.result)} = {self.use(op.lhs)} {infix} {self.use(op.rhs)}")
 
 

@@ -17,7 +17,7 @@ from pto.dialects.npu import BufferType, Space
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
 from pto.interp.codegen_base import BASE_HANDLERS, OFFER, Emitter, inside, mem, rank, window
-from pto.interp.inline import Obj, Rt
+from pto.interp.inline import Hoisted, Obj, Rt
 from pto.interp.machine import Core, dependence_key
 
 CORE, MACHINE = Rt("core"), Rt("m")
@@ -93,13 +93,13 @@ class NpuEmitter(Emitter):
 
     def offset_list(self, static: tuple[int, ...], dyn) -> list[str]:
         it = iter(dyn)
-        return [f"int({self.use(next(it))})" if s == npu.DYN else str(s) for s in static]
+        return [self.as_int(next(it)) if s == npu.DYN else str(s) for s in static]
 
     def bind(self, offsets: list[str]) -> list[str]:
         """Offsets as names or numbers: an `int(...)` of a dynamic one is taken once."""
         out: list[str] = []
         for o in offsets:
-            if not o.lstrip("-").isdigit():
+            if not o.lstrip("-").isdigit() and not o.isidentifier():
                 name = f"o{len(self.lines)}_{len(out)}"
                 self.emit(f"{name} = {o}")
                 o = name
@@ -115,7 +115,7 @@ class NpuEmitter(Emitter):
 
     def generic_copy(self, op: npu.DmaOp | npu.FixpipeOp, cold: bool = False) -> None:
         fn = "dma" if isinstance(op, npu.DmaOp) else "fixpipe"
-        rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
+        rows = self.as_int(op.rows) if op.rows is not None else "None"
         s = self.spec(op)
         so, do = self.offsets(s.src_static, op.src_offsets), self.offsets(s.dst_static, op.dst_offsets)
         args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
@@ -204,7 +204,7 @@ class NpuEmitter(Emitter):
         ext = [self.num(e) for e in s.ext]
         if op.rows is not None:
             rows, ext[0] = ext[0], f"o{len(self.lines)}_rows"
-            self.emit(f"{ext[0]} = max(0, min(int({self.use(op.rows)}), {rows}))")
+            self.emit(f"{ext[0]} = max(0, min({self.as_int(op.rows)}, {rows}))")
         return ext
 
     def gm_dma_body(
@@ -244,7 +244,7 @@ class NpuEmitter(Emitter):
             "writes": (self.key(op.dst),),
             "nbytes": Rt("nbytes"),
             "drain": None,
-            "rows_unit": Rt("m.cost.l1_rows_unit") if load and mem(op.dst) == Space.L1 else 1,
+            "rows_unit": Hoisted(self.hoist("cost.l1_rows_unit")) if load and mem(op.dst) == Space.L1 else 1,
         }
         if isinstance(op, npu.FixpipeOp):  # (`ops.fixpipe`'s: rows, columns, L0C element bytes)
             acc = self.static(op.src)
@@ -255,8 +255,8 @@ class NpuEmitter(Emitter):
     # -- compute ------------------------------------------------------------------------
 
     def mmad(self, op: npu.MmadOp) -> None:
-        rows = f"int({self.use(op.rows)})" if op.rows is not None else "None"
-        acc = f"bool({self.use(op.accumulate)})" if op.accumulate is not None else "False"
+        rows = self.as_int(op.rows) if op.rows is not None else "None"
+        acc = self.as_bool(op.accumulate) if op.accumulate is not None else "False"
         a, b, c = (self.use(v) for v in (op.lhs, op.rhs, op.acc))
         if not self.hot or None in (self.static(op.lhs), self.static(op.rhs), self.static(op.acc)):
             self.call(f"ops.mmad(m, core, {self.const(op)}, {a}, {b}, {c}, {rows}, {acc})", tables=True)
@@ -266,7 +266,7 @@ class NpuEmitter(Emitter):
         self.emit(f"accumulate = {acc}")
         self.emit("if numerics:")
         self.emit(f"    ops.mmad_value({a}.array, {b}.array, {c}.array, accumulate)")
-        rows_v = None if op.rows is None else Rt(f"int({self.use(op.rows)})")
+        rows_v = None if op.rows is None else Rt(self.as_int(op.rows))
         if rows_v is not None:
             self.emit(f"rows = {rows_v.expr}")
             rows_v = Rt("rows")
@@ -316,7 +316,7 @@ class NpuEmitter(Emitter):
 
     def cross_wait(self, op: npu.CrossCoreWaitOp) -> None:
         flag = op.flag.value.data
-        self.call(f"n = int({self.use(op.count)})")
+        self.call(f"n = {self.as_int(op.count)}")
         self.emit("if n > 0:")
         self.emit(f"    sets = m.cross.setdefault({flag}, [])")
         self.emit("    if len(sets) < n:")

@@ -32,10 +32,14 @@ from pto.interp.scheduler import QUANTUM, Worker, deadlock
 
 @dataclass
 class _Wait:
-    """What a graph core yields between tasks: the scheduler's `wait`."""
+    """What a graph core yields between tasks: the scheduler's `wait`. `ready` holds
+    whenever the core's clock is finite and no other core's is earlier (`earliest`):
+    its clock is then when it would start the best ready task, and every running core
+    is at or past it (`TaskGraph.may_take`), so the scheduler need not ask."""
 
     ready: Callable[[], bool]
     what: str
+    earliest: bool = True
 
 
 @dataclass
@@ -92,6 +96,7 @@ class EventScheduler:
         if isinstance(request, Block) and request.ready():
             return w
         w.waiting, w.what = request.ready, request.what
+        w.earliest = isinstance(request, _Wait) and request.earliest
         return self._next()
 
     def _behind(self, w: Worker) -> bool:
@@ -147,9 +152,10 @@ class EventScheduler:
         clocks = Clocks(self.clocks())  # type: ignore[misc]
         self._kept = ((self._turns, self.version()), clocks)
         if workers:
-            w = workers[clocks.first()]
-            if not w.done and (w.waiting is None or w.waiting()):  # (nearly every time)
-                return self._calm(w, clocks)
+            first = clocks.first()
+            w = workers[first]
+            if not w.done and (w.waiting is None or (w.earliest and clocks.at[first] < INF) or w.waiting()):
+                return self._calm(w, clocks)  # (nearly every time)
             for i in clocks.order()[1:]:
                 w = workers[i]
                 if not w.done and (w.waiting is None or w.waiting()):
@@ -163,20 +169,23 @@ class EventScheduler:
 class Clocks:
     """Every worker's clock at one moment (`at`, in worker order) and the workers in
     (clock, index) order, which the scheduler's rules walk. A turn nearly always wants
-    only the earliest worker and the earliest but the running one: an argmin and a
-    partition (sorting them all each turn cost 1-2% of a flat loop's instructions). The
-    whole order is sorted only when asked for."""
+    only the earliest worker and the earliest but the running one: an argmin, and a
+    second minimum only when the running one is the earliest (a partition each turn
+    cost a third of a flat loop's scheduling; sorting them all, 1-2% of its
+    instructions). The whole order is sorted only when asked for."""
 
-    __slots__ = ("at", "_order", "_two")
+    __slots__ = ("at", "_order", "_first")
 
     def __init__(self, at: np.ndarray):
         self.at = at
         self._order: list[int] | None = None
-        self._two: tuple[float, float] | None = None
+        self._first = -1
 
     def first(self) -> int:
         """The earliest worker, the lowest index of a tie (the order's first)."""
-        return int(self.at.argmin())
+        if self._first < 0:
+            self._first = int(self.at.argmin())
+        return self._first
 
     def order(self) -> list[int]:
         if self._order is None:
@@ -184,13 +193,18 @@ class Clocks:
         return self._order
 
     def least_besides(self, i: int) -> float:
-        """The earliest clock of the workers other than `i`: the smallest but one if
-        `i`'s is the smallest (equal to it if another's is too), else the smallest."""
-        if self._two is None:
-            low = np.partition(self.at, 1)[:2].tolist() if self.at.size > 1 else [self.at.min(), INF]
-            self._two = (low[0], low[1])
-        smallest, next_ = self._two
-        return next_ if self.at[i] == smallest else smallest
+        """The earliest clock of the workers other than `i`: the smallest, unless `i`'s
+        is the smallest; then the smallest of the others (equal to it if another's is)."""
+        at = self.at
+        if at.size < 2:
+            return INF
+        smallest = at[self.first()]
+        if at[i] != smallest:
+            return float(smallest)
+        mine, at[i] = at[i], INF  # (`at` is this turn's own array: restored at once)
+        least = float(at.min())
+        at[i] = mine
+        return least
 
 
 class Programs:

@@ -91,6 +91,10 @@ class TaskGraph:
         # and the worker of each core, by id.
         self._free_at = np.zeros(0)
         self._kind_of = np.zeros(0, np.intp)
+        # Per worker, its kind's first ready time (`clocks`): the workers of a kind are one
+        # run of them (`run_on` makes them kind by kind), filled a slice each.
+        self._tops = np.zeros(0)
+        self._runs: list[tuple[int, int]] = []
         self._worker: dict[int, int] = {}
         self.aicpu: Schedulers | None = None  # PyPTO's AICPU threads, once the cores exist
         self.modelled = machine.target.aicpu.enabled
@@ -155,6 +159,9 @@ class TaskGraph:
         self._free_at = np.array([c.issue for c in cores], np.float64)
         self._worker = {id(c): w for w, c in enumerate(cores)}
         self._kind_of = np.array([KINDS.index(c.kind) for c in cores], np.intp)
+        self._tops = np.zeros(len(cores))
+        counts = [cube_cores, vector_cores]
+        self._runs = [(sum(counts[:k]), sum(counts[: k + 1])) for k in range(len(KINDS))]
         for w, core in enumerate(cores):  # worker w of the new scheduler
             sched.add(core.name, work(core, w), partial(self._clock, core))
         if self.modelled:
@@ -254,8 +261,10 @@ class TaskGraph:
         if self.aicpu is not None:
             clocks = self._free_at.copy()
         else:
-            tops = np.array([h[0][0] if h else INF for h in self._heaps])
-            clocks = np.maximum(self._free_at, tops[self._kind_of])
+            tops = self._tops
+            for h, (a, b) in zip(self._heaps, self._runs, strict=True):
+                tops[a:b] = h[0][0] if h else INF
+            clocks = np.maximum(self._free_at, tops)
         if active := self.active.values():  # (one assignment: a numpy item set per core cost more)
             clocks[[w for _, w, _ in active]] = [core.issue for core, _, _ in active]
         return clocks

@@ -116,6 +116,12 @@ class Rules:
     hoisted: tuple[str, ...]
     pure: tuple[str, ...]
     counted: dict[str, Callable[[int], None]]
+    # Per alias, the class of the object it names, whose instance attributes are figures
+    # of the target (a `cost.line`): read once per core, not per op, like its calls.
+    figures: dict[str, type] = field(default_factory=dict)
+    # Attribute chains that name a method of an object the core keeps for its life (the
+    # machine's `hbm_time`): the bound method is taken once per core.
+    bound: tuple[str, ...] = ()
 
 
 _UNSET = object()
@@ -154,6 +160,11 @@ def _unknown(v) -> bool:
 def _runtime(v) -> bool:
     """Whether `v` holds a run-time value (an `Obj` does not: its known part is used)."""
     return isinstance(v, Rt) or (isinstance(v, tuple) and any(_runtime(x) for x in v))
+
+
+def _plain(v) -> bool:
+    """Known, or a run-time value that is a name: evaluating it has no effect."""
+    return not _unknown(v) or (isinstance(v, Rt) and v.expr.isidentifier())
 
 
 def _per_core(v) -> bool:
@@ -299,12 +310,19 @@ class _Frame:
             return Table(self.rules.tables[path])
         if path in self.rules.methods:
             return _Method(self.rules.methods[path], base)
+        if path in self.rules.bound:
+            return Hoisted(self.out.hoist(path), pure=False)
+        cls = self.rules.figures.get(self.src(base))
+        if cls is not None and not hasattr(cls, node.attr):  # (an instance attribute, not a method)
+            return Hoisted(self.out.hoist(path))
         return Rt(path)
 
     def v_Subscript(self, node: ast.Subscript):
         base, key = self.value(node.value), self.value(node.slice)
         if not _unknown(base) and not _unknown(key):
             return base[key]
+        if isinstance(base, tuple) and not _unknown(key) and all(map(_plain, base)):
+            return base[key]  # (the items it drops are names or known: nothing is left unevaluated)
         if isinstance(base, Table):
             return Entry(self.out.state(base.expr, key) if not _runtime(key) else f"{base.expr}[{self.src(key)}]")
         return Rt(f"{self.src(base)}[{self.src(key)}]")

@@ -32,6 +32,9 @@ PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, 
 # op-heavy timing-only run).
 PIPE_NAMES = tuple((p.value, p) for p in PIPES)
 SCALAR_NAME = Pipe.SCALAR.value
+# A core's busy cycles of every pipe, in `PIPES` order, in one call (a task's marks).
+_BUSY = operator.itemgetter(*PIPES)
+_NAMES = tuple(name for name, _ in PIPE_NAMES)
 # The trace track (thread) of a core that shows the graph tasks it ran.
 TASK_TRACK = "task"
 
@@ -452,15 +455,14 @@ class Machine:
 
     def task_taken(self, core: Core) -> None:
         """Mark the core's counters as a task starts, so `task_done` books its share."""
-        core.mark = (dict(core.busy), core.issued, core.macs, core.hbm_lines)
+        core.mark = (_BUSY(core.busy), core.issued, core.macs, core.hbm_lines)
 
     def task_done(self, core: Core, label: str, index: tuple[int, int], taken: float, end: float) -> None:
         """Count a task of a graph and record how it ran (`TaskRun`)."""
         self.tasks[core.kind] += 1
         self.tasks["groups"][label] = self.tasks["groups"].get(label, 0) + 1
         busy0, issued0, macs0, lines0 = core.mark
-        now = core.busy
-        busy = {name: now[p] - busy0[p] for name, p in PIPE_NAMES}
+        busy = dict(zip(_NAMES, map(operator.sub, _BUSY(core.busy), busy0), strict=True))
         # SCALAR's busy cycles are settled when the launch ends: its issue slots, now
         busy[SCALAR_NAME] = (core.issued - issued0) * self.cost.issue
         hbm = (core.hbm_lines - lines0) * self.l2.line

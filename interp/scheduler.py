@@ -35,6 +35,9 @@ class Worker:
     waiting: Callable[[], bool] | None = None  # set while blocked: True when it may go on
     what: str = ""
     done: bool = False
+    # `waiting` holds whenever this worker is the earliest and its clock finite (a
+    # compiled graph core's wait for a task: `compiled._Wait`).
+    earliest: bool = False
 
 
 W = TypeVar("W", bound=Worker)

@@ -503,6 +503,10 @@ class Stack:
 
     def mmad(self, a: Slot, b: Slot, c: Slot, accumulate) -> None:
         x, y = a.read(()), b.read(())
+        if u(accumulate) and stacked_mm.adds_into(c.arr if c.full and not c.borrowed else None, x, y):
+            prod, zero = stacked_mm.product(x, y, a.live(()), rows_only=True)
+            c.zero_from = stacked_mm.add_into(c.read(()), prod, zero, c.live(()))
+            return c.clobber()
         prod, zero = stacked_mm.product(x, y, a.live(()))  # (a new array; rows from `zero` on +0)
         if u(accumulate):
             acc = c.read(())

@@ -58,18 +58,55 @@ def rows_free(m: int, k: int, n: int) -> bool:
     return bool(np.array_equal(moved.view(np.uint32), bits) and not bits[zero.reshape(-1)].any())
 
 
-def product(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> tuple[np.ndarray, int]:
+def product(
+    x: np.ndarray, y: np.ndarray, live_rows: int | None = None, rows_only: bool = False
+) -> tuple[np.ndarray, int]:
     """`nx.matmul(x, y)` of stacked tiles x (bx, p1x, p2x, M, K) and y (by, p1y, p2y,
     K, N), each tile's product alone, with zero rows of x not multiplied where that is
     exact (`live_rows`: x's rows from this one on are known to be zeros); and the row
-    from which the product's rows are known to be +0 (M if none are)."""
+    from which the product's rows are known to be +0 (M if none are). `rows_only`: the
+    rows past those may be left out of the array (its rows are then fewer than M)."""
     two = _one_task_axis(x, y)
-    packed = None if two is None else _packed(*two, live_rows)
+    packed = None if two is None else _packed(*two, live_rows, rows_only)
     if packed is not None:
         stack = [max(a, b) for a, b in zip(x.shape[:AXES], y.shape[:AXES], strict=True)]
         return packed.reshape(*stack, *packed.shape[2:]), x.shape[-2] if live_rows is None else live_rows
     merged = _merged(x, y)
     return (nx.matmul(x, y) if merged is None else merged), x.shape[-2]
+
+
+def adds_into(acc: np.ndarray | None, x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the accumulating product of stacked tiles x and y may be summed into
+    `acc`, the accumulator's own array (None: it has none it alone holds): one f32 tile
+    per task of the product's stack, writable. A K loop's steps then make no array the
+    accumulator's size each (a token tail's tiles, mostly zero rows: 8 MB a step for
+    sk03_standard at unroll [1], t=128)."""
+    stack = tuple(max(a, b) for a, b in zip(x.shape[:AXES], y.shape[:AXES], strict=True))
+    return (
+        acc is not None
+        and x.dtype != np.int8
+        and y.dtype != np.int8
+        and acc.dtype == np.float32
+        and acc.shape[:AXES] == stack
+        and acc.flags.writeable
+        and acc.flags.c_contiguous
+    )
+
+
+def add_into(acc: np.ndarray, prod: np.ndarray, zero: int, live: int) -> int:
+    """The per-task engine's `np.add(c, prod, out=c)` into `acc` (`adds_into`), for a
+    product from `product(..., rows_only=True)` whose rows from `zero` on are +0 and an
+    accumulator whose rows from `live` on are: the rows +0 in both are left as they are,
+    those only the product's are +0 in gets +0 added (-0 + 0 is +0). Returns the row
+    from which the sum's rows are +0."""
+    zero = max(zero, live)
+    have = min(prod.shape[AXES], zero)
+    rows = (slice(None),) * AXES + (slice(0, have),)
+    np.add(acc[rows], prod[rows], out=acc[rows])
+    if zero > have:
+        rows = (slice(None),) * AXES + (slice(have, zero),)
+        np.add(acc[rows], np.float32(0.0), out=acc[rows])
+    return zero
 
 
 @cache
@@ -165,7 +202,7 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     return np.ascontiguousarray(out.transpose(perm)).reshape(full)
 
 
-def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.ndarray | None:
+def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None, rows_only: bool = False) -> np.ndarray | None:
     if x.dtype == np.int8 or y.dtype == np.int8 or x.ndim != 4 or y.ndim != 4:
         return None
     (bx, px, m, k), (by, py, _, n) = x.shape, y.shape
@@ -180,7 +217,7 @@ def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None) -> np.nd
     yf = nx.f32(y)
     if not np.isfinite(yf).all() or not rows_free(m, k, n):
         return None
-    out = np.zeros((b, p, m, n), np.float32)
+    out = np.zeros((b, p, z if rows_only else m, n), np.float32)
     if by == 1 and px == 1:  # (one tile per body for every task's operand: gathered once)
         bodies, rows_at = np.nonzero(live[:, 0, :z])
         got = nx.f32(xz[bodies, 0, rows_at])

@@ -265,9 +265,9 @@ def test_a_task_picking_row_and_column_blocks_by_task_mod_and_div_stacks_each_ti
     shapes: list[tuple] = []
     real = stacked.stacked_mm.product
 
-    def product(x, y, live_rows=None):
+    def product(x, y, live_rows=None, **kw):
         shapes.append((x.shape[:3], y.shape[:3]))
-        return real(x, y, live_rows)
+        return real(x, y, live_rows, **kw)
 
     monkeypatch.setattr(stacked.stacked_mm, "product", product)
     pto_m, npu_m = lowered_example(name, "pto-sk03-pipeline")

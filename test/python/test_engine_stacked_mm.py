@@ -111,7 +111,12 @@ def test_a_slot_takes_a_whole_new_product_and_accumulates_in_place() -> None:
     before = slot.arr
     st.mmad(a, b, slot, True)
     assert np.array_equal(slot.arr, np.full((4, 1, 1, 2, 3), 1.5, np.float32))
-    assert np.array_equal(before, np.ones((4, 1, 1, 2, 3), np.float32))  # (not written over: a new array)
+    assert slot.arr is before  # (the slot's own array, summed into: no new array per K step)
+    slot.write((), np.ones((4, 1, 1, 2, 3), np.float32), (4, 1, 1), borrow=True)
+    borrowed = slot.arr
+    st.mmad(a, b, slot, True)  # (a borrowed array is not written over: a new one)
+    assert np.array_equal(slot.arr, np.full((4, 1, 1, 2, 3), 1.5, np.float32))
+    assert slot.arr is not borrowed and np.array_equal(borrowed, np.ones((4, 1, 1, 2, 3), np.float32))
 
 
 def test_a_tail_tiles_zero_rows_are_known_and_not_written_again() -> None:
@@ -234,8 +239,8 @@ def test_a_token_tails_products_are_packed_and_the_runs_agree(monkeypatch, name:
     packed = []
     real = stacked_mm._packed
 
-    def counted(x, y, live_rows=None):
-        out = real(x, y, live_rows)
+    def counted(x, y, live_rows=None, rows_only=False):
+        out = real(x, y, live_rows, rows_only)
         packed.append((out is not None, live_rows))
         return out
 
