@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pto.dialects.common import ELEM_BYTES
+from pto.dialects.common import ELEM_BYTES, CubeTileAttr
 from pto.interp.cost import CostModel
 from pto.lowering.tile_to_npu.cube import split_runs
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
-from pto.planning.cube import BUFFERS, body_m, choose, mhc_tiles, pad
+from pto.planning.cube import BUFFERS, body_m, choose, fit, mhc_tiles, pad
 from pto.planning.vector import VEC_ROWS, max_copies
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
@@ -108,6 +108,11 @@ def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
     m = body_m(_get(c, "m", info, p), p, info.target.cube.fractal)
     (k0, k1), split = _get(c, "k", info, p), _get(c, "split_k", info, p)
     n = min(_get(c, "n", info, p), _pad(info, info.n))  # a tile wider than the data is cut to it
+    # Pinned tiles that do not fit are cut as tile-assign-shapes cuts them (an L0B tile of
+    # a wide N halves kL0, then L1 kL1): tasks and split-K runs are counted on those.
+    tiles = CubeTileAttr([m, m], [k0, k1], [n, n], split_k=split)
+    tiles, _ = fit(tiles, info.k, info.n, ELEM_BYTES[info.a_elem], info.target, info.acc_elem)
+    (k0, k1), n, split = tiles.axes["k"], tiles.axes["n"][0], tiles.is_split_k
     rows = -(-p // m)
     runs = split_runs(info.k, k1, info.a_elem) if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)

@@ -399,6 +399,28 @@ def test_estimate_of_an_unpinned_cube_tile_takes_the_pass_s_choice():
     assert (g.m, g.n, g.k0, g.k1) == (int(m), int(n), int(k0), int(k1))
 
 
+WIDE = SMALL.replace("128x256", "512x1024").replace("?x256", "?x1024").replace("?x128", "?x512")
+
+
+def test_estimate_cuts_pinned_tiles_as_tile_assign_shapes_does():
+    """A pinned [256, 1024] K tile with 512 columns does not fit L0B, nor then L1: the
+    pass cuts it to [64, 256], and the estimate counts its tasks and split-K runs on that."""
+    import re
+
+    from pto.frontend.api import compile
+    from pto.tuner.estimate import cube_shape, cube_tasks, weight
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.pin import pin
+
+    info = _info(WIDE)
+    c = {"unroll": [64, 1], "m": 64, "n": 512, "k": [256, 1024], "split_k": True, "cube_nbuffer": 1}
+    tile_ir = compile(pin(_parsed(WIDE, "small"), c)).text("tile")
+    k0, k1 = re.search(r"tiles <m = \[\d+, \d+\], k = \[(\d+), (\d+)\]", tile_ir).groups()
+    g = cube_shape(c, info, 64)
+    assert (g.k0, g.k1) == (int(k0), int(k1)) == (64, 256)
+    assert cube_tasks(c, info, 64, weight(c, info, [(1, 64)])).count == _tasks_per_body(c, WIDE)["linear.64"]
+
+
 def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
     from pto.tuner.estimate import _lines
 
