@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pto.dialects.common import ELEM_BYTES, CubeTileAttr
 from pto.interp.cost import CostModel
-from pto.lowering.tile_to_npu.cube import split_runs
+from pto.lowering.tile_to_npu.cube import MAX_KEPT_SLICES, split_runs
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
@@ -208,7 +208,23 @@ def cube_tasks(c: Config, info: KernelInfo, p: int, w: Weight) -> Task:
     out = _fixpipe(t, info, g)  # (split-K's: a partial sum)
     unit = first + (g.reuse - 1) * later + g.reuse * out
     nbuf = _get(c, "cube_nbuffer", info)
-    return Task(-(-g.units // nbuf), unit * min(nbuf, g.units))
+    per = min(nbuf, g.units)
+    if _keeps_activation(info, g, per):
+        # the task's later units reuse the first's activation slices and load every weight slice
+        reused = g.reuse * (g.slices * max(_read(t, wbytes, w), compute) + out)
+        return Task(-(-g.units // nbuf), unit + (per - 1) * reused)
+    return Task(-(-g.units // nbuf), unit * per)
+
+
+def _keeps_activation(info: KernelInfo, g: Cube, per: int) -> bool:
+    """tile-to-npu's `keeps_activation`, without the weight slices the group keeps: a task
+    of several whole columns of one split run whose L1 holds the group's activation over
+    the whole K beside two copies of each streaming slice."""
+    t, sa = info.target, ELEM_BYTES[info.a_elem]
+    if per == 1 or g.runs > 1 or -(-info.n // g.n) % per or g.slices > MAX_KEPT_SLICES:
+        return False
+    act, wt = _pad(info, g.m) * g.k1 * sa, _pad(info, g.n) * g.k1 * sa
+    return BUFFERS * (act + wt) + g.reuse * g.slices * act <= t.capacity("l1")
 
 
 def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:

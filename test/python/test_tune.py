@@ -421,6 +421,22 @@ def test_estimate_cuts_pinned_tiles_as_tile_assign_shapes_does():
     assert cube_tasks(c, info, 64, weight(c, info, [(1, 64)])).count == _tasks_per_body(c, WIDE)["linear.64"]
 
 
+def test_estimate_a_cube_nbuffer_task_loads_its_activation_once():
+    """Two columns in one task (cube_nbuffer 2): tile-to-npu keeps the activation in L1
+    for the second, so the task costs less than two one-column tasks; with split-K's
+    runs it is not kept."""
+    from pto.tuner.estimate import cube_tasks, weight
+
+    info = _info()
+    base = {"unroll": [16, 1], "m": 16, "n": 64, "k": [128, 256], "l1_reuse": 1, "split_k": False}
+    one, two = ({**base, "cube_nbuffer": nb} for nb in (1, 2))
+    w = weight(one, info, [(1, 16)])
+    single, merged = cube_tasks(one, info, 16, w), cube_tasks(two, info, 16, w)
+    assert merged.count * 2 == single.count and merged.cycles < 2 * single.cycles
+    one, two = ({**base, "k": [64, 64], "split_k": True, "cube_nbuffer": nb} for nb in (1, 2))
+    assert cube_tasks(two, info, 16, w).cycles == 2 * cube_tasks(one, info, 16, w).cycles
+
+
 def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
     from pto.tuner.estimate import _lines
 
