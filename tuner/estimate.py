@@ -261,9 +261,11 @@ def sum_tasks(c: Config, info: KernelInfo, p: int) -> Task | None:
 
 
 def _spread(tasks: list[Task], cores: int, turnaround: float) -> float:
-    """Greedy list scheduling's bound: the work over the cores, at least the longest task."""
+    """Greedy list scheduling's bound: the work over the cores, at least the waves of the
+    largest group of equal tasks (33 tasks on 24 cores take two, not 1.4)."""
     work = sum(x.count * (x.cycles + turnaround) for x in tasks)
-    return max(work / cores, max((x.cycles for x in tasks), default=0.0))
+    waves = (-(-x.count // cores) * (x.cycles + turnaround) - turnaround for x in tasks if x.count)
+    return max(work / cores, max(waves, default=0.0))
 
 
 def estimate(c: Config, info: KernelInfo, tokens: int) -> float:

@@ -137,3 +137,11 @@ def test_estimate_charges_a_tile_of_whole_rows_as_one_block():
     line = t.l2.line_bytes  # 16 rows of 96 bytes (an [N = 24] f32 weight, host-transposed)
     assert _lines(t, 16, 96, 96) == -(-16 * 96 // line) * line < 16 * line
     assert _lines(t, 16, 96, 192) == 16 * line  # half rows: a line each
+
+
+def test_estimate_spreads_equal_tasks_in_whole_waves():
+    """25 equal tasks on 24 cores: two waves (the second one task), not 25/24 of one."""
+    from pto.tuner.estimate import Task, _spread
+
+    assert _spread([Task(24, 1000.0)], 24, 100.0) == 1100.0  # the work over the cores, with its turnarounds
+    assert _spread([Task(25, 1000.0)], 24, 100.0) == 2100.0  # two tasks back to back on one core
