@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from pto.dialects.common import ELEM_BYTES
 from pto.targets import Target
 
 # book(start, nbytes, rate) -> cycles: moves bytes to or from HBM through the shared windows.
@@ -51,6 +52,7 @@ class CostModel:
         self.fractal = cube.fractal
         self.mad_head = cube.mad_head_cycles
         self.passes = cube.passes
+        self.opsim = cube.opsim if cube.form == "opsim" else None
         self.k_fractal = {e: target.k_fractal(e) for e in cube.passes}
         self.macs = {e: target.macs_per_cycle(e) for e in cube.passes}  # the peaks
         fx = target.fixpipe
@@ -115,18 +117,28 @@ class CostModel:
 
     # -- compute ---------------------------------------------------------------------
 
-    def mmad(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> float:
-        """Cube cycles of an (m x k) @ (k x n) product: its issue head, then each pass
-        over whole fractals on every axis (`Cube`). `rows` (valid rows of a partial M
-        tile) prices only the fractals they touch. (Kept per shape: a kernel has a few,
-        priced once per mmad of a run.)"""
-        key = (m, k, n, elem, rows)
+    def mmad(self, m: int, k: int, n: int, elem: str, rows: int | None = None, acc: bool = False) -> float:
+        """Cube cycles of an (m x k) @ (k x n) product (`Cube`): its issue head, then each
+        pass over whole fractals on every axis; or, in the opsim form, PyPTO 0.2.0's price
+        of its padded output tile, an accumulating one (`acc`) by its own coefficients.
+        `rows` (valid rows of a partial M tile) prices only the fractals they touch. (Kept
+        per shape: a kernel has a few, priced once per mmad of a run.)"""
+        key = (m, k, n, elem, rows, acc)
         cycles = self._mmads.get(key)
         if cycles is None:
             f = self.fractal
             mm = m if rows is None else max(0, min(rows, m))
-            steps = -(-mm // f) * -(-k // self.k_fractal[elem]) * -(-n // f)
-            cycles = self._mmads[key] = self.mad_head + self.passes[elem] * steps
+            if self.opsim is not None:
+                r0, r1 = (
+                    (self.opsim["mulacc_r0"], self.opsim["mulacc_r1"])
+                    if acc
+                    else (self.opsim["mul_r0"], self.opsim["mul_r1"])
+                )
+                tile = -(-mm // f) * f * -(-n // f) * f * ELEM_BYTES[elem]
+                cycles = self._mmads[key] = math.floor((r0 * tile * 2e-6 + r1) * 2000) + 1
+            else:
+                steps = -(-mm // f) * -(-k // self.k_fractal[elem]) * -(-n // f)
+                cycles = self._mmads[key] = self.mad_head + self.passes[elem] * steps
         return cycles
 
     def mmad_macs(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> int:
@@ -135,14 +147,16 @@ class CostModel:
         mm = m if rows is None else max(0, min(rows, m))
         return -(-mm // f) * f * -(-k // kf) * kf * -(-n // f) * f
 
-    def mmad_priced(self, m: int, k: int, n: int, elem: str, rows: int | None = None) -> tuple[float, int]:
+    def mmad_priced(
+        self, m: int, k: int, n: int, elem: str, rows: int | None = None, acc: bool = False
+    ) -> tuple[float, int]:
         """(`mmad`, `mmad_macs`) of one product, kept per shape and valid rows: an mmad
         of an op-heavy run is priced once per shape, not twice per mmad (4% of
         sk03_standard's timing-only run at unroll [1])."""
-        key = (m, k, n, elem, rows)
+        key = (m, k, n, elem, rows, acc)
         priced = self._priced.get(key)
         if priced is None:
-            priced = self._priced[key] = (self.mmad(m, k, n, elem, rows), self.mmad_macs(m, k, n, elem, rows))
+            priced = self._priced[key] = (self.mmad(m, k, n, elem, rows, acc), self.mmad_macs(m, k, n, elem, rows))
         return priced
 
     # -- fixpipe -----------------------------------------------------------------------

@@ -347,7 +347,7 @@ def mmad_time(core: Core, op: Operation, a: Buf, b: Buf, c: Buf, rows: int | Non
     (its wait on the accumulator's writer is the write's own)."""
     cost = core.machine.cost
     (mm, k), n = a.array.shape, b.array.shape[1]
-    cycles, macs = cost.mmad_priced(mm, k, n, nx.NAMES[a.array.dtype], rows)
+    cycles, macs = cost.mmad_priced(mm, k, n, nx.NAMES[a.array.dtype], rows, accumulate)
     core.macs += macs
     done = core.run(op, Pipe.CUBE, cycles, 0.0, (a.key, b.key), (c.key,), 0)
     if accumulate and done > core.read[c.key]:

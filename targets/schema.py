@@ -40,15 +40,34 @@ class L2:
     miss_penalty: int
 
 
+# How an mmad is priced: `fractal`, the cube's passes over whole fractals (`Cube`), or
+# `opsim`, PyPTO 0.2.0's simulator's per-op formula of the output tile, independent of K.
+CUBE_FORMS = ("fractal", "opsim")
+OPSIM_KEYS = ("mul_r0", "mul_r1", "mulacc_r0", "mulacc_r1")
+
+
 @dataclass(frozen=True)
 class Cube:
-    """One mmad costs `mad_head_cycles + passes * ceil(m / fractal) * ceil(k / kt) *
-    ceil(n / fractal)` cycles, kt = `k_fractal_bytes` / the input's element bytes."""
+    """`fractal`: one mmad costs `mad_head_cycles + passes * ceil(m / fractal) * ceil(k /
+    kt) * ceil(n / fractal)` cycles, kt = `k_fractal_bytes` / the input's element bytes.
+    `opsim`: `floor((r0 * M * N * bytes * 2e-6 + r1) * 2000) + 1`, M and N the valid rows
+    and columns padded to whole fractals, bytes the input element's; (r0, r1) = `opsim`'s
+    mul_* for an mmad that overwrites its accumulator, mulacc_* for one that adds to it."""
 
+    form: str  # one of CUBE_FORMS
     fractal: int  # M and N of one cube step (fractal)
     k_fractal_bytes: int  # K of one fractal, in bytes of the input
     passes: dict[str, int]  # cycles per fractal, by input element type
     mad_head_cycles: float  # issue cost of each mmad (one per K-block)
+    opsim: dict[str, float]  # the opsim form's coefficients (OPSIM_KEYS), else empty
+
+    def __post_init__(self) -> None:
+        if self.form not in CUBE_FORMS:
+            raise TargetFileError(f"form: expected one of {', '.join(CUBE_FORMS)}, got {self.form!r}")
+        if self.form == "opsim" and (missing := [k for k in OPSIM_KEYS if k not in self.opsim]):
+            raise TargetFileError(f"opsim: the opsim form needs {missing[0]}")
+        if unknown := sorted(set(self.opsim) - set(OPSIM_KEYS)):
+            raise TargetFileError(f"opsim: unknown key '{unknown[0]}' (known: {', '.join(OPSIM_KEYS)})")
 
 
 # How a FIXPIPE (L0C -> GM or L1) is priced: `drain`, the device's per-tile drain

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pto.dialects.common import ELEM_BYTES
+from pto.dialects.common import ELEM_BYTES, CubeTileAttr
 from pto.interp.cost import CostModel
-from pto.lowering.tile_to_npu.cube import split_runs
+from pto.lowering.tile_to_npu.cube import MAX_KEPT_SLICES, split_runs
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
-from pto.planning.cube import BUFFERS, body_m, choose, mhc_tiles, pad
+from pto.planning.cube import BUFFERS, body_m, choose, fit, mhc_tiles, pad
 from pto.planning.vector import VEC_ROWS, max_copies
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
@@ -108,6 +108,11 @@ def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
     m = body_m(_get(c, "m", info, p), p, info.target.cube.fractal)
     (k0, k1), split = _get(c, "k", info, p), _get(c, "split_k", info, p)
     n = min(_get(c, "n", info, p), _pad(info, info.n))  # a tile wider than the data is cut to it
+    # Pinned tiles that do not fit are cut as tile-assign-shapes cuts them (an L0B tile of
+    # a wide N halves kL0, then L1 kL1): tasks and split-K runs are counted on those.
+    tiles = CubeTileAttr([m, m], [k0, k1], [n, n], split_k=split)
+    tiles, _ = fit(tiles, info.k, info.n, ELEM_BYTES[info.a_elem], info.target, info.acc_elem)
+    (k0, k1), n, split = tiles.axes["k"], tiles.axes["n"][0], tiles.is_split_k
     rows = -(-p // m)
     runs = split_runs(info.k, k1, info.a_elem) if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)
@@ -203,7 +208,23 @@ def cube_tasks(c: Config, info: KernelInfo, p: int, w: Weight) -> Task:
     out = _fixpipe(t, info, g)  # (split-K's: a partial sum)
     unit = first + (g.reuse - 1) * later + g.reuse * out
     nbuf = _get(c, "cube_nbuffer", info)
-    return Task(-(-g.units // nbuf), unit * min(nbuf, g.units))
+    per = min(nbuf, g.units)
+    if _keeps_activation(info, g, per):
+        # the task's later units reuse the first's activation slices and load every weight slice
+        reused = g.reuse * (g.slices * max(_read(t, wbytes, w), compute) + out)
+        return Task(-(-g.units // nbuf), unit + (per - 1) * reused)
+    return Task(-(-g.units // nbuf), unit * per)
+
+
+def _keeps_activation(info: KernelInfo, g: Cube, per: int) -> bool:
+    """tile-to-npu's `keeps_activation`, without the weight slices the group keeps: a task
+    of several whole columns of one split run whose L1 holds the group's activation over
+    the whole K beside two copies of each streaming slice."""
+    t, sa = info.target, ELEM_BYTES[info.a_elem]
+    if per == 1 or g.runs > 1 or -(-info.n // g.n) % per or g.slices > MAX_KEPT_SLICES:
+        return False
+    act, wt = _pad(info, g.m) * g.k1 * sa, _pad(info, g.n) * g.k1 * sa
+    return BUFFERS * (act + wt) + g.reuse * g.slices * act <= t.capacity("l1")
 
 
 def vec_tasks(c: Config, info: KernelInfo, p: int) -> Task:
@@ -240,9 +261,11 @@ def sum_tasks(c: Config, info: KernelInfo, p: int) -> Task | None:
 
 
 def _spread(tasks: list[Task], cores: int, turnaround: float) -> float:
-    """Greedy list scheduling's bound: the work over the cores, at least the longest task."""
+    """Greedy list scheduling's bound: the work over the cores, at least the waves of the
+    largest group of equal tasks (33 tasks on 24 cores take two, not 1.4)."""
     work = sum(x.count * (x.cycles + turnaround) for x in tasks)
-    return max(work / cores, max((x.cycles for x in tasks), default=0.0))
+    waves = (-(-x.count // cores) * (x.cycles + turnaround) - turnaround for x in tasks if x.count)
+    return max(work / cores, max(waves, default=0.0))
 
 
 def estimate(c: Config, info: KernelInfo, tokens: int) -> float:

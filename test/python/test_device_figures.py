@@ -117,18 +117,32 @@ def test_ascend950_costs_the_published_a5_figures(m, k, n, elem, rows):
         assert got[pipe] == pytest.approx(cycles, rel=1e-12), pipe
 
 
-@pytest.mark.parametrize(("m", "k", "n", "elem"), [(128, 128, 64, "bf16"), (16, 32, 96, "f32")])
-def test_the_pypto020_calibration_prices_the_task_as_pypto_0_2_0(m, k, n, elem):
-    """No head, no drain: MTE1 at the platform file's 512 / 256 B/cycle, the fractals at
-    4096 bf16 (2048 f32: one pass, nearer PyPTO 0.2.0's op-sim price) MACs per cycle, the
-    fixpipe a GM copy of its output (the copy-out fixed cost, then whole 512-byte L2 lines
-    at the model's 76 B/cycle)."""
-    got = busy(m, k, n, elem, "ascend910b1-pypto020")
-    e, out = BYTES[elem], m * n * BYTES[OUT[elem]]
-    pad = math.ceil(m / 16) * 16 * math.ceil(k / 16) * 16 * math.ceil(n / 16) * 16
+@pytest.mark.parametrize(
+    ("m", "k", "n", "elem", "rows"), [(128, 128, 64, "bf16", None), (16, 32, 96, "f32", None), (32, 64, 24, "bf16", 20)]
+)
+def test_the_pypto020_calibration_prices_the_task_as_pypto_0_2_0(m, k, n, elem, rows):
+    """No drain: MTE1 at the platform file's 512 / 256 B/cycle, the mmad by PyPTO 0.2.0's
+    op-sim formula of its output tile, rows and columns padded to 16 (MACHINE.md: pr = 2,
+    matmul r0 = 3.91153, r1 = 0.0107), whatever K; the fixpipe a GM copy of its output (the
+    copy-out fixed cost, then whole 512-byte L2 lines at the model's 76 B/cycle)."""
+    got = busy(m, k, n, elem, "ascend910b1-pypto020", rows)
+    e, out = BYTES[elem], (rows or m) * n * BYTES[OUT[elem]]
+    tile = math.ceil((rows or m) / 16) * 16 * math.ceil(n / 16) * 16 * e
     assert got["mte1"] == pytest.approx(m * k * e / 512 + k * n * e / 256, rel=1e-12)
-    assert got["cube"] == pytest.approx(pad / (4096 if elem == "bf16" else 2048), rel=1e-12)
+    assert got["cube"] == math.floor((3.91153 * tile * 2 * 1e-6 + 0.0107) * 2000) + 1
     assert got["fixpipe"] == pytest.approx(300 + math.ceil(out / 512) * 512 / 76, rel=1e-12)
+
+
+def test_the_pypto020_mmad_costs_pypto_s_traces():
+    """The op-sim price against PyPTO 0.2.0's simulator's traces (bench/fidelity/
+    PYPTO_NOTES.md (b)): K does not count; an accumulating mmad by its own coefficients."""
+    from pto.interp.cost import CostModel
+    from pto.targets import load_target
+
+    c = CostModel(load_target("ascend910b1-pypto020"))
+    assert [c.mmad(32, 512, 64, "bf16"), c.mmad(16, 128, 128, "bf16"), c.mmad(64, 128, 128, "bf16")] == [86, 86, 278]
+    assert [c.mmad(16, 512, 32, "f32"), c.mmad(128, 256, 256, "i8"), c.mmad(16, 512, 24, "f32")] == [54, 535, 54]
+    assert c.mmad(128, 128, 256, "bf16", acc=True) == math.floor((3.90376 * 128 * 256 * 4e-6 + 0.0103) * 2000) + 1
 
 
 def test_a_bf16_128x256x64_step_is_mte1_bound_on_the_device_and_mad_bound_in_pypto020():

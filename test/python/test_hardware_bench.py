@@ -58,3 +58,13 @@ def test_a_kernel_for_another_target_is_refused() -> None:
     m = dict(next(m for m in MEASUREMENTS if m["target"] == "ascend950"), target="ascend910b1")
     with pytest.raises(ValueError, match="not written for target ascend910b1"):
         hardware.predict(m)
+
+
+def test_single_cube_buffers_are_the_entrys() -> None:
+    """tilelang's A1 keeps one copy of its cube tiles (the entry's l1_buffers / l0_buffers):
+    run so, its copies and loads take turns, slower than pto-ir's default double buffers."""
+    m = dict(next(m for m in MEASUREMENTS if m["id"] == "tilelang-A1-gemm-h2560"), tokens=256)
+    assert m["l1_buffers"] == m["l0_buffers"] == 1
+    single, _ = hardware.predict(m)
+    double, _ = hardware.predict({k: v for k, v in m.items() if not k.endswith("_buffers")})
+    assert single > double

@@ -41,6 +41,9 @@ def _good_text() -> str:
     [
         (lambda s: s.replace("ways = 16", "ways = 16\nassociativity = 16"), "t.toml.l2: unknown key 'associativity'"),
         (lambda s: s.replace("fractal = 16\n", ""), "t.toml.cube: missing key 'fractal'"),
+        (lambda s: s.replace('form = "fractal"', 'form = "macs"'), "t.toml.cube.form: expected one of fractal, opsim"),
+        (lambda s: s.replace('form = "fractal"', 'form = "opsim"'), "t.toml.cube.opsim: the opsim form needs mul_r0"),
+        (lambda s: s.replace("opsim = {}", "opsim = { r0 = 1 }"), "t.toml.cube.opsim: unknown key 'r0'"),
         (lambda s: s.replace("hub_pairs = 16", 'hub_pairs = "16"'), "t.toml.model.hub_pairs: expected int, got '16'"),
         (
             lambda s: s.replace("dma_fixed_costs = true", "dma_fixed_costs = 1"),
@@ -115,14 +118,15 @@ def test_the_pypto020_calibration_is_the_default_with_pypto_0_2_0_s_cube_path():
     the AICPU scheduler threads on, gives weight-only work a task of its own and lets
     every AIC copy in at its full rate at once (PyPTO shares no HBM bandwidth), its
     cube tasks keep more than 512 KiB of L1 live (PyPTO does not back-pressure), a
-    copy into L1 is charged for whole 16-row fractals and an f32 mmad takes one pass."""
+    copy into L1 is charged for whole 16-row fractals and an mmad is priced by PyPTO's
+    op-sim formula (MACHINE.md's matmul and matmul-accumulate coefficients)."""
     import dataclasses
 
     dev, sim = load_target("ascend910b1"), load_target("ascend910b1-pypto020")
     paths = {**dev.paths, "l1->l0a": 512, "l1->l0b": 256}
     want = dev.changed(
-        cube__mad_head_cycles=0,
-        cube__passes={**dev.cube.passes, "f32": 1},
+        cube__opsim={"mul_r0": 3.91153, "mul_r1": 0.0107, "mulacc_r0": 3.90376, "mulacc_r1": 0.0103},
+        cube__form="opsim",
         fixpipe__form="copy",
         paths=paths,
         aicpu__enabled=True,
