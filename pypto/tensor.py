@@ -219,6 +219,11 @@ class Tensor:
         dtype)`, no value yet) becomes `value`, as a `@frontend.function` helper hands
         back its result. No data moves: the name now stands for the value."""
         current("Tensor.move")
+        if self._param is not None:
+            refuse(
+                f"{self.name}.move(...) of a kernel parameter: write an output's token rows with "
+                f"pypto.assemble(y, [i, 0], {self.name}) or {self.name}[i:i + p, :] = y in the token loop"
+            )
         if not self.declared():
             refuse("Tensor.move writes a tensor declared in the kernel (pypto.Tensor(shape, dtype)), once")
         if not isinstance(src, Tensor) or src._shape is None:
