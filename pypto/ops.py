@@ -104,6 +104,9 @@ def _result(
     if any(perm.is_perm(i) for i in inputs):
         return _per_row(kind, inputs, shape, dtype, build)
     tr = current(f"pypto.{kind}")
+    key = _same_op_key(tr, kind, inputs, shape, dtype, build)
+    if (hit := tr.same_ops.get(key)) is not None and hit[1] == _state(hit[0]):
+        return hit[0]
     pinned = b._pinned[-1]
     b._pinned[-1] = _vec_tile_of(kind, shape, pinned)  # what the op is recorded and built with
     try:
@@ -112,7 +115,33 @@ def _result(
         b._pinned[-1] = pinned
     t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
     t._body = tr.iteration
+    tr.same_ops[key] = (t, _state(t), list(inputs))  # (the inputs kept: their ids are in the key)
     return t
+
+
+def _same_op_key(tr: Trace, kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build) -> tuple:
+    """What makes an op the same op: the same kind, inputs (the same tensors), result,
+    parameters (the values `build` closes over) and hints, in the same body. An op traced
+    again so is the first one (pto ops are pure): GLM-4.5's MoE recomputes its tile's
+    cast, amax and scale in each K chunk, whose slices must then be slices of one value."""
+    cells = tuple(_hashable(c.cell_contents) for c in build.__closure__ or ())
+    ins = tuple(id(i) for i in inputs)
+    p = b._pinned[-1]
+    hints = (p.label, p.vec_tile, repr(p.cube_tile) if kind == "matmul" else None)  # (the ones it is built with)
+    return (tr.iteration, kind, ins, repr(shape), dtype, build.__code__, cells, hints)
+
+
+def _hashable(v: object) -> object:
+    try:
+        hash(v)
+    except TypeError:
+        return repr(v)
+    return v
+
+
+def _state(t: Tensor) -> tuple:
+    """What an in-place op may change of a tensor (a reshape in place, a move)."""
+    return (id(t._val), repr(t._shape), id(t._lazy))
 
 
 def _per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build) -> Tensor:
@@ -283,7 +312,24 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
             return _recip(r[0], r[1] * o)
         if _scalar(o):
             return _muls(_tensor(a, "pypto.mul's input"), o)
+        if (k := _k_slice(a, o, mul)) is not None:
+            return k
     return _binary("mul", _tensor(input, "pypto.mul's input"), _tensor(other, "pypto.mul's other"))
+
+
+def _k_slice(cols: object, row: object, op: Callable[[Tensor, Tensor], Tensor]) -> Tensor | None:
+    """`op` of a K slice (columns [c0, c1) of a token tile, kept aside) and a per-row
+    `[rows, 1]` tensor: those columns of `op` on the whole tile, made once (the same op
+    traced again is the first), so that a hand-written split-K's slices quantised chunk by
+    chunk (GLM-4.5's MoE: `x[:, k:k + KC] * (127 / amax)`) stay slices of one value."""
+    if _lazy(cols, "cols") is None or not isinstance(row, Tensor):
+        return None
+    if row._lazy is not None and row._lazy[0] != "recip":
+        return None
+    base, c0, c1 = cols._lazy[1:]  # type: ignore[union-attr]
+    if not base._tok or len(base.shape) != 2 or list(row.shape) != [base.shape[0], 1]:
+        return None
+    return split_k.column_view(op(base, _tensor(row, "a per-row operand")), c0, c1)
 
 
 def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
@@ -432,6 +478,11 @@ def cast(
     mode: CastMode = CastMode.CAST_NONE,  # noqa: A002
     satmode: SaturationMode = SaturationMode.OFF,
 ) -> Tensor:
+    cc = _lazy(input, "castcols")
+    if cc is not None and cc._lazy is not None and cc._lazy[0] == "cols" and cc._lazy[1]._tok:
+        # a cast of a cast K slice of a token tile (a quant's cast chain, chunk by chunk):
+        # the columns of the whole tile's casts
+        return cast(split_k.cast_columns(input, cast), dtype, mode, satmode)
     if _lazy(input, "cols") is not None:  # kept aside: a split-K slice cast just in time, or a cast of a slice
         elem(dtype, "pypto.cast's dtype")
         hints = dataclasses.replace(b._pinned[-1])  # (the cast's, wherever it is made)
@@ -453,14 +504,7 @@ def cast(
     if to == "i8" and x._dtype in (DataType.DT_FP32, DataType.DT_BF16):
         return _quantize(x, mode, satmode)
     sat = satmode is SaturationMode.ON
-    # The same cast of the same value under the same hints, again in the body (GLM-4.5's
-    # MoE casts its tile in each K chunk), is that value: a split-K's K slices of it then
-    # stay slices of one tensor.
-    key = (dtype, mode, satmode, repr(b._pinned[-1]), current("pypto.cast").iteration, id(x._val))
-    casts = x.__dict__.setdefault("_casts", {})
-    if key not in casts:
-        casts[key] = _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
-    return casts[key]
+    return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
 
 
 def _unit_lead(x: object) -> bool:
