@@ -322,11 +322,11 @@ def _k_slice(cols: object, row: object, op: Callable[[Tensor, Tensor], Tensor]) 
     `[rows, 1]` tensor: those columns of `op` on the whole tile, made once (the same op
     traced again is the first), so that a hand-written split-K's slices quantised chunk by
     chunk (GLM-4.5's MoE: `x[:, k:k + KC] * (127 / amax)`) stay slices of one value."""
-    if _lazy(cols, "cols") is None or not isinstance(row, Tensor):
+    if not isinstance(cols, Tensor) or _lazy(cols, "cols") is None or not isinstance(row, Tensor):
         return None
     if row._lazy is not None and row._lazy[0] != "recip":
         return None
-    base, c0, c1 = cols._lazy[1:]  # type: ignore[union-attr]
+    base, c0, c1 = cols._lazy[1:]  # type: ignore[index]
     if not base._tok or len(base.shape) != 2 or list(row.shape) != [base.shape[0], 1]:
         return None
     return split_k.column_view(op(base, _tensor(row, "a per-row operand")), c0, c1)
