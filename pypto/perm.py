@@ -35,9 +35,13 @@ from pto.pypto.errors import refuse
 from pto.pypto.tensor import Tensor
 from pto.pypto.types import DataType
 
-# A row of the grid taken from more pieces than this (runs of contiguous columns that
-# are not whole blocks) is refused rather than built from a long chain of tiny slices.
+# A row of the grid taken from more pieces than MAX_PIECES (runs of contiguous columns
+# that are not whole blocks), of which one is narrower than NARROW_PIECE columns, is
+# refused rather than built from a long chain of tiny slices; wide pieces (448 of each of
+# 16 heads' 512 columns: mla_prolog_quant_v4) up to one per head of DeepSeek's 128.
 MAX_PIECES = 8
+NARROW_PIECE = 16
+MAX_WIDE_PIECES = 128
 # Rows of the grid an op may run over: each is an op of its own in the kernel.
 MAX_ROWS = 1024
 
@@ -254,10 +258,13 @@ def _row(blocks: list[Tensor], cols: np.ndarray, what: str) -> Tensor:
         if i == len(cols) or cols[i] != cols[i - 1] + 1 or cols[i] in off:
             pieces.append(_pattern(blocks, cols[start:i]) + (i - start,))  # type: ignore[operator]
             start = i
-    if sum((p[2], p[3]) != (0, blocks[p[1]].shape[-1]) for p in pieces) > MAX_PIECES:
+    parts = [p for p in pieces if (p[2], p[3]) != (0, blocks[p[1]].shape[-1])]  # (not whole blocks)
+    narrow = any(p[-1] < NARROW_PIECE for p in parts)
+    if len(parts) > (MAX_PIECES if narrow else MAX_WIDE_PIECES):
         refuse(
             f"{what} takes each token's columns in an order of {len(pieces)} pieces: a column permutation here is a "
-            f"run of one block seen [a, c] and transposed, or at most {MAX_PIECES} contiguous pieces"
+            f"run of one block seen [a, c] and transposed, or at most {MAX_PIECES} contiguous pieces "
+            f"({MAX_WIDE_PIECES} of {NARROW_PIECE} columns or more)"
         )
     return _ops().concat([_piece(blocks, p[:-1], p[-1]) for p in pieces], -1)
 

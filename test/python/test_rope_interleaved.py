@@ -176,3 +176,25 @@ def test_other_transposes_are_refused_at_the_users_line(dims, shape, match) -> N
 
     with pytest.raises(pypto.BuildError, match=rf"test_rope_interleaved.py:\d+: .*{match}"):
         k(np.zeros((4, D), np.float32), np.zeros((4, D), np.float32))
+
+
+def test_a_view_of_part_of_each_heads_columns_takes_one_wide_piece_per_head() -> None:
+    """mla_prolog_quant_v4's q_out: the first 48 of each of 12 heads' 64 columns of a
+    rank-3 value (12 pieces, each wide: more than the 8 narrow pieces allowed)."""
+    heads, d, keep = 12, 64, 48
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, D], FP32),
+        w: pypto.Tensor([D, heads * d], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, heads, keep], FP32),
+    ):
+        for i, t in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            y3 = pypto.reshape(pypto.matmul(pypto.view(x, [t, D], [i, 0]), w, FP32), [t, heads, d])
+            pypto.assemble(pypto.clone(pypto.view(y3, [t, heads, keep], [0, 0, 0])), [i, 0, 0], out)
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((5, D)).astype(np.float32), rng.standard_normal((D, heads * d)).astype(np.float32)
+    out = np.zeros((5, heads, keep), np.float32)
+    k(x, w, out)
+    assert check(out, (x @ w).reshape(5, heads, d)[:, :, :keep]).ok
