@@ -179,12 +179,15 @@ class TileAssignShapesPass(ModulePass):
                 f"weight stage '{st.label.data}': a tile {list(one)} needs {nbytes} bytes of ub, "
                 f"but {target.name} has {cap}",
             )
-        if pinned is not None and rc != (min(wanted[0], whole[0]), min(wanted[1], whole[1])):
-            warn(
-                st,
-                f"weight stage '{st.label.data}': tile {list(pinned)} cut to {list(rc)} "
-                f"(tiles divide the {list(whole)} weight and fit {cap} bytes of ub)",
+        asked = (min(wanted[0], whole[0]), min(wanted[1], whole[1]))
+        if pinned is not None and rc != asked:
+            nbytes = weights.need(st, whole, asked, target.block_bytes)
+            why = (
+                f"it needs {nbytes} bytes of ub, {target.name} has {cap}"
+                if nbytes > cap
+                else f"it does not divide the {list(whole)} weight"
             )
+            warn(st, f"weight stage '{st.label.data}': tile {list(pinned)} cut to {list(rc)} ({why})")
         st.vec_tile = DenseArrayBase.from_list(i64, list(rc))
         st.nbuffer = IntegerAttr(1, i64)
 

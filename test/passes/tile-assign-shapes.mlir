@@ -685,10 +685,23 @@ func.func @pinned_plan_copies(%x: tensor<?x1024xbf16>, %gamma: tensor<1024xbf16>
 // A weight stage's tile: the pinned [512, 256] needs 655872 bytes of UB (the int8 part,
 // its f16 cast and the scaled f16 result, each in a buffer of its own): rows are cut to
 // the most that divide the weight and fit.
-// W8: w8a16.mlir:4:3: warning: weight stage 'weight': tile [512, 256] cut to [128, 256] (tiles divide the [512, 256] weight and fit 196608 bytes of ub)
+// W8: w8a16.mlir:4:3: warning: weight stage 'weight': tile [512, 256] cut to [128, 256] (it needs 655872 bytes of ub, ascend910b1 has 196608)
 // W8: tile.vec_stage "weight" tile [128, 256] nbuffer 1 -> (tensor<512x256xf16>)
 // Without a pinned tile, a weight stage takes whole rows, as many as fit (3072 bytes each).
 // WS: tile.vec_stage "weight" tile [64, 1024] nbuffer 1 -> (tensor<1024x1024xf16>)
+
+// -----
+
+// A pinned weight-stage tile that does not divide the weight: the most rows that do.
+func.func @weight_stage_not_dividing(%w: tensor<512x256xi8>) {
+  %ww = tile.load %w : tensor<512x256xi8> -> tensor<512x256xi8>
+  // expected-warning@+1 {{weight stage 'weight': tile [100, 256] cut to [64, 256] (it does not divide the [512, 256] weight)}}
+  %wf = tile.vec_stage "weight" tile [100, 256] -> (tensor<512x256xf16>) {
+    %c = tile.cast %ww none : tensor<512x256xi8> -> tensor<512x256xf16>
+    tile.yield %c : tensor<512x256xf16>
+  }
+  func.return
+}
 
 // -----
 
