@@ -404,9 +404,10 @@ class QuantBase(ShapedOp):
     wrote the quotient otherwise, each f32 step rounding, which moves values across
     the int8 rounding steps: `"scale_first"` is `x * (127 / amax)` (GLM-4.5's
     `full(127) / amax` first), `"divide_first"` `x / amax * 127`,
-    `"reciprocal_first"` `x * (1 / amax) * 127`."""
+    `"reciprocal_first"` `x * (1 / amax) * 127`, `"reciprocal_scale_first"`
+    `x * ((1 / amax) * 127)`."""
 
-    ORDERS: ClassVar[tuple[str, ...]] = ("scale_first", "divide_first", "reciprocal_first")
+    ORDERS: ClassVar[tuple[str, ...]] = ("scale_first", "divide_first", "reciprocal_first", "reciprocal_scale_first")
 
     input = operand_def(TensorType)
     wrap = opt_prop_def(UnitAttr)

@@ -172,6 +172,8 @@ def quant(x: np.ndarray, wrap: bool = False, order: str | None = None) -> tuple[
         y = xf / amax * np.float32(127)
     elif order == "reciprocal_first":
         y = xf * (np.float32(1) / amax) * np.float32(127)
+    elif order == "reciprocal_scale_first":
+        y = xf * (np.float32(1) / amax * np.float32(127))
     else:
         y = xf * np.float32(127) / amax
     i = cast(y, "f32", "i32", RoundMode.RINT)

@@ -76,6 +76,7 @@ from pto.pypto.ops import (
     sum,
     zeros,
 )
+from pto.pypto.scopes import options
 from pto.pypto.sym import (
     ceil_div,  # noqa: A004
     symbolic_scalar,
@@ -140,6 +141,7 @@ __all__ = [
     "STATIC",
     "DYN",
     "loop",
+    "options",
     "loop_unroll",
     "view",
     "assemble",

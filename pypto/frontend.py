@@ -36,7 +36,7 @@ from pto.frontend import api
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
-from pto.pypto import tails
+from pto.pypto import scopes, tails
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.hints import check_pass_options, pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
@@ -255,7 +255,7 @@ class JitKernel:
         _traces.append(tr)
         b._pinned.append(Pinned())
         try:
-            pass_options(tr, self.pass_options)
+            pass_options(tr, self._pass_options())
             self.fn(**{**values, **{p.name: tr.params[i] for i, p in enumerate(self.params)}})
         finally:
             _traces.pop()
@@ -337,7 +337,7 @@ class JitKernel:
         assert isinstance(f, func.FuncOp)
         code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
         f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
-        runtime = {key: v for key, v in self.runtime_options.items() if key in RUNTIME_MODELLED}
+        runtime = {key: v for key, v in self._runtime_options().items() if key in RUNTIME_MODELLED}
         if partial:
             f.attributes["pto.tail"] = UnitAttr()  # its last tile is partial, as PyPTO runs it
         if runtime:
@@ -347,8 +347,19 @@ class JitKernel:
 
     # -- running ------------------------------------------------------------------
 
+    def _pass_options(self) -> dict:
+        """The decorator's pass options over those of the `pypto.options` scopes open."""
+        return {**scopes.defaults("pass_options"), **self.pass_options}
+
+    def _runtime_options(self) -> dict:
+        runtime = {**scopes.defaults("runtime_options"), **self.runtime_options}
+        for key in RUNTIME_MODELLED:  # (a scope's are checked here: a trace writes them into the IR)
+            if key in runtime and not _positive(runtime[key]):
+                refuse(f"runtime option {key} must be a positive integer, got {runtime[key]!r}")
+        return runtime
+
     def _options_notes(self) -> None:
-        for key, v in self.runtime_options.items():
+        for key, v in self._runtime_options().items():
             if key == "run_mode":
                 if not isinstance(v, RunMode):
                     refuse(f"runtime option run_mode must be a pypto.RunMode, got {v!r}")
@@ -364,7 +375,7 @@ class JitKernel:
         self._options_notes()
         scalars = self._scalars(values)
         types = tuple((tuple(map(str, s)), dt.name) for s, dt in zip(shapes, dtypes, strict=True))
-        key = (types, scalars)
+        key = (types, scalars, repr(self._pass_options()), repr(self._runtime_options()))
         compiled = self.compiled.get(key) if scalars is not None else None
         if compiled is None:
             compiled = self._compile(values, shapes, dtypes)

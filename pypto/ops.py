@@ -2,10 +2,10 @@
 
 A scalar operand becomes `pto.muls`/`pto.adds` (`x - c` is `x + (-c)`, `x / c` is
 `x * (1 / c)`, which may differ from a division in the last bit). `pypto.full(c) / a`
-and `pypto.reciprocal(a)` are kept aside until used: a scalar multiplies into their c,
-and otherwise they are `pto.rdivs` (`c / a`) or `pto.reciprocal`, computed as written
-(`y * (127 / amax)` is not `y * 127 / amax`: each f32 step rounds, and an int8 quant's
-rounding shows the difference).
+and `pypto.reciprocal(a)` are kept aside until used (`c / (c2 / a)` is `a * (c / c2)`,
+AT-11's dequant scale), then are `pto.rdivs` (`c / a`) or `pto.reciprocal`, computed as
+written (`y * (127 / amax)` is not `y * 127 / amax`, nor `reciprocal(amax) * 127` one
+division: each f32 step rounds, and an int8 quant's rounding shows the difference).
 """
 
 from __future__ import annotations
@@ -309,7 +309,7 @@ def mul(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
         if (c := _const(o, a, "pypto.mul")) is not None:
             o = c
         if (r := _lazy(a, "recip")) is not None and _scalar(o):
-            return _recip(r[0], r[1] * o)
+            return _muls(_rdivs(*r), o)  # ((1 / a) * 127 rounds twice: GLM-4.5's quant scale, corpus16's k141)
         if _scalar(o):
             return _muls(_tensor(a, "pypto.mul's input"), o)
         if (k := _k_slice(a, o, mul)) is not None:
@@ -338,8 +338,6 @@ def div(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
     if _scalar(other):
         if other == 0:
             refuse("pypto.div by the scalar 0")
-        if (r := _lazy(input, "recip")) is not None:
-            return _recip(r[0], r[1] / other)
         return _muls(_tensor(input, "pypto.div's input"), 1.0 / other)
     if (c := _const(input, other, "pypto.div")) is not None:
         return rdiv(other, c)  # type: ignore[arg-type]
@@ -360,7 +358,7 @@ def reciprocal(a: Tensor) -> Tensor:
 
 
 def _recip(x: Tensor, c: float) -> Tensor:
-    """`c / x`, kept aside: a scalar that multiplies or divides it is folded into c."""
+    """`c / x`, kept aside until used (`rdiv` folds `c / (c2 / x)`)."""
     return Tensor.traced(x.shape, x.known_dtype, None, x._tok, ("recip", (x, c)))
 
 

@@ -307,9 +307,12 @@ def per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, o
                 f"pypto.{kind} of a rank-{len(shape)} token tensor and a 2-D token tile {i.shape}: reshape the tile "
                 f"to [rows, 1, {i.shape[-1]}] to broadcast it over dim 1"
             )
+        elif (wmid := _weight_grid(i, shape)) is not None:  # [1, H, D]: a per-head weight row
+            sides.append((_weight_rows(i, wmid), wmid))
         elif len(i.shape) > 1 and math.prod(i.shape[:-1]) > 1:
             refuse(
-                f"pypto.{kind} of a rank-{len(shape)} token tensor and a {i.shape} weight: only a [D] or [1, D] weight"
+                f"pypto.{kind} of a rank-{len(shape)} token tensor and a {i.shape} weight: only a [D], [1, D] "
+                f"or [1, {', '.join(map(str, shape[1:]))}] weight (a row of it per row of the grid)"
             )
         else:  # a [1, ..., 1, D] weight as [1, D]: what broadcasts against each row's [rows, D]
             if len(i.shape) > 2:
@@ -326,6 +329,29 @@ def per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, o
             ins.append(blocks[int(np.ravel_multi_index(j, imid))] if j else blocks[0])
         out.append(one(kind, ins, [shape[0], shape[-1]], dtype))
     return _grid(out, mid)
+
+
+def _weight_grid(w: Tensor, shape: list) -> list[int] | None:
+    """The grid `[H, ...]` of a weight `[1, H, ..., D]` that has a row for each row of a
+    `shape` token tensor's grid (its other dims 1: broadcast), or None."""
+    if len(w.shape) != len(shape) or w.shape[0] != 1 or w.shape[-1] != shape[-1] or not all(map(_is_static, w.shape)):
+        return None
+    mid = [int(d) for d in w.shape[1:-1]]
+    if math.prod(mid) <= 1 or any(m not in (1, int(n)) for m, n in zip(mid, shape[1:-1], strict=True)):
+        return None
+    return mid
+
+
+def _weight_rows(w: Tensor, mid: list[int]) -> list[Tensor]:
+    """Each row `[1, D]` of a weight `[1, *mid, D]`, a window of it, in grid order."""
+    d, n = w.shape[-1], math.prod(mid)
+    # (its columns as one row: a row is then a column window, of a reshape of a weight too)
+    flat = _ops().reshape(w, [1, n * d], inplace=w._param is not None or w._view_of is not None)
+    return [_ops()._tensor(flat[:, j * d : (j + 1) * d], "a row of the weight") for j in range(n)]
+
+
+def _is_static(n: object) -> bool:
+    return isinstance(n, int)
 
 
 def reduce(kind: str, x: Tensor, dim: int, keepdim: bool, one_reduce, combine) -> Tensor:

@@ -182,10 +182,12 @@ def quotient(op: tile.QuantOp, x: SSAValue, amax: SSAValue, t: SSAValue, scale: 
     """t = x * 127 / amax in the order the kernel wrote it (SK03.md's golden's by default;
     `scale` a [r, 1] buffer for 127 / amax or 1 / amax first): each f32 step rounds."""
     order = op.order_name
-    if order in ("scale_first", "reciprocal_first"):
+    if scaled(op):
         assert scale is not None
         npu.VDupOp(127.0 if order == "scale_first" else 1.0, scale)
         npu.VDivOp(scale, amax, scale)
+        if order == "reciprocal_scale_first":
+            npu.VMulsOp(scale, 127.0, scale)
         npu.VMulOp(x, scale, t)
         if order == "reciprocal_first":
             npu.VMulsOp(t, 127.0, t)
@@ -199,7 +201,7 @@ def quotient(op: tile.QuantOp, x: SSAValue, amax: SSAValue, t: SSAValue, scale: 
 
 def scaled(op: tile.QuantOp) -> bool:
     """Whether the quotient needs a [r, 1] buffer for 127 / amax or 1 / amax."""
-    return op.order_name in ("scale_first", "reciprocal_first")
+    return op.order_name in ("scale_first", "reciprocal_first", "reciprocal_scale_first")
 
 
 def _quant(op: tile.QuantOp, e: _Emit) -> None:

@@ -173,6 +173,13 @@ def _ratio(v: SSAValue, reader: Operation) -> tuple[SSAValue, SSAValue, list[Ope
         d = _def(s.input, pto.DivOp, "y / amax", s)
         return d.lhs, d.rhs, [d, s], "divide_first"
     if isinstance(m := v.owner, pto.MulOp):
+        s127 = next((x.owner for x in (m.rhs, m.lhs) if isinstance(x.owner, pto.MulsOp)), None)
+        if s127 is not None and _scalar(s127) == 127.0 and isinstance(s127.input.owner, pto.ReciprocalOp):
+            # y * ((1 / amax) * 127)
+            _need(s127.result.has_one_use(), s127, "(1 / amax) * 127, read by the multiply only")
+            r = s127.input.owner
+            _need(r.result.has_one_use(), r, "1 / amax, read by the multiply by 127 only")
+            return _other(m, s127.result), r.input, [r, s127, m], "reciprocal_scale_first"
         y, am, ops = _scaled_by(m, pto.RdivsOp, 127.0)
         return y, am, ops, "scale_first"
     d = _def(v, pto.DivOp, expected, reader)

@@ -1044,11 +1044,34 @@ def test_a_hand_split_k_summed_onto_zeros_from_a_tile_cast_in_each_chunk() -> No
     assert tile_ir.count("tile.matmul") == tile_ir.count("tile.token_loop")
 
 
-def test_a_quant_keeps_the_order_its_quotient_is_written_in() -> None:
-    """GLM-4.5 writes the scale first, `x * (full(127) / amax)`: each f32 step rounds,
-    and the int8 values follow that order (as `x * 127 / amax` they differ in ~0.7% of
-    the elements, corpus14's p4)."""
+# The quotient of a quant as kernels write it, with its numpy golden in that order.
+QUOTIENTS = {
+    "scale_first": (
+        lambda xf, am: pypto.mul(xf, pypto.div(pypto.full([16, 1], 127.0, FP32), am)),
+        lambda xf, am: xf * (np.float32(127) / am),
+    ),
+    "reciprocal_scale_first": (
+        lambda xf, am: pypto.mul(xf, pypto.mul(pypto.reciprocal(am), 127.0)),
+        lambda xf, am: xf * (np.float32(1) / am * np.float32(127)),
+    ),
+    "reciprocal_first": (
+        lambda xf, am: pypto.mul(pypto.mul(xf, pypto.reciprocal(am)), 127.0),
+        lambda xf, am: xf * (np.float32(1) / am) * np.float32(127),
+    ),
+    "divide_first": (
+        lambda xf, am: pypto.mul(pypto.div(xf, am), 127.0),
+        lambda xf, am: xf / am * np.float32(127),
+    ),
+}
+
+
+@pytest.mark.parametrize("order", QUOTIENTS)
+def test_a_quant_keeps_the_order_its_quotient_is_written_in(order: str) -> None:
+    """GLM-4.5 writes the scale first, `x * (full(127) / amax)`, others `reciprocal(amax)
+    * 127`: each f32 step rounds, and the int8 values follow the order written (as
+    `x * 127 / amax` they differ in ~0.7% of the elements, corpus14's p4, corpus16's p2)."""
     K2, N2 = 1024, 256
+    quotient, golden = QUOTIENTS[order]
 
     @pypto.frontend.jit
     def k(
@@ -1060,8 +1083,7 @@ def test_a_quant_keeps_the_order_its_quotient_is_written_in() -> None:
             xt = pypto.view(x, [16, K2], [i * 16, 0], valid_shape=[pypto.min(16, x.shape[0] - i * 16), K2])
             xf = pypto.cast(xt, FP32)
             amax = pypto.amax(pypto.abs(xf), -1, True)
-            y = pypto.mul(xf, pypto.div(pypto.full([16, 1], 127.0, FP32), amax))
-            q32 = pypto.cast(y, pypto.DT_INT32, pypto.CastMode.CAST_RINT)
+            q32 = pypto.cast(quotient(xf, amax), pypto.DT_INT32, pypto.CastMode.CAST_RINT)
             q16 = pypto.cast(q32, pypto.DT_FP16, pypto.CastMode.CAST_ROUND)
             q = pypto.cast(q16, pypto.DT_INT8, pypto.CastMode.CAST_TRUNC, satmode=pypto.SaturationMode.ON)
             acc = pypto.matmul(q, w, pypto.DT_INT32)
@@ -1074,10 +1096,10 @@ def test_a_quant_keeps_the_order_its_quotient_is_written_in() -> None:
     k(x, w, out)
     xf = x.astype(np.float32)
     am = np.abs(xf).max(-1, keepdims=True)
-    q = np.trunc(np.round(xf * (np.float32(127) / am))).clip(-128, 127)
+    q = np.trunc(np.round(golden(xf, am))).clip(-128, 127)
     want = (q @ w.astype(np.float64)) * (am * np.float32(1 / 127))
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-3)
-    assert 'order "scale_first"' in str(pto.compile(k.trace(x, w, out)).pto)
+    assert f'order "{order}"' in str(pto.compile(k.trace(x, w, out)).pto)
 
 
 def test_a_hand_split_k_quantised_chunk_by_chunk_is_one_int8_matmul() -> None:
@@ -1114,3 +1136,75 @@ def test_a_hand_split_k_quantised_chunk_by_chunk_is_one_int8_matmul() -> None:
     np.testing.assert_allclose(out, (q @ w.astype(np.float64)) * (am * np.float32(1 / 127)), rtol=1e-5, atol=1e-3)
     tile_ir = str(pto.compile(k.trace(x, w, out)).tile)
     assert tile_ir.count("tile.matmul") == tile_ir.count("tile.token_loop")
+
+
+def _scoped_kernel():
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, H], BF16),
+        w: pypto.Tensor([N, H], BF16),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            with pypto.options(cube_tile_shapes=[[16, 16], [128, 256], [64, 64]]):
+                y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            pypto.assemble(pypto.mul(y, 2.0), [i, 0], out)
+
+    return k
+
+
+def test_pypto_options_scope_sets_pass_options_of_the_kernels_called_in_it_and_hints_in_a_block() -> None:
+    """PyPTO's tests decorate the caller with `@pypto.options(pass_options=...)`: its merge
+    counts are the kernel's (a name PyPTO's scope takes but this model does not know is
+    said once); `with pypto.options(cube_tile_shapes=...)` in the body sets the block's tile."""
+    k = _scoped_kernel()
+    rng = np.random.default_rng(1)
+    x, w = (
+        rng.standard_normal((5, H)).astype(ml_dtypes.bfloat16),
+        rng.standard_normal((N, H)).astype(ml_dtypes.bfloat16),
+    )
+    out = np.zeros((5, N), np.float32)
+
+    with pytest.warns(pypto.NotModelledWarning, match="pypto.options' pass option 'enable_slice'"):
+
+        @pypto.options(pass_options={"cube_l1_reuse_setting": {-1: 3}, "enable_slice": False})
+        def call():
+            k(x, w, out)
+
+    call()
+    assert check(out, 2 * (x.astype(np.float32) @ w.astype(np.float32).T)).ok
+    with pypto.options(pass_options={"cube_l1_reuse_setting": {-1: 3}}):
+        tile = str(pto.compile(k.trace(x, w, out)).tile)
+    assert "l1_reuse 3" in tile and "tiles <m = [16, 16], k = [128, 256], n = [64, 64]>" in tile
+    assert "l1_reuse 3" not in str(pto.compile(k.trace(x, w, out)).tile)  # (out of the scope)
+
+
+def _head_gamma_kernel(gamma_shape: list[int]):
+    heads, d = 4, N // 4
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, H], FP32),
+        w: pypto.Tensor([N, H], FP32),
+        g: pypto.Tensor(gamma_shape, FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, N], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            q3 = pypto.reshape(pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True), [p, heads, d])
+            pypto.assemble(pypto.reshape(pypto.mul(q3, g), [p, N]), [i, 0], out)
+
+    return k
+
+
+def test_a_per_head_weight_of_a_rank3_op_is_a_row_per_head() -> None:
+    """`q3 * gamma` with q3 `[t, H, D]` and gamma `[1, H, D]` (a norm weight per head):
+    each head's row of the grid times its row of gamma; another weight shape is refused
+    naming the three that broadcast."""
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((5, H)).astype(np.float32), rng.standard_normal((N, H)).astype(np.float32)
+    g = rng.standard_normal((1, 4, N // 4)).astype(np.float32)
+    out = np.zeros((5, N), np.float32)
+    _head_gamma_kernel([1, 4, N // 4])(x, w, g, out)
+    assert check(out, ((x @ w.T).reshape(5, 4, N // 4) * g).reshape(5, N)).ok
+    with pytest.raises(pypto.BuildError, match=r"only a \[D\], \[1, D\] or \[1, 4, 16\] weight"):
+        _head_gamma_kernel([4, N // 4])(x, w, np.zeros((4, N // 4), np.float32), out)

@@ -273,7 +273,7 @@ func.func @f(%a: tensor<?x64xf32>, %a32: tensor<?x32xf32>, %b: tensor<?x64xbf16>
 // -----
 
 func.func @f(%a: tensor<?x64xf32>) {
-  // expected-error@+1 {{'pto.quant' order must be one of scale_first, divide_first, reciprocal_first, got 'first'}}
+  // expected-error@+1 {{'pto.quant' order must be one of scale_first, divide_first, reciprocal_first, reciprocal_scale_first, got 'first'}}
   %0, %1 = pto.quant %a order "first" : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x1xf32>
   func.return
 }
