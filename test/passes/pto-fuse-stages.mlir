@@ -689,11 +689,11 @@ func.func @quant_amax_twice(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<
 
 // -----
 
-// y * (127 * reciprocal(amax)) rounds 127 / amax before the multiply: not y * 127 / amax.
-// y / (amax / 127) rounds differently from y * 127 / amax too.
+// y * (reciprocal(amax) * 127) rounds (1 / amax) * 127 before the multiply: its order.
+// y / (amax / 127) rounds differently from y * 127 / amax: not fused.
 // No scale at all: the quant needs amax / 127 for the dequant.
 // CHECK-LABEL: func.func @quant_reciprocal_scale
-// CHECK-NOT:     pto.quant
+// CHECK-NEXT:    %q, %s = pto.quant %y order "reciprocal_scale_first" : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
 // CHECK-LABEL: func.func @quant_scale_first
 // CHECK-NEXT:    %q, %s = pto.quant %y order "scale_first" : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
 // CHECK-LABEL: func.func @quant_reciprocal_first
@@ -707,7 +707,6 @@ func.func @quant_reciprocal_scale(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, t
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   %r = pto.reciprocal %am : tensor<?x1xf32> -> tensor<?x1xf32>
   %r127 = pto.muls %r, 127.0 : tensor<?x1xf32> -> tensor<?x1xf32>
-  // expected-remark@+1 {{not fused into pto.quant: expected y * (127 / amax), found a multiply by another value}}
   %yq = pto.mul %y, %r127 : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
@@ -732,6 +731,17 @@ func.func @quant_reciprocal_first(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, t
   %r = pto.reciprocal %am : tensor<?x1xf32> -> tensor<?x1xf32>
   %yr = pto.mul %r, %y : tensor<?x1xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
   %yq = pto.muls %yr, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
+  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
+  func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
+}
+func.func @quant_times_another_value(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+  %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
+  %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
+  %e = pto.exp %am : tensor<?x1xf32> -> tensor<?x1xf32>
+  // expected-remark@+1 {{not fused into pto.quant: expected y * (127 / amax), found a multiply by another value}}
+  %yq = pto.mul %y, %e : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
