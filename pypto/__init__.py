@@ -35,6 +35,7 @@ from pto.pypto.extras import (
     minimum,
     neg,
     ones,
+    pow,  # noqa: A004
     relu,
     round,
     softmax,
@@ -65,7 +66,6 @@ from pto.pypto.ops import (
     log,
     log1p,
     mul,
-    pow,  # noqa: A004
     reciprocal,
     reshape,
     rms_norm,

@@ -11,7 +11,23 @@ from collections.abc import Sequence
 from pto.frontend import builder as b
 from pto.pypto import expand, perm, scratch, tcols
 from pto.pypto.errors import refuse
-from pto.pypto.ops import _binary, _broadcast, _muls, _result, _scalar, _tensor, cast, full, reshape
+from pto.pypto.ops import (
+    _binary,
+    _broadcast,
+    _muls,
+    _result,
+    _scalar,
+    _tensor,
+    cast,
+    exp,
+    full,
+    log,
+    mul,
+    reciprocal,
+    reshape,
+    rsqrt,
+    sqrt,
+)
 from pto.pypto.tensor import Tensor, _traces
 from pto.pypto.types import CastMode, DataType
 
@@ -195,3 +211,42 @@ def tensor(
     if format is not None or data_ptr is not None or device is not None or ori_shape is not None:
         refuse("pypto.tensor's format, data_ptr, device and ori_shape are not modelled for a scratch tile")
     return scratch.make(shape, dtype)
+
+
+# pow's exponents as the ops they are (an RMSNorm's `pow(ms + eps, -0.5)` is its rsqrt)
+_POW = {0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", 1.0: "identity", 2.0: "square"}
+
+
+def pow(input: Tensor, other: object) -> Tensor:  # noqa: A001 A002
+    """PyPTO's `pow(x, c)` for a number c: 0.5, -0.5, -1, 1 and 2 as sqrt, rsqrt,
+    reciprocal, x and x * x; another nonzero whole number as x multiplied by squaring
+    (x ** 3 = x * (x * x)), the reciprocal of that for c < 0; any other number as
+    exp(c * ln x) (NaN for x < 0). Those two, as PyPTO's library computes them, in f32
+    (an fp16 or bf16 x is widened, the result cast back). A tensor exponent, and 0,
+    are refused."""
+    x = _tensor(input, "pypto.pow's input")
+    if not _scalar(other) or float(other) == 0:
+        refuse(f"pypto.pow's exponent {other!r} is not modelled: give a nonzero number (x ** 0 is pypto.full(1))")
+    c = float(other)
+    if c in _POW:
+        kind = _POW[c]
+        if kind == "identity":
+            return x
+        if kind == "square":
+            return mul(x, x)
+        return {"sqrt": sqrt, "rsqrt": rsqrt, "reciprocal": reciprocal}[kind](x)
+    half = x.known_dtype in (DataType.DT_FP16, DataType.DT_BF16)
+    xf = cast(x, DataType.DT_FP32) if half else x
+    if c == int(c):
+        n, y, square = int(c) if c > 0 else -int(c), None, xf  # (abs is pypto.abs here)
+        while n:
+            if n & 1:
+                y = square if y is None else mul(y, square)
+            n >>= 1
+            if n:
+                square = mul(square, square)
+        assert y is not None
+        y = reciprocal(y) if c < 0 else y
+    else:
+        y = exp(mul(log(xf), c))
+    return cast(y, x.known_dtype) if half else y

@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 
 from pto.frontend import builder as b
 from pto.frontend import views
-from pto.pypto import expand, heads, perm, row_loops, scratch, split_k, tcols
+from pto.pypto import expand, heads, perm, row_loops, same_ops, scratch, split_k, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, current
@@ -104,8 +104,8 @@ def _result(
     if any(perm.is_perm(i) for i in inputs):
         return _per_row(kind, inputs, shape, dtype, build)
     tr = current(f"pypto.{kind}")
-    key = _same_op_key(tr, kind, inputs, shape, dtype, build)
-    if (hit := tr.same_ops.get(key)) is not None and hit[1] == _state(hit[0]):
+    key = same_ops.key(tr, kind, inputs, shape, dtype, build)
+    if (hit := tr.same_ops.get(key)) is not None and hit[1] == same_ops.state(hit[0]):
         return hit[0]
     pinned = b._pinned[-1]
     b._pinned[-1] = _vec_tile_of(kind, shape, pinned)  # what the op is recorded and built with
@@ -115,33 +115,8 @@ def _result(
         b._pinned[-1] = pinned
     t = Tensor.traced(shape, dtype, val, any(i._tok for i in inputs))
     t._body = tr.iteration
-    tr.same_ops[key] = (t, _state(t), list(inputs))  # (the inputs kept: their ids are in the key)
+    tr.same_ops[key] = (t, same_ops.state(t), list(inputs))  # (the inputs kept: their ids are in the key)
     return t
-
-
-def _same_op_key(tr: Trace, kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build) -> tuple:
-    """What makes an op the same op: the same kind, inputs (the same tensors), result,
-    parameters (the values `build` closes over) and hints, in the same body. An op traced
-    again so is the first one (pto ops are pure): GLM-4.5's MoE recomputes its tile's
-    cast, amax and scale in each K chunk, whose slices must then be slices of one value."""
-    cells = tuple(_hashable(c.cell_contents) for c in build.__closure__ or ())
-    ins = tuple(id(i) for i in inputs)
-    p = b._pinned[-1]
-    hints = (p.label, p.vec_tile, repr(p.cube_tile) if kind == "matmul" else None)  # (the ones it is built with)
-    return (tr.iteration, kind, ins, repr(shape), dtype, build.__code__, cells, hints)
-
-
-def _hashable(v: object) -> object:
-    try:
-        hash(v)
-    except TypeError:
-        return repr(v)
-    return v
-
-
-def _state(t: Tensor) -> tuple:
-    """What an in-place op may change of a tensor (a reshape in place, a move)."""
-    return (id(t._val), repr(t._shape), id(t._lazy))
 
 
 def _per_row(kind: str, inputs: Sequence[Tensor], shape: list, dtype: DataType, build) -> Tensor:
@@ -379,45 +354,6 @@ def sqrt(input: Tensor) -> Tensor:  # noqa: A002
 
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
     return _unary("rsqrt", b.rsqrt, input)
-
-
-# pow's exponents as the ops they are (an RMSNorm's `pow(ms + eps, -0.5)` is its rsqrt)
-_POW = {0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", 1.0: "identity", 2.0: "square"}
-
-
-def pow(input: Tensor, other: object) -> Tensor:  # noqa: A001 A002
-    """PyPTO's `pow(x, c)` for a number c: 0.5, -0.5, -1, 1 and 2 as sqrt, rsqrt,
-    reciprocal, x and x * x; another nonzero whole number as x multiplied by squaring
-    (x ** 3 = x * (x * x)), the reciprocal of that for c < 0; any other number as
-    exp(c * ln x) (NaN for x < 0). Those two, as PyPTO's library computes them, in f32
-    (an fp16 or bf16 x is widened, the result cast back). A tensor exponent, and 0,
-    are refused."""
-    x = _tensor(input, "pypto.pow's input")
-    if not _scalar(other) or float(other) == 0:
-        refuse(f"pypto.pow's exponent {other!r} is not modelled: give a nonzero number (x ** 0 is pypto.full(1))")
-    c = float(other)
-    if c in _POW:
-        kind = _POW[c]
-        if kind == "identity":
-            return x
-        if kind == "square":
-            return mul(x, x)
-        return {"sqrt": sqrt, "rsqrt": rsqrt, "reciprocal": reciprocal}[kind](x)
-    half = x.known_dtype in (DataType.DT_FP16, DataType.DT_BF16)
-    xf = cast(x, DataType.DT_FP32) if half else x
-    if c == int(c):
-        n, y, square = int(c) if c > 0 else -int(c), None, xf  # (abs is pypto.abs here)
-        while n:
-            if n & 1:
-                y = square if y is None else mul(y, square)
-            n >>= 1
-            if n:
-                square = mul(square, square)
-        assert y is not None
-        y = reciprocal(y) if c < 0 else y
-    else:
-        y = exp(mul(log(xf), c))
-    return cast(y, x.known_dtype) if half else y
 
 
 def exp(input: Tensor) -> Tensor:  # noqa: A002

@@ -316,7 +316,7 @@ class Tensor:
         )
 
     def __pow__(self, o):
-        return _ops().pow(self, o)  # noqa: E704
+        return _extras().pow(self, o)  # noqa: E704
 
     def __matmul__(self, o):
         """`a @ w`, PyPTO's spelling: `pypto.matmul(a, w, out_dtype)` with the weight's
@@ -464,3 +464,9 @@ def _ops():
     from pto.pypto import ops  # the operators call the op functions, which build Tensors
 
     return ops
+
+
+def _extras():
+    from pto.pypto import extras  # (as `_ops`)
+
+    return extras
