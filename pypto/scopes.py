@@ -24,7 +24,6 @@ from pto.pypto.option_names import NAMES
 from pto.pypto.tensor import _traces
 
 _SCOPES: list[Options] = []
-_NOTES: set[str] = set()  # (the not-modelled groups, said once per process)
 _IGNORED = ("codegen_options", "host_options", "verify_options", "operation_options", "debug_options")
 
 
@@ -33,6 +32,7 @@ class Options:
 
     def __init__(self, **groups: Any):
         self.groups = {k: v for k, v in groups.items() if v is not None and k != "name"}
+        notes: set[str] = set()  # (said once per scope written; Python's registry keeps one per line)
         for group in ("pass_options", "runtime_options"):
             opts = self.groups.get(group, {})
             if not isinstance(opts, dict):
@@ -40,11 +40,11 @@ class Options:
             # (PyPTO 0.2.0's scope takes any name, unlike jit's: one it does not know has no effect)
             for name in opts:
                 if name not in NAMES[group]:
-                    not_modelled(f"pypto.options' {group.removesuffix('_options')} option {name!r}", _NOTES)
+                    not_modelled(f"pypto.options' {group.removesuffix('_options')} option {name!r}", notes)
         hints.check_pass_options({k: v for k, v in self.groups.get("pass_options", {}).items() if k in MODELLED})
         for group in ("conv_tile_shapes", "matrix_size", *_IGNORED):
             if group in self.groups:
-                not_modelled(f"pypto.options' {group}", _NOTES)
+                not_modelled(f"pypto.options' {group}", notes)
         self.saved: list[b.Pinned] = []
 
     def __enter__(self) -> Options:
