@@ -66,6 +66,10 @@ def resolved_hints(m: ModuleOp, won: func.FuncOp, weights: tuple[str, ...], alia
     for lp, step in zip(loops, steps, strict=True):
         for entry in (e for op in lp.walk() for e in _stage(op, won, weights, alias)):
             rows[entry] = tuple(dict.fromkeys([*rows.get(entry, ()), step]))
+    pinned = any("pto.vec_tile" in o.attributes for o in won.walk())
+    for st in (op for op in f.body.block.ops if tile.is_weight_stage(op)):  # (once, before the loops)
+        shape = ", ".join(map(str, ints(st.vec_tile)))
+        rows[(f"'{st.label.data}' weight-stage tile", f"{alias}.set_vec_tile_shapes({shape})", not pinned)] = every
     return [Resolved("token loops", unroll, (), "pto.unroll" not in won.attributes)] + [
         Resolved(what, value, () if r == every else r, chosen) for (what, value, chosen), r in rows.items()
     ]

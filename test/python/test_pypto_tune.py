@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import pto
+import pto.pypto as pypto
 from pto.interp.run import signature
 from pto.tuner.kernel import TuneError
 from pto.tuner.space import key
@@ -269,3 +270,27 @@ def test_a_kernel_made_in_a_function_is_not_applied(tmp_path):
     with pytest.raises(TuneError, match=r"inner is made in a function: the changed copy cannot be checked$"):
         r.apply(tmp_path / "inner.py")
     assert not list(tmp_path.iterdir())
+
+
+def test_the_resolved_hints_name_a_weight_stage_s_tile() -> None:
+    """A weight stage (W8A16's cast) runs once, before the loops: its tile is one line."""
+    from pto.pypto.resolved import resolved_hints
+
+    k2, n2 = 256, 256
+
+    @pypto.frontend.jit
+    def w8a16(
+        x: pypto.Tensor([pypto.DYNAMIC, k2], pypto.DT_FP16),
+        w: pypto.Tensor([k2, n2], pypto.DT_INT8),
+        out: pypto.Tensor([pypto.DYNAMIC, n2], pypto.DT_FP32),
+    ):
+        pypto.set_vec_tile_shapes(64, n2)
+        w16 = pypto.cast(w, pypto.DT_FP16)
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[16]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, k2], [i, 0]), w16, pypto.DT_FP32), [i, 0], out)
+
+    module = w8a16.trace(np.ones((4, k2), np.float16), np.ones((k2, n2), np.int8), np.zeros((4, n2), np.float32))
+    won = module.body.block.first_op
+    rows = resolved_hints(pto.compile(module.clone()).tile, won, ("w",), "pypto")
+    stage = next(r for r in rows if r.what == "'weight' weight-stage tile")
+    assert stage.value == "pypto.set_vec_tile_shapes(64, 256)" and not stage.chosen
