@@ -68,7 +68,11 @@ class Sym:
         refuse(no_value(self))
 
     def __index__(self) -> int:
-        refuse(f"the symbolic integer {self} has no value while the kernel is traced")
+        refuse(
+            f"the symbolic integer {self} has no value while the kernel is traced, and is used as a number here "
+            "(a bound of a slice of a tensor with no DYNAMIC axis, a range()): the loop index takes rows of a "
+            "DYNAMIC axis only (annotate the token axis pypto.DYNAMIC)"
+        )
 
     def _compare(self, other: object, op, sym: str) -> SymBool:
         """`off + TILE <= T`: a condition that a pypto.loop body's `if` may test (its

@@ -1208,3 +1208,14 @@ def test_a_per_head_weight_of_a_rank3_op_is_a_row_per_head() -> None:
     assert check(out, ((x @ w.T).reshape(5, 4, N // 4) * g).reshape(5, N)).ok
     with pytest.raises(pypto.BuildError, match=r"only a \[D\], \[1, D\] or \[1, 4, 16\] weight"):
         _head_gamma_kernel([4, N // 4])(x, w, np.zeros((4, N // 4), np.float32), out)
+
+
+def test_a_loop_index_slicing_a_tensor_with_no_dynamic_axis_says_to_annotate_one() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), w: pypto.Tensor([N, H], FP32), out: pypto.Tensor()):
+        for i in pypto.loop(0, 2, 1, name="M", idx_name="i"):
+            out[i * 4 : i * 4 + 4, :] = pypto.matmul(x[i * 4 : i * 4 + 4, :], w, FP32, b_trans=True)
+
+    x, w, out = np.ones((8, H), np.float32), np.ones((N, H), np.float32), np.zeros((8, N), np.float32)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*annotate the token axis pypto.DYNAMIC"):
+        k(x, w, out)
