@@ -433,6 +433,12 @@ class QuantBase(ShapedOp):
     def order_name(self) -> str | None:
         return None if self.order is None else self.order.data
 
+    @property
+    def scale_row(self) -> bool:
+        """Whether the quotient computes `c / amax` per row first (a `[rows, 1]` f32
+        buffer for it, which the UB planners and the emitters both count)."""
+        return self.order_name in ("scale_first", "reciprocal_first", "reciprocal_scale_first")
+
     def verify_shapes(self) -> None:
         if self.order is not None and self.order.data not in self.ORDERS:
             names = ", ".join(self.ORDERS)

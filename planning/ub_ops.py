@@ -131,7 +131,7 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
         # cast's source released as the next is made)
         tmp([r, cols], "f32")
         t = tmps[-1]
-        if op.order_name in ("scale_first", "reciprocal_first", "reciprocal_scale_first"):
+        if op.scale_row:
             tmp([r, 1], "f32")
         for elem in ("i32", "f16"):
             tmp([r, cols], elem)
@@ -275,7 +275,7 @@ def _quantise(o: tile.QuantOp, r: int, cw: int, c: Copy) -> None:
         c.alloc(shape, "f32", o.name)
     for e in ("f32", "i32", "f16"):  # (columns._quantise keeps each step's source)
         c.alloc([r, cw], e, o.name)
-        if e == "f32" and o.order_name in ("scale_first", "reciprocal_first", "reciprocal_scale_first"):
+        if e == "f32" and o.scale_row:
             c.alloc([r, 1], "f32", o.name)
     c.put(o.quantized, [r, cw], "i8", o.name)
 

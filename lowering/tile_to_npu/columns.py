@@ -26,7 +26,7 @@ from pto.dialects.npu import BufferType, Pipe
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
-from pto.lowering.tile_to_npu.vector_ops import quotient, scaled
+from pto.lowering.tile_to_npu.vector_ops import quotient
 from pto.planning.columns import REDUCTIONS, Plan, loop_frees, loop_need, schedule
 
 F32_MAX = 3.4028234663852886e38
@@ -234,7 +234,7 @@ def _quantise(o: tile.QuantOp, r: int, cw: int, ub, amax: SSAValue) -> None:
     (vector_ops._quant)."""
     xf = _as_f32(ub.bufs[o.input], r, ub, o)
     t = ub.alloc([r, cw], f32, o.location)
-    quotient(o, xf, amax, t, ub.alloc([r, 1], f32, o.location) if scaled(o) else None)
+    quotient(o, xf, amax, t, ub.alloc([r, 1], f32, o.location) if o.scale_row else None)
     i32b = ub.alloc([r, cw], IntegerType(32), o.location)
     npu.VCastOp(t, i32b, RoundMode.RINT)
     h = ub.alloc([r, cw], f16, o.location)

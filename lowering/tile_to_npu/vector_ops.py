@@ -182,7 +182,7 @@ def quotient(op: tile.QuantOp, x: SSAValue, amax: SSAValue, t: SSAValue, scale: 
     """t = x * 127 / amax in the order the kernel wrote it (SK03.md's golden's by default;
     `scale` a [r, 1] buffer for 127 / amax or 1 / amax first): each f32 step rounds."""
     order = op.order_name
-    if scaled(op):
+    if op.scale_row:
         assert scale is not None
         npu.VDupOp(127.0 if order == "scale_first" else 1.0, scale)
         npu.VDivOp(scale, amax, scale)
@@ -199,11 +199,6 @@ def quotient(op: tile.QuantOp, x: SSAValue, amax: SSAValue, t: SSAValue, scale: 
         npu.VDivOp(t, amax, t)
 
 
-def scaled(op: tile.QuantOp) -> bool:
-    """Whether the quotient needs a [r, 1] buffer for 127 / amax or 1 / amax."""
-    return op.order_name in ("scale_first", "reciprocal_first", "reciprocal_scale_first")
-
-
 def _quant(op: tile.QuantOp, e: _Emit) -> None:
     r, cols = e.r, tensor_type(op.input).get_shape()[-1]
     x = e.ub.bufs[op.input]
@@ -215,7 +210,7 @@ def _quant(op: tile.QuantOp, e: _Emit) -> None:
     npu.VReduceOp(ReduceKind.ABSMAX, x, amax)
     divide(amax, 127, e.tmp([r, 1], f32), e.out(op.scale))
     t = e.tmp([r, cols], f32)
-    quotient(op, x, amax, t, e.tmp([r, 1], f32) if scaled(op) else None)
+    quotient(op, x, amax, t, e.tmp([r, 1], f32) if op.scale_row else None)
     # The hardware's chain: f32 -> i32 (rint) -> f16 (round) -> i8 (trunc, saturated unless `wrap`).
     # Each step's source dies as the next is made: two wide buffers live, not four.
     i32b = e.tmp([r, cols], IntegerType(32))
