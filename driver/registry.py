@@ -17,6 +17,7 @@ from xdsl.universe import Universe
 
 # CLI name -> (module, class). Ours first, then the xDSL passes an MLIR user expects.
 PASSES: dict[str, tuple[str, str]] = {
+    "pto-join-n-windows": ("pto.passes.pto_join_n_windows", "PtoJoinNWindowsPass"),
     "pto-fuse-stages": ("pto.passes.pto_fuse_stages", "PtoFuseStagesPass"),
     "pto-classify-skeleton": ("pto.passes.pto_classify_skeleton", "PtoClassifySkeletonPass"),
     "pto-to-tile": ("pto.lowering.pto_to_tile", "PtoToTilePass"),

@@ -12,6 +12,7 @@ from pto.lowering.pto_to_tile import PtoToTilePass
 from pto.lowering.tile_to_npu import TileToNpuPass
 from pto.passes.pto_classify_skeleton import PtoClassifySkeletonPass
 from pto.passes.pto_fuse_stages import PtoFuseStagesPass
+from pto.passes.pto_join_n_windows import PtoJoinNWindowsPass
 from pto.passes.tile_annotate_cache import TileAnnotateCachePass
 from pto.passes.tile_apply_settings import TileApplySettingsPass
 from pto.passes.tile_assign_shapes import TileAssignShapesPass
@@ -21,9 +22,10 @@ from pto.targets import load_target
 
 @dataclass(frozen=True)
 class PtoSk03PipelinePass(ModulePass):
-    """Lower SK-03 kernels from pto to npu: fuse, classify, stage, unroll, cache, settings, shapes, npu.
+    """Lower SK-03 kernels from pto to npu: join, fuse, classify, stage, unroll, cache, settings, shapes, npu.
 
-    Runs pto-fuse-stages (so that the rest sees RMSNorm, quant and dequant written from
+    Runs pto-join-n-windows (matmuls written per N window are the one matmul),
+    pto-fuse-stages (so that the rest sees RMSNorm, quant and dequant written from
     primitives as the fused ops), pto-classify-skeleton, pto-to-tile, tile-unroll{factors},
     tile-annotate-cache, tile-apply-settings, tile-assign-shapes{target} and tile-to-npu; its options go to
     those passes. The result is verified by the driver (half the pipeline's time went to
@@ -43,6 +45,7 @@ class PtoSk03PipelinePass(ModulePass):
 
     def passes(self) -> list[ModulePass]:
         return [
+            PtoJoinNWindowsPass(),
             PtoFuseStagesPass(),
             PtoClassifySkeletonPass(),
             PtoToTilePass(),

@@ -13,6 +13,7 @@ from xdsl.passes import ModulePass
 from pto.diagnostics import DiagnosticError, Note
 from pto.dialects import pto
 from pto.dialects.common import Form, FormAttr, elem_name
+from pto.passes.pto_join_n_windows import window_groups
 
 # The mhc_pre recognition rule of SK03.md.
 MHC_MAX_N = 64
@@ -74,6 +75,11 @@ def classify(func: FuncOp) -> tuple[Form, str]:
             "computed on its own)",
             "independent": "(matmuls of one activation: join their weights into one and split its result with views)",
         }[how]
+        for _, windows, n in window_groups(func):  # (pto-join-n-windows leaves only these)
+            hint = (
+                f"(the matmuls of one activation read N windows {sorted(windows)} of one weight's N = {n}: "
+                "they are its one matmul when they cover all of it, each column once)"
+            )
         raise DiagnosticError(
             func,
             f"'{func.sym_name.data}' is not SK-03: it has {len(matmuls)} {how} matmuls; SK-03 has exactly one {hint}",

@@ -9,7 +9,7 @@ from pto.frontend import builder as b
 from pto.pypto import split_k, tcols
 from pto.pypto.errors import lowering_warning, refuse
 from pto.pypto.ops import _lazy, _result, _tensor, add, cast
-from pto.pypto.tensor import Tensor, current
+from pto.pypto.tensor import Tensor
 from pto.pypto.types import CastMode, DataType, elem
 
 
@@ -38,18 +38,6 @@ def matmul(
     if isinstance(mat2, Tensor) and mat2._tok and isinstance(input, Tensor) and not input._tok and input._lazy is None:
         elem(out_dtype, "pypto.matmul's out_dtype")  # a weight times transposed tokens (hc_pre's prefill)
         return tcols.matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans), matmul)
-    tr = current("pypto.matmul")
-    if tr.n_tiles is not None and (win := _n_window(input, mat2, bool(b_trans))) is not None:
-        # In a loop over N tiles (PyPTO's test_matmul_l0c2ub), one matmul of a token tile per
-        # N window of a weight: SK-03's one matmul over all N, each window its columns (the
-        # loop's end checks that they cover N). A token tile viewed again is the same tile.
-        whole, n0, n1 = win
-        key = (input.__dict__.get("_tile_key", input), id(whole), bool(a_trans), bool(b_trans), out_dtype)
-        if key not in tr.n_tiles:
-            tr.n_tiles[key] = (matmul(input, whole, out_dtype, a_trans=a_trans, b_trans=b_trans), [])
-        full, seen = tr.n_tiles[key]
-        seen.append((n0, n1))
-        return full[:, n0:n1]
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
     if c_matrix_nz:
@@ -82,17 +70,6 @@ def _computed(w: Tensor) -> bool:
     v = getattr(w._val, "value", None)
     op = v.owner if v is not None else None
     return isinstance(op, Operation) and op.name not in ("pto.view", "pto.reshape")
-
-
-def _n_window(a: object, w: object, b_trans: bool) -> tuple[Tensor, int, int] | None:
-    """(the weight, n0, n1) when `w` is the columns [n0, n1) of a [K, N] weight (its rows of
-    an [N, K] one with b_trans) and `a` a token tile: a window of the matmul's N."""
-    lazy = w._lazy if isinstance(w, Tensor) else None
-    if lazy is None or lazy[0] != ("rows" if b_trans else "cols"):
-        return None
-    if not (isinstance(a, Tensor) and a._tok and a._lazy is None) or lazy[1]._tok or lazy[1]._lazy is not None:
-        return None
-    return lazy[1], lazy[2], lazy[3]
 
 
 def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params) -> Tensor:

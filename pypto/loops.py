@@ -74,7 +74,7 @@ def loop(*args, **kwargs) -> Iterator[Sym | int]:
     start, stop, step = _range(args)
     index = Sym(kwargs.get("idx_name") or "idx")
     if tr.loop is not None and tr.iteration >= 0 and all(_is_int(v) for v in (start, stop, step)):
-        yield from _n_tiles(tr, range(start, stop, step))
+        yield from _n_tiles(range(start, stop, step))
         return
     if tr.loop is not None:  # a second loop: the rows a loop of whole tiles leaves
         tails.start_rest(tr, start, stop, step, index)
@@ -84,23 +84,10 @@ def loop(*args, **kwargs) -> Iterator[Sym | int]:
     yield from _branches(tr)
 
 
-def _n_tiles(tr: Trace, steps: range) -> Iterator[int]:
+def _n_tiles(steps: range) -> Iterator[int]:
     """A loop of a known trip count in the body (over N tiles): unrolled, the same work as
-    PyPTO's loop of it. A matmul of each N window of a weight is the one matmul over all N
-    (pypto/cube.py), which the windows must cover, each column once."""
-    outer, tr.n_tiles = tr.n_tiles, {}
+    PyPTO's loop of it (a matmul per N window of one weight is joined by pto-join-n-windows)."""
     yield from steps
-    done, tr.n_tiles = tr.n_tiles, outer
-    for full, seen in done.values():
-        n = full.shape[-1]
-        cols = sorted(seen)
-        if [c for w in cols for c in w] != [0, *[c for w in cols for c in w][1:-1], n] or any(
-            a[1] != b[0] for a, b in zip(cols, cols[1:], strict=False)
-        ):
-            refuse(
-                f"a loop over N tiles reads the matmul's N windows {cols} of N = {n}: they must cover "
-                "all of it, each column once (the one matmul here computes all N)"
-            )
 
 
 def _one_loop(what: str) -> Trace:
@@ -501,7 +488,6 @@ def view(
     tr.seen_token.add(i)
     tile = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
     tile._body = input._body
-    tile.__dict__["_tile_key"] = (i, shape[0], repr(offsets[0]))  # (views of one tile are one: pypto/cube.py)
     if len(shape) > 2:  # each token's [*dims] grid of its row (pypto/perm.py), a view in place
         # one row tile per body and rows: boxes of it are column runs of one tensor (a split-K's K slices)
         key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))

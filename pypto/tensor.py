@@ -92,9 +92,6 @@ class Trace:
     # one of this body's is that one
     rows_open: bool = False
     row_ops: dict[tuple, object] = field(default_factory=dict)
-    # In a loop over N tiles in the body (pypto/cube.py): per matmul of a token tile and a
-    # weight, its one matmul over all N and the N windows read of it
-    n_tiles: dict[tuple, tuple[Tensor, list[tuple[int, int]]]] | None = None
     same_ops: dict[tuple, tuple] = field(default_factory=dict)  # ops traced again are the first (pypto/ops.py)
 
     def record(self, kind: str) -> None:

@@ -207,6 +207,21 @@ func.func @independent(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tens
 
 // -----
 
+// N windows of one weight that miss columns: not the one matmul (pto-join-n-windows left them).
+// expected-error@+1 {{it has 2 independent matmuls; SK-03 has exactly one (the matmuls of one activation read N windows [(0, 32), (32, 64)] of one weight's N = 96: they are its one matmul when they cover all of it, each column once)}}
+func.func @windows_missing_columns(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x64xf32> {
+  %w0 = pto.view %w at [0, 0] : tensor<96x64xbf16> -> tensor<32x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %a = pto.matmul %x, %w0 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %w1 = pto.view %w at [32, 0] : tensor<96x64xbf16> -> tensor<32x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %b = pto.matmul %x, %w1 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %o = pto.concat %a, %b : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
 func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xi32> {
   // expected-error@+1 {{an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight scale (or the weight scale first)}}
   %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>

@@ -974,10 +974,11 @@ def test_slices_of_whole_rows(rows) -> None:
     assert check(y, x @ w).ok
 
 
-def _n_tiles_kernel(n_tiles: int):
+def _n_tiles_kernel(n_tiles: int, n_loop=None):
     """PyPTO's test_matmul_l0c2ub form: 32-row tiles read with plain slices (the last runs
-    past the tokens), a pypto.loop over N tiles in the token loop, each window scaled and
-    written to its columns of the output."""
+    past the tokens), a pypto.loop (or Python's range) over N tiles in the token loop, each
+    window scaled and written to its columns of the output."""
+    n_loop = n_loop or (lambda n: pypto.loop(0, n, 1, name="N", idx_name="n"))
 
     @pypto.frontend.jit
     def k(
@@ -986,21 +987,22 @@ def _n_tiles_kernel(n_tiles: int):
         out: pypto.Tensor([pypto.DYNAMIC, 96], FP32),
     ):
         for m in pypto.loop(0, (a.shape[0] + 31) // 32, 1, name="M", idx_name="m"):
-            for n in pypto.loop(0, n_tiles, 1, name="N", idx_name="n"):
+            for n in n_loop(n_tiles):
                 r = pypto.matmul(a[m * 32 : m * 32 + 32, :], b[:, n * 32 : n * 32 + 32], FP32)
                 out[m * 32 : m * 32 + 32, n * 32 : n * 32 + 32] = pypto.mul(r, 2.0)
 
     return k
 
 
+@pytest.mark.parametrize("n_loop", [None, range], ids=["pypto.loop", "range"])
 @pytest.mark.parametrize("tokens", [1, 33, 70])
-def test_a_loop_over_n_tiles_is_the_one_matmul_over_all_n(tokens: int) -> None:
+def test_a_loop_over_n_tiles_is_the_one_matmul_over_all_n(tokens: int, n_loop) -> None:
     rng = np.random.default_rng(tokens)
     a, b = rng.standard_normal((tokens, 64), dtype=np.float32), rng.standard_normal((64, 96), dtype=np.float32)
     out = np.zeros((tokens, 96), np.float32)
-    _n_tiles_kernel(3)(a, b, out)
+    _n_tiles_kernel(3, n_loop)(a, b, out)
     assert check(out, 2 * (a @ b)).ok
-    tile_ir = pto.compile(_n_tiles_kernel(3).trace(a, b, out)).text("tile")
+    tile_ir = pto.compile(_n_tiles_kernel(3, n_loop).trace(a, b, out)).text("tile")
     assert tile_ir.count("tile.matmul") == tile_ir.count("tile.cube_stage") == tile_ir.count("tile.token_loop")
 
 
@@ -1008,7 +1010,7 @@ def test_a_loop_over_n_tiles_that_misses_columns_is_refused() -> None:
     a, b, out = np.ones((4, 64), np.float32), np.ones((64, 96), np.float32), np.zeros((4, 96), np.float32)
     with pytest.raises(
         pypto.BuildError,
-        match=r"test_pypto_forms.py:\d+: .*N windows \[\(0, 32\), \(32, 64\)\] of N = 96: they must cover all of it",
+        match=r"test_pypto_forms.py:\d+: .*in column windows leaves columns \[64, 96\) unassembled",
     ):
         _n_tiles_kernel(2)(a, b, out)
 
