@@ -20,6 +20,8 @@ refused; a PyPTO name outside that set raises a BuildError at the user's line.
 
 from __future__ import annotations
 
+from types import FunctionType
+
 from pto.frontend.builder import BuildError
 from pto.pypto import experimental, frontend
 from pto.pypto.cube import matmul
@@ -46,11 +48,16 @@ from pto.pypto.extras import (
     var,
 )
 from pto.pypto.hints import (
+    get_cube_tile_shapes,
     get_vec_tile_shapes,
+    set_codegen_options,
     set_cube_tile_shapes,
+    set_debug_options,
+    set_host_options,
     set_pass_options,
     set_semantic_label,
     set_vec_tile_shapes,
+    set_verify_options,
 )
 from pto.pypto.loops import assemble, loop, loop_unroll, view
 from pto.pypto.ops import (
@@ -94,6 +101,7 @@ from pto.pypto.types import (
     StatusType,
     TileOpFormat,
 )
+from pto.tracebacks import api_boundary
 
 ceildiv = ceil_div
 SymbolicScalar = symbolic_scalar  # (PyPTO's class; its one use in kernels is building one)
@@ -110,13 +118,13 @@ OTHER_PYPTO_NAMES = (
     "sign signbit sin sort32 topk tril triu where set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
-    "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes get_cube_tile_shapes "
+    "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes "
     "get_current_function get_current_scope get_debug_options get_global_config get_host_options "
     "get_last_function get_options_tree get_pass_config get_pass_configs get_pass_default_config "
     "get_pass_options get_scatter_mode get_verify_options is_loop_begin is_loop_end "
-    "pass_verify_print pass_verify_save reset_options set_codegen_options set_debug_options "
-    "set_global_config set_host_options set_options set_pass_config set_pass_default_config "
-    "set_verify_golden_data set_verify_options to_sym to_syms verify "
+    "pass_verify_print pass_verify_save reset_options "
+    "set_global_config set_options set_pass_config set_pass_default_config "
+    "set_verify_golden_data to_sym to_syms verify "
     "AtomicType CompStage ConfigScope ConvParams ConvTile CubeTile Function OpType OutType "
     "PassConfigKey PassConfigs ReLuType ReduceMode ScatterMode SymInt TransMode"
 ).split()
@@ -148,7 +156,12 @@ __all__ = [
     "set_semantic_label",
     "set_vec_tile_shapes",
     "get_vec_tile_shapes",
+    "get_cube_tile_shapes",
     "set_cube_tile_shapes",
+    "set_codegen_options",
+    "set_host_options",
+    "set_debug_options",
+    "set_verify_options",
     "symbolic_scalar",
     "SymbolicScalar",
     "set_pass_options",
@@ -199,6 +212,13 @@ __all__ = [
     "ceildiv",
     *(d.name for d in DataType),
 ]
+
+
+# Each public function is an entry point of its own when called outside a kernel (a test's
+# setup, a misplaced op): its refusal ends at the user's line there too.
+for _name in __all__:
+    if isinstance(globals()[_name], FunctionType):
+        globals()[_name] = api_boundary(globals()[_name])
 
 
 def __getattr__(name: str):

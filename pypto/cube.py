@@ -3,9 +3,11 @@ hand-written split-K's K slices, a weight times transposed tokens, a bias)."""
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
 from pto.frontend import builder as b
+from pto.frontend.checks import caller
 from pto.pypto import split_k, tcols
 from pto.pypto.errors import lowering_warning, refuse
 from pto.pypto.ops import _lazy, _result, _tensor, add, cast
@@ -46,11 +48,12 @@ def matmul(
         return _matmul_bias(a, w, out_dtype, bool(a_trans), bool(b_trans), extend_params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
-    if not w._tok and w._body >= 0 and _computed(w):
+    if not w._tok and w._body >= 0 and (at := _computed_at(w)) is not None:
         # (a weight stage runs once per launch: it has no body to run in)
         lowering_warning(
-            "the matmul's weight is computed in the loop body from weights alone: it is computed once, "
-            "before the loop, here; PyPTO computes it in every body (compute it before the loop)"
+            "the matmul's weight is computed in the loop body from weights alone: pto.pypto computes it "
+            "once per launch, before the loop; PyPTO computes it in every body (compute it before the loop)",
+            at,
         )
     # K is checked here, at the matmul's line: its result's shape would be refused later, at another line
     ka, kw = a.shape[0 if a_trans else 1], w.shape[1 if b_trans else 0]
@@ -64,12 +67,17 @@ def matmul(
     return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
 
 
-def _computed(w: Tensor) -> bool:
-    """Whether the traced weight `w` is work on weights (a cast), not a window or an
-    in-place reshape of one (those move no data)."""
+def _computed_at(w: Tensor) -> tuple[str, int] | None:
+    """The file and line of the op that computed the traced weight `w` (a cast), or None
+    for a window or an in-place reshape of one (those move no data)."""
     v = getattr(w._val, "value", None)
     op = v.owner if v is not None else None
-    return isinstance(op, Operation) and op.name not in ("pto.view", "pto.reshape")
+    if not isinstance(op, Operation) or op.name in ("pto.view", "pto.reshape"):
+        return None
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return loc.filename.data, loc.line.data
+    return caller()
 
 
 def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params) -> Tensor:

@@ -6,6 +6,7 @@ import warnings
 from typing import NoReturn
 
 from pto.frontend.checks import BuildError, caller
+from pto.tracebacks import api_boundary
 
 
 class NotModelledWarning(UserWarning):
@@ -34,15 +35,15 @@ def not_modelled(what: str, seen: set[str]) -> None:
 _SHOWN: dict[str, dict] = {}
 
 
-def _warn(message: str, category: type[Warning]) -> None:
-    where = caller()
+def _warn(message: str, category: type[Warning], where: tuple[str, int] | None = None) -> None:
+    where = where or caller()
     file, line = where if where else ("<pypto>", 0)
     warnings.warn_explicit(message, category, file, line, registry=_SHOWN.setdefault(file, {}))
 
 
-def lowering_warning(message: str) -> None:
-    """A pass's warning, at the user's line that compiled the kernel."""
-    _warn(f"pto.pypto: {message}", LoweringWarning)
+def lowering_warning(message: str, where: tuple[str, int] | None = None) -> None:
+    """A pass's (or the trace's) warning, at `where` or else the user's line that made it."""
+    _warn(f"pto.pypto: {message}", LoweringWarning, where)
 
 
 def unsupported_name(module: str, name: str, others: tuple[str, ...]):
@@ -60,9 +61,11 @@ class _Unsupported:
     def _refuse(self):
         refuse(f"{self._name} (a PyPTO 0.2.0 name) is not modelled here: docs/pypto.md lists what is")
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         self._refuse()
 
+    @api_boundary
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
             raise AttributeError(attr)

@@ -74,8 +74,8 @@ _ROLES = {
     "linear": "the matmul",
     "pre": "the vector work before the matmul",
     "post": "the vector work after the matmul",
-    "rmsnorm": "the RMSNorm before the matmul",
-    "post-rmsnorm": "the RMSNorm after the matmul",
+    "rmsnorm": "the norm before the matmul",
+    "post-rmsnorm": "the norm after the matmul",
     "quant": "the quant",
     "dequant": "the dequant",
 }

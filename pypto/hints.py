@@ -11,7 +11,7 @@ from pto.frontend.checks import _is_int, caller
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.option_names import check_names
 from pto.pypto.sym import DynamicDim
-from pto.pypto.tensor import Pinned, Trace, current
+from pto.pypto.tensor import Pinned, Trace, _traces, current
 from pto.pypto.types import StatusType
 
 
@@ -44,6 +44,45 @@ def get_vec_tile_shapes() -> list[int]:
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False) -> None:
     p = _pinned("pypto.set_cube_tile_shapes")
     p.cube_tile, p.cube_tile_at = b.cube_tile(m, k, n, bool(enable_split_k)), caller()
+
+
+def get_cube_tile_shapes() -> tuple[list[int], list[int], list[int], bool]:
+    """The cube tiles in force as PyPTO returns them: (m, k, n, enable_split_k), K with its
+    three sizes [kL0, kAL1, kBL1]; zeros when none is set."""
+    tile = _pinned("pypto.get_cube_tile_shapes").cube_tile
+    if tile is None:
+        return [0, 0], [0, 0, 0], [0, 0], False
+    axes = tile.axes
+    k = list(axes["k"]) if len(axes["k"]) == 3 else [axes["k"][0], axes["k"][1], axes["k"][1]]
+    return list(axes["m"]), k, list(axes["n"]), tile.is_split_k
+
+
+# PyPTO's settings of its host compiler, code generator, debugging and pass verification:
+# they change how PyPTO builds and checks a kernel, not what the device computes or how
+# long it takes.
+UNMODELLED_SETTERS = ("set_codegen_options", "set_host_options", "set_debug_options", "set_verify_options")
+
+
+_SEEN_OUTSIDE: set[str] = set()  # (called before any kernel, as a test's setup does)
+
+
+def _unmodelled_setter(name: str):
+    group = name.removeprefix("set_")
+
+    def setter(**options) -> None:
+        check_names(group, options)
+        seen = _traces[-1].notes if _traces else _SEEN_OUTSIDE
+        for key, val in options.items():
+            if val is not None:
+                not_modelled(f"{group.replace('_', ' ').removesuffix('s')} {key}", seen)
+
+    setter.__name__ = setter.__qualname__ = name
+    return setter
+
+
+set_codegen_options, set_host_options, set_debug_options, set_verify_options = map(
+    _unmodelled_setter, UNMODELLED_SETTERS
+)
 
 
 MODELLED_OPTIONS = ("cube_l1_reuse_setting", "vec_nbuffer_setting", "cube_nbuffer_setting")

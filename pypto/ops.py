@@ -28,7 +28,9 @@ from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
 
 def _tensor(x: object, what: str) -> Tensor:
     if not isinstance(x, Tensor) or x._shape is None or x._dtype is None:
-        refuse(f"{what} must be a tensor of the kernel, got {x!r}")
+        current(what.split("'")[0])  # (outside a kernel, that is what to say)
+        got = f"a {type(x).__module__}.{type(x).__name__}" if hasattr(x, "shape") else repr(x)
+        refuse(f"{what} must be a tensor of the kernel, got {got}")
     if x._lazy is not None:
         if x._lazy[0] in ("heads", "perm", "expand", "tcol", "row"):
             return x  # a per-head view, a grid, a permuted value, a row: the op that reads it runs on its parts

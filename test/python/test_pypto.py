@@ -260,6 +260,8 @@ def test_a_stage_the_kernel_labelled_keeps_its_label_in_warnings() -> None:
         "k.py:3:1: warning: the vector work after the matmul (vector stage): x; cube stage 'linear': y; "
         "vector stage 'gate': z"
     )
+    # (a LayerNorm is an RMSNorm of the centred rows to pto-fuse-stages: "the norm", the kernel's word)
+    assert _in_kernel_words("vector stage 'rmsnorm': x", set()) == "the norm before the matmul (vector stage): x"
 
 
 def test_a_warning_shows_once_under_the_default_filter() -> None:
@@ -863,6 +865,36 @@ def test_an_option_name_pypto_does_not_have_is_an_error(options, message) -> Non
     k = _kernel(lambda xt, i, p: pypto.set_pass_options(sg_set_scop=1) or xt)
     with pytest.raises(pto.BuildError, match=r"unknown pass option 'sg_set_scop' \(did you mean 'sg_set_scope'\?\)"):
         k(np.ones((2, K), np.float32), np.zeros((2, K), np.float32))
+
+
+def test_pypto_settings_of_its_own_build_are_accepted_and_said_not_modelled() -> None:
+    # (PyPTO's tests set host and debug options before their kernels, codegen ones in them)
+    with pytest.warns(pypto.NotModelledWarning, match="host option compile_timeout is accepted but not modelled"):
+        pypto.set_host_options(compile_timeout=100, compile_stage=None)
+    with pytest.warns(pypto.NotModelledWarning, match="debug option runtime_debug_mode is accepted"):
+        pypto.set_debug_options(runtime_debug_mode=1)
+    seen = []
+
+    def body(xt, p):
+        seen.append(pypto.get_cube_tile_shapes())
+        pypto.set_cube_tile_shapes([16, 16], [32, 64], [32, 32])
+        seen.append(pypto.get_cube_tile_shapes())
+        pypto.set_codegen_options(support_dynamic_aligned=True)
+        pypto.set_verify_options(enable_pass_verify=False)
+        return xt
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((6, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((6, N), np.float32)
+    with pytest.warns(pypto.NotModelledWarning) as got:
+        _linear_of(body)(x, w, out)
+    assert {"codegen option support_dynamic_aligned", "verify option enable_pass_verify"} <= {
+        str(w.message).split(": ")[1].removesuffix(" is accepted but not modelled") for w in got
+    }
+    assert seen[:2] == [([0, 0], [0, 0, 0], [0, 0], False), ([16, 16], [32, 64, 64], [32, 32], False)]
+    assert check(out, x @ w.T).ok
+    with pytest.raises(pto.BuildError, match=r"unknown codegen option 'support_dynamic' \(did you mean"):
+        pypto.set_codegen_options(support_dynamic=True)
 
 
 def test_every_option_pypto_has_is_accepted() -> None:

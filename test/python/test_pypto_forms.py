@@ -119,7 +119,7 @@ def _cast_weight_kernel(in_loop: bool):
         pypto.set_vec_tile_shapes(16, H)
         wb = None if in_loop else pypto.cast(w, BF16)
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
-            wt = pypto.cast(w, BF16) if in_loop else wb
+            wt = pypto.cast(w, BF16) if in_loop else wb  # the weight cast
             pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [idx, 0]), wt, FP32, b_trans=True), [idx, 0], out)
 
     return k
@@ -162,9 +162,12 @@ def test_a_window_of_a_weight_taken_in_the_loop_is_no_work_and_not_warned_of() -
 def test_weight_only_work_in_the_loop_feeding_the_matmul_warns_that_it_runs_once() -> None:
     x, w = np.ones((3, H), ml_dtypes.bfloat16), np.ones((N, H), np.float32)
     out = np.zeros((3, N), np.float32)
-    with pytest.warns(pypto.LoweringWarning, match=r"computed once, before the loop, here; PyPTO computes it in every"):
+    with pytest.warns(pypto.LoweringWarning, match=r"computes it once per launch, before the loop; PyPTO") as got:
         _cast_weight_kernel(True)(x, w, out)
     assert np.all(out == H)
+    # said at the cast's line, not the matmul's
+    line = next(n for n, text in enumerate(open(__file__), 1) if text.rstrip().endswith("# the weight cast"))
+    assert {(w.filename, w.lineno) for w in got if "per launch" in str(w.message)} == {(__file__, line)}
 
 
 def test_the_subscript_annotation_form() -> None:

@@ -125,3 +125,16 @@ def test_an_explicit_cause_is_kept_without_the_librarys_frames() -> None:
     assert frames(e) == [(__file__, line_of("# an entry point"))] and isinstance(e.value.__cause__, KeyError)
     assert traceback.extract_tb(e.value.__cause__.__traceback__) == []
     assert "direct cause" in "".join(traceback.format_exception(e.value))
+
+
+def test_a_pypto_call_outside_a_kernel_ends_at_the_users_line() -> None:
+    # (a test's setup calls PyPTO's settings before any kernel; an op may be misplaced)
+    with pytest.raises(pto.BuildError, match="unknown host option 'compile_timeout_s'") as e:
+        pypto.set_host_options(compile_timeout_s=10)  # a misspelt setting
+    assert frames(e) == [(__file__, line_of("# a misspelt setting"))]
+    with pytest.raises(pto.BuildError, match="pypto.sqrt is called outside a kernel") as e:
+        pypto.sqrt(X)  # an op outside a kernel
+    assert frames(e) == [(__file__, line_of("# an op outside a kernel"))]
+    with pytest.raises(pto.BuildError, match=r"pypto.where \(a PyPTO 0.2.0 name\) is not modelled") as e:
+        pypto.where(X, 1.0, 0.0)  # a name not modelled
+    assert frames(e) == [(__file__, line_of("# a name not modelled"))]
