@@ -62,7 +62,7 @@ def golden(qr, gamma, w, w_scale):
     x = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(EPS)) * gamma
     amax = np.abs(x).max(axis=-1, keepdims=True)
     q = np.clip(np.rint(x * (np.float32(127.0) / amax)), -128, 127).astype(np.int32)
-    acc = q @ w.astype(np.int32)                                   # exact int32
+    acc = (q.astype(np.float64) @ w.astype(np.float64)).astype(np.int32)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     y = acc.astype(np.float32) * (amax / np.float32(127.0)) * w_scale.reshape(1, -1)
     return y.astype(ml_dtypes.bfloat16)
 

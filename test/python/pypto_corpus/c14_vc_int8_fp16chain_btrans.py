@@ -49,7 +49,7 @@ def golden(x, gamma, wq, w_scale):
     dq = np.abs(a).max(-1, keepdims=True) * np.float32(1.0 / 127.0)
     q = (a * (np.float32(1.0) / dq)).astype(np.float16).astype(np.float32)   # the fp16 step rounds
     q = np.clip(np.rint(q), -128, 127).astype(np.int64)
-    acc = q @ wq.astype(np.int64).T
+    acc = (q.astype(np.float64) @ wq.astype(np.float64).T).astype(np.int64)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     return (acc.astype(np.float32) * dq * w_scale[None, :]).astype(ml_dtypes.bfloat16)
 
 

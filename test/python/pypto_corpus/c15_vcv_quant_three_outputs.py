@@ -57,7 +57,7 @@ def golden(x, gamma, w, w_scale):
     amax = np.max(np.abs(xn), -1, keepdims=True)
     q = np.clip(np.rint(xn * (np.float32(127) / amax)), -128, 127).astype(np.int8)
     s = amax / np.float32(127)
-    acc = q.astype(np.int32) @ w.astype(np.int32)
+    acc = (q.astype(np.float64) @ w.astype(np.float64)).astype(np.int32)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     y = (acc.astype(np.float32) * s * w_scale.T).astype(ml_dtypes.bfloat16)
     return q, s.astype(np.float32), y
 

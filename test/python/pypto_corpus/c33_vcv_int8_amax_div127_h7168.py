@@ -57,7 +57,7 @@ def golden(x, gamma, w, w_scale):
     scale = np.abs(xf).max(-1, keepdims=True) / np.float32(127.0)
     xs = xf / scale
     q = np.clip(np.trunc(xs + np.copysign(np.float32(0.5), xs)), -128, 127).astype(np.int32)   # round half away
-    acc = q @ w.astype(np.int32)
+    acc = (q.astype(np.float64) @ w.astype(np.float64)).astype(np.int32)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     return (acc.astype(np.float32) * scale * w_scale).astype(ml_dtypes.bfloat16)
 
 

@@ -92,7 +92,7 @@ def golden(x, gamma, w, w_scale):
     mx = np.abs(xn).max(-1, keepdims=True)
     sq = np.float32(127.0) / mx
     q = np.rint(xn * sq).astype(np.int64)
-    acc = (q @ w.astype(np.int64).T).astype(np.float32)
+    acc = (q.astype(np.float64) @ w.astype(np.float64).T).astype(np.float32)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     y = acc * (np.float32(1.0) / sq) * w_scale[None, :]
     y = y / (1.0 + np.exp(-y))
     return bf16_round(y.astype(np.float32))

@@ -318,7 +318,7 @@ def golden(x, r, xg, xb, xs, xo, w, qb, ds, qg, qbi, kg, kbi, cos, sin):
     rms = np.sqrt((xf * xf * np.float32(1.0 / HIDDEN)).sum(-1, keepdims=True) + np.float32(EPS))
     xn = bf16_round(xf / rms * xg + xb)
     xi = np.clip(np.rint(xn * xs + xo), -128, 127).astype(np.int64)
-    mm = (xi @ w.astype(np.int64) + qb.astype(np.int64)).astype(np.float32)
+    mm = (xi.astype(np.float64) @ w.astype(np.float64) + qb.astype(np.float64)).astype(np.float32)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     mm = bf16_round(mm * ds)
     t = x.shape[0]
     m3 = mm.reshape(t, TOTAL_HEAD // HEAD, HEAD)

@@ -143,7 +143,7 @@ def make_case(T):
     amax = np.abs(xf).max(-1, keepdims=True)
     xs = (np.float32(127.0) / amax).astype(np.float32)
     q = np.trunc(np.round(xf * xs)).clip(-128, 127).astype(np.int64)
-    acc = q @ w8.astype(np.int64)
+    acc = (q.astype(np.float64) @ w8.astype(np.float64)).astype(np.int64)  # (exact in f64: |sum| < 2**53; numpy's int matmul has no BLAS)
     up = acc.astype(np.float64) * (1.0 / xs.astype(np.float64)) * wscale.reshape(1, -1)
     left, right = up[:, :I], up[:, I:]
     ref = bf16_round(left / (1.0 + np.exp(-left)) * right)
