@@ -6,11 +6,11 @@ is freed after its last reader unless it is stored. The agreement test
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from pto.dialects import tile
+from pto.dialects import pto, tile
 from pto.dialects.common import ELEM_BYTES, ReduceKind, elem_name
 from pto.dialects.pto import tensor_type
 from pto.planning import columns
@@ -54,6 +54,16 @@ class Copy:
             self.arena.free(*at)
             self.bufs[self.key(v)] = None
 
+    def temp(self, shape: Shape, elem: str, what: str) -> tuple[tuple[int, int], tuple]:
+        """A chunk loop's temporary: its place and the kind of slot it frees to."""
+        return self.alloc(shape, elem, what), (elem, tuple(shape))
+
+    def release(self, temps: list[tuple[tuple[int, int], tuple]]) -> None:
+        """Free temporaries for later buffers of their kinds, in order (as
+        `lowering.tile_to_npu.columns._release`)."""
+        for (off, _), kind in temps:
+            self.arena.free_slot(off, kind)
+
     def free_slot(self, v: SSAValue) -> None:
         """Free `v` for a later buffer of its element type and shape only (as
         `lowering.tile_to_npu.ub.UbAllocator.free_slot`)."""
@@ -62,6 +72,22 @@ class Copy:
             shape, elem = self.shapes[self.key(v)]
             self.arena.free_slot(at[0], (elem, tuple(shape)))
             self.bufs[self.key(v)] = None
+
+
+# Ops whose one vector instruction over the tile reads every element before it writes it
+# (a reciprocal and `c / x` divide a one-element constant by it): their result may take
+# the buffer of an operand of the same type that dies at them (the device's element-wise
+# instructions allow dst == src, and PyPTO's UB plans reuse buffers so). Not a cast
+# (another type).
+IN_PLACE = (pto.BinaryBase, pto.UnaryBase, pto.ScalarBase)
+
+
+def in_place(op: Operation, dying: Iterable[SSAValue]) -> SSAValue | None:
+    """The value among `dying` (op's operands, as their buffers are named, that no later
+    op reads) whose buffer `op`'s result takes, freed before the result is allocated."""
+    if not isinstance(op, IN_PLACE):
+        return None
+    return next((v for v in dying if v.type == op.results[0].type), None)
 
 
 def _elem(v: SSAValue) -> str:
@@ -142,7 +168,10 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
     elif isinstance(op, tile.DequantOp) and op.scales_product is not None:
         out(op.result)
         tmp(shape_of(op.result), "f32")  # (the scales' product, as wide as the result)
-    else:  # one result buffer: elementwise, cast, reciprocal, dequant, slice, concat, transpose
+    elif isinstance(op, tile.ReciprocalOp | tile.RdivsOp):
+        out(op.result)
+        tmp([1, 1], _elem(op.result))  # (the constant the result is divided from)
+    else:  # one result buffer: elementwise, cast, dequant, slice, concat, transpose
         for v in op.results:
             out(v)
     for at in tmps:
@@ -195,10 +224,12 @@ def whole_rows_task(
     if only is not None:  # a part's values read by the ops after it are stored for them
         keep |= {r for o in ops for r in o.results if any(u.operation not in only for u in r.uses)}
     for i, op in enumerate(ops):
+        dying = [v for v in dict.fromkeys(alias.get(u, u) for u in op.operands) if last.get(v) == i and v not in keep]
+        if (v := in_place(op, [v for v in dying if c.bufs.get(v) is not None])) is not None:
+            c.free(v)
         op_buffers(op, r, c)
-        for v in {alias.get(u, u) for u in op.operands}:
-            if last.get(v) == i and v not in keep:
-                c.free(v)
+        for v in dying:
+            c.free(v)
     return c.largest
 
 
@@ -251,45 +282,47 @@ def _chunk_loop(
             elif isinstance(o, tile.QuantOp):
                 _quantise(o, r, p.cw, c)
             else:
+                dead = in_place(o, [v for v in frees.get(o, []) if c.bufs.get(v) is not None])
+                if dead is not None:
+                    c.free_slot(dead)
                 op_buffers(o, r, c, (p.k, p.cw))
             for u in p.outer.get(res, []):
                 c.shapes[u] = c.shapes.get(res, ([r, p.cw], _elem(res)))
         if o in folds:
-            c.alloc([r, 1], "f32", f"partial {o.name}")
-            if isinstance(o, tile.QuantOp):
+            temps = [c.temp([r, 1], "f32", f"partial {o.name}")]
+            if isinstance(o, tile.QuantOp | tile.RmsNormOp):
                 shape, elem = c.shapes.get(o.input, ([r, p.cw], _elem(o.input)))
                 if elem != "f32":
-                    c.alloc(shape, "f32", o.name)
-            if isinstance(o, tile.RmsNormOp):
-                shape, elem = c.shapes.get(o.input, ([r, p.cw], _elem(o.input)))
-                if elem != "f32":
-                    c.alloc(shape, "f32", o.name)
-                c.alloc(shape, "f32", o.name)
+                    temps.append(c.temp(shape, "f32", o.name))
+                if isinstance(o, tile.RmsNormOp):
+                    temps.append(c.temp(shape, "f32", o.name))
+            c.release(temps)
         for v in frees.get(o, []):
             c.free_slot(v)
 
 
 def _quantise(o: tile.QuantOp, r: int, cw: int, c: Copy) -> None:
     shape, elem = c.shapes.get(o.input, ([r, cw], _elem(o.input)))
-    if elem != "f32":
-        c.alloc(shape, "f32", o.name)
+    temps = [c.temp(shape, "f32", o.name)] if elem != "f32" else []
     for e in ("f32", "i32", "f16"):  # (columns._quantise keeps each step's source)
-        c.alloc([r, cw], e, o.name)
+        temps.append(c.temp([r, cw], e, o.name))
         if e == "f32" and o.scale_row:
-            c.alloc([r, 1], "f32", o.name)
+            temps.append(c.temp([r, 1], "f32", o.name))
     c.put(o.quantized, [r, cw], "i8", o.name)
+    c.release(temps)
 
 
 def _normalise(o: tile.RmsNormOp, r: int, cw: int, c: Copy) -> None:
     shape, elem = c.shapes.get(o.input, ([r, cw], _elem(o.input)))
-    if elem != "f32":
-        c.alloc(shape, "f32", o.name)
-    y = c.alloc([r, cw], "f32", o.name)
+    temps = [c.temp(shape, "f32", o.name)] if elem != "f32" else []
+    y = c.temp([r, cw], "f32", o.name)
     if o.gamma is not None:
         g_shape, g_elem = c.shapes.get(o.gamma, ([cw], _elem(o.gamma)))
         if g_elem != "f32":
-            c.alloc(g_shape, "f32", o.name)
+            temps.append(c.temp(g_shape, "f32", o.name))
     if _elem(o.result) != "f32":
         c.put(o.result, [r, cw], _elem(o.result), o.name)
+        temps.append(y)
     else:  # (the f32 quotient is the result: a later pass's chunk loop may free it)
-        c.bufs[o.result], c.shapes[o.result] = y, ([r, cw], "f32")
+        c.bufs[o.result], c.shapes[o.result] = y[0], ([r, cw], "f32")
+    c.release(temps)

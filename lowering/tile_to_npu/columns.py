@@ -28,6 +28,7 @@ from pto.lowering.npu_build import divide, index_const, sync, unsupported
 from pto.lowering.tile_to_npu import events
 from pto.lowering.tile_to_npu.vector_ops import quotient
 from pto.planning.columns import REDUCTIONS, Plan, loop_frees, loop_need, schedule
+from pto.planning.ub_ops import in_place
 
 F32_MAX = 3.4028234663852886e38
 # Identity of each accumulation (the partial reduction of a chunk is combined into it).
@@ -156,12 +157,16 @@ def _chunk_loop(
                 elif isinstance(o, tile.QuantOp):
                     _quantise(o, r, p.cw, ub, accs[o])
                 else:
+                    dead = in_place(o, [v for v in frees.get(o, []) if ub.bufs.get(v) in ub.sizes])
+                    if dead is not None:
+                        ub.free_slot(ub.bufs[dead])  # (as planning.ub_ops._chunk_loop)
                     lowering.vector_op(o, r, ub, (p.k, p.cw))
                 _alias(p, ub.bufs, res)
             if isinstance(o, REDUCTIONS) and o in folds:
                 _accumulate(o, r, ub, accs[o])
             for v in frees.get(o, []):
-                ub.free_slot(ub.bufs[v])
+                if ub.bufs[v] in ub.sizes:
+                    ub.free_slot(ub.bufs[v])
         if stores:
             sync(Pipe.VECTOR, Pipe.MTE3, event + events.VEC_COMPUTED)
             for v in stores:
@@ -203,27 +208,38 @@ def _load(lowering, p: Plan, v: SSAValue, r: int, row, valid, col, user: Operati
 def _accumulate(o: Operation, r: int, ub, acc: SSAValue) -> None:
     x = ub.bufs[o.operands[0]]
     part = ub.alloc([r, 1], f32, o.location)
+    temps = [part]
     if isinstance(o, tile.QuantOp):  # max |x| of the chunk (max is exact in any order)
-        npu.VReduceOp(ReduceKind.ABSMAX, _as_f32(x, r, ub, o), part)
+        xf = _as_f32(x, r, ub, o, temps)
+        npu.VReduceOp(ReduceKind.ABSMAX, xf, part)
         npu.VMaxOp(acc, part, acc)
-        return
-    if isinstance(o, tile.RmsNormOp):
-        xf = _as_f32(x, r, ub, o)
+    elif isinstance(o, tile.RmsNormOp):
+        xf = _as_f32(x, r, ub, o, temps)
         sq = ub.alloc(list(npu.buf(xf).get_shape()), f32, o.location)
+        temps.append(sq)
         npu.VMulOp(xf, xf, sq)
         npu.VReduceOp(ReduceKind.SUM, sq, part)
         npu.VAddOp(acc, part, acc)
-        return
-    assert isinstance(o, tile.ReduceOp)
-    kind = o.kind.data
-    npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, x, part)
-    _COMBINE[kind](acc, part, acc)
+    else:
+        assert isinstance(o, tile.ReduceOp)
+        kind = o.kind.data
+        npu.VReduceOp(ReduceKind.SUM if kind == ReduceKind.MEAN else kind, x, part)
+        _COMBINE[kind](acc, part, acc)
+    _release(ub, temps)
 
 
-def _as_f32(x: SSAValue, r: int, ub, o: Operation) -> SSAValue:
+def _release(ub, temps: list[SSAValue]) -> None:
+    """A chunk's temporaries, dead when its op ends: the later ops of the pass and the next
+    passes take their slots (planning.ub_ops frees them in this order)."""
+    for b in temps:
+        ub.free_slot(b)
+
+
+def _as_f32(x: SSAValue, r: int, ub, o: Operation, temps: list[SSAValue]) -> SSAValue:
     if npu.buf(x).elem == "f32":
         return x
     xf = ub.alloc(list(npu.buf(x).get_shape()), f32, o.location)
+    temps.append(xf)
     npu.VCastOp(x, xf, RoundMode.NONE)
     return xf
 
@@ -232,29 +248,35 @@ def _quantise(o: tile.QuantOp, r: int, cw: int, ub, amax: SSAValue) -> None:
     """One chunk of quant: x * 127 / amax (in the kernel's order), then f32 -> i32 (rint)
     -> f16 (round) -> i8 (trunc, saturated unless `wrap`), as the whole row's
     (vector_ops._quant)."""
-    xf = _as_f32(ub.bufs[o.input], r, ub, o)
+    temps: list[SSAValue] = []
+    xf = _as_f32(ub.bufs[o.input], r, ub, o, temps)
     t = ub.alloc([r, cw], f32, o.location)
-    quotient(o, xf, amax, t, ub.alloc([r, 1], f32, o.location) if o.scale_row else None)
+    scale = ub.alloc([r, 1], f32, o.location) if o.scale_row else None
+    quotient(o, xf, amax, t, scale)
     i32b = ub.alloc([r, cw], IntegerType(32), o.location)
     npu.VCastOp(t, i32b, RoundMode.RINT)
     h = ub.alloc([r, cw], f16, o.location)
     npu.VCastOp(i32b, h, RoundMode.ROUND)
     ub.bufs[o.quantized] = ub.alloc([r, cw], IntegerType(8), o.location)
     npu.VCastOp(h, ub.bufs[o.quantized], RoundMode.TRUNC, sat=o.wrap is None)
+    _release(ub, [*temps, t, *([scale] if scale is not None else []), i32b, h])
 
 
 def _normalise(o: tile.RmsNormOp, r: int, cw: int, ub, scale: SSAValue) -> None:
     """One chunk of rms_norm: x / sqrt(mean(x^2) + eps) [* gamma], in f32 (`scale` holds
     the root)."""
-    xf = _as_f32(ub.bufs[o.input], r, ub, o)
+    temps: list[SSAValue] = []
+    xf = _as_f32(ub.bufs[o.input], r, ub, o, temps)
     res_f32 = elem_name(tensor_type(o.result).element_type) == "f32"
     y = ub.alloc([r, cw], f32, o.location)
     npu.VDivOp(xf, scale, y)
     if o.gamma is not None:
-        npu.VMulOp(y, _as_f32(ub.bufs[o.gamma], r, ub, o), y)
+        npu.VMulOp(y, _as_f32(ub.bufs[o.gamma], r, ub, o, temps), y)
     if res_f32:
         ub.bufs[o.result] = y
     else:
         out = ub.alloc([r, cw], tensor_type(o.result).element_type, o.location)
         npu.VCastOp(y, out, RoundMode.RINT)
         ub.bufs[o.result] = out
+        temps.append(y)
+    _release(ub, temps)

@@ -26,6 +26,7 @@ from pto.lowering.tile_to_npu.ub import UbAllocator
 from pto.lowering.tile_to_npu.vector_ops import emit_op
 from pto.planning.columns import Plan
 from pto.planning.columns import plan as columns_plan
+from pto.planning.ub_ops import in_place
 from pto.planning.vector import chunk_tasks
 
 idx = IndexType()
@@ -203,9 +204,14 @@ class VectorPhase:
                     continue
                 if op in views:
                     continue
+                i = ops.index(op)
+                dying = [v for v in dict.fromkeys(alias.get(u, u) for u in op.operands) if last.get(v) == i]
+                dying = [v for v in dying if v not in keep and ub.bufs.get(v) in ub.sizes]
+                if (v := in_place(op, dying)) is not None:  # (planning.ub_ops.whole_rows_task frees it so)
+                    ub.free(ub.bufs[v])
                 emit_op(op, r, ub)
-                for v in {alias.get(u, u) for u in op.operands}:
-                    if last.get(v) == ops.index(op) and v not in keep and ub.bufs.get(v) in ub.sizes:
+                for v in dying:
+                    if ub.bufs.get(v) in ub.sizes:
                         ub.free(ub.bufs[v])
 
 

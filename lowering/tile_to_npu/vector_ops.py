@@ -91,10 +91,13 @@ def emit_op(
         _UNARY[type(op)](bufs[op.input], e.out(op.result))
     elif isinstance(op, pto.ScalarBase) and type(op) in _SCALAR:
         _SCALAR[type(op)](bufs[op.input], op.scalar.value.data, e.out(op.result))
-    elif isinstance(op, tile.ReciprocalOp | tile.RdivsOp):  # the hardware divides: c / x
+    elif isinstance(op, tile.ReciprocalOp | tile.RdivsOp):
+        # The hardware divides, c / x, the constant broadcast from one element: the result
+        # may take x's buffer (planning.ub_ops.in_place), as no whole-tile vdup writes it first.
         dst = e.out(op.result)
-        npu.VDupOp(op.scalar.value.data if isinstance(op, tile.RdivsOp) else 1.0, dst)
-        npu.VDivOp(dst, bufs[op.input], dst)
+        c = e.tmp([1, 1], tensor_type(op.result).element_type)
+        npu.VDupOp(op.scalar.value.data if isinstance(op, tile.RdivsOp) else 1.0, c)
+        npu.VDivOp(c, bufs[op.input], dst)
     elif isinstance(op, tile.CastOp):
         npu.VCastOp(bufs[op.input], e.out(op.result), op.round.data, op.sat is not None)
     elif isinstance(op, tile.ReduceOp):

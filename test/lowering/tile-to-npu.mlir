@@ -1038,7 +1038,8 @@ func.func @unchecked_plan(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out:
     // expected-error@+1 {{vector stage 'norm': its phase plan <4 rows, 2 copies> needs 262144 bytes of ub, but ascend910b1 has 196608 (tile-assign-shapes checks a plan before tile-to-npu)}}
     %n = tile.vec_stage "norm" tile [4, 4096] nbuffer 2 phase <rows = 4, copies = 2> -> (tensor<16x4096xf32>) {
       %a = tile.abs %xt : tensor<16x4096xf32> -> tensor<16x4096xf32>
-      tile.yield %a : tensor<16x4096xf32>
+      %b = tile.add %a, %xt : tensor<16x4096xf32>, tensor<16x4096xf32> -> tensor<16x4096xf32>
+      tile.yield %b : tensor<16x4096xf32>
     }
     %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [512, 512], n = [16, 16]> -> (tensor<16x16xf32>) {
       %m = tile.matmul %n, %w : tensor<16x4096xf32>, tensor<4096x16xf32> -> tensor<16x16xf32>

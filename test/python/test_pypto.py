@@ -213,7 +213,8 @@ def test_a_cut_made_in_several_unrolled_bodies_is_one_warning() -> None:
     ):
         for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 4]):
             pypto.set_vec_tile_shapes(4, 8192)
-            h = pypto.exp(pypto.view(x, [p, 8192], [idx, 0])) * 2.0
+            xt = pypto.view(x, [p, 8192], [idx, 0])
+            h = pypto.exp(xt) * xt  # (two rows of buffers: x's is read after the exp)
             pypto.assemble(pypto.matmul(h, w, FP32), [idx, 0], out)
 
     with warnings.catch_warnings(record=True) as seen:
