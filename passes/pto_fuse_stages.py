@@ -71,7 +71,8 @@ Quant (AT-11; %y f32):
                                                     computed once, or again for the scale
     %s  = pto.muls %am, 1/127
     %yq = pto.muls (pto.div %y, %am), 127.0         or: pto.div (pto.muls %y, 127.0), %am
-    %q  = pto.cast (pto.cast (pto.cast %yq rint -> i32) round -> f16) trunc sat -> i8
+    %q  = pto.cast (pto.cast (pto.cast %yq rint -> i32) -> f16) trunc sat -> i8
+                                                    (the f16 cast in any mode: exact for codes)
       -> %q, %s = pto.quant %y
     (the last cast without sat, as DeepSeek's quant writes it: pto.quant %y wrap)
 

@@ -70,7 +70,7 @@ def loop(*args, **kwargs) -> Iterator[Sym | int]:
     if kwargs.get("unroll_list") not in (None, [1]):
         # PyPTO unrolls the body's iterations as they are written (the tiles keep their
         # rows): each iteration is one body here, as a loop without the list
-        not_modelled("pypto.loop's unroll_list (pypto.loop_unroll's is: bodies of p rows)", tr.notes)
+        not_modelled("pypto.loop's unroll_list (each iteration runs as one body, the same work)", tr.notes)
     start, stop, step = _range(args)
     index = Sym(kwargs.get("idx_name") or "idx")
     if tr.loop is not None and tr.iteration >= 0 and all(_is_int(v) for v in (start, stop, step)):

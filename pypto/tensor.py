@@ -209,8 +209,10 @@ class Tensor:
         return len(self.shape)
 
     def declared(self) -> bool:
-        """Made in the kernel's body without a value yet (`pypto.Tensor(shape, dtype)`)."""
-        return self._param is None and self._val is None and self._lazy is None and not self._tok
+        """Made in the kernel's body without a value yet: `pypto.Tensor(shape, dtype)`, or
+        `pypto.tensor(shape, dtype)` (a scratch tile) nothing was assembled into yet."""
+        unwritten = self._lazy is None or self._lazy[0] == "scratch" and not self._lazy[1]
+        return self._param is None and self._val is None and unwritten and (not self._tok or self._lazy is not None)
 
     def move(self, src: Tensor) -> None:
         """`out.move(value)`: a tensor declared in the kernel (`pypto.Tensor([rows, H],
@@ -223,7 +225,10 @@ class Tensor:
                 f"pypto.assemble(y, [i, 0], {self.name}) or {self.name}[i:i + p, :] = y in the token loop"
             )
         if not self.declared():
-            refuse("Tensor.move writes a tensor declared in the kernel (pypto.Tensor(shape, dtype)), once")
+            refuse(
+                "Tensor.move writes a tensor declared in the kernel (pypto.Tensor(shape, dtype) or "
+                "pypto.tensor(shape, dtype)) before anything else writes it, once"
+            )
         if not isinstance(src, Tensor) or src._shape is None:
             refuse(f"Tensor.move takes a tensor of the kernel, got {src!r}")
         if self._dtype is not None and src._dtype is not self._dtype:

@@ -136,11 +136,14 @@ class DequantPattern(RewritePattern):
 # ------------------------------------------------------------------ quant
 
 
-def _cast(v: SSAValue, src: str, dst: str, mode: RoundMode, reader: Operation) -> pto.CastOp:
-    expected = f"a '{mode}' cast {src} -> {dst}"
+def _cast(v: SSAValue, src: str, dst: str, mode: RoundMode | None, reader: Operation) -> pto.CastOp:
+    """The cast `src -> dst` that makes `v`, in round `mode` (None: any, the cast being
+    exact for the values it takes)."""
+    expected = f"a '{mode}' cast {src} -> {dst}" if mode is not None else f"a cast {src} -> {dst}"
     op = _def(v, pto.CastOp, expected, reader)
     found = f"a '{op.round.data}' cast {_elem(op.input)} -> {_elem(v)}"
-    _need((_elem(op.input), _elem(v)) == (src, dst) and op.round.data == mode, op, expected, found)
+    same_mode = mode is None or op.round.data == mode
+    _need((_elem(op.input), _elem(v)) == (src, dst) and same_mode, op, expected, found)
     return op
 
 
@@ -250,7 +253,7 @@ def _quant(q: pto.CastOp) -> tuple[list[Operation], SSAValue, pto.MulsOp, str | 
     found = f"a '{q.round.data}{' sat' if q.sat else ''}' cast {_elem(q.input)} -> {_elem(q.result)}"
     _need(_elem(q.result) == "i8", q, expected, found)
     _need(_elem(q.input) == "f16" and q.round.data == RoundMode.TRUNC, q, expected, found)
-    h = _cast(q.input, "i32", "f16", RoundMode.ROUND, q)
+    h = _cast(q.input, "i32", "f16", None, q)  # (exact in any mode: the codes are at most 128 in size)
     i = _cast(h.input, "f32", "i32", RoundMode.RINT, h)
     y, am, ratio, order = _ratio(i.input, i)
     div = ratio[0]  # (the op reading amax)

@@ -649,7 +649,8 @@ func.func @quant_absmax(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1x
 // -----
 
 // max of abs, y * 127 / amax, the scale computed after the casts; the fused op goes
-// where the first op of the chain was.
+// where the first op of the chain was. The i32 -> f16 cast in any mode (a cast written
+// without one is 'rint'): int8 codes are exact in f16.
 // CHECK-LABEL: func.func @quant_max_abs
 // CHECK-NEXT:    %y = pto.add %a, %b
 // CHECK-NEXT:    %q, %s = pto.quant %y : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
@@ -661,7 +662,7 @@ func.func @quant_max_abs(%a: tensor<?x128xf32>, %b: tensor<?x128xf32>) -> (tenso
   %am = pto.reduce max %ab : tensor<?x128xf32> -> tensor<?x1xf32>
   %yq = pto.div %m, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %i = pto.cast %yq rint sat : tensor<?x128xf32> -> tensor<?x128xi32>
-  %h = pto.cast %i round : tensor<?x128xi32> -> tensor<?x128xf16>
+  %h = pto.cast %i rint : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
@@ -770,8 +771,8 @@ func.func @quant_no_scale(%y: tensor<?x128xf32>) -> tensor<?x128xi8> {
 
 // -----
 
-// Not the AT-11 quant: a scale of 1/128, a factor of 128, the f16 cast rounding to
-// even, amax read a third time, a max without abs. Without saturation (DeepSeek's own
+// Not the AT-11 quant: a scale of 1/128, a factor of 128, the i32 cast rounding ties
+// away from zero, amax read a third time, a max without abs. Without saturation (DeepSeek's own
 // quant) it is: pto.quant wrap.
 // CHECK-LABEL: func.func @quant_scale_128
 // CHECK-NOT:     pto.quant
@@ -779,9 +780,9 @@ func.func @quant_no_scale(%y: tensor<?x128xf32>) -> tensor<?x128xi8> {
 // CHECK-LABEL: func.func @quant_factor_128
 // CHECK-NOT:     pto.quant
 // CHECK:         pto.muls %d, 1.280000e+02
-// CHECK-LABEL: func.func @quant_rint_f16
+// CHECK-LABEL: func.func @quant_round_i32
 // CHECK-NOT:     pto.quant
-// CHECK:         pto.cast %i rint
+// CHECK:         pto.cast %yq round
 // CHECK-LABEL: func.func @quant_no_sat
 // CHECK-NEXT:    %q, %s = pto.quant %y wrap order "divide_first" : tensor<?x128xf32> -> tensor<?x128xi8>, tensor<?x1xf32>
 // CHECK-NEXT:    func.return %q, %s
@@ -813,13 +814,13 @@ func.func @quant_factor_128(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
   func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>
 }
-func.func @quant_rint_f16(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
+func.func @quant_round_i32(%y: tensor<?x128xf32>) -> (tensor<?x128xi8>, tensor<?x1xf32>) {
   %am = pto.reduce absmax %y : tensor<?x128xf32> -> tensor<?x1xf32>
   %s = pto.muls %am, 0.00787401571 : tensor<?x1xf32> -> tensor<?x1xf32>
   %d = pto.div %y, %am : tensor<?x128xf32>, tensor<?x1xf32> -> tensor<?x128xf32>
   %yq = pto.muls %d, 127.0 : tensor<?x128xf32> -> tensor<?x128xf32>
-  %i = pto.cast %yq rint : tensor<?x128xf32> -> tensor<?x128xi32>
-  // expected-remark@+1 {{expected a 'round' cast i32 -> f16, found a 'rint' cast i32 -> f16}}
+  // expected-remark@+1 {{expected a 'rint' cast f32 -> i32, found a 'round' cast f32 -> i32}}
+  %i = pto.cast %yq round : tensor<?x128xf32> -> tensor<?x128xi32>
   %h = pto.cast %i rint : tensor<?x128xi32> -> tensor<?x128xf16>
   %q = pto.cast %h trunc sat : tensor<?x128xf16> -> tensor<?x128xi8>
   func.return %q, %s : tensor<?x128xi8>, tensor<?x1xf32>

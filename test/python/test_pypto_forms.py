@@ -627,6 +627,29 @@ def test_a_pinned_nl0_no_fractal_multiple_of_which_divides_n_becomes_n() -> None
     assert got.axes["n"] == (24, 24) and said == ["nL0 16 -> 24 (N = 24 is not a multiple of 16)"]
 
 
+@pytest.mark.parametrize("make", [pypto.Tensor, pypto.tensor], ids=["Tensor", "tensor"])
+def test_a_helper_moves_its_result_into_a_tensor_made_in_the_body(make) -> None:
+    """corpus18's k162: `xn = pypto.tensor([rows, H], dt)` (or `pypto.Tensor(...)`) in the
+    loop, a `@frontend.function` helper writing it with `dst.move(...)`, then the matmul."""
+
+    @pypto.frontend.function
+    def norm(x, dst):
+        dst.move(x * 2.0 + 1.0)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[8]):
+            xn = make([p, H], FP32)
+            norm(pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32), xn)
+            pypto.assemble(pypto.matmul(pypto.cast(xn, BF16), w, FP32, b_trans=True), [i, 0], out)
+
+    x, _, w, _ = _inputs(8)
+    out = np.zeros((8, N), np.float32)
+    k(x, w, out)
+    xb = (x.astype(np.float32) * 2 + 1).astype(ml_dtypes.bfloat16).astype(np.float64)
+    assert check(out, xb @ w.astype(np.float64).T).ok
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

@@ -490,7 +490,7 @@ def test_pruning_plans_vector_phases_with_the_passes_rules():
     module = example("sk03_standard.mlir")
     info = kernel_info(module)
     a, b = {"vec_rows": 8, "vec_nbuffer": 2}, {"vec_rows": 8, "vec_nbuffer": 1}
-    assert info.phases is not None and info.phases.for_config(a, 128) == ((8, 1, 1024),)
+    assert info.phases is not None and info.phases.for_config(a, 128) == ((8, 1, 2048),)
     assert prune.effective(a, info, [128]) == prune.effective(b, info, [128])
     assert prune.effective(a, info, [128]) != prune.effective({"vec_rows": 4, "vec_nbuffer": 2}, info, [128])
     npu_a, npu_b = (str(lowered(pin(module, c))) for c in (a, b))
