@@ -527,9 +527,13 @@ class Stack:
     def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
         nd = max(len(s.shape) for s in (*srcs, dst))
         made: dict[int, np.ndarray] = {}  # (a slot that is two operands, `x * x`, made contiguous once)
+        # (an elementwise kernel reads a GM load's strided tiles where they lie: a copy of
+        # hc_pre's 32 MB workspace a run)
+        free = ops.layout_free(compute) and not transpose
         for s in srcs:
             if id(s) not in made:
-                made[id(s)] = np.ascontiguousarray(_aligned(s.read(()), nd))
+                a = _aligned(s.read(()), nd)
+                made[id(s)] = a if free and ops.c_ordered(a) else np.ascontiguousarray(a)
         args = [made[id(s)] for s in srcs]
         if transpose:
             value = np.swapaxes(args[0], -1, -2)
