@@ -169,7 +169,9 @@ def alloc_once(m: Machine, core: Core, op: Operation, s: AllocSpec) -> Buf:
     after: the same view of the same bytes, and the peak is already counted."""
     buf = core.bufs.get(s)
     if buf is None:
-        check_capacity(m, core, op, s)
+        if s not in m.fitting:
+            check_capacity(m, core, op, s)
+            m.fitting.add(s)
         buf = core.bufs[s] = alloc(core, s)
     return buf
 
