@@ -41,6 +41,11 @@ class StackedEmitter:
         self.yield_to: list[list[str]] = []
         self.task: SSAValue | None = None  # the task block argument
         self.splits: set[int] = set()  # the q of each `task // q` and `task % q`
+        # Index values a * task + b of constants a > 0, b: (a, b); and the integer
+        # constants. A row and a column block picked from `2 * task + j` (hc_pre's cast:
+        # two tiles a task) split the task axis as `task` itself would (`task_split`).
+        self.affine: dict[SSAValue, tuple[int, int]] = {}
+        self.ints: dict[SSAValue, int] = {}
 
     def program(self, region: Region) -> str:
         block = only_block(region)
@@ -92,13 +97,12 @@ class StackedEmitter:
         if isinstance(op, _NO_DATA):
             return
         if t in _INLINE or t in _MINMAX:
-            if isinstance(op, arith.DivUIOp | arith.RemUIOp) and op.operands[0] is self.task:
-                rhs = op.operands[1].owner
-                if isinstance(rhs, arith.ConstantOp) and isinstance(rhs.value, IntegerAttr):
-                    self.splits.add(rhs.value.value.data)
+            self.task_split(op)
             form = _MINMAX.get(t) or _INLINE[t]
             self.emit(f"{self.define(op.results[0])} = nz({form.format(*(self.use(v) for v in op.operands))})")
         elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr | FloatAttr):
+            if isinstance(op.value, IntegerAttr):
+                self.ints[op.result] = op.value.value.data
             self.emit(f"{self.define(op.result)} = {self.const(op.value.value.data)}")
         elif isinstance(op, arith.CmpiOp):
             cmp = self.const(CMP[op.predicate.value.data])
@@ -135,6 +139,29 @@ class StackedEmitter:
             self.emit(f"S.vcopy({self.const(op)}, {self.use(op.src)}, {self.use(op.dst)})")
         else:
             raise NotStackable(f"'{op.name}' in a stacked program")
+
+    def task_split(self, op: Operation) -> None:
+        """Note the split of a `(a * task + b) // q` or `% q` with a dividing q and
+        0 <= b < a: q // a (with task = (q // a) * i + r, the quotient is i and the
+        remainder a * r + b, each a fixed step along its task axis), and which values
+        are a * task + b."""
+        if len(op.operands) != 2:
+            return
+        x, y = op.operands
+        if self.task is not None and not self.affine:
+            self.affine[self.task] = (1, 0)
+        ab, c = self.affine.get(x), self.ints.get(y)
+        if ab is None and isinstance(op, arith.AddiOp | arith.MuliOp):  # (a constant first)
+            ab, c = self.affine.get(y), self.ints.get(x)
+        if ab is None or c is None:
+            return
+        (a, b), out = ab, op.results[0]
+        if isinstance(op, arith.MuliOp) and c > 0:
+            self.affine[out] = (a * c, b * c)
+        elif isinstance(op, arith.AddiOp):
+            self.affine[out] = (a, b + c)
+        elif isinstance(op, arith.DivUIOp | arith.RemUIOp) and c > 0 and c % a == 0 and 0 <= b < a:
+            self.splits.add(c // a)
 
     def scf_for(self, op: scf.ForOp) -> None:
         carried = [self.define(r) for r in op.results]

@@ -342,6 +342,9 @@ class Machine:
         self._writes: list[tuple[GmTensor, Any, Any]] = []  # noted by `count_writes`, not yet counted
         self._blank: dict[Space, np.ndarray] = {}
         self.blank_bufs: dict = {}  # AllocSpec -> its Buf of the blank memory (`npu_ops.alloc`)
+        # AllocSpecs that fit their space: a capacity is the target's, alike for every core, so
+        # a buffer is checked once per run, not once per core (`npu_ops.alloc_once`).
+        self.fitting: set = set()
 
     def blank(self, space: Space) -> np.ndarray:
         """A timing-only run's memory of `space` for every core: nothing is written to it

@@ -169,7 +169,9 @@ def alloc_once(m: Machine, core: Core, op: Operation, s: AllocSpec) -> Buf:
     after: the same view of the same bytes, and the peak is already counted."""
     buf = core.bufs.get(s)
     if buf is None:
-        check_capacity(m, core, op, s)
+        if s not in m.fitting:
+            check_capacity(m, core, op, s)
+            m.fitting.add(s)
         buf = core.bufs[s] = alloc(core, s)
     return buf
 
@@ -492,6 +494,32 @@ VECTOR_OPS: tuple[type[Operation], ...] = (
     npu.VCastOp,
     npu.VTransposeOp,
 )
+
+
+# Kernels whose result's bits do not depend on their operands' memory layout: elementwise
+# IEEE operations numpy rounds correctly on any path (a contiguous operand takes numpy's
+# SIMD loops, a strided one its scalar loops) and casts. Left out: max and min (a signed
+# zero's pick) and exp and log (SIMD approximations), and reductions (their summation
+# order follows the layout). The stacked pass reads such an operand where it lies.
+_LAYOUT_FREE_FNS = (np.add, np.subtract, np.multiply, np.divide)
+_LAYOUT_FREE_UNARY = ("sqrt", "rsqrt", "abs", "reciprocal")
+
+
+def layout_free(compute: Compute) -> bool:
+    """Whether a `vector_kernel` compute gives the same bits on strided operands."""
+    fn = getattr(compute, "func", None)
+    if fn is _cast:
+        return True
+    if fn in (_binary, _scalar):
+        return compute.args[0] in _LAYOUT_FREE_FNS  # type: ignore[attr-defined]
+    return fn is _unary and compute.args[0] in _LAYOUT_FREE_UNARY  # type: ignore[attr-defined]
+
+
+def c_ordered(a: np.ndarray) -> bool:
+    """Whether `a`'s axes lie in C order, gaps allowed: numpy's result of an elementwise
+    op on it is then C-contiguous (one in another order is laid out in that order)."""
+    steps = [st for n, st in zip(a.shape, a.strides, strict=True) if n > 1]
+    return all(x > y > 0 for x, y in zip(steps, steps[1:], strict=False)) and (not steps or steps[-1] > 0)
 
 
 def _transpose(dst, src):

@@ -40,7 +40,7 @@ import numpy as np
 from pto.interp import npu_ops as ops
 from pto.interp import stacked_mm
 from pto.interp.machine import GmTensor
-from pto.interp.stacked_gm import AXES, Tracker
+from pto.interp.stacked_gm import AXES, Tracker, clip, least, most
 from pto.interp.stacked_gm import NotStackable as NotStackable
 from pto.interp.stacked_gm import Unstackable as Unstackable
 
@@ -334,8 +334,8 @@ class Stack:
             data = self.load(src, so, ext, rows)  # (its valid rows)
             return dst.write_rows(list(map(u, do)), data, ext, own=data.flags.owndata, borrow=True)
         if isinstance(dst, GmTensor):
-            valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
-            data = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
+            valid = ext[0] if rows is None else clip(rows, ext[0])
+            data = src.read(window(list(map(u, so)), (int(most(valid)), *ext[1:])))
             return self.store(dst, do, ext, rows, self._padded(data, ext))
         valid = ext[0] if rows is None else max(0, min(u(rows), ext[0]))
         vext = (valid, *ext[1:])
@@ -363,8 +363,8 @@ class Stack:
         if op.atomic_add is not None:
             raise Unstackable("an atomic add")
         ext = spec.ext
-        valid = ext[0] if rows is None else np.clip(rows, 0, ext[0])
-        acc = src.read(window(list(map(u, so)), (int(np.max(valid)), *ext[1:])))
+        valid = ext[0] if rows is None else clip(rows, ext[0])
+        acc = src.read(window(list(map(u, so)), (int(most(valid)), *ext[1:])))
         out = np.empty(acc.shape, dst.array.dtype if isinstance(dst, GmTensor) else dst.dtype)
         ops.fixpipe_value(op, acc, out)
         if isinstance(dst, GmTensor):
@@ -375,7 +375,7 @@ class Stack:
         """A GM tile per task, (b, p1, p2, v, *ext[1:]): the rows up to the last any task
         copies (past a task's valid ones zero); the tile's rows past them are zeros."""
         a = gm.array
-        valid = None if rows is None else np.clip(rows, 0, ext[0])
+        valid = None if rows is None else clip(rows, ext[0])
         if all(not isinstance(o, np.ndarray) for o in offs) and not isinstance(valid, np.ndarray):
             v = ext[0] if valid is None else int(valid)
             self.tracker.access(self, gm, offs, (v, *ext[1:]), None, False)
@@ -387,13 +387,13 @@ class Stack:
             self.tracker.access(self, gm, idx, ext, mask, False)
         # Only the rows some task copies are read (past them are zeros: a tile's rows past
         # the valid ones may lie past the array).
-        v = ext[0] if valid is None else int(np.max(valid))
+        v = ext[0] if valid is None else int(most(valid))
         data = self._tiles(a, offs, (v, *ext[1:]), both(*(lead(o) for o in offs)), gather=True)
         if data is None:
             if idx is None:
                 idx, mask = self._indices(a, offs, ext, valid)
             data = a[idx]
-        if valid is not None and int(np.min(valid)) < data.shape[AXES]:  # (else every row read is valid)
+        if valid is not None and int(least(valid)) < data.shape[AXES]:  # (else every row read is valid)
             if mask is None:
                 mask = self._indices(a, offs, ext, valid)[1]
             assert mask is not None
@@ -402,19 +402,19 @@ class Stack:
 
     def store(self, gm: GmTensor, offs, ext, rows, data: np.ndarray) -> None:
         a = gm.array
-        valid = None if rows is None else np.clip(rows, 0, ext[0])
+        valid = None if rows is None else clip(rows, ext[0])
         st = both(lead(data), *(lead(o) for o in offs), lead(valid))
         if st != self.S:  # several tasks would write the same elements
             raise Unstackable("tasks of one group write alike")
         idx, mask = self._indices(a, offs, ext, valid)
         self.tracker.access(self, gm, idx, ext, mask, True)
         data = np.broadcast_to(data, (*st, *ext))
-        v = ext[0] if valid is None else int(np.max(valid))
+        v = ext[0] if valid is None else int(most(valid))
         view = self._tiles(a, offs, (v, *ext[1:]), st)
         # every task's rows up to v valid: copied whole (else masked)
         cut = (
             None
-            if mask is None or valid is None or int(np.min(valid)) >= v
+            if mask is None or valid is None or int(least(valid)) >= v
             else np.broadcast_to(mask[upto(v)], data[upto(v)].shape)
         )
         if view is not None:  # (no two tasks' tiles overlap: the tracker checked it)
@@ -478,7 +478,7 @@ class Stack:
     @staticmethod
     def _inside(a: np.ndarray, offs, ext) -> bool:
         """Whether every task's tile lies inside `a` (else index arrays clip it)."""
-        return all(np.min(o) >= 0 and np.max(o) + e <= n for o, e, n in zip(offs, ext, a.shape, strict=True))
+        return all(least(o) >= 0 and most(o) + e <= n for o, e, n in zip(offs, ext, a.shape, strict=True))
 
     @staticmethod
     def _indices(a: np.ndarray, offs, ext, valid) -> tuple[tuple, np.ndarray | None]:
@@ -491,7 +491,7 @@ class Stack:
             o = o.reshape(o.shape + (1,) * (AXES - o.ndim)) if o.ndim < AXES else o
             step = np.arange(e, dtype=np.int64).reshape((1,) * d + (e,) + (1,) * (nd - d - 1))
             i = o.reshape(o.shape + (1,) * nd) + step
-            idx.append(np.clip(i, 0, max(a.shape[d] - 1, 0)))
+            idx.append(clip(i, max(a.shape[d] - 1, 0)))
         mask = None
         if valid is not None:
             v = np.asarray(valid, np.int64)
@@ -527,9 +527,13 @@ class Stack:
     def vector(self, compute, transpose: bool, srcs: list[Slot], dst: Slot) -> None:
         nd = max(len(s.shape) for s in (*srcs, dst))
         made: dict[int, np.ndarray] = {}  # (a slot that is two operands, `x * x`, made contiguous once)
+        # (an elementwise kernel reads a GM load's strided tiles where they lie: a copy of
+        # hc_pre's 32 MB workspace a run)
+        free = ops.layout_free(compute) and not transpose
         for s in srcs:
             if id(s) not in made:
-                made[id(s)] = np.ascontiguousarray(_aligned(s.read(()), nd))
+                a = _aligned(s.read(()), nd)
+                made[id(s)] = a if free and ops.c_ordered(a) else np.ascontiguousarray(a)
         args = [made[id(s)] for s in srcs]
         if transpose:
             value = np.swapaxes(args[0], -1, -2)

@@ -160,7 +160,7 @@ def _int_indices(shape, offs, ext) -> list[np.ndarray]:
     nd = len(ext)
     out = []
     for d, (o, e, n) in enumerate(zip(offs, ext, shape, strict=True)):
-        i = np.clip(np.arange(o, o + e, dtype=np.int64), 0, max(n - 1, 0))
+        i = clip(np.arange(o, o + e, dtype=np.int64), max(n - 1, 0))
         out.append(i.reshape((1,) * AXES + (1,) * d + (e,) + (1,) * (nd - d - 1)))
     return out
 
@@ -202,3 +202,18 @@ def _meet(a: Spans, b: Spans) -> bool:
     """Whether a span of `a` overlaps one of `b`."""
     z = np.zeros
     return _merge_apart(_join((a[0], a[1], z(a[0].size, np.int64)), (b[0], b[1], z(b[0].size, np.int64) + 1))) is None
+
+
+# (`np.clip`, `np.min` and `np.max` dispatch through Python at several microseconds a
+# call, most of the cost of a copy's index values: these are one ufunc call, or none)
+def clip(x, hi: int):
+    """`np.clip(x, 0, hi)` of an int or an index array."""
+    return max(0, min(x, hi)) if not isinstance(x, np.ndarray) else np.minimum(np.maximum(x, 0), hi)
+
+
+def least(x):
+    return x.min() if isinstance(x, np.ndarray) else x
+
+
+def most(x):
+    return x.max() if isinstance(x, np.ndarray) else x

@@ -5,6 +5,7 @@ stack, that they did), and each check that sends a run back to the per-task path
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
@@ -12,7 +13,9 @@ from kernels import SK03_NAMES, lowered_example
 from test_engine import same
 
 from pto.interp import compiled, stacked
+from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
+from pto.interp.codegen_stacked import compile_stacked
 from pto.interp.machine import GmTensor
 from pto.interp.run import random_inputs, run, signature
 
@@ -330,3 +333,24 @@ def test_a_slot_forgets_what_an_overlapping_buffers_write_clobbered() -> None:
     b.write((), np.zeros((2, 1, 1, 4), np.int32), (2, 1, 1))
     with pytest.raises(stacked.Unstackable, match="not written"):
         a.read(())
+
+
+def test_a_task_axis_split_is_found_through_a_multiple_of_the_task() -> None:
+    """hc_pre's cast picks two tiles a task by `(2 * task + j) // 8` and `% 8`: the task
+    axis splits at 4 (`StackedEmitter.task_split`), so that each tile is a strided view
+    of the tensor, not a copy per task; agreement is the tests above."""
+    _, npu_m = lowered_example("hc_pre.mlir", "pto-sk03-pipeline")
+    regions = [op.body for op in npu_m.walk() if op.name == "npu.tasks"]
+    got = [compile_stacked(r) for r in regions]
+    assert [g[2] for g in got if g is not None][:3] == [4, 1, 1]
+
+
+def test_an_elementwise_kernel_reads_strided_tiles_where_they_lie() -> None:
+    """A C-ordered strided operand of a layout-free kernel (`npu_ops.layout_free`) is
+    not copied first; its result is the contiguous operand's, bit for bit."""
+    a = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32)
+    view = np.lib.stride_tricks.as_strided(a, (2, 1, 1, 4, 16), (4 * 256, 0, 0, 256, 4))
+    assert ops.c_ordered(view) and not ops.c_ordered(view.swapaxes(-1, -2))
+    mul = partial(ops._binary, np.multiply)
+    assert ops.layout_free(mul) and not ops.layout_free(partial(ops._binary, np.maximum))
+    assert np.array_equal(mul(np.empty(0, np.float32), view, view), np.ascontiguousarray(view) ** 2)
