@@ -1049,3 +1049,39 @@ func.func @unchecked_plan(%x: tensor<?x4096xf32>, %w: tensor<4096x16xf32>, %out:
   }
   func.return
 }
+
+// -----
+
+// A reciprocal and `c / x` divide a one-element vdup of the constant by x, so each result
+// takes the buffer of the operand that dies at it (offset 0 throughout), as the adds' does.
+func.func @reciprocal_in_place(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: tensor<?x64xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
+    %n = tile.vec_stage "pre" tile [16, 64] phase <rows = 16, copies = 1> -> (tensor<16x64xf32>) {
+      %a = tile.adds %xt, 1.0 : tensor<16x64xf32> -> tensor<16x64xf32>
+      %r = tile.reciprocal %a : tensor<16x64xf32> -> tensor<16x64xf32>
+      %d = tile.rdivs %r, 2.0 : tensor<16x64xf32> -> tensor<16x64xf32>
+      tile.yield %d : tensor<16x64xf32>
+    }
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [64, 64], n = [64, 64]> -> (tensor<16x64xf32>) {
+      %m = tile.matmul %n, %w : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xf32>
+      tile.yield %m : tensor<16x64xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x64xf32> -> tensor<?x64xf32>
+  }
+  func.return
+}
+// CONST-LABEL: func.func @reciprocal_in_place
+// CONST: %[[X:.*]] = npu.alloc ub [0] : !npu.buf<16x64xf32, ub>
+// CONST: %[[A:.*]] = npu.alloc ub [0] : !npu.buf<16x64xf32, ub>
+// CONST-NEXT: npu.vadds %[[X]], 1.000000e+00 -> %[[A]]
+// CONST-NEXT: %[[R:.*]] = npu.alloc ub [0] : !npu.buf<16x64xf32, ub>
+// CONST-NEXT: %[[C:.*]] = npu.alloc ub [4096] : !npu.buf<1x1xf32, ub>
+// CONST-NEXT: npu.vdup 1.000000e+00 -> %[[C]] : !npu.buf<1x1xf32, ub>
+// CONST-NEXT: npu.vdiv %[[C]], %[[A]] -> %[[R]]
+// CONST-NEXT: %[[D:.*]] = npu.alloc ub [0] : !npu.buf<16x64xf32, ub>
+// CONST-NEXT: %[[C2:.*]] = npu.alloc ub [4096] : !npu.buf<1x1xf32, ub>
+// CONST-NEXT: npu.vdup 2.000000e+00 -> %[[C2]]
+// CONST-NEXT: npu.vdiv %[[C2]], %[[R]] -> %[[D]]
