@@ -13,7 +13,7 @@ from xdsl.passes import ModulePass
 from pto.diagnostics import DiagnosticError, Note
 from pto.dialects import pto
 from pto.dialects.common import Form, FormAttr, elem_name
-from pto.passes.pto_join_n_windows import window_groups
+from pto.passes.pto_join_n_windows import covers, window_groups
 
 # The mhc_pre recognition rule of SK03.md.
 MHC_MAX_N = 64
@@ -55,6 +55,10 @@ def _is_kernel(func: FuncOp) -> bool:
     return not lowered and any(k.startswith("pto.") for k in func.attributes)
 
 
+def _spans(windows: list[tuple[int, int]]) -> str:
+    return ", ".join(f"[{a}, {b})" for a, b in sorted(windows))
+
+
 def classify(func: FuncOp) -> tuple[Form, str]:
     """The form of a kernel and the reason, or a DiagnosticError saying why it is not SK-03."""
     ops = [op for op in func.walk() if op.name.startswith("pto.")]
@@ -75,10 +79,14 @@ def classify(func: FuncOp) -> tuple[Form, str]:
             "computed on its own)",
             "independent": "(matmuls of one activation: join their weights into one and split its result with views)",
         }[how]
-        for _, windows, n in window_groups(func):  # (pto-join-n-windows leaves only these)
+        groups = window_groups(func) if how == "independent" else []
+        if any(covers(windows, n) for _, windows, n in groups):
+            hint = "(matmuls of N windows that cover one weight are its one matmul: run pto-join-n-windows first)"
+        elif groups:
+            said = "; ".join(f"{_spans(w)} of N = {n}" for _, w, n in groups)
             hint = (
-                f"(the matmuls of one activation read N windows {sorted(windows)} of one weight's N = {n}: "
-                "they are its one matmul when they cover all of it, each column once)"
+                f"(the matmuls of one activation read N windows of one weight, {said}: they are its one "
+                "matmul when they cover all of it, each column once)"
             )
         raise DiagnosticError(
             func,

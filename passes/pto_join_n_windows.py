@@ -21,8 +21,9 @@ becomes
     %y1 = pto.slice %y at 128 : ...
 
 when the matmuls read one activation value, have the same flags, result type and
-attributes, and their windows take all of K and cover N once (rows of an [N, K]
-weight with b_trans, columns of a [K, N] one). Anything else is left alone: windows that
+attributes (a label aside: the joined matmul takes the first's), and their windows take
+all of K and cover N once (rows of an [N, K] weight with b_trans, columns of a [K, N]
+one). Anything else is left alone: windows that
 miss a column would be computed here but not in the kernel, and pto-classify-skeleton
 says why several matmuls are not SK-03.
 """
@@ -44,6 +45,7 @@ from pto.dialects.pto import tensor_type
 
 # The slices take the view's vector tile hint: the view and its matmul were traced together.
 VEC_TILE = "pto.vec_tile"
+LABEL = "pto.label"
 # One window is a matmul of that window's weight, as written; two or more are a join.
 MIN_WINDOWS = 2
 
@@ -67,7 +69,8 @@ def _window(mm: pto.MatmulOp) -> tuple[int, int] | None:
 def _key(mm: pto.MatmulOp) -> tuple:
     view = mm.rhs.owner
     assert isinstance(view, pto.ViewOp)
-    attrs = tuple(sorted((k, str(v)) for k, v in mm.attributes.items()))
+    # (a label per window, `set_semantic_label(f"mm{n}")`, names one matmul: the first's)
+    attrs = tuple(sorted((k, str(v)) for k, v in mm.attributes.items() if k != LABEL))
     return (mm.lhs, view.input, bool(mm.a_trans), bool(mm.b_trans), tensor_type(mm.result).element_type, attrs)
 
 
@@ -86,6 +89,7 @@ def _join(group: list[pto.MatmulOp]) -> None:
     rtype = TensorType(tensor_type(first.result).element_type, [m, n])
     joined = pto.MatmulOp(first.lhs, whole, rtype, a_trans=bool(first.a_trans), b_trans=bool(first.b_trans))
     joined.attributes.update(first.attributes)
+    joined.location = first.location
     Rewriter.insert_op(joined, InsertPoint.before(first))
     slices = []
     for mm in group:
@@ -94,6 +98,7 @@ def _join(group: list[pto.MatmulOp]) -> None:
         part = mm.rhs.owner
         assert isinstance(part, pto.ViewOp)
         cols = pto.SliceOp(joined.result, win[0], win[1] - win[0])
+        cols.location = mm.location
         hint: Attribute | None = part.attributes.get(VEC_TILE)
         if hint is not None:
             cols.attributes[VEC_TILE] = hint

@@ -170,7 +170,7 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
         tmp(shape_of(op.result), "f32")  # (the scales' product, as wide as the result)
     elif isinstance(op, tile.ReciprocalOp | tile.RdivsOp):
         out(op.result)
-        tmp([1, 1], _elem(op.result))  # (the constant the result is divided from)
+        tmp([1] * len(tensor_type(op.result).get_shape()), _elem(op.result))  # (the constant it divides)
     else:  # one result buffer: elementwise, cast, dequant, slice, concat, transpose
         for v in op.results:
             out(v)

@@ -12,6 +12,7 @@ from xdsl.ir import SSAValue
 
 from pto.dialects import tile
 from pto.dialects.common import ELEM_BYTES, elem_name
+from pto.dialects.pto import tensor_type
 from pto.planning.ub import Arena
 
 
@@ -27,18 +28,32 @@ def values(st: tile.VecStageOp) -> list[SSAValue]:
 
 def tiled(shape: tuple[int, ...], whole: tuple[int, int], tile_rc: tuple[int, int]) -> list[int]:
     """A value's share of one task's tile: the tile where it spans the result's axis, its
-    one row or column where it is broadcast along it (a per-channel scale `[1, N]`)."""
-    return [t if d == w else d for d, w, t in zip(shape, whole, tile_rc, strict=True)]
+    one row or column where it is broadcast along it (a per-channel scale `[1, N]`; a
+    rank-1 `[N]`, aligned with the last axis, which tile-to-npu refuses)."""
+    n = len(shape)
+    return [t if d == w else d for d, w, t in zip(shape, whole[-n:], tile_rc[-n:], strict=True)]
 
 
 def need(st: tile.VecStageOp, whole: tuple[int, int], tile_rc: tuple[int, int], block: int) -> int:
-    """UB bytes of one task of the stage with the tile `tile_rc`."""
+    """UB bytes of one task of the stage with the tile `tile_rc`, allocated in the order
+    `lowering.tile_to_npu.weights.emit_weight_stage` allocates: what the stage reads, then
+    each op's result (and a reciprocal's one-element constant, freed when it ends)."""
     arena = Arena(block)
-    for v in values(st):
+
+    def place(v: SSAValue) -> None:
         t = v.type
         assert isinstance(t, TensorType)
         shape = tiled(tuple(t.get_shape()), whole, tile_rc)
         arena.alloc(math.prod(shape) * ELEM_BYTES[elem_name(t.element_type)])
+
+    ops = [o for o in st.body.block.ops if not isinstance(o, tile.YieldOp)]
+    for v in dict.fromkeys(u for o in ops for u in o.operands if u.owner not in ops):
+        place(v)
+    for o in ops:
+        for v in o.results:
+            place(v)
+        if isinstance(o, tile.ReciprocalOp | tile.RdivsOp):  # (vector_ops.emit_op's constant)
+            arena.free(*arena.alloc(ELEM_BYTES[elem_name(tensor_type(o.result).element_type)]))
     return arena.offset
 
 

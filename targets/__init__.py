@@ -88,7 +88,7 @@ def available_targets() -> list[str]:
 @cache
 def load_target(name: str = DEFAULT_TARGET) -> Target:
     path = _DIR / f"{name}.toml"
-    if not path.is_file():
+    if name not in available_targets():  # (a name, not a path: `../targets/x` is no target)
         raise UnknownTargetError(f"unknown target '{name}' (known: {', '.join(available_targets())})")
     raw = _merged(path, ())
     if raw.get("name") != name:  # an inheriting file that kept its parent's name would pass as it

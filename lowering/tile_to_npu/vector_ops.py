@@ -95,7 +95,7 @@ def emit_op(
         # The hardware divides, c / x, the constant broadcast from one element: the result
         # may take x's buffer (planning.ub_ops.in_place), as no whole-tile vdup writes it first.
         dst = e.out(op.result)
-        c = e.tmp([1, 1], tensor_type(op.result).element_type)
+        c = e.tmp([1] * len(npu.buf(dst).get_shape()), tensor_type(op.result).element_type)
         npu.VDupOp(op.scalar.value.data if isinstance(op, tile.RdivsOp) else 1.0, c)
         npu.VDivOp(c, bufs[op.input], dst)
     elif isinstance(op, tile.CastOp):

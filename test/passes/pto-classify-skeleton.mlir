@@ -208,7 +208,7 @@ func.func @independent(%x: tensor<?x64xbf16>, %wa: tensor<64x64xbf16>, %wb: tens
 // -----
 
 // N windows of one weight that miss columns: not the one matmul (pto-join-n-windows left them).
-// expected-error@+1 {{it has 2 independent matmuls; SK-03 has exactly one (the matmuls of one activation read N windows [(0, 32), (32, 64)] of one weight's N = 96: they are its one matmul when they cover all of it, each column once)}}
+// expected-error@+1 {{it has 2 independent matmuls; SK-03 has exactly one (the matmuls of one activation read N windows of one weight, [0, 32), [32, 64) of N = 96: they are its one matmul when they cover all of it, each column once)}}
 func.func @windows_missing_columns(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x64xf32> {
   %w0 = pto.view %w at [0, 0] : tensor<96x64xbf16> -> tensor<32x64xbf16>
   // expected-note@+1 {{matmul here}}
@@ -218,6 +218,39 @@ func.func @windows_missing_columns(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>
   %b = pto.matmul %x, %w1 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
   %o = pto.concat %a, %b : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
   func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// Windows that do cover N, classified without pto-join-n-windows before it: says to run it.
+// expected-error@+1 {{it has 2 independent matmuls; SK-03 has exactly one (matmuls of N windows that cover one weight are its one matmul: run pto-join-n-windows first)}}
+func.func @windows_not_joined(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xf32> {
+  %w0 = pto.view %w at [0, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %a = pto.matmul %x, %w0 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %w1 = pto.view %w at [32, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %b = pto.matmul %x, %w1 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %o = pto.concat %a, %b : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
+}
+
+// -----
+
+// Windows feeding a second matmul: the chain is what is not SK-03, not the windows.
+// expected-error@+1 {{it has 3 chained matmuls; SK-03 has exactly one (chained matmuls are SK-04/SK-05/SK-14)}}
+func.func @windows_then_chain(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>, %w2: tensor<64x32xbf16>) -> tensor<?x32xf32> {
+  %w0 = pto.view %w at [0, 0] : tensor<96x64xbf16> -> tensor<32x64xbf16>
+  %w1 = pto.view %w at [32, 0] : tensor<96x64xbf16> -> tensor<32x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %a = pto.matmul %x, %w0 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  // expected-note@+1 {{matmul here}}
+  %b = pto.matmul %x, %w1 b_trans : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %o = pto.concat %a, %b : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  %ob = pto.cast %o rint : tensor<?x64xf32> -> tensor<?x64xbf16>
+  // expected-note@+1 {{matmul here}}
+  %y = pto.matmul %ob, %w2 : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xf32>
+  func.return %y : tensor<?x32xf32>
 }
 
 // -----

@@ -1,3 +1,4 @@
+// RUN: pto-opt %s --split-input-file -p pto-join-n-windows --print-debuginfo 2>/dev/null | filecheck %s --check-prefix=LOC
 // RUN: pto-opt %s --split-input-file -p pto-join-n-windows | filecheck %s
 
 // A Python loop over N tiles of an [N, K] weight (b_trans), written back side by side:
@@ -63,4 +64,21 @@ func.func @not_joined(%x: tensor<?x64xbf16>, %x2: tensor<?x64xbf16>, %w: tensor<
   %o1 = pto.concat %a, %b, %c, %d, %e : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x48xf32>, tensor<?x48xf32> -> tensor<?x224xf32>
   %o = pto.concat %o1, %fc, %g, %h : tensor<?x224xf32>, tensor<?x48xf32>, tensor<?x96xf32>, tensor<?x48xf32> -> tensor<?x416xf32>
   func.return %o : tensor<?x416xf32>
+}
+
+// -----
+
+// A label per window (`set_semantic_label(f"mm{n}")`) does not keep the windows apart:
+// the joined matmul takes the first's label and location.
+// CHECK-LABEL: func.func @labelled
+// CHECK-NEXT:    %[[Y:.*]] = pto.matmul %x, %w b_trans {pto.label = "mm0"}
+// CHECK-NEXT:    func.return %[[Y]]
+// LOC: pto.matmul %x, %w b_trans {pto.label = "mm0"} {{.*}} loc("{{.*}}pto-join-n-windows.mlir":[[# @LINE + 3]]:3)
+func.func @labelled(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xf32> {
+  %w0 = pto.view %w at [0, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
+  %a = pto.matmul %x, %w0 b_trans {pto.label = "mm0"} : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %w1 = pto.view %w at [32, 0] : tensor<64x64xbf16> -> tensor<32x64xbf16>
+  %b = pto.matmul %x, %w1 b_trans {pto.label = "mm1"} : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %o = pto.concat %a, %b : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  func.return %o : tensor<?x64xf32>
 }

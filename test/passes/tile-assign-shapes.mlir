@@ -2,6 +2,8 @@
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=STD
 // RUN: pto-opt %S/../lowering/Inputs/w8a16.mlir -p pto-classify-skeleton,pto-to-tile,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=W8
 // RUN: pto-opt %S/Inputs/weight_stage.mlir -p tile-assign-shapes | filecheck %s --check-prefix=WS
+// RUN: not pto-opt %S/Inputs/weight_stage_rank1.mlir -p tile-assign-shapes,tile-to-npu 2>&1 | filecheck %s --check-prefix=WSR1
+// WSR1: weight_stage_rank1.mlir:{{[0-9]+}}:3: error: tile-to-npu does not support a weight stage reading a rank-1 weight (rank 2 only) yet
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=PINNED
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes' | filecheck %s --check-prefix=MHC
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950

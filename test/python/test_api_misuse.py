@@ -352,6 +352,11 @@ COMPILE = [
     ("target unknown", lambda: pto.compile(module(), target="bogus"), "unknown target 'bogus'"),
     ("target with brace", lambda: pto.compile(module(), target="a}"), "unknown target 'a}'"),
     (
+        "target as a path",  # (a path to a target's own file is not its name)
+        lambda: pto.compile(module(), target="../targets/ascend910b1"),
+        "unknown target '../targets/ascend910b1'",
+    ),
+    (
         "target and pipeline",
         lambda: pto.compile(module(), pipeline="builtin.module(cse)", target="ascend950"),
         "give target= or pipeline=",

@@ -369,3 +369,29 @@ def test_a_layernorm_in_column_chunks_fits_the_rows_pypto_compiles() -> None:
     xd = x.astype(np.float64)
     xn = (xd - xd.mean(-1, keepdims=True)) / np.sqrt(xd.var(-1, keepdims=True) + 1e-5)
     assert check(out, xn @ w.astype(np.float64)).ok
+
+
+@pytest.mark.parametrize(
+    "ir",
+    [
+        # a weight stage whose tile fills UB: the reciprocal's constant is counted (it was not)
+        """func.func @k(%x: tensor<?x256xf32>, %w: tensor<96x256xf32>) -> tensor<?x96xf32> {
+  %r = pto.reciprocal %w : tensor<96x256xf32> -> tensor<96x256xf32>
+  %y = pto.matmul %x, %r b_trans : tensor<?x256xf32>, tensor<96x256xf32> -> tensor<?x96xf32>
+  func.return %y : tensor<?x96xf32>
+}""",
+        # c / g of a rank-1 weight: the constant has g's rank
+        """func.func @k(%x: tensor<?x256xf32>, %g: tensor<256xf32>, %w: tensor<96x256xf32>) -> tensor<?x96xf32> {
+  %r = pto.rdivs %g, 3.0 : tensor<256xf32> -> tensor<256xf32>
+  %m = pto.mul %x, %r : tensor<?x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
+  %y = pto.matmul %m, %w b_trans : tensor<?x256xf32>, tensor<96x256xf32> -> tensor<?x96xf32>
+  func.return %y : tensor<?x96xf32>
+}""",
+    ],
+    ids=["weight_stage", "rank1"],
+)
+def test_a_reciprocals_constant_is_planned_where_it_is_emitted(ir: str) -> None:
+    from pto.frontend import api
+
+    a, b = (api.run(api.compile(parse(ir)), tokens=8, engine=e, golden=True) for e in ("interp", "compiled"))
+    assert a.ok and b.ok and a.report.to_json() == b.report.to_json()
