@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation, SSAValue
 
 from pto.dialects import tile
+from pto.dialects.common import elem_name
 from pto.dialects.pto import tensor_type
 
 _ELEMENTWISE = (
@@ -88,6 +89,9 @@ def plan(stages: Sequence[tile.StageBase], views: set[Operation], k: int, cw: in
         if isinstance(o, REDUCTIONS):
             if not p.wide(o.input):
                 return "a reduction of a narrow value"
+            if isinstance(o, tile.ReduceOp) and (e := elem_name(tensor_type(o.input).element_type)) != "f32":
+                # (its chunks' partials would be f32: the whole row's sum rounds as the device's)
+                return f"a reduction of {e} values (the device reduces them in {e}, a row at a time)"
             # (one pass more than its input: the reduction is known when that pass ends; a
             # quant's rows are quantised in that pass, by the amax of the one before)
             for res in o.results:

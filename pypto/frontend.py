@@ -326,7 +326,8 @@ class JitKernel:
     def _module(self, tr: Trace, k: b.Kernel) -> ModuleOp:
         lp = tr.loop
         assert lp is not None
-        factors, partial = tails.loop_factors(lp) if lp.kind == "loop" else (lp.factors, False)
+        # (a loop_unroll over blocks: its last block's rows are partial, as pypto.loop's tiles)
+        factors, partial = tails.loop_factors(lp) if lp.kind == "loop" else (lp.factors, lp.unit > 1)
         k.unroll = factors
         k.options = tr.options or None
         for i, policy in tr.cache.items():

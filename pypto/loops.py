@@ -59,8 +59,26 @@ def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
     if not all(_is_int(f) and f > 0 for f in factors):
         refuse(f"unroll_list must be a list of positive integers, got {factors!r}")
     norm = sorted(set(factors), reverse=True) + ([] if 1 in factors else [1])
-    tr.loop = Loop("unroll", stop, norm, index=Sym(kwargs.get("idx_name") or "idx"), at=caller())
-    yield from _iterations(tr, norm, lambda p: (tr.loop.index, p))
+    unit = _block_rows(stop) or 1
+    rows = [f * unit for f in norm]
+    tr.loop = Loop("unroll", stop, rows, index=Sym(kwargs.get("idx_name") or "idx"), at=caller(), unit=unit)
+    yield from _iterations(tr, rows, lambda p: (tr.loop.index, p // unit))
+
+
+# The largest block a loop_unroll's stop is looked for as ceil(T / B) with.
+MAX_BLOCK_ROWS = 1024
+
+
+def _block_rows(stop: object) -> int | None:
+    """B when `stop` is ceil(T / B), B > 1: a loop_unroll over B-row blocks of the tokens
+    (PyPTO's performance guide's form); None otherwise."""
+    if not isinstance(stop, Sym):
+        return None
+    b = next((t for t in range(1, MAX_BLOCK_ROWS + 1) if evaluate(stop, {"T": t + 1}) == 2), None)
+    if b is None or b == 1:
+        return None
+    samples = (1, b - 1, b, b + 1, 2 * b + 3, 10**6 + 1)
+    return b if all(evaluate(stop, {"T": t}) == -(-t // b) for t in samples) else None
 
 
 def loop(*args, **kwargs) -> Iterator[Sym | int]:
@@ -278,19 +296,20 @@ def _check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) -
     lp = tr.loop
     assert lp is not None
     if lp.kind == "unroll":
-        if not all(evaluate(lp.stop, {"T": t}) == t for t in tails.samples(total, rows)):
+        if not all(evaluate(lp.stop, {"T": t}) == -(-t // lp.unit) for t in tails.samples(total, rows)):
             refuse(
-                f"loop_unroll must run over all the tokens ({total}), got stop {lp.stop}: the loop here "
-                "covers the whole token axis"
+                f"loop_unroll must run over all the tokens ({total}), or over blocks of B of them "
+                f"(ceil({total} / B)), got stop {lp.stop}: pypto.loop_unroll(0, {total}, 1, unroll_list=[...])"
             )
-        ok = all(evaluate(offset, {"T": 10**6, lp.index.name: i}) == i for i in (0, 3, 17))
+        ok = all(evaluate(offset, {"T": 10**6, lp.index.name: i}) == i * lp.unit for i in (0, 3, 17))
         ok = (
             ok
             and rows == lp.p
             and (valid is None or all(evaluate(valid, {"T": 10**6, lp.index.name: i}) == rows for i in (0, 3, 17)))
         )
         if not ok:
-            refuse(f"{what} must take [p, ...] rows at [{lp.index}, 0, ...] inside loop_unroll (p = {lp.p})")
+            at = lp.index if lp.unit == 1 else f"{lp.index} * {lp.unit}"
+            refuse(f"{what} must take [p, ...] rows at [{at}, 0, ...] inside loop_unroll (p = {lp.p} rows)")
         return
     tails.check_rows(tr, offset, valid, rows, what, total)
 

@@ -47,7 +47,10 @@ class Loop:
     step: Sym | int = 1
     tile: int | None = None  # pypto.loop: the rows of its views
     index: Sym = field(default_factory=lambda: Sym("idx"))
-    p: int = 1  # the factor whose body runs now
+    p: int = 1  # the factor whose body runs now (rows)
+    # loop_unroll over blocks of `unit` rows (`loop_unroll(ceil(T / 16), ...)`, the body
+    # taking rows [b * 16, (b + k) * 16)): factors and p are in rows, the index in blocks
+    unit: int = 1
     at: Site | None = None  # the loop_unroll / loop call
     tile_at: Site | None = None  # pypto.loop: the view whose rows are the tile
     # A pypto.loop of whole tiles may be followed by a second loop over the rows left

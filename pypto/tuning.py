@@ -302,7 +302,22 @@ def _unroll(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Suggestio
     if lp.kind == "loop":
         spelled = f"{factors[0]} rows" if len(factors) == 1 else f"unroll_list={factors}"
         return [sp.suggest("the pypto.loop tile", spelled, lp.tile_at, partial(_loop_tile, sp, lp, factors))]
+    if lp.unit > 1:  # a loop_unroll over blocks of `unit` rows: its list counts blocks
+        if any(f % lp.unit for f in factors):
+            why = (
+                f"the winner's factors {factors} are not whole {lp.unit}-row blocks: loop over the tokens, "
+                f"pypto.loop_unroll(0, T, 1, unroll_list={factors})"
+            )
+            return [sp.suggest("unroll_list", f"{factors} rows", lp.at, _unwritable(why))]
+        factors = [f // lp.unit for f in factors]
     return [sp.suggest("unroll_list", f"unroll_list={factors}", lp.at, partial(_unroll_list, sp, lp.at, factors))]
+
+
+def _unwritable(why: str) -> Callable[[], Edit]:
+    def refuse() -> Edit:
+        raise Unwritable(why)
+
+    return refuse
 
 
 def _unroll_list(sp: _Spelling, at: Site | None, factors: list[int]) -> Edit:
@@ -332,10 +347,7 @@ def _loop_tile(sp: _Spelling, lp: Loop, factors: list[int]) -> Edit:
 
 
 def _no_removal(what: str) -> Callable[[], Edit]:
-    def refuse() -> Edit:
-        raise Unwritable(f"the winner leaves {what} to the passes: delete the kernel's hint by hand")
-
-    return refuse
+    return _unwritable(f"the winner leaves {what} to the passes: delete the kernel's hint by hand")
 
 
 def _options(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Suggestion]:

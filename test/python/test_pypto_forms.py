@@ -1247,3 +1247,60 @@ def test_a_loop_index_slicing_a_tensor_with_no_dynamic_axis_says_to_annotate_one
     x, w, out = np.ones((8, H), np.float32), np.ones((N, H), np.float32), np.zeros((8, N), np.float32)
     with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*annotate the token axis pypto.DYNAMIC"):
         k(x, w, out)
+
+
+@pytest.mark.parametrize("tokens", [1, 37, 200])
+def test_a_loop_unroll_over_blocks_of_rows(tokens: int) -> None:
+    """PyPTO's performance guide's form (corpus19's k167): `loop_unroll(ceil(T / 16),
+    unroll_list=[4, 1])` counts 16-row blocks; each body takes rows [b * 16, (b + k) * 16),
+    the last block clamped by its valid_shape: a token loop of 64- and 16-row tiles, the
+    last partial."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        t = x.shape[0]
+        for blk, n in pypto.loop_unroll(0, (t + 15) // 16, 1, unroll_list=[4, 1]):
+            rows = pypto.min(n * 16, t - blk * 16)
+            xt = pypto.view(x, [n * 16, H], [blk * 16, 0], valid_shape=[rows, H])
+            pypto.assemble(pypto.matmul(xt, w, FP32, b_trans=True), [blk * 16, 0], out)
+
+    x, _, w, _ = _inputs(tokens)
+    out = np.zeros((tokens, N), np.float32)
+    k(x, w, out)
+    assert check(out, x.astype(np.float64) @ w.astype(np.float64).T).ok
+    f = next(o for o in k.trace(x, w, out).walk() if o.name == "func.func")
+    assert list(f.attributes["pto.unroll"].get_values()) == [64, 16] and "pto.tail" in f.attributes
+
+
+def test_a_loop_unroll_over_a_count_that_is_not_the_tokens_says_how() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0] * 2, 1, unroll_list=[4]):
+            xt = pypto.view(x, [p, H], [i, 0])
+            pypto.assemble(pypto.matmul(xt, w, FP32, b_trans=True), [i, 0], out)
+
+    x, _, w, _ = _inputs(5)
+    with pytest.raises(pypto.BuildError, match=r"or over blocks of B of them \(ceil\(T / B\)\), got stop"):
+        k(x, w, np.zeros((5, N), np.float32))
+
+
+def test_a_bf16_sum_under_a_tile_narrower_than_its_row_runs_whole_rows() -> None:
+    """corpus19's k164 (PyPTO's layer_norm example in bf16): the device reduces bf16 in
+    bf16 a row at a time, so the phase is not cut into column chunks (their partials would
+    be f32); said in a warning."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.set_vec_tile_shapes(8, 128)
+            xt = pypto.view(x, [p, H], [i, 0])
+            s = pypto.sum(pypto.mul(xt, xt), -1, keepdim=True)
+            pypto.assemble(pypto.matmul(pypto.mul(xt, s), w, FP32, b_trans=True), [i, 0], out)
+
+    x, _, w, _ = _inputs(11)
+    out = np.zeros((11, N), np.float32)
+    with pytest.warns(pypto.LoweringWarning, match="a reduction of bf16 values .* each task processes whole rows"):
+        k(x, w, out)
+    assert np.isfinite(out).all()
+    runs = [pto.run(pto.compile(k.trace(x, w, out)), [x, w], engine=e).outputs[0] for e in ("interp", "compiled")]
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], out)

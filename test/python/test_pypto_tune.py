@@ -294,3 +294,39 @@ def test_the_resolved_hints_name_a_weight_stage_s_tile() -> None:
     rows = resolved_hints(pto.compile(module.clone()).tile, won, ("w",), "pypto")
     stage = next(r for r in rows if r.what == "'weight' weight-stage tile")
     assert stage.value == "pypto.set_vec_tile_shapes(64, 256)" and not stage.chosen
+
+
+BLOCKS = """
+import pto.pypto as pypto
+
+K, N = 256, 128
+
+
+@pypto.frontend.jit
+def blocks(
+    x: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_BF16),
+    w: pypto.Tensor([N, K], pypto.DT_BF16),
+    out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_BF16),
+):
+    t = x.shape[0]
+    for b, k in pypto.loop_unroll(pypto.ceildiv(t, 8), unroll_list=[2, 1]):
+        rows = pypto.min(k * 8, t - b * 8)
+        xt = pypto.view(x, [k * 8, K], [b * 8, 0], valid_shape=[rows, K])
+        y = pypto.matmul(pypto.rms_norm(xt, None, 1e-6), w, pypto.DT_BF16, b_trans=True)
+        pypto.assemble(y, [b * 8, 0], out)
+"""
+
+
+@pytest.mark.parametrize(("unroll", "said"), [([[32, 8]], "unroll_list=[4, 1]"), ([[12]], None)])
+def test_a_loop_unroll_over_blocks_is_suggested_in_blocks(tmp_path, unroll, said):
+    """`loop_unroll(ceil(T / 8), unroll_list=[2, 1])` counts 8-row blocks: the winner's
+    rows are written back as blocks, or said not to be whole blocks."""
+    path = tmp_path / "blocks_kernel.py"
+    path.write_text(BLOCKS)
+    mod = _load(path, "pypto_tune_blocks")
+    r = mod.blocks.tune(*_args(), tokens=[20], jobs=1, exhaustive=True, dims={**WINNER, "unroll": unroll})
+    got = {s.hint: s for s in r.suggestions}["unroll_list"]
+    if said is not None:
+        assert got.pypto == said and got.new == [got.old[0].replace("[2, 1]", "[4, 1]")], got
+    else:
+        assert got.manual and "are not whole 8-row blocks" in got.manual, got
