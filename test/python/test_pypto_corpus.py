@@ -23,7 +23,7 @@ COUNTS: dict[str, list[str]] = {"c55_vcv_n16384_matmul_operator_head_center_3d":
 
 def _run(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTO", "1")
-    monkeypatch.syspath_prepend(str(CORPUS))  # (c79-c112 import their batch's harness, batch_harness.py)
+    monkeypatch.syspath_prepend(str(CORPUS))  # (c79-c122 import their batch's harness, batch_harness.py)
     monkeypatch.setattr(sys, "argv", [str(path), *COUNTS.get(path.stem, [])])
     runpy.run_path(str(path), run_name="__main__")
 
@@ -41,4 +41,4 @@ def test_corpus_kernel(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caps
 
 
 def test_the_corpus_is_all_here() -> None:
-    assert len(KERNELS) == 112 and set(REFUSED) <= {p.stem for p in KERNELS}
+    assert len(KERNELS) == 122 and set(REFUSED) <= {p.stem for p in KERNELS}

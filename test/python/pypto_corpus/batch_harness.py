@@ -1,5 +1,5 @@
-"""The harness the outside batches corpus10-corpus18 wrote (their `_common.py`), shared by
-c79-c112: `run(name, kernel, make_case)` runs a kernel at its token counts and checks its
+"""The harness the outside batches corpus10-corpus19 wrote (their `_common.py`), shared by
+c79-c122: `run(name, kernel, make_case)` runs a kernel at its token counts and checks its
 outputs against the case's golden, printing `ALL PASS` or `FAIL` with PTO=1; without it,
 PyPTO 0.2.0's simulator (torch tensors, RunMode.SIM) only says whether PyPTO accepts it.
 """
