@@ -18,8 +18,9 @@ class LoweringWarning(UserWarning):
     given, say): the text of `pto.compile(...).warnings`."""
 
 
-def refuse(message: str) -> NoReturn:
-    raise BuildError(f"pto.pypto: {message}", caller())
+def refuse(message: str, at: tuple[str, int] | None = None) -> NoReturn:
+    """Stop the kernel with `message` at `at`, or else at the user's line that got here."""
+    raise BuildError(f"pto.pypto: {message}", at or caller())
 
 
 def not_modelled(what: str, seen: set[str]) -> None:

@@ -229,7 +229,8 @@ class JitKernel:
             if dims is None:
                 refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape or [])}")
             dtypes.append(ann._dtype if ann._dtype is not None else _dtype_of(a, p.name))
-            want = _NUMPY[elem(dtypes[-1], f"parameter '{p.name}''s dtype")]
+            at = ann._at if ann._dtype is not None else None  # (an argument's dtype: at the call)
+            want = _NUMPY[elem(dtypes[-1], f"parameter '{p.name}''s dtype", at)]
             if a.dtype != want:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []

@@ -144,6 +144,7 @@ class Tensor:
             refuse("pypto.Tensor's data_ptr, device and ori_shape are for device tensors, not annotations")
         self._shape: list[Sym | int | StatusType] | None = shape
         self._dtype = dtype
+        self._at = caller()  # an annotation's line in the kernel's signature
         self.name = name
         # TILEOP_NZ: a weight stored in fractals; the argument is still the logical matrix
         self.nz = format is TileOpFormat.TILEOP_NZ

@@ -37,12 +37,13 @@ class DataType(enum.Enum):
 MODELLED = {DataType.DT_BF16, DataType.DT_FP16, DataType.DT_FP32, DataType.DT_INT8, DataType.DT_INT32}
 
 
-def elem(dt: object, what: str) -> str:
-    """This project's element type name for a PyPTO DataType."""
+def elem(dt: object, what: str, at: tuple[str, int] | None = None) -> str:
+    """This project's element type name for a PyPTO DataType (refused at `at`, or else
+    at the user's line)."""
     if not isinstance(dt, DataType):
-        refuse(f"{what} must be a pypto.DataType (pypto.DT_BF16, ...), got {dt!r}")
+        refuse(f"{what} must be a pypto.DataType (pypto.DT_BF16, ...), got {dt!r}", at)
     if dt not in MODELLED:
-        refuse(f"{what} {dt.name} is not modelled (SK-03 here: DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32)")
+        refuse(f"{what} {dt.name} is not modelled (SK-03 here: DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32)", at)
     return dt.value
 
 

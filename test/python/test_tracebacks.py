@@ -138,3 +138,24 @@ def test_a_pypto_call_outside_a_kernel_ends_at_the_users_line() -> None:
     with pytest.raises(pto.BuildError, match=r"pypto.where \(a PyPTO 0.2.0 name\) is not modelled") as e:
         pypto.where(X, 1.0, 0.0)  # a name not modelled
     assert frames(e) == [(__file__, line_of("# a name not modelled"))]
+
+
+def test_an_unmodelled_parameter_dtype_is_said_at_its_annotation() -> None:
+    """corpus20's k178: a DT_INT64 index parameter; the message names the signature's line
+    (where the dtype is written), the traceback still ends at the call."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        index: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT64),  # the index's annotation
+        out: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.assemble(pypto.view(x, [p, K], [idx, 0]), [idx, 0], out)
+
+    x = np.ones((3, K), np.float32)
+    with pytest.raises(pypto.BuildError) as e:
+        k(x, np.zeros(3, np.int64), np.zeros_like(x))  # the call with an int64 index
+    assert str(e.value).startswith(f"{__file__}:{line_of('# the index' + chr(39) + 's annotation')}: error: ")
+    assert "parameter 'index''s dtype DT_INT64 is not modelled" in str(e.value)
+    assert frames(e)[-1] == (__file__, line_of("# the call with an int64 index"))
