@@ -1,7 +1,8 @@
 """The harness the outside batches corpus10-corpus19 wrote (their `_common.py`), shared by
 c79-c122: `run(name, kernel, make_case)` runs a kernel at its token counts and checks its
-outputs against the case's golden, printing `ALL PASS` or `FAIL` with PTO=1; without it,
-PyPTO 0.2.0's simulator (torch tensors, RunMode.SIM) only says whether PyPTO accepts it.
+outputs against the case's golden by SK03.md's acceptance rule, printing `ALL PASS` or
+`FAIL` with PTO=1; without it, PyPTO 0.2.0's simulator (torch tensors, RunMode.SIM) only
+says whether PyPTO accepts it.
 """
 
 import os
@@ -15,6 +16,7 @@ else:
     import pypto  # noqa: F401
 
 TOKENS = (1, 37, 200)
+ACCEPT_FRACTION = 0.005
 
 
 def bf16_round(a):
@@ -60,8 +62,10 @@ def run(name, kernel, make_case, tokens=TOKENS, call=None):
                     bad = err > 1.0
                 else:
                     bad = err > tol[0] + tol[1] * np.abs(r)
-                bad = bad | ~np.isfinite(got)
-                ok = not bad.any()
+                # SK03.md's acceptance rule: no NaN or Inf, at most 0.5% of the elements
+                # beyond the tolerance (a bf16 rounding of an intermediate that the golden
+                # rounds the other way moves a few outputs by one bf16 step)
+                ok = bool(np.isfinite(got).all()) and int(bad.sum()) <= ACCEPT_FRACTION * bad.size
                 all_ok &= ok
                 print(f"  T={T} out{j}: {'ok' if ok else 'BAD'} max_abs_err={err.max():.4g} bad={int(bad.sum())}/{bad.size}")
         else:
