@@ -314,6 +314,10 @@ def dims_str(shape: Sequence[int]) -> str:
     return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape)
 
 
+# The comparisons of `pto.select` and `npu.vsel`: PyPTO's `eq ne lt le gt ge`.
+PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
 def broadcasts_to(operand: Sequence[int], result: Sequence[int]) -> bool:
     """Trailing-aligned broadcasting: each operand dim is 1 or equals the result dim."""
     if len(operand) > len(result):

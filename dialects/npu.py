@@ -89,6 +89,7 @@ from pto.diagnostics import DiagnosticError
 from pto.dialects.common import (
     ELEM_BYTES,
     FLOAT_ELEMS,
+    PREDICATES,
     AngleEnum,
     CachePolicy,
     CachePolicyAttr,
@@ -1366,6 +1367,47 @@ class VDupOp(VectorOp):
 
 
 @irdl_op_definition
+class VSelOp(VectorOp):
+    """`npu.vsel gt %a, %b, %x, %y -> %d`: `d = a PRED b ? x : y` elementwise, a compare
+    into the mask register and a select by it (two instructions, priced as `vsel`). All
+    four sources broadcast to `d` (an immediate is a one-element vdup); `a` and `b` share
+    a float type, `x`, `y` and `d` another."""
+
+    name = "npu.vsel"
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(BufferType)
+    rhs = operand_def(BufferType)
+    on_true = operand_def(BufferType)
+    on_false = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    assembly_format = (
+        "$predicate $lhs `,` $rhs `,` $on_true `,` $on_false `->` $dst attr-dict "
+        "`:` type($lhs) `,` type($rhs) `,` type($on_true) `,` type($on_false) `->` type($dst)"
+    )
+
+    def __init__(
+        self, predicate: str, lhs: SSAValue, rhs: SSAValue, on_true: SSAValue, on_false: SSAValue, dst: SSAValue
+    ):
+        super().__init__(operands=[lhs, rhs, on_true, on_false, dst], properties={"predicate": StringAttr(predicate)})
+
+    def verify_vector(self) -> None:
+        d = buf(self.dst)
+        srcs = (self.lhs, "lhs"), (self.rhs, "rhs"), (self.on_true, "on_true"), (self.on_false, "on_false")
+        for v, what in srcs:
+            shape = buf(v).get_shape()
+            if not broadcasts_to(shape, d.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}' {what} {dims_str(shape)} does not broadcast to {dims_str(d.get_shape())}"
+                )
+        if self.predicate.data not in PREDICATES:
+            raise VerifyException(f"'{self.name}' predicate must be one of {', '.join(PREDICATES)}")
+        if buf(self.lhs).element_type != buf(self.rhs).element_type or buf(self.lhs).elem not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' compares two buffers of one float type")
+        if not (buf(self.on_true).element_type == buf(self.on_false).element_type == d.element_type):
+            raise VerifyException(f"'{self.name}' selects from buffers of the destination's type")
+
+
+@irdl_op_definition
 class VReduceOp(VectorOp):
     """`npu.vreduce sum %a -> %d : !npu.buf<4x1024xf32, ub> -> !npu.buf<4x1xf32, ub>`:
     reduce the last axis (sum, max, min, absmax; mean is a sum and a vmuls)."""
@@ -1708,6 +1750,7 @@ NPU = Dialect(
         VMaxsOp,
         VMinsOp,
         VDupOp,
+        VSelOp,
         VReduceOp,
         VCastOp,
         VCopyOp,

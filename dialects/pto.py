@@ -67,7 +67,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -75,6 +75,7 @@ from xdsl.utils.exceptions import VerifyException
 from pto.dialects.common import (
     FLOAT_ELEMS,
     MATMUL_OUT,
+    PREDICATES,
     CachePolicyAttr,
     CubeTileAttr,
     FormAttr,
@@ -347,6 +348,106 @@ class ScalarBase(ShapedOp):
             raise VerifyException(f"'{self.name}' result type must equal the input type {self.input.type}")
         if elem_name(tensor_type(self.input).element_type) not in FLOAT_ELEMS:
             raise VerifyException(f"'{self.name}' needs a float input")
+
+
+SelectItem = SSAValue | float
+
+
+class SelectBase(ShapedOp):
+    """`where(lhs PRED rhs, on_true, on_false)` elementwise (PyPTO's `where(eq(a, b), x, y)`:
+    a comparison is only ever the condition of a select here). `rhs`, `on_true` and
+    `on_false` are each a tensor or an f32 immediate; the tensors broadcast (trailing)
+    to the result. The compared operands share one float type; the result has the
+    selected operands' type.
+
+    `%r = pto.select gt %x, 0.0, %x, %y : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>`
+    (the types are the tensor operands' in order). `form` says which of the four are
+    tensors (`t`) and which immediates (`s`); `scalars` holds the immediates in order."""
+
+    inputs = var_operand_def(TensorType)
+    predicate = prop_def(StringAttr)
+    form = prop_def(StringAttr)
+    scalars = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, predicate: str, items: Sequence[SelectItem], result_type: Attribute):
+        tensors = [x for x in items if isinstance(x, SSAValue)]
+        consts = [float(x) for x in items if not isinstance(x, SSAValue)]
+        super().__init__(
+            operands=[tensors],
+            properties={
+                "predicate": StringAttr(predicate),
+                "form": StringAttr("".join("t" if isinstance(x, SSAValue) else "s" for x in items)),
+                "scalars": DenseArrayBase.from_list(f32, consts),
+            },
+            result_types=[result_type],
+        )
+
+    def items(self) -> list[SelectItem]:
+        """lhs, rhs, on_true, on_false: each an operand or an immediate."""
+        tensors, consts = iter(self.inputs), iter(self.scalars.get_values())
+        return [next(tensors) if c == "t" else float(next(consts)) for c in self.form.data]
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pred = parser.parse_identifier()
+
+        def item() -> UnresolvedOperand | float:
+            v = parser.parse_optional_unresolved_operand()
+            return v if v is not None else float(parser.parse_number(context_msg=" (a tensor or an f32 number)"))
+
+        raw = parser.parse_comma_separated_list(parser.Delimiter.NONE, item)
+        if len(raw) != 4:
+            parser.raise_error(f"'{cls.name}' takes lhs, rhs, on_true, on_false: 4 items, got {len(raw)}")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation("->")
+        result = parser.parse_type()
+        tensors = [x for x in raw if isinstance(x, UnresolvedOperand)]
+        if len(types) != len(tensors):
+            parser.raise_error(f"expected {len(tensors)} operand types, got {len(types)}")
+        resolved = iter(parser.resolve_operand(x, t) for x, t in zip(tensors, types, strict=True))
+        items = [x if isinstance(x, float) else next(resolved) for x in raw]
+        op = cls(pred, items, result)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.predicate.data} ")
+        for i, x in enumerate(self.items()):
+            printer.print_string(", " if i else "")
+            if isinstance(x, SSAValue):
+                printer.print_operand(x)
+            else:
+                printer.print_float(x, f32)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : " + ", ".join(str(v.type) for v in self.inputs) + f" -> {self.result.type}")
+
+    def verify_shapes(self) -> None:
+        form, r = self.form.data, tensor_type(self.result)
+        if self.predicate.data not in PREDICATES:
+            raise VerifyException(f"'{self.name}' predicate must be one of {', '.join(PREDICATES)}")
+        if len(form) != 4 or set(form) - {"t", "s"} or form[0] != "t":
+            raise VerifyException(f"'{self.name}' form must be 4 of t (a tensor) or s (an immediate), lhs a tensor")
+        if form.count("t") != len(self.inputs) or form.count("s") != len(self.scalars.get_values()):
+            raise VerifyException(f"'{self.name}' has {len(self.inputs)} operands and form {form}")
+        if self.scalars.elt_type != f32:
+            raise VerifyException(f"'{self.name}' immediates are f32")
+        items = self.items()
+        for x, what in zip(items, ("lhs", "rhs", "on_true", "on_false"), strict=True):
+            if isinstance(x, SSAValue) and not broadcasts_to(tensor_type(x).get_shape(), r.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}' {what} shape {dims_str(tensor_type(x).get_shape())} does not broadcast to "
+                    f"result shape {dims_str(r.get_shape())}"
+                )
+        compared = {tensor_type(x).element_type for x in items[:2] if isinstance(x, SSAValue)}
+        selected = {tensor_type(x).element_type for x in items[2:] if isinstance(x, SSAValue)} | {r.element_type}
+        if len(compared) != 1 or elem_name(next(iter(compared))) not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' compares two values of one float type")
+        if len(selected) != 1 or elem_name(r.element_type) not in FLOAT_ELEMS:
+            raise VerifyException(f"'{self.name}' selects values of the result's float type")
 
 
 class ReduceBase(ShapedOp):
@@ -886,6 +987,13 @@ class AddsOp(ScalarBase):
 
 
 @irdl_op_definition
+class SelectOp(SelectBase):
+    """One of two values by a comparison, elementwise (see SelectBase)."""
+
+    name = "pto.select"
+
+
+@irdl_op_definition
 class ReduceOp(ReduceBase):
     """Row reduction over the last axis (see ReduceBase)."""
 
@@ -1149,6 +1257,7 @@ PTO = Dialect(
         MaxsOp,
         MinsOp,
         RdivsOp,
+        SelectOp,
         ReduceOp,
         QuantOp,
         DequantOp,

@@ -976,6 +976,14 @@ class RdivsOp(pto.ScalarBase):
 
 
 @irdl_op_definition
+class SelectOp(pto.SelectBase):
+    """One of two values by a comparison, elementwise. On one static token tile."""
+
+    name = "tile.select"
+    STATIC_SHAPES: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class ReduceOp(pto.ReduceBase):
     """Row reduction over the last axis (see ReduceBase). On one static token tile."""
 
@@ -1071,6 +1079,7 @@ TWIN: dict[type[Operation], type[Operation]] = {
     pto.MaxsOp: MaxsOp,
     pto.MinsOp: MinsOp,
     pto.RdivsOp: RdivsOp,
+    pto.SelectOp: SelectOp,
     pto.ReduceOp: ReduceOp,
     pto.QuantOp: QuantOp,
     pto.DequantOp: DequantOp,

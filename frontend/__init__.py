@@ -35,6 +35,7 @@ from pto.frontend.builder import (
     reduce,
     rms_norm,
     rsqrt,
+    select,
     sqrt,
     sub,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "reshape",
     "rms_norm",
     "rsqrt",
+    "select",
     "run",
     "set_cache_policy",
     "set_cube_tile_shapes",

@@ -40,6 +40,7 @@ from pto.dialects import pto
 from pto.dialects.common import (
     CASTS,
     MATMUL_OUT,
+    PREDICATES,
     CachePolicy,
     CachePolicyAttr,
     CubeTileAttr,
@@ -533,6 +534,37 @@ def rdivs(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Seque
     _tensor(x, "rdivs input")
     scalar = _check_number("rdivs scalar", scalar)
     return Tensor(x.kernel, _emit(pto.RdivsOp(x.value, scalar), x, label, vec_tile).results[0])
+
+
+def select(
+    predicate: str,
+    lhs: Tensor,
+    rhs: Tensor | float,
+    on_true: Tensor | float,
+    on_false: Tensor | float,
+    *,
+    label: str | None = None,
+    vec_tile: Sequence[int] | None = None,
+) -> Tensor:
+    """`where(lhs PRED rhs, on_true, on_false)` elementwise (PRED: eq ne lt le gt ge); each
+    of the last three a tensor or a number. The result has the selected values' type (the
+    compared values' where both are numbers)."""
+    if predicate not in PREDICATES:
+        raise BuildError(f"unknown comparison '{predicate}' (known: {', '.join(PREDICATES)})", caller())
+    _tensor(lhs, "select lhs")
+    items: list[Tensor | float] = [lhs]
+    for x, what in ((rhs, "rhs"), (on_true, "on_true"), (on_false, "on_false")):
+        items.append(x if isinstance(x, Tensor) else _check_number(f"select {what}", x))
+    tensors = [x for x in items if isinstance(x, Tensor)]
+    for x in tensors[1:]:
+        _same_kernel(lhs, x)
+    shape: list[int | None] = list(lhs.shape)
+    for x in tensors[1:]:
+        shape = _broadcast(shape, x.shape)
+    chosen = next((x for x in items[2:] if isinstance(x, Tensor)), lhs)
+    values = [x.value if isinstance(x, Tensor) else x for x in items]
+    op = pto.SelectOp(predicate, values, tensor_type(shape, chosen.dtype))
+    return Tensor(lhs.kernel, _emit(op, lhs, label, vec_tile).results[0])
 
 
 def reduce(x: Tensor, kind: str = "sum", *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:

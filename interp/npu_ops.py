@@ -467,6 +467,10 @@ def _dup(s, dst):
     return s
 
 
+def _select(predicate, dst, lhs, rhs, on_true, on_false):
+    return nx.select(predicate, lhs, rhs, on_true, on_false).astype(dst.dtype, copy=False)
+
+
 def _reduce(kind, dst, src):
     return nx.reduce(src, kind).astype(dst.dtype, copy=False)
 
@@ -490,6 +494,7 @@ VECTOR_OPS: tuple[type[Operation], ...] = (
     *_UNARY,
     *_SCALAR,
     npu.VDupOp,
+    npu.VSelOp,
     npu.VReduceOp,
     npu.VCastOp,
     npu.VTransposeOp,
@@ -537,6 +542,8 @@ def vector_kernel(op: Operation) -> tuple[str, Compute]:
         return name, partial(_scalar, _SCALAR[t], np.float32(op.scalar.value.data))  # type: ignore[attr-defined]
     if isinstance(op, npu.VDupOp):
         return name, partial(_dup, np.float32(op.scalar.value.data))
+    if isinstance(op, npu.VSelOp):
+        return name, partial(_select, op.predicate.data)
     if isinstance(op, npu.VReduceOp):
         return name, partial(_reduce, op.kind.data)
     if isinstance(op, npu.VTransposeOp):

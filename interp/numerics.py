@@ -199,6 +199,23 @@ def dequant(
     return y
 
 
+# `select`'s comparisons (NaN compares false but for `ne`, as IEEE's and the device's do).
+COMPARE = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+def select(predicate: str, lhs, rhs, on_true, on_false) -> np.ndarray:
+    """`where(lhs PRED rhs, on_true, on_false)`: the compared values in f32 (their exact
+    values: bf16 and f16 widen exactly), the selected ones as they are."""
+    return np.where(COMPARE[predicate](f32(lhs), f32(rhs)), on_true, on_false)
+
+
 def unary(name: str, x: np.ndarray) -> np.ndarray:
     xf = f32(x)
     if name == "sqrt":

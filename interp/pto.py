@@ -14,7 +14,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from pto.dialects import pto
 from pto.dialects.common import RoundMode, elem_name
@@ -65,6 +65,10 @@ def evaluate(op: Operation, args: PythonValues) -> tuple[np.ndarray, ...]:
         return (nx.unary(kind, args[0]).astype(nx.DTYPES[out]),)
     if isinstance(op, pto.ScalarBase):
         return (_SCALAR[kind](nx.f32(args[0]), np.float32(op.scalar.value.data)).astype(nx.DTYPES[out]),)
+    if isinstance(op, pto.SelectBase):
+        tensors = iter(args)
+        items = [next(tensors) if isinstance(x, SSAValue) else np.float32(x) for x in op.items()]
+        return (nx.select(op.predicate.data, *items).astype(nx.DTYPES[out]),)
     if isinstance(op, pto.ReduceBase):
         return (nx.reduce(args[0], op.kind.data).astype(nx.DTYPES[out]),)
     if isinstance(op, pto.QuantBase):
@@ -124,6 +128,7 @@ def compute_ops(*classes: type[Operation]):
     pto.MaxsOp,
     pto.MinsOp,
     pto.RdivsOp,
+    pto.SelectOp,
     pto.ReduceOp,
     pto.QuantOp,
     pto.DequantOp,

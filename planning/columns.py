@@ -33,6 +33,7 @@ _ELEMENTWISE = (
     tile.MaxsOp,
     tile.MinsOp,
     tile.RdivsOp,
+    tile.SelectOp,
     tile.CastOp,
 )
 

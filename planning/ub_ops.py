@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from pto.dialects import pto, tile
 from pto.dialects.common import ELEM_BYTES, ReduceKind, elem_name
@@ -90,6 +90,14 @@ def in_place(op: Operation, dying: Iterable[SSAValue]) -> SSAValue | None:
     return next((v for v in dying if v.type == op.results[0].type), None)
 
 
+def select_constants(op: pto.SelectBase) -> list[Attribute | None]:
+    """The element type of each of `op`'s immediates (None for a tensor operand): the
+    compared values' for `rhs`, the result's for `on_true` and `on_false`."""
+    compared = tensor_type(op.inputs[0]).element_type
+    selected = tensor_type(op.result).element_type
+    return [None if isinstance(x, SSAValue) else (compared if i < 2 else selected) for i, x in enumerate(op.items())]
+
+
 def _elem(v: SSAValue) -> str:
     return elem_name(tensor_type(v).element_type)
 
@@ -168,6 +176,11 @@ def op_buffers(op: Operation, r: int, c: Copy, chunk: tuple[int, int] | None = N
     elif isinstance(op, tile.DequantOp) and op.scales_product is not None:
         out(op.result)
         tmp(shape_of(op.result), "f32")  # (the scales' product, as wide as the result)
+    elif isinstance(op, tile.SelectOp):
+        out(op.result)
+        for const in select_constants(op):  # (each immediate a one-element vdup)
+            if const is not None:
+                tmp([1] * len(tensor_type(op.result).get_shape()), elem_name(const))
     elif isinstance(op, tile.ReciprocalOp | tile.RdivsOp):
         out(op.result)
         tmp([1] * len(tensor_type(op.result).get_shape()), _elem(op.result))  # (the constant it divides)

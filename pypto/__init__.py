@@ -84,6 +84,7 @@ from pto.pypto.ops import (
     zeros,
 )
 from pto.pypto.scopes import options
+from pto.pypto.select import eq, ge, greater, gt, le, logical_not, lt, ne, where
 from pto.pypto.sym import (
     ceil_div,  # noqa: A004
     symbolic_scalar,
@@ -111,11 +112,11 @@ globals().update({d.name: d for d in DataType})  # DT_BF16, DT_FP32, ...
 # PyPTO 0.2.0's other public names: each is refused, when used, at the user's line.
 OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
-    "cbrt comparison cond conv copysign cos cumsum eq exp2 expand_exp_dif expm1 "
-    "fillpad fmod gather gathermask gcd ge greater gt hypot index_add index_add_ index_put_ "
-    "index_select isfinite le log10 log2 logical_and logical_not lt mrgsort "
-    "ne one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
-    "sign signbit sin sort32 topk tril triu where set_matrix_size "
+    "cbrt comparison cond conv copysign cos cumsum exp2 expand_exp_dif expm1 "
+    "fillpad fmod gather gathermask gcd hypot index_add index_add_ index_put_ "
+    "index_select isfinite log10 log2 logical_and mrgsort "
+    "one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
+    "sign signbit sin sort32 topk tril triu set_matrix_size "
     "set_conv_tile_shapes from_torch "
     # its configuration, symbols and types beyond the ones SK-03 kernels use
     "bytes_of convert_to_element function get_codegen_options get_conv_tile_shapes "
@@ -210,6 +211,15 @@ __all__ = [
     "max",
     "ceil_div",
     "ceildiv",
+    "eq",
+    "ne",
+    "gt",
+    "greater",
+    "ge",
+    "lt",
+    "le",
+    "logical_not",
+    "where",
     *(d.name for d in DataType),
 ]
 

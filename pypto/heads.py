@@ -42,6 +42,7 @@ ROW_WISE = {
     "amin",
     "max",
     "min",
+    "select",
 }
 
 

@@ -54,6 +54,8 @@ def _tensor(x: object, what: str) -> Tensor:
             )
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
+        if x._lazy[0] == "cmp":
+            refuse(f"a comparison is read only as pypto.where's condition (or pypto.logical_not's), not as {what}")
         if x._lazy[0] == "recip":  # used as a tensor: c / a
             a, c = x._lazy[1]
             return _rdivs(a, c)

@@ -337,7 +337,18 @@ class Tensor:
         return matmul(self, o, o._dtype if o._dtype in floats else DataType.DT_INT32)
 
     __rpow__ = __rmatmul__ = __mod__ = __floordiv__ = _operator
-    __lt__ = __le__ = __gt__ = __ge__ = _operator
+
+    def __lt__(self, o):
+        return _select().compare("lt", self, o)  # noqa: E704
+
+    def __le__(self, o):
+        return _select().compare("le", self, o)  # noqa: E704
+
+    def __gt__(self, o):
+        return _select().compare("gt", self, o)  # noqa: E704
+
+    def __ge__(self, o):
+        return _select().compare("ge", self, o)  # noqa: E704
 
     def __getitem__(self, key):
         """`x[:, a:b]`: columns of a 2-D tensor, as `pypto.view(x, [rows, b - a], [0, a])`;
@@ -410,7 +421,8 @@ class Tensor:
 
 # PyPTO's Tensor methods that are its functions with the tensor first (PyPTO 0.2.0).
 METHODS = (
-    "add amax amin ceil clone div exp expand_clone floor log log1p lrelu matmul maximum mul reciprocal relu reshape "
+    "add amax amin ceil clone div exp expand_clone floor greater log log1p logical_not lrelu matmul maximum mul "
+    "reciprocal relu reshape "
     "round rsqrt sigmoid softmax sqrt sub sum transpose trunc "
     "unsqueeze var view"
 ).split()
@@ -470,6 +482,12 @@ def _ops():
     from pto.pypto import ops  # the operators call the op functions, which build Tensors
 
     return ops
+
+
+def _select():
+    from pto.pypto import select
+
+    return select
 
 
 def _extras():

@@ -14,6 +14,7 @@ from pto.dialects.npu import BufferType, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import divide, unsupported
 from pto.lowering.tile_to_npu.ub import UbAllocator
+from pto.planning.ub_ops import select_constants
 
 _BINARY = {
     tile.AddOp: npu.VAddOp,
@@ -98,6 +99,8 @@ def emit_op(
         c = e.tmp([1] * len(npu.buf(dst).get_shape()), tensor_type(op.result).element_type)
         npu.VDupOp(op.scalar.value.data if isinstance(op, tile.RdivsOp) else 1.0, c)
         npu.VDivOp(c, bufs[op.input], dst)
+    elif isinstance(op, tile.SelectOp):
+        _select(op, e)
     elif isinstance(op, tile.CastOp):
         npu.VCastOp(bufs[op.input], e.out(op.result), op.round.data, op.sat is not None)
     elif isinstance(op, tile.ReduceOp):
@@ -120,6 +123,23 @@ def emit_op(
         raise unsupported(op, f"'{op.name}' in a vector stage")
     for b in e.tmps:
         ub.free(b)
+
+
+def _select(op: tile.SelectOp, e: _Emit) -> None:
+    """A compare and a select (`npu.vsel`); an immediate is a one-element vdup of the
+    type it is compared or selected as (planning.ub_ops.select_constants)."""
+    dst = e.out(op.result)
+    items: list[SSAValue] = []
+    for x, elem in zip(op.items(), select_constants(op), strict=True):
+        if isinstance(x, SSAValue):
+            items.append(e.ub.bufs[x])
+            continue
+        assert elem is not None  # (an immediate's type)
+        c = e.tmp([1] * len(npu.buf(dst).get_shape()), elem)
+        npu.VDupOp(x, c)
+        items.append(c)
+    lhs, rhs, on_true, on_false = items
+    npu.VSelOp(op.predicate.data, lhs, rhs, on_true, on_false, dst)
 
 
 def _reshape(op: tile.ReshapeOp, e: _Emit) -> None:

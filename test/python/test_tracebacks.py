@@ -135,8 +135,8 @@ def test_a_pypto_call_outside_a_kernel_ends_at_the_users_line() -> None:
     with pytest.raises(pto.BuildError, match="pypto.sqrt is called outside a kernel") as e:
         pypto.sqrt(X)  # an op outside a kernel
     assert frames(e) == [(__file__, line_of("# an op outside a kernel"))]
-    with pytest.raises(pto.BuildError, match=r"pypto.where \(a PyPTO 0.2.0 name\) is not modelled") as e:
-        pypto.where(X, 1.0, 0.0)  # a name not modelled
+    with pytest.raises(pto.BuildError, match=r"pypto.topk \(a PyPTO 0.2.0 name\) is not modelled") as e:
+        pypto.topk(X, 1)  # a name not modelled
     assert frames(e) == [(__file__, line_of("# a name not modelled"))]
 
 

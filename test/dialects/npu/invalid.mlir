@@ -1160,3 +1160,50 @@ func.func @graph_needs_range(%x: !npu.buf<?x64xf32, gm>) {
   }
   func.return
 }
+
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %b = npu.alloc ub [1024] : !npu.buf<4x64xbf16, ub>
+    // expected-error@+1 {{'npu.vsel' compares two buffers of one float type}}
+    npu.vsel "eq" %a, %b, %a, %a -> %a : !npu.buf<4x64xf32, ub>, !npu.buf<4x64xbf16, ub>, !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %b = npu.alloc ub [1024] : !npu.buf<4x64xbf16, ub>
+    // expected-error@+1 {{'npu.vsel' selects from buffers of the destination's type}}
+    npu.vsel "eq" %a, %a, %b, %a -> %a : !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub>, !npu.buf<4x64xbf16, ub>, !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    %c = npu.alloc ub [1024] : !npu.buf<4x32xf32, ub>
+    // expected-error@+1 {{'npu.vsel' on_false 4x32 does not broadcast to 4x64}}
+    npu.vsel "eq" %a, %a, %a, %c -> %a : !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub>, !npu.buf<4x32xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  npu.launch vector 1 (%v) {
+    %a = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
+    // expected-error@+1 {{'npu.vsel' predicate must be one of eq, ne, lt, le, gt, ge}}
+    npu.vsel "oeq" %a, %a, %a, %a -> %a : !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub>, !npu.buf<4x64xf32, ub> -> !npu.buf<4x64xf32, ub>
+  }
+  func.return
+}

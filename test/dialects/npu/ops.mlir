@@ -112,6 +112,9 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     npu.vmin %f, %f -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
     // CHECK: npu.vdup 0.000000e+00 -> %{{.*}} : !npu.buf<4x1xf32, ub>
     npu.vdup 0.0 -> %s : !npu.buf<4x1xf32, ub>
+    // where(f >= s, f, g): a compare into the mask register and a select by it.
+    // CHECK: npu.vsel "ge" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub>, !npu.buf<4x4096xf32, ub>, !npu.buf<1x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
+    npu.vsel "ge" %f, %s, %f, %g -> %f : !npu.buf<4x4096xf32, ub>, !npu.buf<4x1xf32, ub>, !npu.buf<4x4096xf32, ub>, !npu.buf<1x4096xf32, ub> -> !npu.buf<4x4096xf32, ub>
     // A column range between UB buffers (the RoPE tail's slices and concatenations).
     // CHECK: npu.vcopy %{{.*}}[cols 4095] -> %{{.*}}[cols 0] width 1 : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>
     npu.vcopy %f [cols 4095] -> %s [cols 0] width 1 : !npu.buf<4x4096xf32, ub> -> !npu.buf<4x1xf32, ub>

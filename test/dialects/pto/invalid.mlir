@@ -775,3 +775,59 @@ func.func @t(%x: tensor<4x?x2xf32>) -> tensor<4x2x?xf32> {
   %0 = pto.transpose %x : tensor<4x?x2xf32> -> tensor<4x2x?xf32>
   func.return %0 : tensor<4x2x?xf32>
 }
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' predicate must be one of eq, ne, lt, le, gt, ge}}
+  %0 = pto.select oeq %x, 0.0, 1.0, 0.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>, %y: tensor<?x32xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' rhs shape ?x32 does not broadcast to result shape ?x64}}
+  %0 = pto.select eq %x, %y, 1.0, 0.0 : tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>, %y: tensor<?x64xbf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' compares two values of one float type}}
+  %0 = pto.select lt %x, %y, 1.0, 0.0 : tensor<?x64xf32>, tensor<?x64xbf16> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>, %y: tensor<?x64xbf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' selects values of the result's float type}}
+  %0 = pto.select lt %x, 0.0, %y, 0.0 : tensor<?x64xf32>, tensor<?x64xbf16> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' form must be 4 of t (a tensor) or s (an immediate), lhs a tensor}}
+  %0 = "pto.select"(%x) <{predicate = "eq", form = "tss", scalars = array<f32: 1.0, 0.0>}> : (tensor<?x64xf32>) -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' has 1 operands and form tsts}}
+  %0 = "pto.select"(%x) <{predicate = "eq", form = "tsts", scalars = array<f32: 1.0, 0.0>}> : (tensor<?x64xf32>) -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @s(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'pto.select' takes lhs, rhs, on_true, on_false: 4 items, got 3}}
+  %0 = pto.select eq %x, 0.0, 1.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %0 : tensor<?x64xf32>
+}

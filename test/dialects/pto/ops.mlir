@@ -70,6 +70,13 @@ func.func @elementwise(%a: tensor<?x64xf32>, %row: tensor<?x1xf32>, %col: tensor
   %cap = pto.mins %a, 6.0 : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.rdivs %{{.*}}, 1.270000e+02 : tensor<?x64xf32> -> tensor<?x64xf32>
   %rd = pto.rdivs %a, 127.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  // A top-1 mask, a ReLU by a comparison with a number, a select of two tensors:
+  // CHECK: pto.select eq %{{.*}}, %{{.*}}, 1.000000e+00, 0.000000e+00 : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %hot = pto.select eq %a, %row, 1.0, 0.0 : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  // CHECK: pto.select gt %{{.*}}, 0.000000e+00, %{{.*}}, -2.500000e-01 : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %leaky = pto.select gt %a, 0, %a, -0.25 : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  // CHECK: pto.select le %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64xf32>, tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %pick = pto.select le %a, %col, %a, %row : tensor<?x64xf32>, tensor<64xf32>, tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
   // CHECK: pto.sqrt %{{.*}} : tensor<?x64xf32> -> tensor<?x64xf32>
   %4 = pto.sqrt %a : tensor<?x64xf32> -> tensor<?x64xf32>
   // CHECK: pto.rsqrt

@@ -171,6 +171,8 @@ func.func @all_vector_ops(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %out: ten
       %relu = tile.maxs %8, 0.0 : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.mins %{{.*}}, 6.000000e+00
       %cap = tile.mins %8, 6.0 : tensor<8x64xf32> -> tensor<8x64xf32>
+      // CHECK: tile.select ne %{{.*}}, 0.000000e+00, %{{.*}}, 1.000000e+00 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+      %sel = tile.select ne %8, 0.0, %8, 1.0 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.rdivs %{{.*}}, 1.270000e+02
       %rdv = tile.rdivs %8, 127.0 : tensor<8x64xf32> -> tensor<8x64xf32>
       // CHECK: tile.reshape %{{.*}} inplace : tensor<8x64xf32> -> tensor<8x4x16xf32>
