@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pto.frontend import builder as b
-from pto.pypto import expand, perm, scratch, tcols
+from pto.pypto import expand, heads_first, perm, scratch, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.ops import (
     _binary,
@@ -184,6 +184,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.transpose's input")
     if tcols.is_tcol(x):
         return tcols.transpose(x, dim0, dim1)
+    if perm.is_perm(x) and x._tok and len(x.shape) == 3 and {dim0 % 3, dim1 % 3} == {0, 1}:
+        return heads_first.transpose(x)  # the tokens to dim 1: only assembled into an [H, T, D] output
     if perm.is_perm(x):
         return perm.transpose(x, dim0, dim1)
     if len(x.shape) != 2 or {dim0, dim1} not in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1}):

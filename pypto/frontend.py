@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -47,6 +48,11 @@ from pto.tracebacks import api_boundary
 
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
 RUNTIME_MODELLED = ("stitch_function_max_num",)
+
+
+def _heads(value: object) -> list[tuple[int | None, Any]]:
+    """An output's results: the tile assembled into it, or each head's (`heads_first`)."""
+    return list(enumerate(value)) if isinstance(value, list) else [(None, value)]
 
 
 def _expanded(shape: list | None, rank: int) -> list | None:
@@ -199,8 +205,9 @@ class JitKernel:
         self.notes: set[str] = set()
         self.report: Report | None = None
         self.result: api.Result | None = None
-        self.outputs: list[int] = []  # the output parameters of the last kernel traced
-        self._outputs_of: dict[tuple, list[int]] = {}  # those of each kernel in `compiled`
+        # the last kernel's results: (output parameter, its head for an [H, T, D] one written by heads)
+        self.outputs: list[tuple[int, int | None]] = []
+        self._outputs_of: dict[tuple, list[tuple[int, int | None]]] = {}  # those of each kernel in `compiled`
 
     def __get__(self, obj, objtype=None):
         """A kernel defined in a class is a method: the instance is its first argument
@@ -333,7 +340,9 @@ class JitKernel:
         k.options = tr.options or None
         for i, policy in tr.cache.items():
             k.set_cache(tr.params[i].built, policy)
-        k.ret(*(tr.outputs[i].built for i in sorted(tr.outputs)))
+        # (an [H, T, D] output assembled from a transpose of the tokens is H results, its heads: heads_first)
+        outputs = [(i, h, v) for i in sorted(tr.outputs) for h, v in _heads(tr.outputs[i])]
+        k.ret(*(v.built for _, _, v in outputs))
         module = k.module()
         f = module.body.block.first_op
         assert isinstance(f, func.FuncOp)
@@ -344,7 +353,7 @@ class JitKernel:
             f.attributes["pto.tail"] = UnitAttr()  # its last tile is partial, as PyPTO runs it
         if runtime:
             f.attributes["pto.runtime"] = DictionaryAttr({key: IntegerAttr(v, i64) for key, v in runtime.items()})
-        self.outputs = sorted(tr.outputs)
+        self.outputs = [(i, h) for i, h, _ in outputs]
         return module
 
     # -- running ------------------------------------------------------------------
@@ -384,12 +393,14 @@ class JitKernel:
             if scalars is not None:
                 self.compiled[key], self._outputs_of[key] = compiled, self.outputs
         outs = self._outputs_of[key] if scalars is not None else self.outputs
-        self._check_outputs([arrays[self.params[i].index] for i in outs], [self.params[i].name for i in outs])
-        ins = [arrays[p.index] for i, p in enumerate(self.params) if i not in outs]
+        written = sorted({i for i, _ in outs})
+        self._check_outputs([arrays[self.params[i].index] for i in written], [self.params[i].name for i in written])
+        ins = [arrays[p.index] for i, p in enumerate(self.params) if i not in written]
         self.result = api.run(compiled, ins)
         self.report = self.result.report
-        for i, got in zip(outs, self.result.outputs, strict=True):
-            arrays[self.params[i].index][...] = got
+        for (i, head), got in zip(outs, self.result.outputs, strict=True):
+            a = arrays[self.params[i].index]
+            (a if head is None else a[head])[...] = got
 
     def _scalars(self, values: dict) -> tuple | None:
         """The arguments that are not tensors, which the trace takes as constants (PyPTO

@@ -21,7 +21,7 @@ from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend import views
 from pto.frontend.checks import BuildError, _is_int, caller
-from pto.pypto import expand, ops, perm, row_loops, scratch, split_k, tails, tcols, windows
+from pto.pypto import expand, heads_first, ops, perm, row_loops, scratch, split_k, tails, tcols, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.sym import Sym, evaluate, no_value
 from pto.pypto.tensor import Loop, Tensor, Trace, current
@@ -544,6 +544,8 @@ def assemble(*args, parallel: bool = False) -> None:
         dst.__dict__.update(scratch.make(dst.shape, dst._dtype).__dict__)
     if tcols.is_tcol(src):
         refuse(f"pypto.assemble of a {src.shape} tensor whose tokens are not dim 0: transpose them back to dim 0 first")
+    if heads_first.is_heads_first(src):
+        return heads_first.put(tr, src, list(offsets), dst, _check_rows)
     if scratch.is_scratch(dst):
         if not isinstance(src, Tensor):
             refuse("pypto.assemble takes a computed tensor, offsets and a tensor to write")

@@ -54,6 +54,11 @@ def _tensor(x: object, what: str) -> Tensor:
             )
         if x._lazy[0] == "output":
             refuse(f"output parameter '{x.name}' is written by pypto.assemble only, not read as {what}")
+        if x._lazy[0] == "heads_first":
+            refuse(
+                "a transpose of the tokens to dim 1 is written only by pypto.assemble into an [H, T, D] output "
+                f"(at [0, i, 0]), not read as {what}"
+            )
         if x._lazy[0] == "cmp":
             refuse(f"a comparison is read only as pypto.where's condition (or pypto.logical_not's), not as {what}")
         if x._lazy[0] == "recip":  # used as a tensor: c / a
