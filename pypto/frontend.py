@@ -230,6 +230,7 @@ class JitKernel:
         token count, and each one's dtype (the argument's where the annotation has none,
         as `pypto.Tensor()` in GLM-4.5's signatures)."""
         shapes, t, dtypes = [], None, []
+        t_of = ""  # the parameter the token count was read from
         for p in self.params:
             a, ann = arrays[p.index], p.ann
             dims = _expanded(ann._shape, a.ndim)
@@ -244,11 +245,14 @@ class JitKernel:
             for j, (d, n) in enumerate(zip(dims, a.shape, strict=True)):
                 if status_dim(d):
                     if t is not None and n != t:
+                        # (two DYNAMIC axes of one annotation: said at it; of two arguments: at the call)
+                        other, here = ("another axis of it", ann._at) if t_of == p.name else ("another argument", None)
                         refuse(
-                            f"argument '{p.name}' has {n} rows on its DYNAMIC axis (dim {j}), another argument {t}: "
-                            "every DYNAMIC axis here is the token axis, one count (write the others' sizes, or STATIC)"
+                            f"argument '{p.name}' has {n} rows on its DYNAMIC axis (dim {j}), {other} {t}: every "
+                            "DYNAMIC axis here is the token axis, one count (write the others' sizes, or STATIC)",
+                            here,
                         )
-                    t = n
+                    t, t_of = n, p.name
                     shape.append(Sym("T"))
                 elif d is StatusType.STATIC or d == n:
                     shape.append(n)

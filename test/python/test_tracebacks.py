@@ -159,3 +159,21 @@ def test_an_unmodelled_parameter_dtype_is_said_at_its_annotation() -> None:
     assert str(e.value).startswith(f"{__file__}:{line_of('# the index' + chr(39) + 's annotation')}: error: ")
     assert "parameter 'index''s dtype DT_INT64 is not modelled" in str(e.value)
     assert frames(e)[-1] == (__file__, line_of("# the call with an int64 index"))
+
+
+def test_two_dynamic_axes_of_one_annotation_are_said_at_it() -> None:
+    """corpus20's k181 (Kimi's block attention): `[DYNAMIC, DYNAMIC, STATIC]` with two
+    sizes; the message names the annotation's line."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, K], FP32),  # two token axes
+        out: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[2]):
+            pypto.assemble(pypto.view(x, [p, 1, K], [idx, 0, 0]), [idx, 0], out)
+
+    with pytest.raises(pypto.BuildError) as e:
+        k(np.ones((3, 5, K), np.float32), np.zeros((3, K), np.float32))
+    assert str(e.value).startswith(f"{__file__}:{line_of('# two token axes')}: error: ")
+    assert "has 5 rows on its DYNAMIC axis (dim 1), another axis of it 3" in str(e.value)
