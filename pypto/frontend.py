@@ -10,6 +10,7 @@ does. `kernel.report` is the last run's report, `kernel.result` its `pto.Result`
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import re
@@ -130,9 +131,16 @@ _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), enum.Enum, np.g
 
 def _frozen(v: object) -> tuple:
     """A key equal only for equal immutable values (a tuple of them too); 1, 1.0 and True
-    or 0.0 and -0.0 differ. A TypeError for anything else."""
-    if isinstance(v, tuple):
+    or 0.0 and -0.0 differ. A list, a dict or a dataclass instance (a model's config, as
+    DeepSeek's `IndexerPrologQuantConfigs`) is keyed on what it holds at this call (its
+    fields may change before the next, which then has a key of its own). A TypeError for
+    anything else."""
+    if isinstance(v, tuple | list):
         return (type(v), tuple(_frozen(x) for x in v))
+    if isinstance(v, dict):
+        return (type(v), tuple((_frozen(k), _frozen(x)) for k, x in v.items()))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return (type(v), tuple((f.name, _frozen(getattr(v, f.name))) for f in dataclasses.fields(v)))
     if not isinstance(v, _IMMUTABLE):
         raise TypeError(type(v).__name__)
     return (type(v), repr(v))

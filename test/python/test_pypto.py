@@ -1,5 +1,6 @@
 """`pto.pypto`: PyPTO 0.2.0 kernels run unchanged but for the import line (issue 11)."""
 
+import dataclasses
 import importlib.util
 import pathlib
 import sys
@@ -756,6 +757,29 @@ def test_an_argument_whose_value_may_change_is_traced_at_each_call() -> None:
     k(x, w, out, cfg)
     assert np.array_equal(out, base * np.float32(5.0))
     assert not k.compiled  # (nothing kept for such an argument)
+
+
+def test_a_dataclass_config_is_keyed_on_its_fields_at_each_call() -> None:
+    """corpus20's k182 (DeepSeek-V3.2's indexer with its `IndexerPrologQuantConfigs`
+    dataclass) traced the kernel again at every token count; its fields' values are the
+    key, so a field changed between calls is traced again and equal values are not."""
+
+    @dataclasses.dataclass
+    class Config:
+        scale: float
+        tiles: list
+
+    k = _linear(lambda cfg: cfg.scale)
+    cfg, rng = Config(2.0, [8, 1]), np.random.default_rng(0)
+    x, w = rng.standard_normal((3, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((3, N), np.float32)
+    k(x, w, out, cfg)
+    base = out / np.float32(2.0)
+    k(x[:2], w, out[:2], Config(2.0, [8, 1]))  # equal fields: the same kernel
+    assert len(k.compiled) == 1
+    cfg.scale = 5.0
+    k(x, w, out, cfg)
+    assert np.array_equal(out, base * np.float32(5.0)) and len(k.compiled) == 2
 
 
 def test_outputs_are_checked_before_the_run() -> None:
