@@ -184,7 +184,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     x = _tensor(input, "pypto.transpose's input")
     if tcols.is_tcol(x):
         return tcols.transpose(x, dim0, dim1)
-    if perm.is_perm(x) and x._tok and len(x.shape) == 3 and {dim0 % 3, dim1 % 3} == {0, 1}:
+    if perm.is_perm(x) and x._tok and len(x.shape) == 3 and {dim0, dim1} in ({0, 1}, {-3, 1}, {0, -2}, {-3, -2}):
         return heads_first.transpose(x)  # the tokens to dim 1: only assembled into an [H, T, D] output
     if perm.is_perm(x):
         return perm.transpose(x, dim0, dim1)

@@ -73,7 +73,8 @@ class Trace:
     token: set[int]  # parameters with a token axis (from the probe)
     kernel: b.Kernel | None = None
     seen_token: set[int] = field(default_factory=set)
-    outputs: dict[int, Tensor] = field(default_factory=dict)
+    # each output parameter: the tile assembled into it, or its heads' tiles (`heads_first`)
+    outputs: dict[int, Tensor | list[Tensor]] = field(default_factory=dict)
     loop: Loop | None = None
     iteration: int = -1  # which factor's body runs (-1: outside the loop)
     sigs: list[list[tuple]] = field(default_factory=list)  # per factor: the ops traced and their hints

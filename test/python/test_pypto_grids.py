@@ -214,7 +214,8 @@ def _refused(body, message: str) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (lambda x, q, g, t: pypto.transpose(q, 0, 1), "dim 0 is the tokens, which stay the rows"),
+        (lambda x, q, g, t: pypto.transpose(q, 0, 1), r"the output's DYNAMIC axis must be dim 1 too \(\[H, T, D\]\)"),
+        (lambda x, q, g, t: pypto.transpose(q, 2, 0), "dim 0 is the tokens, which stay the rows"),
         (lambda x, q, g, t: q * x, r"shapes \[8, 4, 64\] and \[8, 256\] do not broadcast"),
         (
             lambda x, q, g, t: (pypto.cast(g.expand_clone([2, 4]), pypto.DT_BF16), q)[1],

@@ -162,7 +162,12 @@ def test_the_transpose_moves_data_and_is_charged_on_the_vector_pipe(tmp_path) ->
 @pytest.mark.parametrize(
     ("dims", "shape", "match"),
     [
-        ((0, 1), [16, 32, 2], r"pypto.transpose of dims 0, 1: dim 0 is the tokens, which stay the rows"),
+        (
+            (0, 1),
+            [16, 32, 2],
+            r"a transpose of the tokens to dim 1 is written only by pypto.assemble into an \[H, T, D\]",
+        ),
+        ((0, 2), [16, 32, 2], r"pypto.transpose of dims 0, 2: dim 0 is the tokens, which stay the rows"),
         ((1, 2), [16, 2, 16, 2], r"pypto.reshape back to 2-D takes each token's columns in an order of 32 pieces"),
         ((1, 3), [16, 32, 2], r"pypto.transpose's dims must be integers in \[-3, 3\)"),
     ],
