@@ -535,10 +535,19 @@ def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
 
 def assemble(*args, parallel: bool = False) -> None:
     """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter; at
-    `[row, c]` a narrower tile's columns of a 2-D output (`windows`)."""
+    `[row, c]` a narrower tile's columns of a 2-D output (`windows`). PyPTO's list form,
+    `assemble([(a, [row, 0]), (b, [row, c])], out, parallel=True)`, is each in turn (what
+    `parallel` lets the device overlap, the model's pipes overlap anyway)."""
     tr = current("pypto.assemble")
+    if len(args) == 2 and isinstance(args[0], list | tuple):  # ([(src, offsets), ...], dst): each in turn
+        srcs, dst = args
+        if not all(isinstance(s, list | tuple) and len(s) == 2 for s in srcs):
+            refuse("pypto.assemble(srcs, dst) takes a list of (tensor, offsets) pairs and the tensor to write")
+        for src, offsets in srcs:
+            assemble(src, offsets, dst)
+        return None
     if len(args) != 3:
-        refuse(f"pypto.assemble(src, offsets, dst) takes 3 arguments, got {len(args)}")
+        refuse(f"pypto.assemble(src, offsets, dst) or assemble([(src, offsets), ...], dst), got {len(args)} arguments")
     src, offsets, dst = args
     if isinstance(dst, Tensor) and dst.declared():  # `pypto.Tensor([rows, W], dt)` in the body: a scratch tile
         dst.__dict__.update(scratch.make(dst.shape, dst._dtype).__dict__)

@@ -1304,3 +1304,31 @@ def test_a_bf16_sum_under_a_tile_narrower_than_its_row_runs_whole_rows() -> None
     assert np.isfinite(out).all()
     runs = [pto.run(pto.compile(k.trace(x, w, out)), [x, w], engine=e).outputs[0] for e in ("interp", "compiled")]
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], out)
+
+
+def test_assemble_of_a_list_of_tiles_is_each_in_turn() -> None:
+    """corpus23's k208: PyPTO's `assemble([(k, [t, 0]), (v, [t, KVD])], kv_out,
+    parallel=True)`, here the matmul's halves swapped into one output."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            pypto.assemble([(y[:, N // 2 :], [i, 0]), (y[:, : N // 2], [i, N // 2])], out, parallel=True)
+
+    x, _, w, _ = _inputs(13)
+    out = np.zeros((13, N), np.float32)
+    k(x, w, out)
+    y = x.astype(np.float64) @ w.astype(np.float64).T
+    assert check(out, np.concatenate([y[:, N // 2 :], y[:, : N // 2]], -1)).ok
+    with pytest.raises(pypto.BuildError, match=r"takes a list of \(tensor, offsets\) pairs"):
+        _list_of_tiles_without_offsets()(x, w, out)
+
+
+def _list_of_tiles_without_offsets():
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.assemble([pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)], out)
+
+    return k
