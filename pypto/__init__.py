@@ -84,7 +84,7 @@ from pto.pypto.ops import (
     zeros,
 )
 from pto.pypto.scopes import options
-from pto.pypto.select import eq, ge, greater, gt, le, logical_not, lt, ne, where
+from pto.pypto.select import eq, ge, greater, gt, le, logical_and, logical_not, lt, ne, where
 from pto.pypto.sym import (
     ceil_div,  # noqa: A004
     symbolic_scalar,
@@ -114,7 +114,7 @@ OTHER_PYPTO_NAMES = (
     "arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor "
     "cbrt comparison cond conv copysign cos cumsum exp2 expand_exp_dif expm1 "
     "fillpad fmod gather gathermask gcd hypot index_add index_add_ index_put_ "
-    "index_select isfinite log10 log2 logical_and mrgsort "
+    "index_select isfinite log10 log2 mrgsort "
     "one_hot pad prelu prod remainder scaled_mm scatter scatter_ scatter_update "
     "sign signbit sin sort32 topk tril triu set_matrix_size "
     "set_conv_tile_shapes from_torch "
@@ -219,6 +219,7 @@ __all__ = [
     "lt",
     "le",
     "logical_not",
+    "logical_and",
     "where",
     *(d.name for d in DataType),
 ]

@@ -14,6 +14,7 @@ from pto.pypto.errors import refuse
 from pto.pypto.ops import (
     _binary,
     _broadcast,
+    _const,
     _muls,
     _result,
     _scalar,
@@ -44,6 +45,10 @@ def minimum(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
 def _extremum(kind: str, x: Tensor | float, y: Tensor | float, what: str = "") -> Tensor:
     name = {"max": "maximum", "min": "minimum"}[kind]
     x_is, y_is = f"pypto.{name}'s input", what or f"pypto.{name}'s other"
+    if (c := _const(y, x, f"pypto.{name}")) is not None:  # a pypto.full: its value (corpus23's k207)
+        y = c
+    elif (c := _const(x, y, f"pypto.{name}")) is not None:
+        x = c
     if _scalar(x):
         x, y = y, x
     if _scalar(y):

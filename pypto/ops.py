@@ -60,7 +60,9 @@ def _tensor(x: object, what: str) -> Tensor:
                 f"(at [0, i, 0]), not read as {what}"
             )
         if x._lazy[0] == "cmp":
-            refuse(f"a comparison is read only as pypto.where's condition (or pypto.logical_not's), not as {what}")
+            refuse(
+                f"a comparison is read only as pypto.where's condition (or logical_not's, logical_and's), not as {what}"
+            )
         if x._lazy[0] == "recip":  # used as a tensor: c / a
             a, c = x._lazy[1]
             return _rdivs(a, c)

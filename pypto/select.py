@@ -3,9 +3,10 @@ and `where(condition, input, other)`: a top-1 mask `where(eq(x, amax(x)), 1.0, 0
 clamp or a leaky ReLU written with `where`.
 
 A comparison gives PyPTO a bool tensor; here it is kept aside (a `("cmp", ...)` lazy
-tensor) and read only as the condition of `where` (or negated by `logical_not`), which
-becomes one `pto.select`: the device compares into its mask register and selects by it,
-so no bool tile is stored. A comparison read any other way is refused at that line."""
+tensor: a comparison, `logical_not` of a condition or `logical_and` of two) and read only
+as the condition of `where`, which becomes one `pto.select` per comparison: the device
+compares into its mask register and selects by it, so no bool tile is stored. A
+condition read any other way is refused at that line."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def compare(predicate: str, input: object, other: object) -> Tensor:  # noqa: A0
         refuse(f"{name} of {a.known_dtype.name} and {c.known_dtype.name}: cast one first")
     shape = _broadcast(a.shape, c.shape) if isinstance(c, Tensor) else list(a.shape)
     tok = a._tok or (isinstance(c, Tensor) and c._tok)
-    return Tensor.traced(shape, DataType.DT_BOOL, None, tok, ("cmp", (predicate, a, c, False)))
+    return Tensor.traced(shape, DataType.DT_BOOL, None, tok, ("cmp", ("leaf", predicate, a, c)))
 
 
 def eq(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
@@ -74,10 +75,18 @@ def le(input: Tensor, other: Tensor | float) -> Tensor:  # noqa: A002
 
 
 def logical_not(input: Tensor) -> Tensor:  # noqa: A002
-    """The comparison negated: its `where` selects the other way round (not the opposite
+    """The condition negated: its `where` selects the other way round (not the opposite
     predicate, which differs from it where an operand is NaN)."""
-    predicate, a, c, negated = _condition(input, "pypto.logical_not")
-    return Tensor.traced(list(input.shape), DataType.DT_BOOL, None, input._tok, ("cmp", (predicate, a, c, not negated)))
+    cond = _condition(input, "pypto.logical_not")
+    return Tensor.traced(list(input.shape), DataType.DT_BOOL, None, input._tok, ("cmp", ("not", cond)))
+
+
+def logical_and(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Both conditions: `where(a and b, x, y)` is `where(a, where(b, x, y), y)`, one select
+    per comparison."""
+    a, c = _condition(input, "pypto.logical_and"), _condition(other, "pypto.logical_and")
+    shape = _broadcast(list(input.shape), list(other.shape))
+    return Tensor.traced(shape, DataType.DT_BOOL, None, input._tok or other._tok, ("cmp", ("and", a, c)))
 
 
 def _condition(x: object, what: str) -> tuple:
@@ -87,19 +96,27 @@ def _condition(x: object, what: str) -> tuple:
 
 
 def where(condition: Tensor, input: Tensor | float, other: Tensor | float) -> Tensor:  # noqa: A002
-    """`pto.select`: `input` where the comparison holds, else `other`, each a tensor or a
+    """`pto.select`: `input` where the condition holds, else `other`, each a tensor or a
     number; the result has the tensor's dtype (DT_FP32 for two numbers, as PyPTO's
     scalars are FP32 elements)."""
-    predicate, a, c, negated = _condition(condition, "pypto.where")
+    cond = _condition(condition, "pypto.where")
     x, y = _operand(input, "pypto.where's input"), _operand(other, "pypto.where's other")
-    if negated:
-        x, y = y, x
     chosen = [v for v in (x, y) if isinstance(v, Tensor)]
     if len(chosen) == 2 and chosen[0]._dtype is not chosen[1]._dtype:
         refuse(f"pypto.where of {chosen[0].known_dtype.name} and {chosen[1].known_dtype.name}: cast one first")
     dtype = chosen[0].known_dtype if chosen else DataType.DT_FP32
     if dtype not in _FLOATS:
         refuse(f"pypto.where selecting {dtype.name} values is not modelled: select float tensors")
+    return _select(cond, x, y, dtype)
+
+
+def _select(cond: tuple, x: Tensor | float, y: Tensor | float, dtype: DataType) -> Tensor:
+    """`where(cond, x, y)` as selects: one per comparison of `cond`."""
+    if cond[0] == "not":
+        return _select(cond[1], y, x, dtype)
+    if cond[0] == "and":
+        return _select(cond[1], _select(cond[2], x, y, dtype), y, dtype)
+    _, predicate, a, c = cond
     items = (a, c, x, y)
     tensors = [v for v in items if isinstance(v, Tensor)]
     shape: list = list(a.shape)

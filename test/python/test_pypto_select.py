@@ -78,6 +78,18 @@ FORMS = {
         lambda y: pypto.where(y.greater(0.2).logical_not(), pypto.where(y <= -0.2, -1.0, 0.0), 1.0),
         lambda y: np.where(~(y > 0.2), np.where(y <= -0.2, -1.0, 0.0), 1.0).astype(np.float32),
     ),
+    "logical_and_band": (  # corpus23's k207: both comparisons, one select each
+        lambda y: pypto.where(pypto.logical_and(y > -0.5, y < 0.5), y, 0.0),
+        lambda y: np.where((y > -0.5) & (y < 0.5), y, np.float32(0)),
+    ),
+    "not_of_and": (
+        lambda y: pypto.where(pypto.logical_not(pypto.logical_and(y > -0.5, pypto.lt(y, 0.5))), 0.0, y),
+        lambda y: np.where(~((y > -0.5) & (y < 0.5)), np.float32(0), y),
+    ),
+    "minimum_of_a_full": (  # corpus23's k207: a pypto.full is maximum's / minimum's number
+        lambda y: pypto.maximum(pypto.full([1, N], -0.5, FP32), pypto.minimum(y, pypto.full([1, N], 0.5, FP32))),
+        lambda y: np.clip(y, np.float32(-0.5), np.float32(0.5)),
+    ),
 }
 
 
