@@ -38,7 +38,7 @@ from pto.frontend import api
 from pto.frontend import builder as b
 from pto.frontend.checks import _is_int, in_api
 from pto.interp.report import Report
-from pto.pypto import scopes, tails
+from pto.pypto import heads_first, scopes, tails
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.hints import check_pass_options, pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
@@ -283,6 +283,7 @@ class JitKernel:
         if tr.loop is None:
             refuse(f"{self.fn.__name__} has no token loop (pypto.loop_unroll or pypto.loop)")
         tails.check_done(tr)
+        heads_first.check_done(tr, (self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno))
         if not tr.outputs:
             refuse(f"{self.fn.__name__} assembles no result into an output parameter")
 

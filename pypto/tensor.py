@@ -361,6 +361,12 @@ class Tensor:
         key = _no_ellipsis(key, len(self.shape))
         if tcols.is_tcol(self):
             return tcols.getitem(self, key, view)
+        if (dropped := _int_dims(key, self)) is not None:  # `q3[:, h, :]`: head h's [t, D] (corpus23's k203)
+            one = tuple(
+                slice(k % self.shape[j], k % self.shape[j] + 1) if j in dropped else k for j, k in enumerate(key)
+            )
+            box = self[one]
+            return _ops().reshape(box, [d for j, d in enumerate(box.shape) if j not in dropped])
         at = self._window(key, "slicing")
         if at is None:
             refuse(
@@ -383,6 +389,10 @@ class Tensor:
         if key == slice(None) or key is Ellipsis:  # PyPTO's `x[:] = y`: x.move(y)
             return self._move_all(value)
         key = _no_ellipsis(key, len(self.shape))
+        if isinstance(key, tuple) and len(key) == 3 and _is_int(key[0]) and isinstance(self.shape[1], Sym):
+            from pto.pypto import heads_first  # `out[h, i:i + p, :] = y`: head h of an [H, T, D] output
+
+            return heads_first.put_head(self, key, value)
         at = self._window(key, "writing a slice of") or _open_window(key, self, value)
         if at is None or key[0] == slice(None):
             refuse(
@@ -452,6 +462,20 @@ def _open_window(key, out: Tensor, value: object) -> tuple[list, list] | None:
         if k.stop is not None and _constant(k.stop - a) != n:
             return None
     return list(value.shape), starts
+
+
+def _int_dims(key, x: Tensor) -> set[int] | None:
+    """The dims after the first that `key` indexes by a number, if any (each normalised in
+    place is left to the window): only of a token tensor of rank 3 or more."""
+    if not (isinstance(key, tuple) and x._tok and len(x.shape) >= 3 and len(key) == len(x.shape)):
+        return None
+    dims = {j for j, k in enumerate(key) if j > 0 and _is_int(k)}
+    if not dims:
+        return None
+    for j in dims:
+        if not (isinstance(x.shape[j], int) and -x.shape[j] <= key[j] < x.shape[j]):
+            refuse(f"index {key[j]} of dim {j} of a {x.shape} tensor is out of range")
+    return dims
 
 
 def _static_window(keys, dims: list) -> tuple[list, list] | None:

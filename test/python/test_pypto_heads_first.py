@@ -85,3 +85,48 @@ def test_a_transpose_of_the_tokens_elsewhere_is_refused_at_its_line(tail, shape,
     out_shape = [3 if s is pypto.DYNAMIC else s for s in shape]
     with pytest.raises(pypto.BuildError, match=rf"test_pypto_heads_first.py:\d+: error: pto.pypto: .*{message}"):
         k(x, w, np.zeros(out_shape, np.float32))
+
+
+def _per_head(heads=range(HEADS), index=lambda h: h):
+    def tail_from(yn, out, i, p):
+        for h in heads:
+            out[h, i : i + p, :] = yn[:, index(h), :]
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], BF16),
+        w: pypto.Tensor([K, HEADS * D], BF16),
+        out: pypto.Tensor([HEADS, pypto.DYNAMIC, D], FP32),
+    ):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            y = pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, FP32)
+            pypto.set_vec_tile_shapes(8, HEADS, D)
+            y3 = pypto.reshape(y, [p, HEADS, D])
+            tail_from(y3 * 2.0, out, i, p)
+
+    return k
+
+
+@pytest.mark.parametrize("t", [1, 13])
+def test_heads_written_one_by_one_are_the_outputs_heads(t: int) -> None:
+    """corpus23's k203: `q_out[h, t0:t0 + tt, :] = qr[:, h, :]` for each head (a number
+    index of a rank-3 tile is a view of that head, its dim dropped); here the heads in
+    reverse, `yn[:, -1 - h, :]`."""
+    x, w = _inputs(t)
+    out = np.full((HEADS, t, D), np.nan, np.float32)
+    _per_head(index=lambda h: -1 - h)(x, w, out)
+    y = (x.astype(np.float32) @ w.astype(np.float32)).reshape(t, HEADS, D) * 2
+    assert check(out, y[:, ::-1, :].transpose(1, 0, 2)).ok
+
+
+@pytest.mark.parametrize(
+    ("heads", "message"),
+    [
+        (range(HEADS - 1), r"heads \[3\] of output 'out' are not written"),
+        ([0, 1, 2, 3, 1], r"head 1 of output 'out' is written twice in the loop body"),
+    ],
+)
+def test_heads_written_one_by_one_are_each_written_once(heads, message: str) -> None:
+    x, w = _inputs(3)
+    with pytest.raises(pypto.BuildError, match=rf"test_pypto_heads_first.py:\d+: error: pto.pypto: {message}"):
+        _per_head(heads)(x, w, np.zeros((HEADS, 3, D), np.float32))
