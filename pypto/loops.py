@@ -505,18 +505,27 @@ def view(
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
+    key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))
+    if len(shape) == 2:
+        # The same view made again in the body is the first (a Python for over weight
+        # blocks that views and casts the tile in each: corpus22's k199), so that the ops
+        # on it are the same ops (pypto/same_ops.py)
+        made = input.__dict__.setdefault("_tile_views", {})
+        if key not in made:
+            made[key] = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
+            made[key]._body = input._body
+        return made[key]
+    # Of rank 3 or more: each token's [*dims] grid of its row (pypto/perm.py), a view in
+    # place; one row tile per body and rows: boxes of it are column runs of one tensor (a
+    # split-K's K slices)
     tile = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
     tile._body = input._body
-    if len(shape) > 2:  # each token's [*dims] grid of its row (pypto/perm.py), a view in place
-        # one row tile per body and rows: boxes of it are column runs of one tensor (a split-K's K slices)
-        key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))
-        flats = input.__dict__.setdefault("_row_tiles", {})
-        if key not in flats:
-            w = math.prod(shape[1:])
-            flats[key] = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype,
-                                     lambda v: views.reshape(v, [None, w], True))  # fmt: skip
-        return perm.split(flats[key], list(shape))  # type: ignore[return-value]
-    return tile
+    flats = input.__dict__.setdefault("_row_tiles", {})
+    if key not in flats:
+        w = math.prod(shape[1:])
+        flats[key] = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype,
+                                 lambda v: views.reshape(v, [None, w], True))  # fmt: skip
+    return perm.split(flats[key], list(shape))  # type: ignore[return-value]
 
 
 def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:

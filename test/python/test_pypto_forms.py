@@ -1332,3 +1332,26 @@ def _list_of_tiles_without_offsets():
             pypto.assemble([pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)], out)
 
     return k
+
+
+def test_a_tile_viewed_and_cast_again_per_weight_block_is_one_matmul() -> None:
+    """corpus22's k199 (PyPTO's performance guide: a Python for over the static N axis):
+    the activation tile viewed and cast again for each weight block; the same view is the
+    first, so the casts are one and the blocks' matmuls one matmul over N."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], FP32), w: pypto.Tensor([H, N], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            for n in range(2):
+                xt = pypto.cast(pypto.view(x, [p, H], [i, 0]), BF16)
+                pypto.assemble(pypto.matmul(xt, w[:, n * N // 2 : (n + 1) * N // 2], FP32), [i, n * N // 2], out)
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((13, H)).astype(np.float32)
+    w = (rng.standard_normal((H, N)) * 0.05).astype(ml_dtypes.bfloat16)
+    out = np.zeros((13, N), np.float32)
+    k(x, w, out)
+    xb = x.astype(ml_dtypes.bfloat16).astype(np.float64)
+    assert check(out, xb @ w.astype(np.float64)).ok
+    text = str(k.trace(x, w, out))
+    assert text.count("pto.cast") == 1 and text.count("pto.matmul") == 2  # (joined by pto-join-n-windows)
