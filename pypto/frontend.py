@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
 
 from pto.frontend import api
 from pto.frontend import builder as b
-from pto.frontend.checks import _is_int, in_api
+from pto.frontend.checks import BuildError, _is_int, in_api
 from pto.interp.report import Report
 from pto.pypto import heads_first, scopes, tails
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
@@ -49,6 +49,15 @@ from pto.tracebacks import api_boundary
 
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
 RUNTIME_MODELLED = ("stitch_function_max_num",)
+
+
+def _every_dim_dynamic(shape: list | None) -> bool:
+    """`pypto.Tensor([DYNAMIC, DYNAMIC])`: a rank-2-or-more annotation of DYNAMIC dims only."""
+    return shape is not None and len(shape) >= 2 and all(status_dim(d) for d in shape)
+
+
+def _has_dynamic(shape: list | None) -> bool:
+    return shape is not None and any(status_dim(d) for d in shape)
 
 
 def _heads(value: object) -> list[tuple[int | None, Any]]:
@@ -210,6 +219,7 @@ class JitKernel:
             if isinstance(p.annotation, Tensor)
         ]
         self.compiled: dict[tuple, api.Compiled] = {}
+        self._coinciding: dict[int, int] = {}  # (see _shapes)
         self.notes: set[str] = set()
         self.report: Report | None = None
         self.result: api.Result | None = None
@@ -239,9 +249,21 @@ class JitKernel:
         as `pypto.Tensor()` in GLM-4.5's signatures)."""
         shapes, t, dtypes = [], None, []
         t_of = ""  # the parameter the token count was read from
+        every = {p.index for p in self.params if _every_dim_dynamic(p.ann._shape)}
+        if every:  # the token count: another DYNAMIC axis's, or else the first such argument's rows
+            rest = [p for p in self.params if p.index not in every and _has_dynamic(p.ann._shape)]
+            src = rest[0] if rest else next(p for p in self.params if p.index in every)
+            dims = _expanded(src.ann._shape, arrays[src.index].ndim) or []
+            t = next(n for d, n in zip(dims, arrays[src.index].shape, strict=False) if status_dim(d))
+            t_of = src.name
+        # all-DYNAMIC arguments but the one the token count is read from whose rows are as
+        # many: their row counts, for a second trace where they are not the tokens (_traced)
+        self._coinciding = {}
         for p in self.params:
             a, ann = arrays[p.index], p.ann
             dims = _expanded(ann._shape, a.ndim)
+            if p.index in every and p.name != t_of and a.ndim and a.shape[0] == t:
+                self._coinciding[self.params.index(p)] = a.shape[0]
             if dims is None:
                 refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape or [])}")
             dtypes.append(ann._dtype if ann._dtype is not None else _dtype_of(a, p.name))
@@ -251,7 +273,12 @@ class JitKernel:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
             for j, (d, n) in enumerate(zip(dims, a.shape, strict=True)):
-                if status_dim(d):
+                if p.index in every and (j > 0 or n != t):
+                    # PyPTO's tests annotate every dim DYNAMIC (the shape from the call): the
+                    # rows are the tokens where they are the token count; the other dims are
+                    # their sizes (corpus22's k200)
+                    shape.append(n)
+                elif status_dim(d):
                     if t is not None and n != t:
                         # (two DYNAMIC axes of one annotation: said at it; of two arguments: at the call)
                         other, here = ("another axis of it", ann._at) if t_of == p.name else ("another argument", None)
@@ -331,7 +358,24 @@ class JitKernel:
         return self._traced(values, shapes, dtypes)[0]
 
     def _traced(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> tuple[ModuleOp, Trace]:
-        """The pto-level module, and the trace that built it (where the hints were set)."""
+        """The pto-level module, and the trace that built it (where the hints were set).
+        An argument annotated all DYNAMIC whose rows are as many as the tokens may be a
+        weight all the same: if the kernel does not trace with its rows the tokens, it is
+        traced again with them its size."""
+        try:
+            return self._traced_as(values, shapes, dtypes)
+        except BuildError:
+            if not self._coinciding:
+                raise
+        rows = self._coinciding
+        alt = [[rows[i] if i in rows and j == 0 else d for j, d in enumerate(s)] for i, s in enumerate(shapes)]
+        try:
+            return self._traced_as(values, alt, dtypes)
+        except BuildError:
+            pass
+        return self._traced_as(values, shapes, dtypes)  # (its error, the first's)
+
+    def _traced_as(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> tuple[ModuleOp, Trace]:
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}
         probe = Trace(False, [], names, dynamic, notes=self.notes)

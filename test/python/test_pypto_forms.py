@@ -1355,3 +1355,23 @@ def test_a_tile_viewed_and_cast_again_per_weight_block_is_one_matmul() -> None:
     assert check(out, xb @ w.astype(np.float64)).ok
     text = str(k.trace(x, w, out))
     assert text.count("pto.cast") == 1 and text.count("pto.matmul") == 2  # (joined by pto-join-n-windows)
+
+
+@pytest.mark.parametrize("tokens", [1, 13, 256])
+def test_annotations_of_dynamic_dims_only_take_the_arguments_sizes(tokens: int) -> None:
+    """corpus22's k200 (PyPTO's matmul tests annotate every operand [DYNAMIC, DYNAMIC]):
+    the rows that are the token count are the tokens (x's decides it), every other dim
+    is the argument's size: the weight's rows (256, also a token count here) stay K."""
+    dyn = [pypto.DYNAMIC, pypto.DYNAMIC]
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(dyn), w: pypto.Tensor(dyn), out: pypto.Tensor(dyn)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [i, 0]), w[0:H, 0:N], FP32), [i, 0], out)
+
+    rng = np.random.default_rng(tokens)
+    x = rng.standard_normal((tokens, H)).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((H, N)) * 0.05).astype(ml_dtypes.bfloat16)
+    out = np.zeros((tokens, N), np.float32)
+    k(x, w, out)
+    assert check(out, x.astype(np.float64) @ w.astype(np.float64)).ok
