@@ -323,6 +323,38 @@ def test_a_hot_program_is_compiled_only_for_a_group_of_many_tasks(monkeypatch) -
     assert sorted(label for label, _ in tiers) == sorted(ran) and len(hot) < len(tiers)
 
 
+def test_a_region_whose_plain_program_ran_many_tasks_runs_hot_from_then_on(monkeypatch) -> None:
+    """A group of fewer than `HOT` tasks runs plain, until its region's plain program has
+    been given `HOT` tasks over the module's runs: from the next run on it runs hot, and
+    the run is still the interpreter's."""
+    from pto.interp import compiled
+
+    tiers: dict[tuple[str, bool], int] = {}  # (label, hot) -> the run that compiled it, from 0
+    real = compiled.compile_region
+
+    def compile_region(r, label: str, hot: bool):
+        tiers.setdefault((label, hot), len(runs))
+        return real(r, label, hot)
+
+    monkeypatch.setattr(compiled, "compile_region", compile_region)
+    monkeypatch.setattr(compiled, "HOT", 10)
+    pto_m, _ = kernel("sk03_standard.mlir")
+    npu_m = lowered(pto_m)
+    inputs = random_inputs(signature(pto_m), 40, 4)
+    ref = run(npu_m, inputs, engine="interp")
+    runs: list = []
+    for _ in range(4):
+        runs.append(run(npu_m, inputs, engine="compiled"))
+        same(ref, runs[-1])
+    tasks = ref.report.to_json()["tasks"]["groups"]
+    small = {label: n for label, n in tasks.items() if n < 10}
+    assert small and any(n >= 10 for n in tasks.values())
+    for label, n in tasks.items():  # hot once earlier runs gave its plain program 10 tasks
+        first_hot = 0 if n >= 10 else -(-10 // n)
+        assert tiers.get((label, True)) == (first_hot if first_hot < len(runs) else None), label
+        assert tiers.get((label, False)) == (None if n >= 10 else 0), label
+
+
 @pytest.mark.parametrize("hot", [0, 10**9])
 def test_the_groups_of_one_loops_unroll_factors_share_one_code_object(monkeypatch, hot: int) -> None:
     """The same ops on tiles of other sizes (the loop's groups of 32 and 8 tokens at
