@@ -78,8 +78,11 @@ class L2Cache:
         # the victim search reads the stamps, and a stamp written is the LRU clock, later
         # than any before it, so a way's stamp is the largest written to it, in whatever
         # order they are written: a hit's stamping waits until a miss evicts (in a kernel
-        # whose lines fit the cache, never), and many are written in one step.
-        self._pending: list[tuple[np.ndarray, int]] = []
+        # whose lines fit the cache, never), and many are written in one step. Kept by the
+        # identity of the slots array: a tile known cached (`_present`) is stamped with the
+        # same array at each repeat, each time later on every slot, so a repeat replaces
+        # the entry (16 tasks of a body read one row tile: one entry, not 16).
+        self._pending: dict[int, tuple[np.ndarray, int]] = {}
         # No line evicted yet: until then hits' stampings wait, and `_present` is kept
         # (from then on, misses evict often: the stamps are read, `_present` emptied).
         self._fresh = True
@@ -126,9 +129,9 @@ class L2Cache:
 
     def _settle(self) -> None:
         """Write the pending stampings (`_pending`): each way's largest."""
-        pending = self._pending
-        if not pending:
+        if not self._pending:
             return
+        pending = list(self._pending.values())
         if len(pending) == 1:
             where, base = pending[0]
             np.maximum.at(self._stamp, where, np.arange(base, base + where.size))
@@ -138,14 +141,14 @@ class L2Cache:
             starts = np.cumsum(sizes) - sizes
             bases = np.array([b for _, b in pending], np.int64) - starts
             np.maximum.at(self._stamp, where, np.arange(where.size) + np.repeat(bases, sizes))
-        pending.clear()
+        self._pending.clear()
 
     def _stamped(self, where: np.ndarray, n: int, write: bool) -> None:
         """The hits at slots `where` (n of them), stamped in order from the clock on:
         later, until a miss first evicts (from then on misses evict, and read the stamps,
         often), now after that."""
         if self._fresh:
-            self._pending.append((where, self.clock + 1))
+            self._pending[id(where)] = (where, self.clock + 1)  # (held: its id stays its own)
             if len(self._pending) >= PENDING:
                 self._settle()
         else:
@@ -457,8 +460,9 @@ class L2Cache:
             self.free_ways -= batch.size
         else:
             self._evicting()
-            # (`take` gathers the sets' rows in half the time of `stamps[s]`)
-            victim = s * self.ways + np.take(self._stamps, s, axis=0).argmin(axis=1)
+            # (`take` gathers the sets' rows in half the time of `stamps[s]`; the method, not
+            # `np.take`, whose Python wrapper cost more than the gather of a round's sets)
+            victim = s * self.ways + self._stamps.take(s, axis=0).argmin(axis=1)
             old = self._tags[victim]
             evict = self._dirty[victim]  # (a never-used way is clean)
             if n := int(np.count_nonzero(evict)):

@@ -281,7 +281,8 @@ def test_repeated_tiles_and_pending_stamps_are_the_line_by_line_model(seed: int)
 
 def test_a_cached_tile_again_is_stamped_later_without_a_lookup(monkeypatch) -> None:
     """The second access of a tile the first one cached takes no round and writes no
-    stamp; reading the stamps writes the pending ones: the model's."""
+    stamp, nor does the third, whose pending stamping replaces the second's (later on
+    every slot); reading the stamps writes the pending ones: the model's."""
     from pto.interp.l2 import tile_lines
 
     c, ref = cache(16, 2), LineByLine(16, 2)
@@ -293,7 +294,7 @@ def test_a_cached_tile_again_is_stamped_later_without_a_lookup(monkeypatch) -> N
     monkeypatch.setattr(L2Cache, "_round", lambda *a: pytest.fail("a lookup of a tile known cached"))
     for _ in range(2):
         assert c.access_tile(first, pattern, "t", False, True) == ref.access(addrs, "t", False, True)
-    assert (c._stamps == raw).all() and len(c._pending) == 2
+    assert (c._stamps == raw).all() and len(c._pending) == 1  # (the second repeat's replaced the first's)
     assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways] and not c._pending
 
 
