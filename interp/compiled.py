@@ -234,7 +234,7 @@ class Programs:
         return self._kept(region).get(_PLAIN_TASKS, 0)
 
     def count_plain(self, region: Region, tasks: int) -> None:
-        """The region's plain program is given `tasks` more tasks (`HOT`)."""
+        """The region's plain program is given `tasks` more tasks (`HOT_AGAIN`)."""
         kept = self._kept(region)
         kept[_PLAIN_TASKS] = kept.get(_PLAIN_TASKS, 0) + tasks
 
@@ -312,12 +312,14 @@ def _same(old: list, new: list) -> bool:
 # A graph group of at least this many tasks runs its program's `hot` variant, a smaller
 # one the plain variant: a hot program's GM copies take half the time but compile in
 # several times as long, which only a group of many tasks repays (a tuner compiles every
-# configuration). The group's task count is known before its first task runs. So is how
-# many tasks the region's plain program has run in earlier runs of its module
-# (`Programs.ran_plain`): once that is this many too, the region runs hot from then on,
-# as a group of many tasks would (mla_wkv_rmsnorm at unroll [1], t=128: 8 tasks a group,
-# timing-only 28 ms plain, 19 ms hot; a tuner's configuration run once stays plain).
+# configuration). The group's task count is known before its first task runs.
 HOT = 32
+# So is how many tasks the region's plain program was given in earlier runs of its
+# module (`Programs.ran_plain`): once that is this many, the module is being run again
+# and again, and the region runs hot from then on (mla_wkv_rmsnorm at unroll [1], t=128:
+# groups of 8 tasks, hot from its third run; timing-only 28 ms plain, 19 ms hot). A
+# tuner's configuration run at one or two token counts stays plain.
+HOT_AGAIN = 16
 
 
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
@@ -327,7 +329,7 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
         if not tasks:  # (an unroll factor the token count leaves unused): not compiled
             groups.append(None)
             continue
-        hot = tasks >= HOT or programs.ran_plain(g.region) >= HOT
+        hot = tasks >= HOT or programs.ran_plain(g.region) >= HOT_AGAIN
         if not hot:
             programs.count_plain(g.region, tasks)
         program = programs.get(g.region, g.label, hot=hot)

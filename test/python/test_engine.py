@@ -325,8 +325,8 @@ def test_a_hot_program_is_compiled_only_for_a_group_of_many_tasks(monkeypatch) -
 
 def test_a_region_whose_plain_program_ran_many_tasks_runs_hot_from_then_on(monkeypatch) -> None:
     """A group of fewer than `HOT` tasks runs plain, until its region's plain program has
-    been given `HOT` tasks over the module's runs: from the next run on it runs hot, and
-    the run is still the interpreter's."""
+    been given `HOT_AGAIN` tasks over the module's runs: from the next run on it runs
+    hot, and the run is still the interpreter's."""
     from pto.interp import compiled
 
     tiers: dict[tuple[str, bool], int] = {}  # (label, hot) -> the run that compiled it, from 0
@@ -338,6 +338,7 @@ def test_a_region_whose_plain_program_ran_many_tasks_runs_hot_from_then_on(monke
 
     monkeypatch.setattr(compiled, "compile_region", compile_region)
     monkeypatch.setattr(compiled, "HOT", 10)
+    monkeypatch.setattr(compiled, "HOT_AGAIN", 10)
     pto_m, _ = kernel("sk03_standard.mlir")
     npu_m = lowered(pto_m)
     inputs = random_inputs(signature(pto_m), 40, 4)
