@@ -364,9 +364,12 @@ class Machine:
     def write_counts(self) -> Callable[[], dict[str, np.ndarray]]:
         """What counts the writes noted so far, each output's per element, when called
         (`pto.interp.writes.count`): the run's result counts them when first read. It
-        holds the notes, not the machine; the machine notes anew from here."""
-        writes, self._writes = self._writes, []
-        return partial(count, dict(self.counted), writes)
+        holds the outputs' notes (no GM tensor: a workspace's array is not kept alive
+        with the result), not the machine; the machine notes anew from here."""
+        counted = self.counted
+        writes = [(t.name, t.at, t.strides_shape, o, e) for t, o, e in self._writes if t.name in counted]
+        self._writes = []
+        return partial(count, dict(counted), writes)
 
     # -- global memory ---------------------------------------------------------------
 

@@ -24,18 +24,17 @@ import numpy as np
 ELEMENTS_PER_TILE = 400
 
 
-def count(outputs: dict[str, tuple[int, ...]], writes: list[tuple[Any, Any, Any]]) -> dict[str, np.ndarray]:
+def count(outputs: dict[str, tuple[int, ...]], writes: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
     """Each output's per-element write counts (int32, `outputs` its shape by name) from
-    the noted writes, (GM tensor, offsets, extent) each through the tensor's shape (the
-    output, a reshape of it, or a window of its columns)."""
+    the noted writes, (output name, window offset or None, shape, offsets, extent) each
+    through the shape the write saw (the output's, a reshape's, or a window of its
+    columns': then offset into the whole output)."""
     counts = {name: np.zeros(shape, np.int32) for name, shape in outputs.items()}
     tiles: dict[tuple[str, tuple[int, ...]], list] = defaultdict(list)
-    for t, offsets, extent in writes:
-        if t.name not in counts:
-            continue
-        if t.at is not None:  # a window (an output's columns): counted in the whole output
-            offsets = tuple(map(operator.add, offsets, t.at))
-        tiles[(t.name, tuple(t.strides_shape))].append((tuple(offsets), tuple(extent)))
+    for name, at, shape, offsets, extent in writes:
+        if at is not None:  # a window (an output's columns): counted in the whole output
+            offsets = tuple(map(operator.add, offsets, at))
+        tiles[(name, tuple(shape))].append((tuple(offsets), tuple(extent)))
     for (name, shape), group in tiles.items():
         c = counts[name]
         add_tiles(c.reshape(shape) if c.shape != shape else c, group)

@@ -111,7 +111,8 @@ def test_timing_only_reports_what_the_full_run_does(engine: str) -> None:
 def test_a_timing_only_run_fills_no_workspace(engine: str) -> None:
     """The standard kernel's RMSNorm workspace (t x 4096 bf16, 8 MB here) is one poison
     element seen at every index in a timing-only run: the run's peak is its output's
-    (2 MB), the output's write counts (4 MB) and the model's tables, not 8 MB more."""
+    (2 MB) and the model's tables (4-6 MB; the output's write counts are made only when
+    read), not 8 MB more."""
     import tracemalloc
 
     pto_m, npu_m = kernel("sk03_standard.mlir")
@@ -122,7 +123,7 @@ def test_a_timing_only_run_fills_no_workspace(engine: str) -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert 6 * 2**20 < peak < 12 * 2**20
+    assert 2 * 2**20 < peak < 10 * 2**20
 
 
 # ------------------------------------------------------------------------- hand-written programs
