@@ -229,6 +229,15 @@ class Programs:
             kept[hot] = compile_region(region, label, hot)
         return kept[hot]
 
+    def ran_plain(self, region: Region) -> int:
+        """How many tasks the region's plain program was given so far (`count_plain`)."""
+        return self._kept(region).get(_PLAIN_TASKS, 0)
+
+    def count_plain(self, region: Region, tasks: int) -> None:
+        """The region's plain program is given `tasks` more tasks (`HOT_AGAIN`)."""
+        kept = self._kept(region)
+        kept[_PLAIN_TASKS] = kept.get(_PLAIN_TASKS, 0) + tasks
+
     def _kept(self, region: Region) -> dict:
         """What is compiled of the region and still valid: its programs by variant."""
         cached: tuple[int, list, dict] | None = getattr(region, _CACHED, None)
@@ -275,6 +284,8 @@ class Programs:
 
 
 _CACHED = "_pto_compiled_program"
+# The key, in what is kept of a region, of the count of tasks its plain program was given.
+_PLAIN_TASKS = "plain tasks"
 
 
 def _compiled_from(region: Region) -> list:
@@ -303,6 +314,12 @@ def _same(old: list, new: list) -> bool:
 # several times as long, which only a group of many tasks repays (a tuner compiles every
 # configuration). The group's task count is known before its first task runs.
 HOT = 32
+# So is how many tasks the region's plain program was given in earlier runs of its
+# module (`Programs.ran_plain`): once that is this many, the module is being run again
+# and again, and the region runs hot from then on (mla_wkv_rmsnorm at unroll [1], t=128:
+# groups of 8 tasks, hot from its third run; timing-only 28 ms plain, 19 ms hot). A
+# tuner's configuration run at one or two token counts stays plain.
+HOT_AGAIN = 16
 
 
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
@@ -312,7 +329,10 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
         if not tasks:  # (an unroll factor the token count leaves unused): not compiled
             groups.append(None)
             continue
-        program = programs.get(g.region, g.label, hot=tasks >= HOT)
+        hot = tasks >= HOT or programs.ran_plain(g.region) >= HOT_AGAIN
+        if not hot:
+            programs.count_plain(g.region, tasks)
+        program = programs.get(g.region, g.label, hot=hot)
         groups.append((program, programs.free_values(program)))
 
     def work(core: Core, worker: int) -> Generator:

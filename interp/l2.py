@@ -78,8 +78,11 @@ class L2Cache:
         # the victim search reads the stamps, and a stamp written is the LRU clock, later
         # than any before it, so a way's stamp is the largest written to it, in whatever
         # order they are written: a hit's stamping waits until a miss evicts (in a kernel
-        # whose lines fit the cache, never), and many are written in one step.
-        self._pending: list[tuple[np.ndarray, int]] = []
+        # whose lines fit the cache, never), and many are written in one step. Kept by the
+        # identity of the slots array: a tile known cached (`_present`) is stamped with the
+        # same array at each repeat, each time later on every slot, so a repeat replaces
+        # the entry (16 tasks of a body read one row tile: one entry, not 16).
+        self._pending: dict[int, tuple[np.ndarray, int]] = {}
         # No line evicted yet: until then hits' stampings wait, and `_present` is kept
         # (from then on, misses evict often: the stamps are read, `_present` emptied).
         self._fresh = True
@@ -126,9 +129,9 @@ class L2Cache:
 
     def _settle(self) -> None:
         """Write the pending stampings (`_pending`): each way's largest."""
-        pending = self._pending
-        if not pending:
+        if not self._pending:
             return
+        pending = list(self._pending.values())
         if len(pending) == 1:
             where, base = pending[0]
             np.maximum.at(self._stamp, where, np.arange(base, base + where.size))
@@ -138,14 +141,14 @@ class L2Cache:
             starts = np.cumsum(sizes) - sizes
             bases = np.array([b for _, b in pending], np.int64) - starts
             np.maximum.at(self._stamp, where, np.arange(where.size) + np.repeat(bases, sizes))
-        pending.clear()
+        self._pending.clear()
 
     def _stamped(self, where: np.ndarray, n: int, write: bool) -> None:
         """The hits at slots `where` (n of them), stamped in order from the clock on:
         later, until a miss first evicts (from then on misses evict, and read the stamps,
         often), now after that."""
         if self._fresh:
-            self._pending.append((where, self.clock + 1))
+            self._pending[id(where)] = (where, self.clock + 1)  # (held: its id stays its own)
             if len(self._pending) >= PENDING:
                 self._settle()
         else:
@@ -200,12 +203,20 @@ class L2Cache:
     ) -> tuple[int, int]:
         """`access` of lines in rounds (`_rounds`), `bounds` where each starts."""
         tid, st = self._open(tensor, cacheable)
-        if len(bounds) > 2 and lines.size and (where := self.slot[lines]).min() >= 0:
-            # every line is in the cache: no round fills a way (nor evicts a later
-            # round's line), so the rounds are one round stamped in their order
-            self._stamped(where, lines.size, write)
-            st.hits += lines.size
-            return lines.size, 0
+        if len(bounds) > 2 and lines.size:
+            where = self.slot[lines]
+            if where.min() >= 0:
+                # every line is in the cache: no round fills a way (nor evicts a later
+                # round's line), so the rounds are one round stamped in their order
+                self._stamped(where, lines.size, write)
+                st.hits += lines.size
+                return lines.size, 0
+            # (the reference, not `ascending`, keeps the rounds)
+            if ascending and cacheable and where.max() < 0 and self._fill_apart(lines, bounds, write, tid):
+                st.misses += lines.size
+                if not write:
+                    st.hbm_read += lines.size * self.line
+                return 0, lines.size
         hits = misses = 0
         # A round of a few lines (many lines sharing few sets) runs line by line, as a
         # small access does; the reference (not `ascending`) keeps the vector round.
@@ -220,6 +231,30 @@ class L2Cache:
         st.hits += hits
         st.misses += misses
         return hits, misses
+
+    def _fill_apart(self, lines: np.ndarray, bounds: list[int], write: bool, tid: int) -> bool:
+        """Fill `lines`, none of them cached, in rounds (`bounds`), in one step, if no
+        line evicts: as the rounds would, each line takes its set's first free way, the
+        next line of the set (a later round) the next way, each stamped in the lines'
+        order. With no eviction one round's fills touch no later round's line, so only
+        the ways differ between rounds. False, with nothing done, if a set lacks room
+        (the int8 example's workspace tiles: 4 rounds of 64 lines, one step)."""
+        if not self.free_ways:  # (then `used` is all `ways`: every miss evicts)
+            return False
+        sets = lines % self.sets
+        way = self.used[sets] + np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))  # + the round
+        if way.max() >= self.ways:
+            return False
+        victim = sets * self.ways + way
+        np.maximum.at(self.used, sets, way + 1)  # (a set's last round's line: its count after)
+        self.free_ways -= lines.size
+        self.slot[lines] = victim
+        self._tags[victim] = lines
+        self._stamp[victim] = np.arange(self.clock + 1, self.clock + 1 + lines.size)
+        self.clock += lines.size
+        self._dirty[victim] = write
+        self._owner[victim] = tid
+        return True
 
     def access_tile(self, first: int, pattern: Pattern, tensor: str, write: bool, cacheable: bool) -> tuple[int, int]:
         """`access` of a tile's lines, `pattern` from line `first` (`tile_lines`)."""
@@ -457,8 +492,9 @@ class L2Cache:
             self.free_ways -= batch.size
         else:
             self._evicting()
-            # (`take` gathers the sets' rows in half the time of `stamps[s]`)
-            victim = s * self.ways + np.take(self._stamps, s, axis=0).argmin(axis=1)
+            # (`take` gathers the sets' rows in half the time of `stamps[s]`; the method, not
+            # `np.take`, whose Python wrapper cost more than the gather of a round's sets)
+            victim = s * self.ways + self._stamps.take(s, axis=0).argmin(axis=1)
             old = self._tags[victim]
             evict = self._dirty[victim]  # (a never-used way is clean)
             if n := int(np.count_nonzero(evict)):

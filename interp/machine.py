@@ -15,7 +15,9 @@ import math
 import operator
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from pto.dialects.npu import Pipe, Space
 from pto.interp.cost import CostModel
 from pto.interp.l2 import L2Cache, Pattern, lines_from, nz_lines_from, strides
 from pto.interp.l2_lines import line_pattern
-from pto.interp.writes import add_tiles
+from pto.interp.writes import count
 from pto.targets import Target
 
 PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIXPIPE, Pipe.CUBE, Pipe.VECTOR, Pipe.SCALAR)
@@ -336,9 +338,9 @@ class Machine:
         # Tasks run by task graphs, per core kind and per group label.
         self.tasks: dict = {"cube": 0, "vector": 0, "groups": {}}
         self.task_runs: list[TaskRun] = []
-        # How many times each element of an output was written (atomic adds excluded):
-        # a correct kernel writes every output element exactly once.
-        self.write_counts: dict[str, np.ndarray] = {}
+        # The outputs whose elements' writes are counted (atomic adds excluded), by name:
+        # their shapes. A correct kernel writes every output element exactly once.
+        self.counted: dict[str, tuple[int, ...]] = {}
         self._writes: list[tuple[GmTensor, Any, Any]] = []  # noted by `count_writes`, not yet counted
         self._blank: dict[Space, np.ndarray] = {}
         self.blank_bufs: dict = {}  # AllocSpec -> its Buf of the blank memory (`npu_ops.alloc`)
@@ -356,23 +358,18 @@ class Machine:
 
     def count_writes(self, t: GmTensor, offsets, extent) -> None:
         """Note a write of the tile for the output's per-element counts, through `t`'s
-        shape (the output, or a reshape of it); `counted_writes` counts them."""
+        shape (the output, or a reshape of it); `write_counts` counts them."""
         self._writes.append((t, offsets, extent))
 
-    def counted_writes(self) -> dict[str, np.ndarray]:
-        """`write_counts` with every write noted so far counted (`pto.interp.writes`)."""
-        tiles: dict[tuple[str, tuple[int, ...]], list] = defaultdict(list)
-        for t, offsets, extent in self._writes:
-            if t.name not in self.write_counts:
-                continue
-            if t.at is not None:  # a window (an output's columns): counted in the whole output
-                offsets = tuple(map(operator.add, offsets, t.at))
-            tiles[(t.name, tuple(t.strides_shape))].append((tuple(offsets), tuple(extent)))
-        self._writes.clear()
-        for (name, shape), group in tiles.items():
-            c = self.write_counts[name]
-            add_tiles(c.reshape(shape) if c.shape != shape else c, group)
-        return self.write_counts
+    def write_counts(self) -> Callable[[], dict[str, np.ndarray]]:
+        """What counts the writes noted so far, each output's per element, when called
+        (`pto.interp.writes.count`): the run's result counts them when first read. It
+        holds the outputs' notes (no GM tensor: a workspace's array is not kept alive
+        with the result), not the machine; the machine notes anew from here."""
+        counted = self.counted
+        writes = [(t.name, t.at, t.strides_shape, o, e) for t, o, e in self._writes if t.name in counted]
+        self._writes = []
+        return partial(count, dict(counted), writes)
 
     # -- global memory ---------------------------------------------------------------
 

@@ -73,6 +73,8 @@ def _round_to_float(x: np.ndarray, dtype: np.dtype, mode: RoundMode) -> np.ndarr
     if mode == RoundMode.RINT:
         return near
     nd = near.astype(np.float64)
+    if (nd == x).all():  # every value converts exactly (an int32 below 2^24 to f32): any mode's
+        return near
     lo = np.where(nd > x, np.nextafter(near, dtype.type(-np.inf)), near).astype(np.float64)
     hi = np.where(nd < x, np.nextafter(near, dtype.type(np.inf)), near).astype(np.float64)
     return _choose(x, lo, hi, nd, mode).astype(dtype)

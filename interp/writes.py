@@ -1,15 +1,20 @@
 """How many times each element of an output was written, counted after the run.
 
 A run writes its outputs tile by tile; `Machine.count_writes` only notes each tile, and
-`add_tiles` counts them all at the end. Counting as each tile was written was a numpy
+`count` counts them all at the end. Counting as each tile was written was a numpy
 slice and an add per tile (up to 6 us each, a sixth of mla_wkv_rmsnorm's timing-only
 run); counts add, so their order does not matter, and nothing reads them before the run
-ends.
+ends. Nor need anything read them at all: `RunResult.write_counts` counts when first
+read. A count array is the output's size in int32 (16 MB for the int8 kernel's output
+at t=512), and making it, its pages faulted in, was 7-20 ms of that kernel's 60 ms
+timing-only run, which a tuner or a timing run never reads.
 """
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +22,23 @@ import numpy as np
 # of its corners, two cumulative sums over the output) when that is cheaper than a slice
 # per tile: about this many output elements cost what one tile's slice and add cost.
 ELEMENTS_PER_TILE = 400
+
+
+def count(outputs: dict[str, tuple[int, ...]], writes: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
+    """Each output's per-element write counts (int32, `outputs` its shape by name) from
+    the noted writes, (output name, window offset or None, shape, offsets, extent) each
+    through the shape the write saw (the output's, a reshape's, or a window of its
+    columns': then offset into the whole output)."""
+    counts = {name: np.zeros(shape, np.int32) for name, shape in outputs.items()}
+    tiles: dict[tuple[str, tuple[int, ...]], list] = defaultdict(list)
+    for name, at, shape, offsets, extent in writes:
+        if at is not None:  # a window (an output's columns): counted in the whole output
+            offsets = tuple(map(operator.add, offsets, at))
+        tiles[(name, tuple(shape))].append((tuple(offsets), tuple(extent)))
+    for (name, shape), group in tiles.items():
+        c = counts[name]
+        add_tiles(c.reshape(shape) if c.shape != shape else c, group)
+    return counts
 
 
 def add_tiles(counts: np.ndarray, tiles: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> None:

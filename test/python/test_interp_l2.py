@@ -214,6 +214,34 @@ def test_an_access_of_several_rounds_all_in_the_cache_is_one_stamping(monkeypatc
     assert c.dirty.tolist() == [[w[2] for w in s] for s in ref.ways]
 
 
+def test_an_access_of_several_rounds_none_cached_with_room_is_one_fill(monkeypatch) -> None:
+    """Lines of one access that share sets, none of them cached, each set with a free
+    way for each of its lines: no round evicts, so they fill in one step, a set's
+    lines its next ways in round order; a set without room sends the access through its
+    rounds. Both the model's answers, ways, stamps and counters."""
+    from pto.interp.l2 import tile_lines
+
+    rounds = []
+    for way in ("_round", "_round_small"):
+        real = getattr(L2Cache, way)
+        monkeypatch.setattr(L2Cache, way, lambda self, *a, real=real: rounds.append(1) or real(self, *a))
+    c, ref = cache(4, 4), LineByLine(4, 4)
+    first, pattern = tile_lines(0, (40, 512), (0, 0), (3, 512), 4, LINE)
+    addrs = (pattern.rel + first).tolist()
+    assert pattern.few is None and addrs == list(range(12))  # 3 rounds of the 4 sets
+    for tensor, write in (("t", True), ("u", False)):  # (u: the same lines, then all cached)
+        assert c.access_tile(first, pattern, tensor, write, True) == ref.access(addrs, tensor, write, True)
+    assert not rounds and c.used.tolist() == [3] * 4 and c.free_ways == 4
+    first, pattern = tile_lines(100 * LINE, (40, 512), (0, 0), (2, 512), 4, LINE)
+    more = (pattern.rel + first).tolist()  # 2 lines a set: a round that fills the sets, one that evicts
+    assert c.access_tile(first, pattern, "v", False, True) == ref.access(more, "v", False, True)
+    assert rounds and c.written_back == ref.written_back > 0
+    assert c.tags.tolist() == [[w[0] for w in s] for s in ref.ways]
+    assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways]
+    assert c.dirty.tolist() == [[w[2] for w in s] for s in ref.ways]
+    assert {n: [s.hits, s.misses, s.hbm_read, s.hbm_written] for n, s in c.stats.items()} == ref.stats
+
+
 def test_a_miss_into_a_set_with_a_free_way_looks_at_no_stamps(monkeypatch) -> None:
     """Ways fill in order (a never-used way is the least recently used, the lowest
     first), so until a set is full its next miss takes way `used` without comparing
@@ -281,7 +309,8 @@ def test_repeated_tiles_and_pending_stamps_are_the_line_by_line_model(seed: int)
 
 def test_a_cached_tile_again_is_stamped_later_without_a_lookup(monkeypatch) -> None:
     """The second access of a tile the first one cached takes no round and writes no
-    stamp; reading the stamps writes the pending ones: the model's."""
+    stamp, nor does the third, whose pending stamping replaces the second's (later on
+    every slot); reading the stamps writes the pending ones: the model's."""
     from pto.interp.l2 import tile_lines
 
     c, ref = cache(16, 2), LineByLine(16, 2)
@@ -293,7 +322,7 @@ def test_a_cached_tile_again_is_stamped_later_without_a_lookup(monkeypatch) -> N
     monkeypatch.setattr(L2Cache, "_round", lambda *a: pytest.fail("a lookup of a tile known cached"))
     for _ in range(2):
         assert c.access_tile(first, pattern, "t", False, True) == ref.access(addrs, "t", False, True)
-    assert (c._stamps == raw).all() and len(c._pending) == 2
+    assert (c._stamps == raw).all() and len(c._pending) == 1  # (the second repeat's replaced the first's)
     assert c.stamp.tolist() == [[w[1] for w in s] for s in ref.ways] and not c._pending
 
 

@@ -372,3 +372,23 @@ def test_vln_takes_what_vexp_takes(engine: str) -> None:
 
     ln, exp = busy(f"npu.vln %a -> %d : {UB} -> {UB}"), busy(f"npu.vexp %a -> %d : {UB} -> {UB}")
     assert ln == exp > busy(f"npu.vabs %a -> %d : {UB} -> {UB}")
+
+
+def test_write_counts_are_counted_when_first_read_and_kept() -> None:
+    """A run's write counts are counted on their first read, not in the run (a timing
+    run never reads them), from the writes the run noted; the same arrays after that."""
+    text = kernel(
+        """
+      %a = npu.alloc ub [0] : !npu.buf<2x64xf32, ub>
+      npu.vdup 5.0 -> %a : !npu.buf<2x64xf32, ub>
+      npu.dma mte3 %a[0, 0] -> %out[1, 0] : !npu.buf<2x64xf32, ub> -> !npu.buf<8x64xf32, gm>
+      npu.dma mte3 %a[0, 0] -> %out[2, 0] : !npu.buf<2x64xf32, ub> -> !npu.buf<8x64xf32, gm>"""
+    )
+    r = run_ir(text, np.zeros((8, 64), np.float32))
+    assert "write_counts" not in vars(r)  # not counted yet
+    want = np.zeros((8, 64), np.int32)
+    want[1] = want[3] = 1
+    want[2] = 2
+    np.testing.assert_array_equal(r.write_counts[0], want)
+    r.write_counts[0][0, 0] = 7  # (kept: a second read is the same list of arrays)
+    assert r.write_counts[0][0, 0] == 7

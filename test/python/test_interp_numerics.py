@@ -63,6 +63,24 @@ def test_f16_round_modes_and_exact_input() -> None:
     assert nx.cast(x, "f32", "f16", R.ROUND).astype(np.float32).tolist() == [1 + ulp, 1.0, 1.0]
 
 
+@pytest.mark.parametrize("mode", list(R))
+def test_a_cast_every_value_of_which_is_exact_is_the_plain_conversion_in_every_mode(mode) -> None:
+    """Values the destination holds exactly (int32s of an int8 product to f16: the int8
+    example's dequant) skip the neighbours' search: each mode's answer is the value,
+    bit for bit, -0.0 included; one inexact value sends the whole array the long way."""
+    x = np.array([0, -3, 2047, -2048, 1024, 7], np.int32)
+    for src, dst in (("i32", "f16"), ("i32", "f32")):
+        got = nx.cast(x, src, dst, mode)
+        assert got.dtype == nx.DTYPES[dst] and got.tolist() == x.tolist()
+    zeros = np.array([-0.0, 0.0, 1.5], np.float32)
+    assert nx.cast(zeros, "f32", "f16", mode).view(np.uint16).tolist() == [0x8000, 0, 0x3E00]
+    inexact = np.array([2049, 2, -2049], np.int32)  # f16 has 11 significant bits
+    want = {R.FLOOR: [2048, 2, -2050], R.CEIL: [2050, 2, -2048], R.TRUNC: [2048, 2, -2048]}
+    want_near = [2048, 2, -2048]  # RINT (ties to even) and ROUND's nearest: 2049 is a tie
+    got = nx.cast(inexact, "i32", "f16", mode).astype(np.float64).tolist()
+    assert got == want.get(mode, [2050, 2, -2050] if mode == R.ROUND else want_near)
+
+
 def test_saturation() -> None:
     h = np.array([300, -300, 127.9, -128.5], np.float16)
     assert nx.cast(h, "f16", "i8", R.TRUNC, sat=True).tolist() == [127, -128, 127, -128]
