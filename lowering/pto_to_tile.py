@@ -372,8 +372,11 @@ class PtoToTilePass(ModulePass):
         inner.add_op(tile.YieldOp(result))
         labels = [op.attributes.get("pto.label") for op in chain]
         label = next((x.data for x in labels if isinstance(x, StringAttr)), "weight")
-        tiles = [op.attributes.get("pto.vec_tile") for op in chain]
-        vt = next((x for x in tiles if isinstance(x, DenseArrayBase)), None)
+        # the tile set for the result's rank (an op on a rank-1 gamma in the chain has the
+        # leading size of it: corpus23's k211, gamma cast before w * gamma)
+        tiles = [t for op in chain if isinstance(t := op.attributes.get("pto.vec_tile"), DenseArrayBase)]
+        rank = len(pto.tensor_type(v).get_shape())
+        vt = next((t for t in tiles if len(t.get_values()) == rank), tiles[0] if tiles else None)
         stage = tile.VecStageOp(label, Region(inner), [result.type], None if vt is None else list(vt.get_values()))
         stage.location = chain[0].location
         stage.results[0].name_hint = v.name_hint

@@ -29,7 +29,7 @@ def values(st: tile.VecStageOp) -> list[SSAValue]:
 def tiled(shape: tuple[int, ...], whole: tuple[int, int], tile_rc: tuple[int, int]) -> list[int]:
     """A value's share of one task's tile: the tile where it spans the result's axis, its
     one row or column where it is broadcast along it (a per-channel scale `[1, N]`; a
-    rank-1 `[N]`, aligned with the last axis, which tile-to-npu refuses)."""
+    rank-1 `[N]`, aligned with the last axis: a gamma)."""
     n = len(shape)
     return [t if d == w else d for d, w, t in zip(shape, whole[-n:], tile_rc[-n:], strict=True)]
 

@@ -253,8 +253,8 @@ class JitKernel:
         if every:  # the token count: another DYNAMIC axis's, or else the first such argument's rows
             rest = [p for p in self.params if p.index not in every and _has_dynamic(p.ann._shape)]
             src = rest[0] if rest else next(p for p in self.params if p.index in every)
-            dims = _expanded(src.ann._shape, arrays[src.index].ndim) or []
-            t = next(n for d, n in zip(dims, arrays[src.index].shape, strict=False) if status_dim(d))
+            src_dims = _expanded(src.ann._shape, arrays[src.index].ndim) or []
+            t = next(n for d, n in zip(src_dims, arrays[src.index].shape, strict=False) if status_dim(d))
             t_of = src.name
         # all-DYNAMIC arguments but the one the token count is read from whose rows are as
         # many: their row counts, for a second trace where they are not the tokens (_traced)

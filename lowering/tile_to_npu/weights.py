@@ -154,16 +154,18 @@ def emit_weight_stage(low: Lowering, st: tile.VecStageOp) -> None:
             return tiled(tuple(shape), whole, (r, c))
 
         def at(shape: list[int]) -> list[SSAValue | int]:
+            if len(shape) == 1:  # a rank-1 weight along the last axis (a gamma): the task's columns
+                return [col if shape[0] == whole[1] else 0]
             return [row if shape[0] == whole[0] else 0, col if shape[1] == whole[1] else 0]
 
         ub = UbAllocator(low.target)
         inputs = [v for op in st.body.block.ops for v in op.operands if v.owner not in st.body.block.ops]
         for v in dict.fromkeys(inputs):
             shape = list(tensor_type(v).get_shape())
-            if len(shape) != 2:
-                raise unsupported(st, f"a weight stage reading a rank-{len(shape)} weight (rank 2 only)")
+            if len(shape) not in (1, 2):
+                raise unsupported(st, f"a weight stage reading a rank-{len(shape)} weight (rank 1 or 2 only)")
             ub.bufs[v] = ub.alloc(part(shape), tensor_type(v).element_type, st.location)
-            npu.DmaOp(Pipe.MTE2, low.gm[v], at(shape), ub.bufs[v], [0, 0])
+            npu.DmaOp(Pipe.MTE2, low.gm[v], at(shape), ub.bufs[v], [0] * len(shape))
         sync(Pipe.MTE2, Pipe.VECTOR)
         yielded = st.body.block.last_op
         assert isinstance(yielded, tile.YieldOp)

@@ -4,6 +4,7 @@ same run-time errors at the same op, determinism, and the timing-only mode."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from kernels import ROOT, SK03_NAMES, context, example, lowered, lowered_example, parse
@@ -78,6 +79,23 @@ def test_engines_agree_on_a_weight_stage(numerics: bool) -> None:
     # (the only vector tasks: every cube task starts after the last of them ends)
     vec_end = max(e.start + e.dur for e in ref.report.events if e.core.startswith("aiv"))
     assert min(e.start for e in ref.report.events if e.core.startswith("aic")) >= vec_end
+
+
+def test_a_weight_stage_reads_a_rank_1_gamma_by_columns() -> None:
+    """corpus23's k211: `w * cast(gamma)` before the loop, gamma's cast under the rank-1
+    tile PyPTO gives it; the stage is tiled (8, 256) and each task loads its [256] of
+    gamma (the whole row here)."""
+    path = ROOT / "test" / "lowering" / "Inputs" / "weight_gamma_fold.mlir"
+    pto_m = parse(path.read_text(), str(path))
+    npu_m = lowered(pto_m.clone(), "pto-sk03-pipeline{factors=8,1}")
+    inputs = random_inputs(signature(pto_m), 11, 5)
+    ref, got = both(npu_m, inputs)
+    same(ref, got)
+    x, w, g = (a.astype(np.float32) for a in inputs)
+    want = x @ (w * g).astype(ml_dtypes.bfloat16).astype(np.float32).T
+    np.testing.assert_allclose(got.outputs[0], want, rtol=1e-4, atol=1e-4)
+    stages = {st["stage"]: st for st in ref.report.to_json()["stages"]}
+    assert stages["weight"]["tasks"] == 128 // 8
 
 
 def test_compiled_runs_are_deterministic() -> None:
