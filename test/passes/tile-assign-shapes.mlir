@@ -2,8 +2,12 @@
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=STD
 // RUN: pto-opt %S/../lowering/Inputs/w8a16.mlir -p pto-classify-skeleton,pto-to-tile,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=W8
 // RUN: pto-opt %S/Inputs/weight_stage.mlir -p tile-assign-shapes | filecheck %s --check-prefix=WS
-// RUN: not pto-opt %S/Inputs/weight_stage_rank1.mlir -p tile-assign-shapes,tile-to-npu 2>&1 | filecheck %s --check-prefix=WSR1
-// WSR1: weight_stage_rank1.mlir:{{[0-9]+}}:3: error: tile-to-npu does not support a weight stage reading a rank-1 weight (rank 2 only) yet
+// RUN: pto-opt %S/Inputs/weight_stage_rank1.mlir -p tile-assign-shapes,tile-to-npu | filecheck %s --check-prefix=WSR1
+// Each task of the weight stage loads its [16, 32] tile of the weight and its columns of gamma.
+// WSR1: npu.tasks "weight" vector (%{{.*}}, %{{.*}}) in (%{{.*}}, 4) {
+// WSR1: npu.dma mte2 %w[%row, %col] -> %{{.*}}[0, 0] : !npu.buf<64x32xf32, gm> -> !npu.buf<16x32xf32, ub>
+// WSR1: npu.dma mte2 %g[%col] -> %{{.*}}[0] : !npu.buf<32xf32, gm> -> !npu.buf<32xf32, ub>
+// WSR1: npu.vmul %{{.*}}, %{{.*}} -> %{{.*}} : !npu.buf<16x32xf32, ub>, !npu.buf<32xf32, ub> -> !npu.buf<16x32xf32, ub>
 // RUN: pto-opt %S/../../examples/mla_wqa_qrmsnorm.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=PINNED
 // RUN: pto-opt %S/../../examples/hc_pre.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=128,64,16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes' | filecheck %s --check-prefix=MHC
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p 'pto-classify-skeleton,pto-to-tile,tile-unroll{factors=16},tile-annotate-cache,tile-apply-settings,tile-assign-shapes{target=ascend950}' | filecheck %s --check-prefix=T950

@@ -1,5 +1,5 @@
 // A weight stage reading a rank-1 weight: tile-assign-shapes tiles it (the [N] weight aligned
-// with the last axis), and tile-to-npu says it does not lower it (tile-assign-shapes.mlir).
+// with the last axis), and tile-to-npu loads each task's columns of it (tile-assign-shapes.mlir).
 func.func @weight_stage_rank1(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %g: tensor<32xf32>, %out: tensor<?x32xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x64xf32>
