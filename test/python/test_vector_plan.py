@@ -93,8 +93,10 @@ def test_planner_and_emitter_place_hand_written_phases_alike(n: int) -> None:
     module = parse(tile_chunks()[n])
     TileAssignShapesPass().apply(context(), module)
     plan = planned(module)
+    # (a weight stage's tasks are planned by planning/weights.py, not as a phase)
+    weights = {st.label.data for st in module.walk() if isinstance(st, tile.VecStageOp) and st.phase is None}
     TileToNpuPass().apply(context(), module)
-    agree(plan, emitted(module))
+    agree(plan, [(label, got) for label, got in emitted(module) if label not in weights])
 
 
 def test_liveness_fits_the_primitives_rmsnorm_pypto_compiles() -> None:
