@@ -367,13 +367,11 @@ class JitKernel:
         except BuildError:
             if not self._coinciding:
                 raise
+        # (if this fails too, its error is said: a weight read as tokens fails at its first
+        # use, which hides the kernel's own error behind it)
         rows = self._coinciding
         alt = [[rows[i] if i in rows and j == 0 else d for j, d in enumerate(s)] for i, s in enumerate(shapes)]
-        try:
-            return self._traced_as(values, alt, dtypes)
-        except BuildError:
-            pass
-        return self._traced_as(values, shapes, dtypes)  # (its error, the first's)
+        return self._traced_as(values, alt, dtypes)
 
     def _traced_as(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> tuple[ModuleOp, Trace]:
         names = [p.name for p in self.params]

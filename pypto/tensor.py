@@ -465,8 +465,8 @@ def _open_window(key, out: Tensor, value: object) -> tuple[list, list] | None:
 
 
 def _int_dims(key, x: Tensor) -> set[int] | None:
-    """The dims after the first that `key` indexes by a number, if any (each normalised in
-    place is left to the window): only of a token tensor of rank 3 or more."""
+    """The dims after the first that `key` indexes by a number (a view of that index, the
+    dim then dropped), or None: of a token tensor of rank 3 or more only."""
     if not (isinstance(key, tuple) and x._tok and len(x.shape) >= 3 and len(key) == len(x.shape)):
         return None
     dims = {j for j, k in enumerate(key) if j > 0 and _is_int(k)}

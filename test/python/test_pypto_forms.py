@@ -1375,3 +1375,19 @@ def test_annotations_of_dynamic_dims_only_take_the_arguments_sizes(tokens: int) 
     out = np.zeros((tokens, N), np.float32)
     k(x, w, out)
     assert check(out, x.astype(np.float64) @ w.astype(np.float64)).ok
+
+
+def test_a_weight_whose_rows_equal_the_tokens_by_chance_does_not_hide_the_kernels_error() -> None:
+    """All-DYNAMIC annotations at 64 tokens and a [64, 32] weight: traced with the weight's
+    rows the tokens, the matmul's K would disagree; the error said is the kernel's own."""
+    dyn = [pypto.DYNAMIC, pypto.DYNAMIC]
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(dyn), w: pypto.Tensor(dyn), out: pypto.Tensor(dyn)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            y = pypto.matmul(pypto.view(x, [p, 64], [i, 0]), w, FP32)
+            pypto.assemble(pypto.sin(y), [i, 0], out)  # not modelled
+
+    x, w = np.ones((64, 64), ml_dtypes.bfloat16), np.ones((64, 32), ml_dtypes.bfloat16)
+    with pytest.raises(pypto.BuildError, match=r"pypto.sin \(a PyPTO 0.2.0 name\) is not modelled"):
+        k(x, w, np.zeros((64, 32), np.float32))
