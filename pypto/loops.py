@@ -387,8 +387,9 @@ def _k_rows(w: Tensor, shape: list, offsets: list) -> bool:
     return len(shape) == 2 and shape[1] == w.shape[1] and offsets[1] == 0
 
 
-def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
-    """A view of whole rows and a range of the last axis (a K slice of a split-K)."""
+def _columns(x: Tensor, shape: list, offsets: list, valid, of_view: bool = False) -> bool:
+    """A view of whole rows and a range of the last axis (a K slice of a split-K) of a
+    tensor (with `of_view`, of a column view too)."""
     return (
         len(shape) >= 2
         and shape[:-1] == x.shape[:-1]
@@ -398,7 +399,7 @@ def _columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
         and 0 <= offsets[-1]
         and offsets[-1] + shape[-1] <= x.shape[-1]
         and valid in (None, shape)
-        and x._lazy is None
+        and (x._lazy is None or of_view)
     )
 
 
@@ -444,6 +445,11 @@ def view(
                 f"pypto.view of a {input.shape} token tensor takes all its rows at offset 0, got {shape} at {offsets}"
             )
         return w
+    if input._lazy is not None and input._lazy[0] == "cols" and _columns(input, shape, offsets, valid, True):
+        # columns of a column view (corpus24's k221: a head's columns of a half of the
+        # matmul's tile): those columns of the tensor it views
+        _, base, c0, _ = input._lazy
+        return split_k.column_view(base, c0 + offsets[-1], c0 + offsets[-1] + shape[-1])
     on_loop = isinstance(offsets[0], Sym) and tr.loop is not None and tr.loop.index.name in offsets[0].names
     rest_ok = (
         shape[1:] == input.shape[1:] and all(o == 0 for o in offsets[1:]) and (valid is None or valid[1:] == shape[1:])

@@ -1391,3 +1391,21 @@ def test_a_weight_whose_rows_equal_the_tokens_by_chance_does_not_hide_the_kernel
     x, w = np.ones((64, 64), ml_dtypes.bfloat16), np.ones((64, 32), ml_dtypes.bfloat16)
     with pytest.raises(pypto.BuildError, match=r"pypto.sin \(a PyPTO 0.2.0 name\) is not modelled"):
         k(x, w, np.zeros((64, 32), np.float32))
+
+
+def test_a_column_view_of_a_column_view_is_those_columns() -> None:
+    """corpus24's k221: a head's columns of a half of the matmul's tile,
+    `view(view(y, [p, 2D], [0, 0]), [p, D], [0, D])`, is y's columns [D, 2D)."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([N, H], BF16), out: pypto.Tensor([T, N // 4], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, FP32, b_trans=True)
+            half = pypto.view(y, [p, N // 2], [0, N // 2])
+            pypto.assemble(pypto.view(half, [p, N // 4], [0, N // 4]) * 2.0, [i, 0], out)
+
+    x, _, w, _ = _inputs(13)
+    out = np.zeros((13, N // 4), np.float32)
+    k(x, w, out)
+    y = x.astype(np.float64) @ w.astype(np.float64).T
+    assert check(out, 2 * y[:, 3 * N // 4 :]).ok
