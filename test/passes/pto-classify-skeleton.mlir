@@ -255,11 +255,23 @@ func.func @windows_then_chain(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>, %w2
 
 // -----
 
-func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xi32> {
+// An int8 matmul whose i32 product is the kernel's output (PyPTO's int8 matmul tests):
+// nothing to dequantise, the standard form.
+// CHECK-LABEL: func.func @int8_output
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @int8_output(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xi32> {
+  %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  func.return %y : tensor<?x64xi32>
+}
+
+// -----
+
+func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xf32> {
   // expected-error@+1 {{an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight scale (or the weight scale first)}}
   %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
-  // expected-note@+1 {{the i32 result is read here, by 'func.return'}}
-  func.return %y : tensor<?x64xi32>
+  // expected-note@+1 {{the i32 result is read here, by 'pto.cast'}}
+  %f = pto.cast %y rint : tensor<?x64xi32> -> tensor<?x64xf32>
+  func.return %f : tensor<?x64xf32>
 }
 
 // -----

@@ -1409,3 +1409,27 @@ def test_a_column_view_of_a_column_view_is_those_columns() -> None:
     k(x, w, out)
     y = x.astype(np.float64) @ w.astype(np.float64).T
     assert check(out, 2 * y[:, 3 * N // 4 :]).ok
+
+
+@pytest.mark.parametrize("engine", ["interp", "compiled"])
+def test_an_int8_matmul_whose_product_is_the_output_runs(engine: str) -> None:
+    """corpus22's k199 (PyPTO's cast-then-matmul test): int8 x int8 -> the i32 output
+    itself, no dequant; the products exact."""
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([T, H], pypto.DT_INT8),
+        w: pypto.Tensor([H, N], pypto.DT_INT8),
+        out: pypto.Tensor([T, N], pypto.DT_INT32),
+    ):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, pypto.DT_INT32), [i, 0], out)
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(-128, 128, (13, H), dtype=np.int8)
+    w = rng.integers(-128, 128, (H, N), dtype=np.int8)
+    out = np.zeros((13, N), np.int32)
+    k(x, w, out)
+    assert np.array_equal(out, x.astype(np.int64) @ w.astype(np.int64))
+    got = pto.run(pto.compile(k.trace(x, w, out)), [x, w], engine=engine).outputs[0]
+    assert np.array_equal(got, out)
