@@ -432,6 +432,9 @@ def cast(
     return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
 
+Item = Tensor | float  # an operand of select after the first
+
+
 def _broadcast(a: Sequence[int | None], b: Sequence[int | None]) -> list[int | None]:
     """The result shape of a trailing-aligned broadcast (the verifier checks legality)."""
     if len(a) < len(b):
@@ -506,60 +509,48 @@ def abs(x: Tensor, *, label: str | None = None, vec_tile: Sequence[int] | None =
 
 
 def muls(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
-    _tensor(x, "muls input")
-    scalar = _check_number("muls scalar", scalar)
-    return Tensor(x.kernel, _emit(pto.MulsOp(x.value, scalar), x, label, vec_tile).results[0])
+    return _scalar(pto.MulsOp, x, scalar, label, vec_tile)
 
 
 def adds(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
-    _tensor(x, "adds input")
-    scalar = _check_number("adds scalar", scalar)
-    return Tensor(x.kernel, _emit(pto.AddsOp(x.value, scalar), x, label, vec_tile).results[0])
+    return _scalar(pto.AddsOp, x, scalar, label, vec_tile)
 
 
 def maxs(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
-    _tensor(x, "maxs input")
-    scalar = _check_number("maxs scalar", scalar)
-    return Tensor(x.kernel, _emit(pto.MaxsOp(x.value, scalar), x, label, vec_tile).results[0])
+    return _scalar(pto.MaxsOp, x, scalar, label, vec_tile)
 
 
 def mins(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
-    _tensor(x, "mins input")
-    scalar = _check_number("mins scalar", scalar)
-    return Tensor(x.kernel, _emit(pto.MinsOp(x.value, scalar), x, label, vec_tile).results[0])
+    return _scalar(pto.MinsOp, x, scalar, label, vec_tile)
 
 
 def rdivs(x: Tensor, scalar: float, *, label: str | None = None, vec_tile: Sequence[int] | None = None) -> Tensor:
     """`scalar / x`, elementwise."""
-    _tensor(x, "rdivs input")
-    scalar = _check_number("rdivs scalar", scalar)
-    return Tensor(x.kernel, _emit(pto.RdivsOp(x.value, scalar), x, label, vec_tile).results[0])
+    return _scalar(pto.RdivsOp, x, scalar, label, vec_tile)
+
+
+def _scalar(cls, x: Tensor, scalar: float, label, vec_tile) -> Tensor:
+    """`cls` (a pto op with an f32 immediate) of `x` and `scalar`."""
+    what = cls.name.split(".")[1]
+    _tensor(x, f"{what} input")
+    op = cls(x.value, _check_number(f"{what} scalar", scalar))
+    return Tensor(x.kernel, _emit(op, x, label, vec_tile).results[0])
 
 
 def select(
-    predicate: str,
-    lhs: Tensor,
-    rhs: Tensor | float,
-    on_true: Tensor | float,
-    on_false: Tensor | float,
-    *,
-    label: str | None = None,
-    vec_tile: Sequence[int] | None = None,
+    predicate: str, lhs: Tensor, rhs: Item, on_true: Item, on_false: Item, *, label=None, vec_tile=None
 ) -> Tensor:
-    """`where(lhs PRED rhs, on_true, on_false)` elementwise (PRED: eq ne lt le gt ge); each
-    of the last three a tensor or a number. The result has the selected values' type (the
-    compared values' where both are numbers)."""
+    """`where(lhs PRED rhs, on_true, on_false)` elementwise (PRED: eq ne lt le gt ge), each of
+    the last three a tensor or a number; of the selected values' type (else the compared)."""
     if predicate not in PREDICATES:
         raise BuildError(f"unknown comparison '{predicate}' (known: {', '.join(PREDICATES)})", caller())
     _tensor(lhs, "select lhs")
     items: list[Tensor | float] = [lhs]
     for x, what in ((rhs, "rhs"), (on_true, "on_true"), (on_false, "on_false")):
         items.append(x if isinstance(x, Tensor) else _check_number(f"select {what}", x))
-    tensors = [x for x in items if isinstance(x, Tensor)]
-    for x in tensors[1:]:
-        _same_kernel(lhs, x)
     shape: list[int | None] = list(lhs.shape)
-    for x in tensors[1:]:
+    for x in (x for x in items[1:] if isinstance(x, Tensor)):
+        _same_kernel(lhs, x)
         shape = _broadcast(shape, x.shape)
     chosen = next((x for x in items[2:] if isinstance(x, Tensor)), lhs)
     values = [x.value if isinstance(x, Tensor) else x for x in items]

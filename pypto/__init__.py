@@ -59,7 +59,7 @@ from pto.pypto.hints import (
     set_vec_tile_shapes,
     set_verify_options,
 )
-from pto.pypto.loops import assemble, loop, loop_unroll, view
+from pto.pypto.loops import loop, loop_unroll, view
 from pto.pypto.ops import (
     abs,
     add,
@@ -83,6 +83,7 @@ from pto.pypto.ops import (
     sum,
     zeros,
 )
+from pto.pypto.outputs import assemble
 from pto.pypto.scopes import options
 from pto.pypto.select import eq, ge, greater, gt, le, logical_and, logical_not, lt, ne, where
 from pto.pypto.sym import (

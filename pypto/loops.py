@@ -1,5 +1,5 @@
-"""The token loop (`loop_unroll`, `loop`), the views that take token tiles and
-`assemble`, as PyPTO's (the hint setters: pypto/hints.py).
+"""The token loop (`loop_unroll`, `loop`) and the views that take token tiles, as
+PyPTO's (the hint setters: pypto/hints.py; `assemble`: pypto/outputs.py).
 
 The pto level computes on whole tensors, so a token-tile view is its whole tensor and
 the loop becomes `pto.unroll` (for `pypto.loop` with `TILE`-row views, `[TILE]` and
@@ -21,7 +21,7 @@ from pto.dialects.common import nz_window_error
 from pto.frontend import builder as b
 from pto.frontend import views
 from pto.frontend.checks import BuildError, _is_int, caller
-from pto.pypto import expand, heads_first, ops, perm, row_loops, scratch, split_k, tails, tcols, windows
+from pto.pypto import expand, ops, perm, row_loops, split_k, tails, tcols, windows
 from pto.pypto.errors import not_modelled, refuse
 from pto.pypto.sym import Sym, evaluate, no_value
 from pto.pypto.tensor import Loop, Tensor, Trace, current
@@ -484,18 +484,12 @@ def view(
             "or columns [rows, w] at [0, c] of a 2-D tensor"
         )
     if not rest_ok and _tile_columns(input, shape, offsets, valid):
-        # One rows tile per body and row offset: its column views are then K slices of
-        # one tensor (a hand-written split-K), and a cast of them one cast of it.
-        key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))
-        tiles = input.__dict__.setdefault("_row_tiles", {})
-        if key not in tiles:
-            tiles[key] = view(
-                input,
-                [shape[0], input.shape[1]],
-                [offsets[0], 0],
-                valid_shape=None if valid is None else [valid[0], input.shape[1]],
-            )
-        return split_k.column_view(tiles[key], offsets[1], offsets[1] + shape[1])
+        # The rows' tile (one per body and rows: `_token_tile`), then its columns: the
+        # column views of one rows tile are K slices of one tensor (a hand-written split-K),
+        # and a cast of them one cast of it.
+        rows_valid = None if valid is None else [valid[0], input.shape[1]]
+        tile = view(input, [shape[0], input.shape[1]], [offsets[0], 0], valid_shape=rows_valid)
+        return split_k.column_view(tile, offsets[1], offsets[1] + shape[1])
     if not rest_ok and len(shape) > 2 and (valid is None or valid[1:] == shape[1:]):
         # a box of each token's grid: the rows' whole grids, then the window of them
         rows = view(input, [shape[0], *input.shape[1:]], [offsets[0], *[0] * (len(shape) - 1)],
@@ -511,27 +505,27 @@ def view(
     _check_rows(tr, offsets[0], valid[0] if valid else None, shape[0], "pypto.view", input.shape[0])
     i = _token_param(tr, input, "a token-tile view")
     tr.seen_token.add(i)
+    return _token_tile(tr, input, shape, offsets, valid)
+
+
+def _token_tile(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> Tensor:
+    """A token tile of parameter `x`, made once per body, rows and valid rows: the same
+    view made again is the first (a Python for over weight blocks that views and casts the
+    tile in each: corpus22's k199), so that the ops on it are the same ops
+    (pypto/same_ops.py). Of rank 3 or more, each token's [*dims] grid of its row
+    (pypto/perm.py), a view in place: boxes of its one row tile are column runs of one
+    tensor (a split-K's K slices)."""
     key = (tr.iteration, repr(offsets[0]), shape[0], repr(valid))
-    if len(shape) == 2:
-        # The same view made again in the body is the first (a Python for over weight
-        # blocks that views and casts the tile in each: corpus22's k199), so that the ops
-        # on it are the same ops (pypto/same_ops.py)
-        made = input.__dict__.setdefault("_tile_views", {})
-        if key not in made:
-            made[key] = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
-            made[key]._body = input._body
-        return made[key]
-    # Of rank 3 or more: each token's [*dims] grid of its row (pypto/perm.py), a view in
-    # place; one row tile per body and rows: boxes of it are column runs of one tensor (a
-    # split-K's K slices)
-    tile = Tensor.traced([shape[0], *shape[1:]], input.known_dtype, input._val, True)
-    tile._body = input._body
-    flats = input.__dict__.setdefault("_row_tiles", {})
-    if key not in flats:
-        w = math.prod(shape[1:])
-        flats[key] = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype,
-                                 lambda v: views.reshape(v, [None, w], True))  # fmt: skip
-    return perm.split(flats[key], list(shape))  # type: ignore[return-value]
+    made = x.__dict__.setdefault("_tile_views", {})
+    if key not in made:
+        tile = Tensor.traced(list(shape), x.known_dtype, x._val, True)
+        tile._body = x._body
+        if len(shape) > 2:
+            w = math.prod(shape[1:])
+            tile = ops._result("reshape", [tile], [shape[0], w], tile.known_dtype,
+                               lambda v: views.reshape(v, [None, w], True))  # fmt: skip
+        made[key] = tile
+    return made[key] if len(shape) == 2 else perm.split(made[key], list(shape))  # type: ignore[return-value]
 
 
 def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
@@ -546,77 +540,3 @@ def _tile_columns(x: Tensor, shape: list, offsets: list, valid) -> bool:
         and offsets[1] + shape[1] <= x.shape[1]
         and (valid is None or valid[1] == shape[1])
     )
-
-
-def assemble(*args, parallel: bool = False) -> None:
-    """`assemble(tile, [row, 0], out)`: the token tile's rows of the output parameter; at
-    `[row, c]` a narrower tile's columns of a 2-D output (`windows`). PyPTO's list form,
-    `assemble([(a, [row, 0]), (b, [row, c])], out, parallel=True)`, is each in turn (what
-    `parallel` lets the device overlap, the model's pipes overlap anyway)."""
-    tr = current("pypto.assemble")
-    if len(args) == 2 and isinstance(args[0], list | tuple):  # ([(src, offsets), ...], dst): each in turn
-        srcs, dst = args
-        if not all(isinstance(s, list | tuple) and len(s) == 2 for s in srcs):
-            refuse("pypto.assemble(srcs, dst) takes a list of (tensor, offsets) pairs and the tensor to write")
-        for src, offsets in srcs:
-            assemble(src, offsets, dst)
-        return None
-    if len(args) != 3:
-        refuse(f"pypto.assemble(src, offsets, dst) or assemble([(src, offsets), ...], dst), got {len(args)} arguments")
-    src, offsets, dst = args
-    if isinstance(dst, Tensor) and dst.declared():  # `pypto.Tensor([rows, W], dt)` in the body: a scratch tile
-        dst.__dict__.update(scratch.make(dst.shape, dst._dtype).__dict__)
-    if tcols.is_tcol(src):
-        refuse(f"pypto.assemble of a {src.shape} tensor whose tokens are not dim 0: transpose them back to dim 0 first")
-    if heads_first.is_heads_first(src):
-        return heads_first.put(tr, src, list(offsets), dst, _check_rows)
-    if scratch.is_scratch(dst):
-        if not isinstance(src, Tensor):
-            refuse("pypto.assemble takes a computed tensor, offsets and a tensor to write")
-        return scratch.put(ops._tensor(src, "pypto.assemble's tile"), list(offsets), dst)
-    if perm.is_perm(src) and isinstance(dst, Tensor) and dst._param is not None:
-        if windows.is_window(src, list(offsets), dst) and tr.loop is not None and tr.iteration >= 0:
-            if src._dtype is not dst._dtype:
-                what = f"a {src.known_dtype.name} tile into a {dst.known_dtype.name} output"
-                refuse(f"pypto.assemble of {what}: cast it first")
-            _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
-            tr.seen_token.add(dst._param)
-            return windows.put(tr, src, list(offsets), dst, ops.concat)
-        src = perm.store_shape(src)  # a grid: its 2-D tile, seen with the output's dims
-    if row_loops.is_row(src):
-        refuse(
-            "pypto.assemble of a row of a tile (a view [1, K] at [r, 0]) into an output: rows taken one at a "
-            "time are written into a scratch tile (s = pypto.tensor(...); s[r:r + 1, 0:] = row), read whole"
-        )
-    if isinstance(src, Tensor) and src._lazy is not None and src._lazy[0] == "heads":
-        refuse("pypto.assemble of a per-head view ([rows * H, D]): reshape it back to [rows, H * D] first")
-    if isinstance(src, Tensor) and src._lazy is not None:  # a split-K sum, a slice, a reciprocal
-        src = ops._tensor(src, "pypto.assemble's tile")
-    if not isinstance(src, Tensor) or src._lazy is not None or not isinstance(dst, Tensor):
-        refuse("pypto.assemble takes a computed tensor, offsets and an output parameter")
-    if dst._param is None:
-        refuse("pypto.assemble into a scratch tensor is not supported: assemble into an output parameter")
-    if tr.loop is None or tr.iteration < 0 or not src._tok:
-        refuse("pypto.assemble writes token tiles inside the token loop")
-    if src._body not in (-1, tr.iteration):
-        refuse("pypto.assemble of a tile computed in the loop body for another unroll factor")
-    offsets = list(offsets)
-    window = windows.is_window(src, offsets, dst)
-    if not window and (
-        len(offsets) != len(dst.shape) or any(o != 0 for o in offsets[1:]) or src.shape[1:] != dst.shape[1:]
-    ):
-        refuse(
-            f"pypto.assemble of {src.shape} at {offsets} into {dst.shape}: whole rows at [row, 0, ...], "
-            "or a column window [row, c] of a 2-D output, only"
-        )
-    if src._dtype is not dst._dtype:
-        refuse(f"pypto.assemble of a {src.known_dtype.name} tile into a {dst.known_dtype.name} output: cast it first")
-    _check_rows(tr, offsets[0], None, src.shape[0], "pypto.assemble", dst.shape[0])
-    tr.seen_token.add(dst._param)
-    if window:
-        return windows.put(tr, src, offsets, dst, ops.concat)
-    if dst._param in tr.outputs and tr.iteration == 0 or windows.pending(tr, dst._param):
-        refuse("each output parameter is assembled once per loop body (whole rows, or column windows each once)")
-    tr.assembled[tr.iteration].append((dst._param, src))
-    if tr.iteration == 0:
-        tr.outputs[dst._param] = src

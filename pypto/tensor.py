@@ -311,7 +311,7 @@ class Tensor:
 
             return partial(getattr(pypto, name), self)
         if name == "assemble":
-            from pto.pypto.loops import assemble
+            from pto.pypto.outputs import assemble
 
             return lambda input, offsets: assemble(input, offsets, self)  # noqa: A006
         refuse(f"Tensor.{name} is not modelled here: docs/pypto.md lists the methods that are")
@@ -384,7 +384,7 @@ class Tensor:
     def __setitem__(self, key, value):
         """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`; with the ends
         left out (`out[i:, c:] = y`), the window is y's shape at those starts, as in PyPTO."""
-        from pto.pypto.loops import assemble
+        from pto.pypto.outputs import assemble
 
         if key == slice(None) or key is Ellipsis:  # PyPTO's `x[:] = y`: x.move(y)
             return self._move_all(value)
