@@ -13,10 +13,11 @@ tile's are, H stores per token tile instead of one."""
 
 from __future__ import annotations
 
-from pto.pypto import perm
+from pto.pypto import ops, perm
 from pto.pypto.errors import refuse
+from pto.pypto.loops import _check_rows
 from pto.pypto.sym import Sym
-from pto.pypto.tensor import Tensor, Trace, _constant
+from pto.pypto.tensor import Tensor, Trace, _constant, current
 
 
 def is_heads_first(x: object) -> bool:
@@ -36,7 +37,7 @@ def transpose(x: Tensor) -> Tensor:
     return y
 
 
-def put(tr: Trace, src: Tensor, offsets: list, dst: object, check_rows) -> None:
+def put(tr: Trace, src: Tensor, offsets: list, dst: object) -> None:
     """`assemble(src, [0, i, 0], dst)`: each head's tile is the result for `dst[h]`."""
     x = src._lazy[1]  # type: ignore[index]
     if not isinstance(dst, Tensor) or dst._param is None:
@@ -51,7 +52,7 @@ def put(tr: Trace, src: Tensor, offsets: list, dst: object, check_rows) -> None:
         refuse(f"pypto.assemble of {src.shape} at {offsets} into {shape}: whole heads at [0, row, 0] only")
     if src._dtype is not dst._dtype:
         refuse(f"pypto.assemble of a {src.known_dtype.name} tile into a {dst.known_dtype.name} output: cast it first")
-    check_rows(tr, offsets[1], None, src.shape[1], "pypto.assemble", shape[1])
+    _check_rows(tr, offsets[1], None, src.shape[1], "pypto.assemble", shape[1])
     if dst._param in tr.outputs and tr.iteration == 0:
         refuse("each output parameter is assembled once per loop body")
     tiles, _ = perm.rows_of(x) if perm.is_perm(x) else ([x], ())
@@ -64,9 +65,6 @@ def put(tr: Trace, src: Tensor, offsets: list, dst: object, check_rows) -> None:
 
 def put_head(dst: Tensor, key: tuple, value: object) -> None:
     """`dst[h, i:i + p, :] = y` of a `[p, D]` tile: the result for `dst[h]`."""
-    from pto.pypto import ops
-    from pto.pypto.loops import _check_rows, current
-
     tr = current("out[h, i:i + p, :] = y")
     what = "out[h, i:i + p, :] = y"
     h, rows, cols = key

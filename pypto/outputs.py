@@ -32,7 +32,7 @@ def assemble(*args, parallel: bool = False) -> None:
     if tcols.is_tcol(src):
         refuse(f"pypto.assemble of a {src.shape} tensor whose tokens are not dim 0: transpose them back to dim 0 first")
     if heads_first.is_heads_first(src):
-        return heads_first.put(tr, src, list(offsets), dst, _check_rows)
+        return heads_first.put(tr, src, list(offsets), dst)
     if scratch.is_scratch(dst):
         if not isinstance(src, Tensor):
             refuse("pypto.assemble takes a computed tensor, offsets and a tensor to write")
