@@ -38,7 +38,7 @@ from pto.frontend import api
 from pto.frontend import builder as b
 from pto.frontend.checks import BuildError, _is_int, in_api
 from pto.interp.report import Report
-from pto.pypto import heads_first, scopes, tails
+from pto.pypto import heads_first, scopes, tails, whole
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.hints import check_pass_options, pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
@@ -220,6 +220,7 @@ class JitKernel:
         ]
         self.compiled: dict[tuple, api.Compiled] = {}
         self._coinciding: dict[int, int] = {}  # (see _shapes)
+        self._looped = False  # the last trace's body called a loop (see _traced)
         self.notes: set[str] = set()
         self.report: Report | None = None
         self.result: api.Result | None = None
@@ -301,12 +302,18 @@ class JitKernel:
     def _run_body(self, tr: Trace, values: dict) -> None:
         _traces.append(tr)
         b._pinned.append(Pinned())
+        args = {**values, **{p.name: tr.params[i] for i, p in enumerate(self.params)}}
         try:
             pass_options(tr, self._pass_options())
-            self.fn(**{**values, **{p.name: tr.params[i] for i, p in enumerate(self.params)}})
+            if tr.whole:
+                code = self.fn.__code__
+                whole.run(tr, lambda tiles: self.fn(**{**args, **tiles}), (code.co_filename, code.co_firstlineno))
+            else:
+                self.fn(**args)
         finally:
             _traces.pop()
             b._pinned.pop()
+            self._looped = tr.looped
         if tr.loop is None:
             refuse(f"{self.fn.__name__} has no token loop (pypto.loop_unroll or pypto.loop)")
         tails.check_done(tr)
@@ -364,7 +371,9 @@ class JitKernel:
         traced again with them its size."""
         try:
             return self._traced_as(values, shapes, dtypes)
-        except BuildError:
+        except BuildError as e:
+            if not self._looped and (token := whole.token_params(shapes)) is not None:
+                return self._traced_whole(values, shapes, dtypes, token, e)
             if not self._coinciding:
                 raise
         # (if this fails too, its error is said: a weight read as tokens fails at its first
@@ -373,15 +382,37 @@ class JitKernel:
         alt = [[rows[i] if i in rows and j == 0 else d for j, d in enumerate(s)] for i, s in enumerate(shapes)]
         return self._traced_as(values, alt, dtypes)
 
-    def _traced_as(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> tuple[ModuleOp, Trace]:
+    def _traced_whole(self, values, shapes, dtypes, token: set[int], first: BuildError) -> tuple[ModuleOp, Trace]:
+        """A kernel of static shapes that met no loop: its body as one tile of all its rows
+        (pypto/whole.py). If it meets a loop after all, the first trace's error is said. A
+        parameter whose rows are as many as the tokens may be a weight all the same (a
+        [K, N] one with K = T): if the kernel does not trace, it is traced again with each
+        such input in turn a weight, and the first error is said if none traces."""
+        try:
+            return self._traced_as(values, shapes, dtypes, token)
+        except BuildError as e:
+            if self._looped:
+                raise first from None
+            error = e
+        for i in sorted(token)[1:]:
+            try:
+                return self._traced_as(values, shapes, dtypes, token - {i})
+            except BuildError:
+                pass
+        raise error
+
+    def _traced_as(
+        self, values: dict, shapes: list[list], dtypes: list[DataType], whole_rows: set[int] | None = None
+    ) -> tuple[ModuleOp, Trace]:
+        """One trace of the body; with `whole_rows` (the token parameters), as one tile of all their rows."""
         names = [p.name for p in self.params]
-        dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)}
-        probe = Trace(False, [], names, dynamic, notes=self.notes)
+        dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)} | (whole_rows or set())
+        probe = Trace(False, [], names, dynamic, notes=self.notes, whole=whole_rows is not None)
         probe.params = self._params(shapes, dtypes, dynamic, None, set())
         self._run_body(probe, values)
-        token = dynamic | probe.seen_token
+        token = dynamic | probe.seen_token if whole_rows is None else probe.seen_token
         k = b.Kernel(self.fn.__name__)
-        tr = Trace(True, [], names, token, kernel=k, notes=self.notes)
+        tr = Trace(True, [], names, token, kernel=k, notes=self.notes, whole=whole_rows is not None)
         tr.params = self._params(shapes, dtypes, token, k, set(probe.outputs))
         self._run_body(tr, values)
         return self._module(tr, k), tr

@@ -47,7 +47,9 @@ def _loop_kwargs(kwargs: dict, allowed: set[str]) -> None:
 
 def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
     """The token loop, its body traced once per unroll factor (descending, 1 added)."""
-    tr = _one_loop("loop_unroll")
+    tr = current("pypto.loop_unroll")
+    _entered(tr)
+    _one_loop(tr)
     _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
     start, stop, step = _range(args)
     if start != 0 or step != 1:
@@ -84,6 +86,7 @@ def _block_rows(stop: object) -> int | None:
 def loop(*args, **kwargs) -> Iterator[Sym | int]:
     """`for i in pypto.loop(n)`: a token loop whose views take `TILE`-row tiles."""
     tr = current("pypto.loop")
+    _entered(tr)
     _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
     if kwargs.get("unroll_list") not in (None, [1]):
         # PyPTO unrolls the body's iterations as they are written (the tiles keep their
@@ -108,11 +111,17 @@ def _n_tiles(steps: range) -> Iterator[int]:
     yield from steps
 
 
-def _one_loop(what: str) -> Trace:
-    tr = current(f"pypto.{what}")
+def _entered(tr: Trace) -> None:
+    """A loop call: in a body traced as one tile of all its rows (pypto/whole.py), the
+    kernel has its own loop after all, and its first trace's error is said instead."""
+    tr.looped = True
+    if tr.whole:
+        refuse("a loop in a kernel traced as one tile of all its rows")
+
+
+def _one_loop(tr: Trace) -> None:
     if tr.loop is not None:
         refuse("an SK-03 kernel has one token loop (a second loop or a nested one is not supported)")
-    return tr
 
 
 def _begin_body(tr: Trace, entry: b.Pinned) -> None:

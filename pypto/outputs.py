@@ -5,7 +5,7 @@ is it): a token tile's rows of an output parameter, column windows of a 2-D outp
 
 from __future__ import annotations
 
-from pto.pypto import heads_first, ops, perm, row_loops, scratch, tcols, windows
+from pto.pypto import heads_first, ops, perm, row_loops, scratch, tcols, whole, windows
 from pto.pypto.errors import refuse
 from pto.pypto.loops import _check_rows
 from pto.pypto.tensor import Tensor, current
@@ -27,6 +27,8 @@ def assemble(*args, parallel: bool = False) -> None:
     if len(args) != 3:
         refuse(f"pypto.assemble(src, offsets, dst) or assemble([(src, offsets), ...], dst), got {len(args)} arguments")
     src, offsets, dst = args
+    if isinstance(dst, Tensor):
+        dst = whole.target(dst)  # (an output's whole-rows tile, in a kernel with no loop: the output)
     if isinstance(dst, Tensor) and dst.declared():  # `pypto.Tensor([rows, W], dt)` in the body: a scratch tile
         dst.__dict__.update(scratch.make(dst.shape, dst._dtype).__dict__)
     if tcols.is_tcol(src):

@@ -97,6 +97,8 @@ class Trace:
     rows_open: bool = False
     row_ops: dict[tuple, object] = field(default_factory=dict)
     same_ops: dict[tuple, tuple] = field(default_factory=dict)  # ops traced again are the first (pypto/ops.py)
+    whole: bool = False  # a kernel with no loop, traced as one tile of all its rows (pypto/whole.py)
+    looped: bool = False  # the body called pypto.loop or loop_unroll
 
     def record(self, kind: str) -> None:
         if self.iteration >= 0:
@@ -248,6 +250,10 @@ class Tensor:
         """`x[:] = y`, PyPTO's move: a declared tensor takes its value (`move`); a value the
         kernel computed is the name of `y` from now on, whatever its shape and dtype
         (DeepSeek-V3.2's `q[:] = dequant(q, ...)` of its int32 matmul result)."""
+        from pto.pypto import whole
+
+        if whole.is_whole(self):  # a kernel with no loop: its output's rows are the one tile's
+            return _outputs().assemble(src, [0] * len(self.shape), whole.target(self))
         if self._param is not None:
             refuse("out[:] = y on a parameter of the kernel: write its rows, out[i:i + p, :] = y, or pypto.assemble")
         if self.declared():
@@ -374,7 +380,7 @@ class Tensor:
                 "rows of a token tensor as x[i:i + p, :] (p a number), or pypto.view"
             )
         shape, offsets = at
-        if self._tok and isinstance(self.shape[0], Sym) and shape[0] != self.shape[0]:
+        if (self._tok or _symbolic_rows(key[0], self)) and shape[0] != self.shape[0]:
             # Rows past the token count are not there: a slice takes those that are, as
             # numpy's does (PyPTO's own tests slice 128-row tiles of 129 tokens).
             valid = [sym_min(shape[0], self.shape[0] - offsets[0]), *shape[1:]]
@@ -384,10 +390,13 @@ class Tensor:
     def __setitem__(self, key, value):
         """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`; with the ends
         left out (`out[i:, c:] = y`), the window is y's shape at those starts, as in PyPTO."""
+        from pto.pypto import whole
         from pto.pypto.outputs import assemble
 
         if key == slice(None) or key is Ellipsis:  # PyPTO's `x[:] = y`: x.move(y)
             return self._move_all(value)
+        if whole.target(self) is not self:  # an output's whole-rows tile in a kernel with no loop: the output
+            return whole.target(self).__setitem__(key, value)
         key = _no_ellipsis(key, len(self.shape))
         if isinstance(key, tuple) and len(key) == 3 and _is_int(key[0]) and isinstance(self.shape[1], Sym):
             from pto.pypto import heads_first  # `out[h, i:i + p, :] = y`: head h of an [H, T, D] output
@@ -411,7 +420,7 @@ class Tensor:
             return None
         if not all(isinstance(k, slice) and k.step in (None, 1) for k in key):
             return None
-        if not self._tok:  # a weight: a static window of each dim
+        if not self._tok and not _symbolic_rows(key[0], self):  # a weight: a static window of each dim
             return _static_window(key, self.shape)
         r, *rest = key
         win = _static_window(rest, self.shape[1:])
@@ -478,6 +487,12 @@ def _int_dims(key, x: Tensor) -> set[int] | None:
     return dims
 
 
+def _symbolic_rows(k: object, x: Tensor) -> bool:
+    """`a[i * M:i * M + M, :]` of a parameter with static shapes: rows at the loop's index,
+    the token tiles of a kernel written with static shapes (PyPTO's operator tests)."""
+    return x._param is not None and isinstance(k, slice) and isinstance(k.start, Sym)
+
+
 def _static_window(keys, dims: list) -> tuple[list, list] | None:
     """The shape and offsets of slices of static dims, or None (an empty or symbolic one)."""
     shape, offs = [], []
@@ -513,6 +528,12 @@ def _select():
     from pto.pypto import select
 
     return select
+
+
+def _outputs():
+    from pto.pypto import outputs
+
+    return outputs
 
 
 def _extras():

@@ -28,10 +28,6 @@ REFUSED: dict[str, str] = {
     "c139_attn_example_qproj_heads": "pypto.matmul takes rank-2 tensors here",
     # a weight-preparation loop writing an output the token loop's matmul reads
     "c140_qat_fakequant_linear": "an SK-03 kernel has one token loop",
-    # static shapes (pypto.Tensor() annotations), the loop count from a scalar argument
-    "c141_matmul_l0c2ub_add": "has no value while the kernel is traced",
-    # no loop at all: out[:] = pypto.matmul(a, b)
-    "c142_manual_splitk_doc": "out[:] = y on a parameter of the kernel",
     # a constant tensor: concat([b, full(0), ...]) building a block-diagonal weight
     "c143_blockdiag_small_proj": "pypto.full's result is supported only as an operand",
 }

@@ -1238,15 +1238,21 @@ def test_a_per_head_weight_of_a_rank3_op_is_a_row_per_head() -> None:
         _head_gamma_kernel([4, N // 4])(x, w, np.zeros((4, N // 4), np.float32), out)
 
 
-def test_a_loop_index_slicing_a_tensor_with_no_dynamic_axis_says_to_annotate_one() -> None:
+def test_a_loop_index_slicing_rows_of_a_tensor_with_static_shapes_takes_its_token_tiles() -> None:
+    """PyPTO's operator tests (corpus22's k198): static annotations, the loop count a
+    number, `x[i * 4:i * 4 + 4, :]` rows at the loop's index: the token tiles of a kernel
+    specialised to its shapes (before, refused: the index had no value to slice with)."""
+
     @pypto.frontend.jit
     def k(x: pypto.Tensor(), w: pypto.Tensor([N, H], FP32), out: pypto.Tensor()):
-        for i in pypto.loop(0, 2, 1, name="M", idx_name="i"):
+        for i in pypto.loop(0, 3, 1, name="M", idx_name="i"):
             out[i * 4 : i * 4 + 4, :] = pypto.matmul(x[i * 4 : i * 4 + 4, :], w, FP32, b_trans=True)
 
-    x, w, out = np.ones((8, H), np.float32), np.ones((N, H), np.float32), np.zeros((8, N), np.float32)
-    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*annotate the token axis pypto.DYNAMIC"):
-        k(x, w, out)
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((10, H)).astype(np.float32), rng.standard_normal((N, H)).astype(np.float32)
+    out = np.zeros((10, N), np.float32)
+    k(x, w, out)  # (three tiles of 4 rows, the last 2 valid)
+    assert check(out, x @ w.T).ok
 
 
 @pytest.mark.parametrize("tokens", [1, 37, 200])

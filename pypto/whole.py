@@ -1,0 +1,63 @@
+"""A kernel written with no loop: its body is one tile of all the tokens.
+
+PyPTO's operator tests and tutorials write static shapes and no loop at all
+(`out[:] = pypto.matmul(a, b)`, the performance guide's manual split-K): PyPTO compiles
+the whole tensors, tiled by the tile shapes. Here such a body is traced as the one body
+of a `pypto.loop(1)` whose token tile is every row: each parameter with the token rows
+is seen through its whole-rows view, and a write of a whole output (`out[:] = y`,
+`out[0:M, :] = y`, `assemble(y, [0, 0], out)`) is that tile's rows of it. The token
+parameters are those of rank 2 or more whose rows are as many as the first such
+parameter's (the activation comes first in PyPTO's signatures); the token count is
+static, so the kernel is specialised to it, as PyPTO's is to its static shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pto.pypto import loops
+from pto.pypto.sym import Sym
+from pto.pypto.tensor import Loop, Site, Tensor, Trace, current
+
+
+def token_params(shapes: list[list]) -> set[int] | None:
+    """The parameters that have the token rows in a kernel of static shapes, or None if
+    the kernel has a DYNAMIC axis (its token axis is that) or no tensor of rank 2."""
+    if any(isinstance(d, Sym) for s in shapes for d in s):
+        return None
+    ranked = [s for s in shapes if len(s) >= 2]
+    if not ranked:
+        return None
+    return {i for i, s in enumerate(shapes) if len(s) >= 2 and s[0] == ranked[0][0]}
+
+
+def run(tr: Trace, call: Callable[[dict], None], at: Site) -> None:
+    """Trace the body as the one body of a loop over one tile of all the rows."""
+    tr.loop = Loop("loop", 1, index=Sym("idx"), at=at)
+    for _ in loops._branches(tr):
+        call({tr.names[i]: _tile(tr, i) for i in sorted(tr.token)})
+
+
+def _tile(tr: Trace, i: int) -> Tensor:
+    """Parameter i as the body sees it: an output (known in the second run) itself, an
+    input its whole-rows tile."""
+    p = tr.params[i]
+    if p._lazy == ("output", i):
+        return p
+    rows = p.shape[0]
+    tile = loops.view(p, p.shape, [tr.loop.index * rows, *[0] * (len(p.shape) - 1)])  # type: ignore[union-attr]
+    tile.__dict__["_whole_of"] = i
+    return tile
+
+
+def target(x: Tensor) -> Tensor:
+    """What a write into `x` writes: the parameter whose whole-rows tile `x` is, or `x`."""
+    i = x.__dict__.get("_whole_of")
+    return x if i is None else current("a write of an output").params[i]
+
+
+def is_whole(x: Tensor) -> bool:
+    """`x` is a parameter of a kernel with no loop: `x[:] = y` writes all its rows."""
+    if x._param is None and x.__dict__.get("_whole_of") is None:
+        return False
+    return current("a write of an output").whole

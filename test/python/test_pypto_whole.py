@@ -1,0 +1,110 @@
+"""Kernels of static shapes (PyPTO's operator tests and tutorials): rows taken at a loop's
+index are token tiles, and a kernel with no loop at all is one tile of all its rows
+(pto/pypto/whole.py)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pto.pypto as pypto
+from pto.interp.golden import check
+
+BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
+K, N = 256, 128
+
+
+def _rmsnorm_ref(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    xf = x.astype(np.float64)
+    return xf / np.sqrt((xf * xf).mean(-1, keepdims=True) + 1e-6) * g.astype(np.float64)
+
+
+@pytest.mark.parametrize("tokens", [1, 37])
+def test_a_kernel_with_no_loop_is_one_tile_of_all_its_rows(tokens: int) -> None:
+    """RMSNorm -> matmul on static shapes, no loop, the output written as `out[0:M, :]`:
+    the token parameters take `?` rows, the body is one tile of all of them."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], BF16), gamma: pypto.Tensor([], BF16), w: pypto.Tensor([], BF16), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, K)
+        xf = pypto.cast(x, FP32)
+        ms = pypto.mul(pypto.sum(pypto.mul(xf, xf), -1, keepdim=True), 1.0 / K)
+        xn = pypto.mul(pypto.div(xf, pypto.sqrt(pypto.add(ms, 1e-6))), pypto.cast(gamma, FP32))
+        pypto.set_cube_tile_shapes([64, 64], [128, 128], [64, 64])
+        out[0 : x.shape[0], :] = pypto.matmul(pypto.cast(xn, BF16), w, BF16, b_trans=True)
+
+    rng = np.random.default_rng(tokens)
+    bf = ml_dtypes.bfloat16
+    x, g = rng.standard_normal((tokens, K)).astype(bf), (1 + 0.1 * rng.standard_normal(K)).astype(bf)
+    w, out = (rng.standard_normal((N, K)) / 16).astype(bf), np.zeros((tokens, N), bf)
+    text = str(k.trace(x, g, w, out))
+    assert "%x: tensor<?x256xbf16>" in text and "-> tensor<?x128xbf16>" in text, text
+    assert f"pto.unroll = array<i64: {tokens}>" in text, text
+    k(x, g, w, out)
+    want = _rmsnorm_ref(x, g).astype(np.float32).astype(bf).astype(np.float64) @ w.astype(np.float64).T
+    assert check(out, want.astype(np.float32)).ok
+
+
+@pytest.mark.parametrize("write", ["move", "assemble"])
+def test_a_split_k_written_by_hand_with_no_loop(write: str) -> None:
+    """The performance guide's manual split-K: K slices `a[:, k0:k1] @ b[k0:k1, :]`
+    summed in place and moved into the output (`out[:] = s`), or assembled at [0, 0]."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([], FP32), b: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        pypto.set_vec_tile_shapes(16, N)
+        parts = [pypto.matmul(a[:, c : c + 64], b[c : c + 64, :], FP32) for c in range(0, K, 64)]
+        for p in parts[1:]:
+            parts[0] += p
+        if write == "move":
+            out[:] = parts[0]
+        else:
+            pypto.assemble(parts[0], [0, 0], out)
+
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((20, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+    out = np.zeros((20, N), np.float32)
+    k(a, b, out)
+    assert check(out, a @ b).ok
+
+
+def test_a_weight_whose_rows_are_the_token_count_by_chance_is_a_weight() -> None:
+    """`a @ b` with a `[K, N]` b at K tokens: b's rows are as many as a's, so it is first
+    taken for a token parameter; the kernel does not trace so, and is traced again with b
+    a weight."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([], FP32), b: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(a, b, FP32)
+
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal((64, 32)).astype(np.float32)
+    out = np.zeros((64, 32), np.float32)
+    k(a, b, out)
+    assert check(out, a @ b).ok
+
+
+def test_a_kernel_whose_first_trace_fails_before_its_loop_says_that_error() -> None:
+    """A kernel with a loop is not one tile: an error before its loop (here `out[:] = y`,
+    which a kernel with no loop may write) is the kernel's, not the one-tile trace's."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([], FP32), b: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(a, b, FP32)
+        for i in pypto.loop(0, 1, 1, name="M", idx_name="i"):
+            out[i * 4 : i * 4 + 4, :] = pypto.matmul(a[i * 4 : i * 4 + 4, :], b, FP32)
+
+    a, b, out = np.ones((4, 64), np.float32), np.ones((64, 32), np.float32), np.zeros((4, 32), np.float32)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_whole.py:\d+: .*out\[:\] = y on a parameter"):
+        k(a, b, out)
+
+
+def test_a_kernel_with_a_dynamic_axis_and_no_loop_is_still_refused() -> None:
+    """The one-tile reading is for static shapes: a DYNAMIC axis is a token loop's."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 64], FP32), b: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(a, b, FP32)
+
+    a, b, out = np.ones((4, 64), np.float32), np.ones((64, 32), np.float32), np.zeros((4, 32), np.float32)
+    with pytest.raises(pypto.BuildError, match=r"out\[:\] = y on a parameter"):
+        k(a, b, out)
