@@ -7,8 +7,9 @@ of a `pypto.loop(1)` whose token tile is every row: each parameter with the toke
 is seen through its whole-rows view, and a write of a whole output (`out[:] = y`,
 `out[0:M, :] = y`, `assemble(y, [0, 0], out)`) is that tile's rows of it. The token
 parameters are those of rank 2 or more whose rows are as many as the first such
-parameter's (the activation comes first in PyPTO's signatures); the token count is
-static, so the kernel is specialised to it, as PyPTO's is to its static shapes.
+parameter's (the activation comes first in PyPTO's signatures), or failing that as many as
+another's; the token count is static, so the kernel is specialised to it, as PyPTO's
+is to its static shapes.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ from pto.pypto.sym import Sym
 from pto.pypto.tensor import Loop, Site, Tensor, Trace, current
 
 
-def token_params(shapes: list[list]) -> set[int] | None:
-    """The parameters that have the token rows in a kernel of static shapes, or None if
-    the kernel has a DYNAMIC axis (its token axis is that) or no tensor of rank 2."""
+def token_params(shapes: list[list]) -> list[set[int]]:
+    """The sets of parameters that may have the token rows in a kernel of static shapes,
+    likeliest first: those of rank 2 or more whose rows are as many as the first such
+    parameter's (the activation comes first in PyPTO's signatures), then as many as the
+    next's, and so on; none if the kernel has a DYNAMIC axis (its token axis is that)."""
     if any(isinstance(d, Sym) for s in shapes for d in s):
-        return None
-    ranked = [s for s in shapes if len(s) >= 2]
-    if not ranked:
-        return None
-    return {i for i, s in enumerate(shapes) if len(s) >= 2 and s[0] == ranked[0][0]}
+        return []
+    counts = dict.fromkeys(s[0] for s in shapes if len(s) >= 2)
+    return [{i for i, s in enumerate(shapes) if len(s) >= 2 and s[0] == t} for t in counts]
 
 
 def run(tr: Trace, call: Callable[[dict], None], at: Site) -> None:

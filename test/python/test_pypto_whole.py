@@ -108,3 +108,17 @@ def test_a_kernel_with_a_dynamic_axis_and_no_loop_is_still_refused() -> None:
     a, b, out = np.ones((4, 64), np.float32), np.ones((64, 32), np.float32), np.zeros((4, 32), np.float32)
     with pytest.raises(pypto.BuildError, match=r"out\[:\] = y on a parameter"):
         k(a, b, out)
+
+
+def test_the_activation_need_not_be_the_first_parameter() -> None:
+    """`k(w, x, out)`: the rows of w are not the tokens; those of x and out are."""
+
+    @pypto.frontend.jit
+    def k(w: pypto.Tensor([], FP32), x: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(x, w, FP32, b_trans=True)
+
+    rng = np.random.default_rng(7)
+    w, x = rng.standard_normal((48, 64)).astype(np.float32), rng.standard_normal((9, 64)).astype(np.float32)
+    out = np.zeros((9, 48), np.float32)
+    k(w, x, out)
+    assert check(out, x @ w.T).ok
