@@ -124,7 +124,8 @@ def classify(func: FuncOp) -> tuple[Form, str]:
                 "an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: "
                 "its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight "
                 "scale (or the weight scale first), which pto-fuse-stages fuses from those ops; or, after a "
-                "static quant, its i32 values (plus an i32 bias) cast to f32 times a per-channel [1, N] scale",
+                "static quant, its i32 values (plus an i32 bias) cast to f32 times a per-channel [1, N] scale "
+                "or a number (a ReLU before it or not)",
                 [
                     Note(u.operation.location, f"the i32 result is read here, by '{u.operation.name}'")
                     for u in mm.result.uses
@@ -141,9 +142,17 @@ def classify(func: FuncOp) -> tuple[Form, str]:
 def _static_dequant(mm: pto.MatmulOp) -> bool:
     """GLM's static quant: the i32 result (an i32 bias added first, or not) cast to f32
     and multiplied by a per-channel [1, N] or [N] scale alone (the activation was
-    quantised with static per-channel scales: no per-token one to undo). It runs as
-    written, after the matmul."""
-    v: SSAValue = mm.result
+    quantised with static per-channel scales: no per-token one to undo); or by one
+    number, a ReLU (`maxs` 0) before it or not (a matmul's fixpipe dequant, PyPTO's
+    `extend_params={"scale": s, "relu_type": RELU}`). It runs as written, after the
+    matmul; a matmul over N windows joined (pto-join-n-windows) has it per window."""
+    uses = [u.operation for u in mm.result.uses]
+    if uses and all(isinstance(u, pto.SliceOp) for u in uses):
+        return all(_static_dequant_of(u.result) for u in uses)
+    return _static_dequant_of(mm.result)
+
+
+def _static_dequant_of(v: SSAValue) -> bool:
     use = v.get_user_of_unique_use() if v.has_one_use() else None
     if isinstance(use, pto.AddOp) and elem_name(pto.tensor_type(use.result).element_type) == "i32":
         v = use.result
@@ -151,9 +160,13 @@ def _static_dequant(mm: pto.MatmulOp) -> bool:
     if not (isinstance(use, pto.CastOp) and elem_name(pto.tensor_type(use.result).element_type) == "f32"):
         return False
     mul = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
+    if isinstance(mul, pto.MaxsOp) and mul.scalar.value.data == 0.0:
+        mul = mul.result.get_user_of_unique_use() if mul.result.has_one_use() else None
+    if isinstance(mul, pto.MulsOp):
+        return True
     if not isinstance(mul, pto.MulOp):
         return False
-    n = pto.tensor_type(mm.result).get_shape()[-1]
+    n = pto.tensor_type(v).get_shape()[-1]
     scale = mul.rhs if mul.lhs is use.result else mul.lhs
     return list(pto.tensor_type(scale).get_shape()) in ([1, n], [n])
 

@@ -98,10 +98,12 @@ from pto.pypto.types import (
     CastMode,
     DataType,
     Element,
+    ReLuType,
     RunMode,
     SaturationMode,
     StatusType,
     TileOpFormat,
+    TransMode,
 )
 from pto.tracebacks import api_boundary
 
@@ -128,7 +130,7 @@ OTHER_PYPTO_NAMES = (
     "set_global_config set_options set_pass_config set_pass_default_config "
     "set_verify_golden_data to_sym to_syms verify "
     "AtomicType CompStage ConfigScope ConvParams ConvTile CubeTile Function OpType OutType "
-    "PassConfigKey PassConfigs ReLuType ReduceMode ScatterMode SymInt TransMode"
+    "PassConfigKey PassConfigs ReduceMode ScatterMode SymInt"
 ).split()
 
 
@@ -143,6 +145,8 @@ __all__ = [
     "Element",
     "CastMode",
     "SaturationMode",
+    "ReLuType",
+    "TransMode",
     "CachePolicy",
     "StatusType",
     "RunMode",

@@ -10,9 +10,10 @@ from pto.frontend import builder as b
 from pto.frontend.checks import caller
 from pto.pypto import split_k, tcols
 from pto.pypto.errors import lowering_warning, refuse
-from pto.pypto.ops import _lazy, _result, _tensor, add, cast
+from pto.pypto.extras import maximum
+from pto.pypto.ops import _lazy, _result, _tensor, add, cast, mul
 from pto.pypto.tensor import Tensor
-from pto.pypto.types import CastMode, DataType, elem
+from pto.pypto.types import CastMode, DataType, ReLuType, TransMode, elem
 
 
 def matmul(
@@ -44,8 +45,8 @@ def matmul(
     out = elem(out_dtype, "pypto.matmul's out_dtype")
     if c_matrix_nz:
         refuse("pypto.matmul's c_matrix_nz is not modelled")
-    if extend_params is not None:
-        return _matmul_bias(a, w, out_dtype, bool(a_trans), bool(b_trans), extend_params)
+    if extend_params is not None and (params := _extend_params(extend_params)):
+        return _matmul_fixpipe(a, w, out_dtype, bool(a_trans), bool(b_trans), params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
     if not w._tok and w._body >= 0 and (at := _computed_at(w)) is not None:
@@ -80,20 +81,60 @@ def _computed_at(w: Tensor) -> tuple[str, int] | None:
     return caller()
 
 
-def _matmul_bias(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params) -> Tensor:
-    """`extend_params={"bias_tensor": bias}`: the device adds the bias to the f32
-    accumulator (its BT buffer) before the cast to `out_dtype`. Modelled as the same
-    numbers by another route: the matmul to f32, an add of the f32 bias in the vector
-    stage after it, the cast (round to nearest even, as the fixpipe's)."""
-    if not isinstance(params, dict) or set(params) != {"bias_tensor"}:
+EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
+
+
+def _extend_params(params) -> dict:
+    """The fixpipe work `extend_params` asks for, its defaults (PyPTO's: no bias, scale 0.0
+    for none, NO_RELU, CAST_NONE) left out; what is not modelled is refused."""
+    if not isinstance(params, dict) or not set(params) <= set(EXTEND_KEYS):
         keys = sorted(params) if isinstance(params, dict) else params
-        refuse(f"pypto.matmul's extend_params: only {{'bias_tensor': ...}} is modelled, got {keys!r}")
-    bias = _tensor(params["bias_tensor"], "pypto.matmul's bias_tensor")
-    n = w.shape[0] if b_trans else w.shape[1]
-    if list(bias.shape) not in ([n], [1, n]):
-        refuse(f"pypto.matmul's bias_tensor must be [{n}] or [1, {n}] (the output's columns), got {bias.shape}")
-    if a._dtype in (DataType.DT_INT8,):
-        refuse("pypto.matmul's bias_tensor on an int8 matmul (an int32 accumulator) is not modelled")
-    y = matmul(a, w, DataType.DT_FP32, a_trans=a_trans, b_trans=b_trans)
-    y = add(y, cast(bias, DataType.DT_FP32))
-    return cast(y, out_dtype, CastMode.CAST_RINT)
+        refuse(f"pypto.matmul's extend_params takes {', '.join(EXTEND_KEYS)}, got {keys!r}")
+    if params.get("scale_tensor") is not None:
+        refuse("pypto.matmul's scale_tensor (a per-channel DT_UINT64 dequant word) is not modelled: multiply after")
+    if params.get("trans_mode", TransMode.CAST_NONE) is not TransMode.CAST_NONE:
+        refuse("pypto.matmul's trans_mode (f32 operands rounded to TF32) is modelled as CAST_NONE only")
+    relu = params.get("relu_type", ReLuType.NO_RELU)
+    if not isinstance(relu, ReLuType):
+        refuse(f"pypto.matmul's relu_type must be a pypto.ReLuType, got {relu!r}")
+    scale = params.get("scale", 0.0)
+    if isinstance(scale, bool) or not isinstance(scale, int | float):
+        refuse(f"pypto.matmul's scale must be a number, got {scale!r}")
+    out = {"bias": params.get("bias_tensor"), "scale": float(scale), "relu": relu is ReLuType.RELU}
+    return {k: v for k, v in out.items() if v}
+
+
+def _matmul_fixpipe(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params: dict) -> Tensor:
+    """The fixpipe's work on the accumulator, in PyPTO's order, C = DEQ(ReLU(A @ B + bias))
+    * scale: the bias added to the accumulator (f32, or int32 for int8 operands), the
+    ReLU, then for int8 the dequant by the per-tensor scale (the accumulator as f32
+    times it) and the cast to `out_dtype` (to nearest even, as the fixpipe's). Modelled
+    as the same numbers by another route: the matmul's accumulator as its result, the
+    rest vector ops of the stage after it (an int32 accumulator past 2^24 rounds once
+    more in its f32 cast than on the device)."""
+    quant = a._dtype is DataType.DT_INT8
+    if "scale" in params and not quant:
+        refuse("pypto.matmul's scale dequantises an int8 matmul: multiply a float matmul's result after it")
+    if quant and out_dtype is not DataType.DT_INT32 and "scale" not in params:
+        refuse(f"pypto.matmul of int8 to {out_dtype.name} needs a dequant scale (extend_params 'scale')")
+    y = matmul(a, w, DataType.DT_INT32 if quant else DataType.DT_FP32, a_trans=a_trans, b_trans=b_trans)
+    if (bias := params.get("bias")) is not None:
+        bias = _tensor(bias, "pypto.matmul's bias_tensor")
+        n = w.shape[0] if b_trans else w.shape[1]
+        if list(bias.shape) not in ([n], [1, n]):
+            refuse(f"pypto.matmul's bias_tensor must be [{n}] or [1, {n}] (the output's columns), got {bias.shape}")
+        want = DataType.DT_INT32 if quant else DataType.DT_FP32
+        if quant and bias._dtype is not want:
+            refuse(f"pypto.matmul's bias_tensor of an int8 matmul is DT_INT32 (its accumulator's), got {bias._dtype}")
+        y = add(y, bias if quant else cast(bias, want))
+    if quant and out_dtype is DataType.DT_INT32:
+        if params.get("relu"):
+            refuse("pypto.matmul's relu_type on an int32 result is not modelled")
+        return y
+    if quant:
+        y = cast(y, DataType.DT_FP32)
+    if params.get("relu"):
+        y = maximum(y, 0.0)
+    if "scale" in params:
+        y = mul(y, params["scale"])
+    return y if out_dtype is DataType.DT_FP32 else cast(y, out_dtype, CastMode.CAST_RINT)

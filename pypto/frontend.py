@@ -221,6 +221,7 @@ class JitKernel:
         self.compiled: dict[tuple, api.Compiled] = {}
         self._coinciding: dict[int, int] = {}  # (see _shapes)
         self._looped = False  # the last trace's body called a loop (see _traced)
+        self._tokens: int | None = None  # the token count of the arguments last seen (see _shapes)
         self.notes: set[str] = set()
         self.report: Report | None = None
         self.result: api.Result | None = None
@@ -295,6 +296,7 @@ class JitKernel:
                 else:
                     refuse(f"argument '{p.name}' has shape {list(a.shape)}, its annotation {ann._shape}")
             shapes.append(shape)
+        self._tokens = t
         return shapes, t, dtypes
 
     # -- tracing ------------------------------------------------------------------
@@ -406,12 +408,13 @@ class JitKernel:
         """One trace of the body; with `whole_rows` (the token parameters), as one tile of all their rows."""
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)} | (whole_rows or set())
-        probe = Trace(False, [], names, dynamic, notes=self.notes, whole=whole_rows is not None)
+        one_tile = whole_rows is not None
+        probe = Trace(False, [], names, dynamic, notes=self.notes, whole=one_tile, tokens=self._tokens)
         probe.params = self._params(shapes, dtypes, dynamic, None, set())
         self._run_body(probe, values)
-        token = dynamic | probe.seen_token if whole_rows is None else probe.seen_token
+        token = probe.seen_token if one_tile else dynamic | probe.seen_token
         k = b.Kernel(self.fn.__name__)
-        tr = Trace(True, [], names, token, kernel=k, notes=self.notes, whole=whole_rows is not None)
+        tr = Trace(True, [], names, token, kernel=k, notes=self.notes, whole=one_tile, tokens=self._tokens)
         tr.params = self._params(shapes, dtypes, token, k, set(probe.outputs))
         self._run_body(tr, values)
         return self._module(tr, k), tr

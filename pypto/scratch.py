@@ -1,5 +1,7 @@
 """Scratch tensors: `buf = pypto.tensor([rows, W], dtype)` filled by `assemble`s of
-column blocks (`assemble(a, [0, 0], buf)`, `assemble(b, [0, wa], buf)`) and then read.
+column blocks (`assemble(a, [0, 0], buf)`, `assemble(b, [0, wa], buf)`) and then read;
+of rank 3 or more, `[rows, H, W]`, blocks of the last dim (`assemble(q_rope, [0, 0,
+D - r], q_assemble)`: lightning_indexer_prolog_quant_v4's heads, their RoPE columns).
 
 A scratch tile holds no data of its own here: once read, its blocks, which must cover
 its columns exactly once, are one value, their `pto.concat` (the one block itself if
@@ -22,27 +24,30 @@ def is_scratch(x: object) -> bool:
 
 
 def make(shape: object, dtype: object) -> Tensor:
-    if not isinstance(shape, list | tuple) or len(shape) != 2 or not all(isinstance(d, int) and d > 0 for d in shape):
-        refuse(f"pypto.tensor (a scratch tile) takes a [rows, columns] shape of positive integers, got {shape!r}")
+    if not isinstance(shape, list | tuple) or len(shape) < 2 or not all(isinstance(d, int) and d > 0 for d in shape):
+        refuse(f"pypto.tensor (a scratch tile) takes a [rows, ..., columns] shape of positive integers, got {shape!r}")
     elem(dtype, "pypto.tensor's dtype")
     return Tensor.traced(list(shape), dtype, None, True, ("scratch", {}))  # type: ignore[arg-type]
 
 
 def put(src: Tensor, offsets: list, buf: Tensor) -> None:
-    """`assemble(src, [0, c], buf)`: a column block of the scratch tile."""
+    """`assemble(src, [0, ..., c], buf)`: a block of the scratch tile's last dim."""
     if src._dtype is not buf._dtype:
         refuse(
             f"pypto.assemble of a {src.known_dtype.name} tile into a {buf.known_dtype.name} scratch tile: cast it first"
         )
-    if row_loops.is_row(src) or row_loops.is_weight_row(src, offsets, buf):
+    if len(buf.shape) == 2 and (row_loops.is_row(src) or row_loops.is_weight_row(src, offsets, buf)):
         return row_loops.put(src, offsets, buf)
     blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
-    n, width = buf.shape
-    if len(offsets) != 2 or offsets[0] != 0 or not isinstance(offsets[1], int):
-        refuse(f"pypto.assemble into a scratch tile at {offsets}: whole rows at [0, column] only")
-    if src.shape[0] != n or not isinstance(src.shape[-1], int) or not 0 <= offsets[1] <= width - src.shape[-1]:
+    *lead, width = buf.shape
+    if src.shape[:-1] != lead or not isinstance(src.shape[-1], int):
         refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
-    blocks[offsets[1]] = src
+    if len(offsets) != len(buf.shape) or any(o != 0 for o in offsets[:-1]) or not isinstance(offsets[-1], int):
+        at = ", ".join(["0"] * len(lead) + ["column"])
+        refuse(f"pypto.assemble into a scratch tile at {offsets}: whole rows at [{at}] only")
+    if not 0 <= offsets[-1] <= width - src.shape[-1]:
+        refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
+    blocks[offsets[-1]] = src
 
 
 def read(buf: Tensor, concat: Callable[[list[Tensor], int], Tensor]) -> Tensor:

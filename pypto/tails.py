@@ -28,10 +28,15 @@ SAMPLE_EXTRA = (0, 1, 5)  # token counts past whole tiles at which the user's ti
 MAX_TESTS = 3  # distinct conditions one body may branch on (2**3 traces of it at most)
 
 
-def samples(total: object, tile: int) -> list[int]:
-    """Token counts to check a tiling at: the tensor's own if it is static."""
+def samples(total: object, tile: int, tr: Trace | None = None) -> list[int]:
+    """Token counts to check a tiling at: the tensor's own if it is static; the call's
+    if the loop's count is a number while the token axis is DYNAMIC (PyPTO's operator
+    tests: `m_loop = (m + 38) // 39` from a config's shape; the kernel is traced again
+    for another config, and its IR, tiles of the rows, is right at any count)."""
     if not isinstance(total, Sym):
         return [total]  # type: ignore[list-item]
+    if tr is not None and tr.loop is not None and not isinstance(tr.loop.stop, Sym) and tr.tokens is not None:
+        return [tr.tokens]
     return [n * tile + e for n in (0, 1, 3) for e in SAMPLE_EXTRA if n * tile + e > 0]
 
 
@@ -62,7 +67,7 @@ def check_rows(tr: Trace, offset, valid, rows: int, what: str, total: object) ->
         lp.tile, lp.tile_at = rows, caller()
     if lp.part == 1 and lp.rest is None:
         lp.rest = rows
-    ts = samples(total, lp.tile)
+    ts = samples(total, lp.tile, tr)
     if tr.plan is not None and tr.plan.samples is None:
         tr.plan.samples = ts
     for t in ts:
@@ -92,7 +97,7 @@ def check_valid(tr: Trace, valid, rows: int, total: object) -> bool:
     assert lp is not None and lp.tile is not None
     if rows != (lp.tile if lp.part == 0 else lp.rest):
         return False
-    for t in samples(total, lp.tile):
+    for t in samples(total, lp.tile, tr):
         envs = [e for *_, e in _iterations(lp, [t])]
         runs = [tr.plan is None or tr.plan.holds(e) for e in envs]  # (where this trace's branch runs)
         counts = [(0, evaluate(valid, e)) for e in envs]

@@ -97,6 +97,7 @@ class Trace:
     rows_open: bool = False
     row_ops: dict[tuple, object] = field(default_factory=dict)
     same_ops: dict[tuple, tuple] = field(default_factory=dict)  # ops traced again are the first (pypto/ops.py)
+    tokens: int | None = None  # the call's token count
     whole: bool = False  # a kernel with no loop, traced as one tile of all its rows (pypto/whole.py)
     looped: bool = False  # the body called pypto.loop or loop_unroll
 

@@ -61,6 +61,21 @@ class CastMode(enum.Enum):
     CAST_ODD = "odd"
 
 
+class ReLuType(enum.Enum):
+    """A matmul's fixpipe ReLU (`extend_params={"relu_type": ...}`)."""
+
+    NO_RELU = 0
+    RELU = 1
+
+
+class TransMode(enum.Enum):
+    """An f32 matmul's rounding of its operands to TF32 (`extend_params={"trans_mode": ...}`)."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+
+
 class SaturationMode(enum.Enum):
     OFF = 0
     ON = 1

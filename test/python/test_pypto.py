@@ -1165,12 +1165,43 @@ def test_a_scratch_tile_assembled_from_column_blocks() -> None:
     assert check(out, 2 * np.concatenate([x @ w.T, np.abs(x)], axis=-1)).ok
 
 
+def test_a_rank3_scratch_tile_assembled_from_blocks_of_its_last_dim() -> None:
+    """lightning_indexer_prolog_quant_v4's `q_assemble = pypto.tensor([t, H, D], ...)`: each
+    head's first columns as they are, its last r roped (here scaled), each block assembled
+    at [0, 0, c], then the whole scratch tile into a [T, H, D] output (corpus27's k246)."""
+    heads, d, r = 4, N // 4, 4
+
+    @pypto.frontend.jit
+    def k(
+        x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
+        w: pypto.Tensor([N, K], FP32),
+        out: pypto.Tensor([pypto.DYNAMIC, heads, d], FP32),
+    ):
+        for idx, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            q = pypto.reshape(pypto.matmul(pypto.view(x, [p, K], [idx, 0]), w, FP32, b_trans=True), [p, heads, d])
+            nope = pypto.view(q, [p, heads, d - r], [0, 0, 0])
+            rope = pypto.view(q, [p, heads, r], [0, 0, d - r])
+            buf = pypto.tensor([p, heads, d], FP32, "q_assemble")
+            pypto.assemble(pypto.clone(nope), [0, 0, 0], buf)
+            pypto.assemble(pypto.mul(rope, 3.0), [0, 0, d - r], buf)
+            pypto.assemble(buf, [idx, 0, 0], out)
+
+    rng = np.random.default_rng(16)
+    x, w = rng.standard_normal((5, K), dtype=np.float32), rng.standard_normal((N, K), dtype=np.float32)
+    out = np.zeros((5, heads, d), np.float32)
+    k(x, w, out)
+    want = (x @ w.T).reshape(5, heads, d)
+    want[..., d - r :] *= 3.0
+    assert check(out, want).ok
+
+
 @pytest.mark.parametrize(
     "fill, message",
     [
         (lambda buf, a: pypto.assemble(a, [0, 0], buf), f"columns [{K}, {K + N}) not assembled"),
         (lambda buf, a: pypto.assemble(a, [1, 0], buf), "whole rows at [0, column] only"),
         (lambda buf, a: pypto.assemble(a, [0, N + 1], buf), "it does not fit"),
+        (lambda buf, a: pypto.assemble(pypto.reshape(a, [2, 1, K]), [0, 0, 0], buf), "it does not fit"),
     ],
 )
 def test_a_scratch_tile_read_before_it_is_whole_is_refused(fill, message) -> None:

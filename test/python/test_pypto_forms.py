@@ -363,11 +363,81 @@ def test_matmul_with_a_fused_bias() -> None:
         assert check(out, _golden(x, gamma, w, bias).astype(ml_dtypes.bfloat16)).ok, t
 
 
+def test_matmul_with_a_fused_bias_and_relu() -> None:
+    """`relu_type=RELU` beside the bias: the fixpipe's ReLU on the f32 accumulator, C =
+    ReLU(A @ B + bias), before the cast to bf16."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, H], BF16), w: pypto.Tensor([N, H], BF16),
+          bias: pypto.Tensor([N], BF16), out: pypto.Tensor([pypto.DYNAMIC, N], BF16)):  # fmt: skip
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[8, 1]):
+            ext = {"bias_tensor": bias, "relu_type": pypto.ReLuType.RELU}
+            y = pypto.matmul(pypto.view(x, [p, H], [i, 0]), w, BF16, b_trans=True, extend_params=ext)
+            pypto.assemble(y, [i, 0], out)
+
+    x, _, w, bias = _inputs(13)
+    out = np.zeros((13, N), ml_dtypes.bfloat16)
+    k(x, w, bias, out)
+    f = np.float32
+    want = np.maximum(x.astype(f) @ w.astype(f).T + bias.astype(f), 0)
+    assert check(out, want.astype(ml_dtypes.bfloat16)).ok
+
+
+@pytest.mark.parametrize("tokens", [1, 45])
+def test_an_int8_matmul_dequantised_by_its_fixpipe(tokens: int) -> None:
+    """PyPTO's test_matmul_quant (corpus27's k252): int8 x int8 with an int32 bias, a ReLU
+    and a per-tensor scale in `extend_params`, to fp16, C = DEQ(ReLU(A @ B + bias)) * s;
+    all-DYNAMIC annotations and the loop count from the config's M (a number)."""
+    m_view, scale = 16, 0.375
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC]), b: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC]),
+          bias: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC]), out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC]),
+          m: int):  # fmt: skip
+        pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64])
+        for i in pypto.loop(0, (m + m_view - 1) // m_view, 1, idx_name="i"):
+            ext = {"bias_tensor": bias, "scale": scale, "relu_type": pypto.ReLuType.RELU}
+            y = pypto.matmul(
+                a[i * m_view : i * m_view + m_view, 0:H], b, pypto.DT_FP16, b_trans=True, extend_params=ext
+            )
+            out[i * m_view : i * m_view + m_view, 0:N] = y
+
+    rng = np.random.default_rng(tokens)
+    a, b = rng.integers(-9, 10, (tokens, H)).astype(np.int8), rng.integers(-9, 10, (N, H)).astype(np.int8)
+    bias = rng.integers(-300, 300, (1, N)).astype(np.int32)
+    out = np.zeros((tokens, N), np.float16)
+    k(a, b, bias, out, tokens)
+    acc = a.astype(np.int64) @ b.astype(np.int64).T + bias
+    want = (np.maximum(acc, 0).astype(np.float32) * np.float32(scale)).astype(np.float16)
+    assert np.array_equal(out, want)
+
+
+def test_an_int8_matmul_to_a_float_needs_a_dequant_scale() -> None:
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_INT8), b: pypto.Tensor([N, H], pypto.DT_INT8),
+          out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_FP16)):  # fmt: skip
+        for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[8, 1]):
+            ext = {"relu_type": pypto.ReLuType.RELU}
+            y = pypto.matmul(pypto.view(a, [p, H], [i, 0]), b, pypto.DT_FP16, b_trans=True, extend_params=ext)
+            pypto.assemble(y, [i, 0], out)
+
+    a, b = np.ones((3, H), np.int8), np.ones((N, H), np.int8)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*int8 to DT_FP16 needs a dequant scale"):
+        k(a, b, np.zeros((3, N), np.float16))
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"scale": 0.2}, r"only \{'bias_tensor': ...\} is modelled, got \['scale'\]"),
+        ({"scale": 0.2}, r"scale dequantises an int8 matmul: multiply a float matmul's result after it"),
         ({"bias_tensor": "B2"}, rf"bias_tensor must be \[{N}\] or \[1, {N}\] \(the output's columns\), got \[{H}\]"),
+        ({"scale_tensor": "B2"}, r"scale_tensor \(a per-channel DT_UINT64 dequant word\) is not modelled"),
+        ({"trans_mode": pypto.TransMode.CAST_RINT}, r"trans_mode .* is modelled as CAST_NONE only"),
+        ({"relu_type": 1}, r"relu_type must be a pypto.ReLuType, got 1"),
+        (
+            {"bias": "B2"},
+            r"extend_params takes bias_tensor, scale, scale_tensor, relu_type, trans_mode, got \['bias'\]",
+        ),
     ],
 )
 def test_other_extend_params_are_refused_at_the_users_line(params, message: str) -> None:
