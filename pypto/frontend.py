@@ -375,7 +375,8 @@ class JitKernel:
             return self._traced_as(values, shapes, dtypes)
         except BuildError as e:
             if not self._looped and (tokens := whole.token_params(shapes)):
-                return self._traced_whole(values, shapes, dtypes, tokens, e)
+                attempt = lambda token: self._traced_as(values, shapes, dtypes, token)  # noqa: E731
+                return whole.first_trace(attempt, tokens, lambda: self._looped, e)
             if not self._coinciding:
                 raise
         # (if this fails too, its error is said: a weight read as tokens fails at its first
@@ -383,24 +384,6 @@ class JitKernel:
         rows = self._coinciding
         alt = [[rows[i] if i in rows and j == 0 else d for j, d in enumerate(s)] for i, s in enumerate(shapes)]
         return self._traced_as(values, alt, dtypes)
-
-    def _traced_whole(self, values, shapes, dtypes, tokens: list[set[int]], first: BuildError):
-        """A kernel of static shapes that met no loop: its body as one tile of all its rows
-        (pypto/whole.py), with each set of token parameters in turn; a parameter whose
-        rows are as many as the tokens may be a weight all the same (a [K, N] one with K =
-        T), so each set is also tried without each of its inputs but the first. The error
-        said is the first set's; if the kernel meets a loop after all, the first trace's."""
-        error: BuildError | None = None
-        for token in tokens:
-            for drop in [None, *sorted(token)[1:]]:
-                try:
-                    return self._traced_as(values, shapes, dtypes, token - {drop})
-                except BuildError as e:
-                    if self._looped:
-                        raise first from None
-                    error = error or e
-        assert error is not None
-        raise error
 
     def _traced_as(
         self, values: dict, shapes: list[list], dtypes: list[DataType], whole_rows: set[int] | None = None

@@ -15,10 +15,14 @@ is to its static shapes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
+from pto.frontend.checks import BuildError
 from pto.pypto import loops
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Loop, Site, Tensor, Trace, current
+
+R = TypeVar("R")
 
 
 def token_params(shapes: list[list]) -> list[set[int]]:
@@ -30,6 +34,25 @@ def token_params(shapes: list[list]) -> list[set[int]]:
         return []
     counts = dict.fromkeys(s[0] for s in shapes if len(s) >= 2)
     return [{i for i, s in enumerate(shapes) if len(s) >= 2 and s[0] == t} for t in counts]
+
+
+def first_trace(attempt: Callable[[set[int]], R], tokens: list[set[int]], looped: Callable[[], bool], first) -> R:
+    """The first of `attempt`'s traces as one tile with each set of token parameters in
+    turn that succeeds; a parameter whose rows are as many as the tokens may be a weight
+    all the same (a [K, N] one with K = T), so each set is also tried without each of its
+    inputs but the first. The error said is the first set's; if the kernel meets a loop
+    after all (`looped`), the error `first` of its trace with that loop."""
+    error: BuildError | None = None
+    for token in tokens:
+        for drop in [None, *sorted(token)[1:]]:
+            try:
+                return attempt(token - {drop})
+            except BuildError as e:
+                if looped():
+                    raise first from None
+                error = error or e
+    assert error is not None
+    raise error
 
 
 def run(tr: Trace, call: Callable[[dict], None], at: Site) -> None:
