@@ -220,7 +220,7 @@ class JitKernel:
         ]
         self.compiled: dict[tuple, api.Compiled] = {}
         self._coinciding: dict[int, int] = {}  # (see _shapes)
-        self._looped = False  # the last trace's body called a loop (see _traced)
+        self._looped: str | None = None  # the loops the last trace's body called (Trace.looped; see _traced)
         self._tokens: int | None = None  # the token count of the arguments last seen (see _shapes)
         self.notes: set[str] = set()
         self.report: Report | None = None
@@ -374,9 +374,9 @@ class JitKernel:
         try:
             return self._traced_as(values, shapes, dtypes)
         except BuildError as e:
-            if not self._looped and (tokens := whole.token_params(shapes)):
+            if self._looped != "token" and (tokens := whole.token_params(shapes)):
                 attempt = lambda token: self._traced_as(values, shapes, dtypes, token)  # noqa: E731
-                return whole.first_trace(attempt, tokens, lambda: self._looped, e)
+                return whole.first_trace(attempt, tokens, lambda: self._looped == "token", e, self._looped is not None)
             if not self._coinciding:
                 raise
         # (if this fails too, its error is said: a weight read as tokens fails at its first

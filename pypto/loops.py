@@ -48,7 +48,7 @@ def _loop_kwargs(kwargs: dict, allowed: set[str]) -> None:
 def loop_unroll(*args, **kwargs) -> Iterator[tuple[Sym, int]]:
     """The token loop, its body traced once per unroll factor (descending, 1 added)."""
     tr = current("pypto.loop_unroll")
-    _entered(tr)
+    _entered(tr, False)
     _one_loop(tr)
     _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
     start, stop, step = _range(args)
@@ -86,7 +86,7 @@ def _block_rows(stop: object) -> int | None:
 def loop(*args, **kwargs) -> Iterator[Sym | int]:
     """`for i in pypto.loop(n)`: a token loop whose views take `TILE`-row tiles."""
     tr = current("pypto.loop")
-    _entered(tr)
+    _entered(tr, len(args) in (1, 2, 3) and all(_is_int(v) for v in args))
     _loop_kwargs(kwargs, {"name", "idx_name", "unroll_list", "submit_before_loop"})
     if kwargs.get("unroll_list") not in (None, [1]):
         # PyPTO unrolls the body's iterations as they are written (the tiles keep their
@@ -111,12 +111,13 @@ def _n_tiles(steps: range) -> Iterator[int]:
     yield from steps
 
 
-def _entered(tr: Trace) -> None:
-    """A loop call: in a body traced as one tile of all its rows (pypto/whole.py), the
-    kernel has its own loop after all, and its first trace's error is said instead."""
-    tr.looped = True
-    if tr.whole:
-        refuse("a loop in a kernel traced as one tile of all its rows")
+def _entered(tr: Trace, numbers: bool) -> None:
+    """A loop call, its bounds `numbers` or not. In a body traced as one tile of all its
+    rows (pypto/whole.py) a loop of numbers is one over N tiles; any other is a token
+    loop: the kernel has its own after all, and its first trace's error is said instead."""
+    tr.looped = "numbers" if numbers and tr.looped != "token" else "token"
+    if tr.whole and not numbers:
+        refuse("a token loop in a kernel traced as one tile of all its rows")
 
 
 def _one_loop(tr: Trace) -> None:

@@ -99,7 +99,7 @@ class Trace:
     same_ops: dict[tuple, tuple] = field(default_factory=dict)  # ops traced again are the first (pypto/ops.py)
     tokens: int | None = None  # the call's token count
     whole: bool = False  # a kernel with no loop, traced as one tile of all its rows (pypto/whole.py)
-    looped: bool = False  # the body called pypto.loop or loop_unroll
+    looped: str | None = None  # the loops the body called: "numbers" (of known trip counts only), "token"
 
     def record(self, kind: str) -> None:
         if self.iteration >= 0:
@@ -404,7 +404,7 @@ class Tensor:
 
             return heads_first.put_head(self, key, value)
         at = self._window(key, "writing a slice of") or _open_window(key, self, value)
-        if at is None or key[0] == slice(None):
+        if at is None or key[0] == slice(None) and not whole.is_whole(self):  # (all rows: the one tile's)
             refuse(
                 f"writing a slice of a tensor with {key!r} is not supported: rows of an output as "
                 "out[i:i + p, :] = y (p a number), or pypto.assemble"

@@ -36,23 +36,26 @@ def token_params(shapes: list[list]) -> list[set[int]]:
     return [{i for i, s in enumerate(shapes) if len(s) >= 2 and s[0] == t} for t in counts]
 
 
-def first_trace(attempt: Callable[[set[int]], R], tokens: list[set[int]], looped: Callable[[], bool], first) -> R:
+def first_trace(
+    attempt: Callable[[set[int]], R], tokens: list[set[int]], token_loop: Callable[[], bool], first, looped: bool
+) -> R:
     """The first of `attempt`'s traces as one tile with each set of token parameters in
     turn that succeeds; a parameter whose rows are as many as the tokens may be a weight
     all the same (a [K, N] one with K = T), so each set is also tried without each of its
-    inputs but the first. The error said is the first set's; if the kernel meets a loop
-    after all (`looped`), the error `first` of its trace with that loop."""
+    inputs but the first. The error said is the first set's; if the kernel meets a token
+    loop after all (`token_loop`), or has loops of known trip counts (`looped`: its first
+    trace took one for the token loop), the error `first` of its first trace."""
     error: BuildError | None = None
     for token in tokens:
         for drop in [None, *sorted(token)[1:]]:
             try:
                 return attempt(token - {drop})
             except BuildError as e:
-                if looped():
+                if token_loop():
                     raise first from None
                 error = error or e
     assert error is not None
-    raise error
+    raise first if looped else error
 
 
 def run(tr: Trace, call: Callable[[dict], None], at: Site) -> None:

@@ -90,8 +90,8 @@ def test_a_kernel_whose_first_trace_fails_before_its_loop_says_that_error() -> N
     @pypto.frontend.jit
     def k(a: pypto.Tensor([], FP32), b: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
         out[:] = pypto.matmul(a, b, FP32)
-        for i in pypto.loop(0, 1, 1, name="M", idx_name="i"):
-            out[i * 4 : i * 4 + 4, :] = pypto.matmul(a[i * 4 : i * 4 + 4, :], b, FP32)
+        for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[4]):
+            out[i : i + p, :] = pypto.matmul(a[i : i + p, :], b, FP32)
 
     a, b, out = np.ones((4, 64), np.float32), np.ones((64, 32), np.float32), np.zeros((4, 32), np.float32)
     with pytest.raises(pypto.BuildError, match=r"test_pypto_whole.py:\d+: .*out\[:\] = y on a parameter"):
@@ -122,3 +122,20 @@ def test_the_activation_need_not_be_the_first_parameter() -> None:
     out = np.zeros((9, 48), np.float32)
     k(w, x, out)
     assert check(out, x @ w.T).ok
+
+
+def test_a_kernel_with_no_token_loop_may_loop_over_n_tiles() -> None:
+    """Static shapes, no token loop, a `pypto.loop` over N tiles of the weight (PyPTO's
+    matmul tests with M small): the one tile of all the rows, its N windows unrolled."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([], FP32), w: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        for n in pypto.loop(0, 4, 1, name="N", idx_name="n"):
+            y = pypto.matmul(a, w[:, n * 32 : n * 32 + 32], FP32)
+            out[:, n * 32 : n * 32 + 32] = y
+
+    rng = np.random.default_rng(8)
+    a, w = rng.standard_normal((6, 64)).astype(np.float32), rng.standard_normal((64, 128)).astype(np.float32)
+    out = np.zeros((6, 128), np.float32)
+    k(a, w, out)
+    assert check(out, a @ w).ok
