@@ -105,11 +105,11 @@ def fit(
     """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
     (PyPTO cuts ragged tails and does not bound its L1 tiles by L1's size), made to fit,
     with what changed: nL0 to the largest fractal multiple dividing N (else to N, kL0 then
-    halved while that L0B tile does not fit), the L1 K tiles to
-    the largest multiple of kL0 dividing K, then halved while mL0 x kL1 + nL0 x kL1 does
-    not fit L1; split-K off for an `acc` (accumulator) of i32, whose partial sums tile-to-npu
-    does not add (the same numbers: i32 sums are exact). Tiles that already fit come back
-    unchanged."""
+    halved while that L0B tile does not fit), the L1 K tiles to the largest multiple of
+    kL0 dividing K (else, where its L0 tiles fit, kL0 and kL1 to all of K), then halved
+    while mL0 x kL1 + nL0 x kL1 does not fit L1; split-K off for an `acc` (accumulator)
+    of i32, whose partial sums tile-to-npu does not add (the same numbers: i32 sums are
+    exact). Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
     split = t.is_split_k
     if split and acc != "f32":
@@ -142,6 +142,13 @@ def fit(
             m0 //= 2
         if m0 != m_was:
             said.append(f"mL0 {m_was} -> {m0} (L0C holds {target.capacity('l0c')} bytes: mL0 x {n0} columns must fit)")
+    whole_k = pad(m0, fr) * pad(k, fr) * in_bytes <= target.capacity("l0a") and (
+        pad(k, fr) * pad(n0, fr) * in_bytes <= target.capacity("l0b")
+    )
+    if any(k % v for v in k1s) and whole_k:
+        # (no multiple of kL0 divides K, PyPTO's tests' K = 255: one K tile, its last fractal partial)
+        said.append(f"kL0 {k0}, kL1 {k1s[-1]} -> {k} (K = {k} has no multiple of {k0} dividing it: one K tile)")
+        k0, k1s = k, [k] * len(k1s)
 
     def l1(ks: list[int]) -> int:
         return (pad(m0, fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes

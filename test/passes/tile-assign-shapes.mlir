@@ -213,6 +213,26 @@ func.func @ragged_n_rows(%x: tensor<?x256xf16>, %w: tensor<256x513xf16>, %out: t
 
 // -----
 
+// K = 255 (PyPTO's test_matmul_quant): no multiple of kL0 = 64 divides it, and one K
+// tile of all 255 (256 padded) fits L0A and L0B: kL0 and kL1 are all of K, its last
+// fractal partial.
+func.func @ragged_k(%x: tensor<?x255xi8>, %w: tensor<512x255xi8>, %out: tensor<?x512xi32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x255xi8>
+  tile.token_loop %i = %c0 to %t step 64 {
+    %xt = tile.load %x[%i] : tensor<?x255xi8> -> tensor<64x255xi8>
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: kL0 64, kL1 128 -> 255 (K = 255 has no multiple of 64 dividing it: one K tile)}}
+    %y = tile.cube_stage "linear" tiles <m = [64, 64], k = [64, 128], n = [128, 128]> -> (tensor<64x512xi32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<64x255xi8>, tensor<512x255xi8> -> tensor<64x512xi32>
+      tile.yield %m : tensor<64x512xi32>
+    }
+    tile.store %y, %out[%i] : tensor<64x512xi32> -> tensor<?x512xi32>
+  }
+  func.return
+}
+
+// -----
+
 func.func @l1_unfixable(%x: tensor<?x2560xbf16>, %w: tensor<2560x256xbf16>, %out: tensor<?x256xf32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x2560xbf16>

@@ -412,6 +412,25 @@ def test_an_int8_matmul_dequantised_by_its_fixpipe(tokens: int) -> None:
     assert np.array_equal(out, want)
 
 
+def test_a_k_that_no_k_tile_divides_is_one_k_tile() -> None:
+    """K = 255 (PyPTO's test_matmul_quant): no multiple of kL0 divides it; one K tile of
+    all of it fits L0A and L0B, its last fractal partial: the exact int32 products."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 255], pypto.DT_INT8), b: pypto.Tensor([N, 255], pypto.DT_INT8),
+          out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_INT32)):  # fmt: skip
+        pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64])
+        for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[8, 1]):
+            pypto.assemble(pypto.matmul(pypto.view(a, [p, 255], [i, 0]), b, pypto.DT_INT32, b_trans=True), [i, 0], out)
+
+    rng = np.random.default_rng(9)
+    a, b = rng.integers(-128, 128, (11, 255)).astype(np.int8), rng.integers(-128, 128, (N, 255)).astype(np.int8)
+    out = np.zeros((11, N), np.int32)
+    with pytest.warns(pypto.LoweringWarning, match=r"kL0 64, kL1 128 -> 255 \(K = 255 has no multiple of 64"):
+        k(a, b, out)
+    assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64).T)
+
+
 def test_an_int8_matmul_to_a_float_needs_a_dequant_scale() -> None:
     @pypto.frontend.jit
     def k(a: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_INT8), b: pypto.Tensor([N, H], pypto.DT_INT8),

@@ -410,9 +410,14 @@ def test_unroll_factors_that_never_run_make_no_other_kernel():
 
 @pytest.mark.parametrize("k, n", [(64, 32), (192, 96)])  # smaller than every tile; no tile divides them
 def test_a_matmul_no_tile_fits_gets_one_tile_of_its_size(k, n):
+    """The space offers one tile of the matmul's own K and N, which runs; at K = 192 the
+    kernel's own hints run too (their kL1 = 128 becomes all of K: planning/cube.fit) and
+    may be the best."""
     odd = SMALL.replace("256", str(k)).replace("128", str(n))
     r = pto.tune(odd, [5], jobs=1, budget=2)
-    assert r.best["k"] == [k, k] and r.best["n"] == n and r.cycles(r.best) is not None
+    configs = [r.sweep.results[key][0] for key in r.sweep.order]
+    assert any(c.get("k") == [k, k] and c.get("n") == n and r.cycles(c) is not None for c in configs), configs
+    assert r.cycles(r.best) is not None
 
 
 def test_a_lone_unroll_factor_is_a_one_factor_list():
