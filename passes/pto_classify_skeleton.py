@@ -115,9 +115,10 @@ def classify(func: FuncOp) -> tuple[Form, str]:
     norm_before = any(isinstance(op, pto.RmsNormOp) for op in before)
     norm_after = any(isinstance(op, pto.RmsNormOp) for op in after)
     if ein == "i8":
-        if all(isinstance(u.operation, ReturnOp) for u in mm.result.uses):
-            # (PyPTO's int8 matmul tests: the i32 product is the output, nothing to fuse)
-            return Form.STANDARD, "an int8 matmul whose i32 result is the kernel's output"
+        if _integer_output(mm.result):
+            # (PyPTO's int8 matmul tests: the i32 product, or it plus i32 tensors, is the
+            # output: nothing to fuse, exact)
+            return Form.STANDARD, "an int8 matmul whose i32 result (plus i32 tensors) is the kernel's output"
         if not any(isinstance(op, pto.DequantOp) for op in after) and not _static_dequant(mm):
             raise DiagnosticError(
                 mm,
@@ -137,6 +138,19 @@ def classify(func: FuncOp) -> tuple[Form, str]:
     if norm_after and not norm_before:
         return Form.C_V, "matmul first, RMSNorm after"
     return Form.STANDARD, "RMSNorm (if any) before the matmul"
+
+
+def _integer_output(v: SSAValue) -> bool:
+    """`v` (i32) reaches the kernel's results only as itself or through i32 adds."""
+    for u in v.uses:
+        op = u.operation
+        if isinstance(op, ReturnOp):
+            continue
+        if not (isinstance(op, pto.AddOp) and elem_name(pto.tensor_type(op.result).element_type) == "i32"):
+            return False
+        if not _integer_output(op.result):
+            return False
+    return True
 
 
 def _static_dequant(mm: pto.MatmulOp) -> bool:

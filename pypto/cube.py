@@ -3,6 +3,8 @@ hand-written split-K's K slices, a weight times transposed tokens, a bias)."""
 
 from __future__ import annotations
 
+import numbers
+
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
@@ -43,6 +45,10 @@ def matmul(
         return tcols.matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans), matmul)
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
+    if a._tok and w._tok:
+        # (in a kernel of static shapes traced as one tile, a square weight read as tokens:
+        # refused here, so that the next reading of its parameters is tried, pypto/whole.py)
+        refuse(f"pypto.matmul of two token tiles {a.shape} and {w.shape}: a product over the tokens is not SK-03")
     if c_matrix_nz:
         refuse("pypto.matmul's c_matrix_nz is not modelled")
     if extend_params is not None and (params := _extend_params(extend_params)):
@@ -82,6 +88,9 @@ def _computed_at(w: Tensor) -> tuple[str, int] | None:
 
 
 EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
+# What a fixpipe dequant writes here: a float (a requant to int8, the device's other
+# form, saturates in its fixpipe, which these vector ops would not).
+DEQUANT_OUT = (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
 
 
 def _extend_params(params) -> dict:
@@ -98,7 +107,7 @@ def _extend_params(params) -> dict:
     if not isinstance(relu, ReLuType):
         refuse(f"pypto.matmul's relu_type must be a pypto.ReLuType, got {relu!r}")
     scale = params.get("scale", 0.0)
-    if isinstance(scale, bool) or not isinstance(scale, int | float):
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         refuse(f"pypto.matmul's scale must be a number, got {scale!r}")
     out = {"bias": params.get("bias_tensor"), "scale": float(scale), "relu": relu is ReLuType.RELU}
     return {k: v for k, v in out.items() if v}
@@ -117,6 +126,9 @@ def _matmul_fixpipe(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_
         refuse("pypto.matmul's scale dequantises an int8 matmul: multiply a float matmul's result after it")
     if quant and out_dtype is not DataType.DT_INT32 and "scale" not in params:
         refuse(f"pypto.matmul of int8 to {out_dtype.name} needs a dequant scale (extend_params 'scale')")
+    if "scale" in params and out_dtype not in DEQUANT_OUT:
+        names = ", ".join(d.name for d in DEQUANT_OUT)
+        refuse(f"pypto.matmul's scale dequantises to {names}, got {out_dtype.name} (a requant is not modelled)")
     y = matmul(a, w, DataType.DT_INT32 if quant else DataType.DT_FP32, a_trans=a_trans, b_trans=b_trans)
     if (bias := params.get("bias")) is not None:
         bias = _tensor(bias, "pypto.matmul's bias_tensor")

@@ -10,17 +10,15 @@ does. `kernel.report` is the last run's report, `kernel.result` its `pto.Result`
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import inspect
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from types import FrameType
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -36,18 +34,17 @@ from xdsl.dialects.builtin import (
 
 from pto.frontend import api
 from pto.frontend import builder as b
-from pto.frontend.checks import BuildError, _is_int, in_api
+from pto.frontend.checks import BuildError, in_api
 from pto.interp.report import Report
-from pto.pypto import heads_first, scopes, tails, whole
+from pto.pypto import arguments, heads_first, scopes, tails, whole
 from pto.pypto.errors import lowering_warning, not_modelled, refuse, unsupported_name
 from pto.pypto.hints import check_pass_options, pass_options, status_dim
 from pto.pypto.option_names import NAMES, check_names
 from pto.pypto.sym import DynamicDim, Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, _traces
-from pto.pypto.types import DataType, RunMode, StatusType, elem, from_elem
+from pto.pypto.types import DataType, RunMode, StatusType, elem
 from pto.tracebacks import api_boundary
 
-_NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
 RUNTIME_MODELLED = ("stitch_function_max_num",)
 
 
@@ -107,69 +104,6 @@ def _in_kernel_words(warning: str, labels: set[str]) -> str:
     return re.sub(r"(vector|cube) stage '([^']*)'", named, warning)
 
 
-def _dtype_of(a: np.ndarray, name: str) -> DataType:
-    """The dtype of an argument whose annotation has none."""
-    for elem_name, np_type in _NUMPY.items():
-        if a.dtype == np_type:
-            return from_elem(elem_name)
-    refuse(f"argument '{name}' is {a.dtype}: a tensor argument is bf16, float16, float32, int8 or int32")
-
-
-def _to_numpy(x: object, what: str) -> np.ndarray:
-    """A numpy view of an argument (a torch tensor's storage is shared, so outputs land in it)."""
-    if type(x).__module__.startswith("torch") and hasattr(x, "numpy"):  # (not a torch.Size, a dtype, a module)
-        if str(getattr(x, "device", "cpu")) != "cpu":
-            refuse(f"{what} is on {x.device}: pass CPU tensors")  # type: ignore[attr-defined]
-        try:
-            if str(x.dtype) == "torch.bfloat16":  # type: ignore[attr-defined]
-                import torch
-
-                return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)  # type: ignore[attr-defined]
-            return x.numpy()
-        except (AttributeError, RuntimeError, TypeError) as e:  # a grad, neg-bit, sparse or nested tensor
-            refuse(f"{what} cannot be read as a dense CPU array ({type(e).__name__}: {e})")
-    if isinstance(x, Tensor):
-        refuse(f"{what} is a tensor of a kernel being traced: a jit kernel is not called inside another")
-    if not isinstance(x, np.ndarray):
-        refuse(f"{what} must be a numpy array or a torch CPU tensor, got {type(x).__name__}")
-    return x
-
-
-_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), enum.Enum, np.generic)
-
-
-def _frozen(v: object) -> tuple:
-    """A key equal only for equal immutable values (a tuple of them too); 1, 1.0 and True
-    or 0.0 and -0.0 differ. A list, a dict or a dataclass instance (a model's config, as
-    DeepSeek's `IndexerPrologQuantConfigs`) is keyed on what it holds at this call (its
-    fields may change before the next, which then has a key of its own). A TypeError for
-    anything else."""
-    if isinstance(v, tuple | list):
-        return (type(v), tuple(_frozen(x) for x in v))
-    if isinstance(v, dict):
-        return (type(v), tuple((_frozen(k), _frozen(x)) for k, x in v.items()))
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return (type(v), tuple((f.name, _frozen(getattr(v, f.name))) for f in dataclasses.fields(v)))
-    if not isinstance(v, _IMMUTABLE):
-        raise TypeError(type(v).__name__)
-    return (type(v), repr(v))
-
-
-def _positive(v: object) -> bool:
-    return _is_int(v) and 1 <= v < 2**63  # type: ignore[operator]
-
-
-def _self_overlapping(a: np.ndarray) -> bool:
-    """Whether two elements of `a` may share memory: it does not hold when each stride,
-    smallest first, steps past everything the smaller ones span."""
-    span = a.itemsize
-    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n > 1):
-        if stride < span:
-            return a.size > 0
-        span = stride * (n - 1) + span
-    return False
-
-
 def _layout(p: _Param, token: bool) -> str | None:
     """The `pto.layout` of a parameter: `nz` for a TILEOP_NZ weight (the pto verifier
     checks its shape and that only the matmul reads it, at the line that reads it)."""
@@ -209,7 +143,7 @@ class JitKernel:
         check_pass_options(self.pass_options)  # (at the decorator's line)
         self.runtime_options = dict(runtime_opts or {})
         for key in RUNTIME_MODELLED:  # (checked here: a trace writes them into the IR)
-            if key in self.runtime_options and not _positive(self.runtime_options[key]):
+            if key in self.runtime_options and not arguments.positive(self.runtime_options[key]):
                 refuse(f"runtime option {key} must be a positive integer, got {self.runtime_options[key]!r}")
         self.ignored = {k: v for k, v in ignored.items() if v is not None}
         self.sig = _signature(fn, where)
@@ -222,6 +156,8 @@ class JitKernel:
         self._coinciding: dict[int, int] = {}  # (see _shapes)
         self._looped: str | None = None  # the loops the last trace's body called (Trace.looped; see _traced)
         self._tokens: int | None = None  # the token count of the arguments last seen (see _shapes)
+        self._specialised = False  # the last trace holds at its token count only (Trace.specialised)
+        self._per_count: set[tuple] = set()  # the keys of `compiled` whose kernels are kept per token count
         self.notes: set[str] = set()
         self.report: Report | None = None
         self.result: api.Result | None = None
@@ -242,7 +178,7 @@ class JitKernel:
         except TypeError as e:
             refuse(f"{self.fn.__name__}: {e}")
         bound.apply_defaults()
-        arrays = {p.index: _to_numpy(bound.arguments[p.name], f"argument '{p.name}'") for p in self.params}
+        arrays = {p.index: arguments.to_numpy(bound.arguments[p.name], f"argument '{p.name}'") for p in self.params}
         return dict(bound.arguments), arrays
 
     def _shapes(self, arrays: dict[int, np.ndarray]) -> tuple[list[list], int | None, list[DataType]]:
@@ -268,9 +204,9 @@ class JitKernel:
                 self._coinciding[self.params.index(p)] = a.shape[0]
             if dims is None:
                 refuse(f"argument '{p.name}' has rank {a.ndim}, its annotation rank {len(ann._shape or [])}")
-            dtypes.append(ann._dtype if ann._dtype is not None else _dtype_of(a, p.name))
+            dtypes.append(ann._dtype if ann._dtype is not None else arguments.dtype_of(a, p.name))
             at = ann._at if ann._dtype is not None else None  # (an argument's dtype: at the call)
-            want = _NUMPY[elem(dtypes[-1], f"parameter '{p.name}''s dtype", at)]
+            want = arguments.NUMPY[elem(dtypes[-1], f"parameter '{p.name}''s dtype", at)]
             if a.dtype != want:
                 refuse(f"argument '{p.name}' is {a.dtype}, its annotation {ann.known_dtype.name} ({np.dtype(want)})")
             shape: list = []
@@ -361,6 +297,11 @@ class JitKernel:
         values, arrays = self._bind(args, {})
         shapes, _, dtypes = self._shapes(arrays)
         module, tr = self._traced(values, shapes, dtypes)
+        if tr.specialised and set(tokens) != {self._tokens}:
+            refuse(
+                f"{self.fn.__name__}'s loop count is a number, whose tiles were checked at {self._tokens} tokens "
+                f"only: tune it at tokens=[{self._tokens}]"
+            )
         return JitTuneResult.of(tune(module, tokens, name=self.fn.__name__, **options), Sites.of(self.fn, tr, args))
 
     def _trace(self, values: dict, shapes: list[list], dtypes: list[DataType]) -> ModuleOp:
@@ -370,7 +311,7 @@ class JitKernel:
         """The pto-level module, and the trace that built it (where the hints were set).
         An argument annotated all DYNAMIC whose rows are as many as the tokens may be a
         weight all the same: if the kernel does not trace with its rows the tokens, it is
-        traced again with them its size."""
+        traced again with each such argument's rows its size in turn, then all of them."""
         try:
             return self._traced_as(values, shapes, dtypes)
         except BuildError as e:
@@ -379,11 +320,19 @@ class JitKernel:
                 return whole.first_trace(attempt, tokens, lambda: self._looped == "token", e, self._looped is not None)
             if not self._coinciding:
                 raise
-        # (if this fails too, its error is said: a weight read as tokens fails at its first
-        # use, which hides the kernel's own error behind it)
+        # (if the last fails too, its error is said: a weight read as tokens fails at its
+        # first use, which hides the kernel's own error behind it)
         rows = self._coinciding
-        alt = [[rows[i] if i in rows and j == 0 else d for j, d in enumerate(s)] for i, s in enumerate(shapes)]
-        return self._traced_as(values, alt, dtypes)
+
+        def sized(which) -> list[list]:  # the shapes with those arguments' rows their size
+            return [[rows[i] if i in which and j == 0 else d for j, d in enumerate(s)] for i, s in enumerate(shapes)]
+
+        for i in rows if len(rows) > 1 else ():
+            try:
+                return self._traced_as(values, sized({i}), dtypes)
+            except BuildError:
+                pass
+        return self._traced_as(values, sized(set(rows)), dtypes)
 
     def _traced_as(
         self, values: dict, shapes: list[list], dtypes: list[DataType], whole_rows: set[int] | None = None
@@ -391,13 +340,14 @@ class JitKernel:
         """One trace of the body; with `whole_rows` (the token parameters), as one tile of all their rows."""
         names = [p.name for p in self.params]
         dynamic = {i for i, s in enumerate(shapes) if s and isinstance(s[0], Sym)} | (whole_rows or set())
-        one_tile = whole_rows is not None
-        probe = Trace(False, [], names, dynamic, notes=self.notes, whole=one_tile, tokens=self._tokens)
+        one_tile, static = whole_rows is not None, not any(isinstance(d, Sym) for s in shapes for d in s)
+        trace = partial(Trace, notes=self.notes, whole=one_tile, tokens=self._tokens, static=static)
+        probe = trace(False, [], names, dynamic)
         probe.params = self._params(shapes, dtypes, dynamic, None, set())
         self._run_body(probe, values)
         token = probe.seen_token if one_tile else dynamic | probe.seen_token
         k = b.Kernel(self.fn.__name__)
-        tr = Trace(True, [], names, token, kernel=k, notes=self.notes, whole=one_tile, tokens=self._tokens)
+        tr = trace(True, [], names, token, kernel=k)
         tr.params = self._params(shapes, dtypes, token, k, set(probe.outputs))
         self._run_body(tr, values)
         return self._module(tr, k), tr
@@ -406,7 +356,7 @@ class JitKernel:
         lp = tr.loop
         assert lp is not None
         # (a loop_unroll over blocks: its last block's rows are partial, as pypto.loop's tiles)
-        factors, partial = tails.loop_factors(lp) if lp.kind == "loop" else (lp.factors, lp.unit > 1)
+        factors, ragged = tails.loop_factors(lp) if lp.kind == "loop" else (lp.factors, lp.unit > 1)
         k.unroll = factors
         k.options = tr.options or None
         for i, policy in tr.cache.items():
@@ -420,11 +370,12 @@ class JitKernel:
         code = self.fn.__code__  # diagnostics about the whole kernel point at its def line
         f.location = FileLineColLoc(StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1))
         runtime = {key: v for key, v in self._runtime_options().items() if key in RUNTIME_MODELLED}
-        if partial:
+        if ragged:
             f.attributes["pto.tail"] = UnitAttr()  # its last tile is partial, as PyPTO runs it
         if runtime:
             f.attributes["pto.runtime"] = DictionaryAttr({key: IntegerAttr(v, i64) for key, v in runtime.items()})
         self.outputs = [(i, h) for i, h, _ in outputs]
+        self._specialised = tr.specialised
         return module
 
     # -- running ------------------------------------------------------------------
@@ -436,7 +387,7 @@ class JitKernel:
     def _runtime_options(self) -> dict:
         runtime = {**scopes.defaults("runtime_options"), **self.runtime_options}
         for key in RUNTIME_MODELLED:  # (a scope's are checked here: a trace writes them into the IR)
-            if key in runtime and not _positive(runtime[key]):
+            if key in runtime and not arguments.positive(runtime[key]):
                 refuse(f"runtime option {key} must be a positive integer, got {runtime[key]!r}")
         return runtime
 
@@ -457,10 +408,14 @@ class JitKernel:
         self._options_notes()
         scalars = self._scalars(values)
         types = tuple((tuple(map(str, s)), dt.name) for s, dt in zip(shapes, dtypes, strict=True))
-        key = (types, scalars, repr(self._pass_options()), repr(self._runtime_options()))
+        base = (types, scalars, repr(self._pass_options()), repr(self._runtime_options()))
+        key: tuple = (*base, t) if base in self._per_count else base
         compiled = self.compiled.get(key) if scalars is not None else None
         if compiled is None:
             compiled = self._compile(values, shapes, dtypes)
+            if self._specialised:  # (a loop count that is a number: checked at this count only)
+                self._per_count.add(base)
+                key = (*base, t)
             if scalars is not None:
                 self.compiled[key], self._outputs_of[key] = compiled, self.outputs
         outs = self._outputs_of[key] if scalars is not None else self.outputs
@@ -479,7 +434,7 @@ class JitKernel:
         object whose fields may change since): then each call traces anew."""
         tensors = {p.name for p in self.params}
         try:
-            return tuple((n, _frozen(v)) for n, v in values.items() if n not in tensors)
+            return tuple((n, arguments.frozen(v)) for n, v in values.items() if n not in tensors)
         except TypeError:
             return None
 
@@ -506,7 +461,7 @@ class JitKernel:
         for a, name in zip(arrays, names, strict=True):
             if not a.flags.writeable:
                 refuse(f"output '{name}' is read-only")
-            if _self_overlapping(a):
+            if arguments.self_overlapping(a):
                 refuse(f"output '{name}' has elements that share memory (strides {a.strides}): pass a plain array")
 
 

@@ -35,7 +35,7 @@ def assemble(*args, parallel: bool = False) -> None:
         refuse(f"pypto.assemble of a {src.shape} tensor whose tokens are not dim 0: transpose them back to dim 0 first")
     if heads_first.is_heads_first(src):
         return heads_first.put(tr, src, list(offsets), dst)
-    if scratch.is_scratch(src):  # (read: its blocks' concat, of rank 3 a value of perm's)
+    if scratch.is_scratch(src):  # (its blocks' concat: of rank 3, perm's value, which the branches below take)
         src = ops._tensor(src, "pypto.assemble's tile")
     if scratch.is_scratch(dst):
         if not isinstance(src, Tensor):

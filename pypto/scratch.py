@@ -40,8 +40,14 @@ def put(src: Tensor, offsets: list, buf: Tensor) -> None:
         return row_loops.put(src, offsets, buf)
     blocks: dict[int, Tensor] = buf._lazy[1]  # type: ignore[index]
     *lead, width = buf.shape
-    if src.shape[:-1] != lead or not isinstance(src.shape[-1], int):
+    if len(src.shape) != len(buf.shape) or not isinstance(src.shape[-1], int):
         refuse(f"pypto.assemble of {src.shape} at {offsets} into a scratch tile {buf.shape}: it does not fit")
+    if src.shape[:-1] != lead:
+        dims = ", ".join(map(str, lead))
+        refuse(
+            f"pypto.assemble of {src.shape} into a scratch tile {buf.shape}: its blocks take all of [{dims}] "
+            "and columns of the last dim"
+        )
     if len(offsets) != len(buf.shape) or any(o != 0 for o in offsets[:-1]) or not isinstance(offsets[-1], int):
         at = ", ".join(["0"] * len(lead) + ["column"])
         refuse(f"pypto.assemble into a scratch tile at {offsets}: whole rows at [{at}] only")

@@ -31,11 +31,12 @@ MAX_TESTS = 3  # distinct conditions one body may branch on (2**3 traces of it a
 def samples(total: object, tile: int, tr: Trace | None = None) -> list[int]:
     """Token counts to check a tiling at: the tensor's own if it is static; the call's
     if the loop's count is a number while the token axis is DYNAMIC (PyPTO's operator
-    tests: `m_loop = (m + 38) // 39` from a config's shape; the kernel is traced again
-    for another config, and its IR, tiles of the rows, is right at any count)."""
+    tests: `m_loop = (m + 38) // 39` from a config's shape): such a kernel is checked,
+    kept and tuned at that count only."""
     if not isinstance(total, Sym):
         return [total]  # type: ignore[list-item]
     if tr is not None and tr.loop is not None and not isinstance(tr.loop.stop, Sym) and tr.tokens is not None:
+        tr.specialised = True  # (the kernel is kept per token count: JitKernel.__call__)
         return [tr.tokens]
     return [n * tile + e for n in (0, 1, 3) for e in SAMPLE_EXTRA if n * tile + e > 0]
 

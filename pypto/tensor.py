@@ -98,6 +98,9 @@ class Trace:
     row_ops: dict[tuple, object] = field(default_factory=dict)
     same_ops: dict[tuple, tuple] = field(default_factory=dict)  # ops traced again are the first (pypto/ops.py)
     tokens: int | None = None  # the call's token count
+    static: bool = False  # no parameter has a DYNAMIC axis
+    specialised: bool = False  # its tiling was checked at the call's token count only (tails.samples)
+    static_rows: tuple[int, str] | None = None  # in such a kernel: the token rows, and whose they are
     whole: bool = False  # a kernel with no loop, traced as one tile of all its rows (pypto/whole.py)
     looped: str | None = None  # the loops the body called: "numbers" (of known trip counts only), "token"
 
@@ -225,8 +228,13 @@ class Tensor:
     def move(self, src: Tensor) -> None:
         """`out.move(value)`: a tensor declared in the kernel (`pypto.Tensor([rows, H],
         dtype)`, no value yet) becomes `value`, as a `@frontend.function` helper hands
-        back its result. No data moves: the name now stands for the value."""
+        back its result. No data moves: the name now stands for the value. Of a parameter
+        of a kernel with no token loop (PyPTO's tests: `d.move(add(a, b))`): all its rows."""
+        from pto.pypto import whole
+
         current("Tensor.move")
+        if whole.is_whole(self):
+            return _outputs().assemble(src, [0] * len(self.shape), whole.target(self))
         if self._param is not None:
             refuse(
                 f"{self.name}.move(...) of a kernel parameter: write an output's token rows with "
@@ -255,6 +263,11 @@ class Tensor:
 
         if whole.is_whole(self):  # a kernel with no loop: its output's rows are the one tile's
             return _outputs().assemble(src, [0] * len(self.shape), whole.target(self))
+        if self._param is not None and current("out[:] = y").loop is None:
+            refuse(
+                "out[:] = y on a parameter outside the token loop (a kernel with a DYNAMIC axis, or a loop_unroll, "
+                "has one): write its rows in the loop, out[i:i + p, :] = y, or pypto.assemble"
+            )
         if self._param is not None:
             refuse("out[:] = y on a parameter of the kernel: write its rows, out[i:i + p, :] = y, or pypto.assemble")
         if self.declared():
@@ -404,7 +417,7 @@ class Tensor:
 
             return heads_first.put_head(self, key, value)
         at = self._window(key, "writing a slice of") or _open_window(key, self, value)
-        if at is None or key[0] == slice(None) and not whole.is_whole(self):  # (all rows: the one tile's)
+        if at is None or (key[0] == slice(None) and not whole.is_whole(self)):  # (all rows: the one tile's)
             refuse(
                 f"writing a slice of a tensor with {key!r} is not supported: rows of an output as "
                 "out[i:i + p, :] = y (p a number), or pypto.assemble"
@@ -489,9 +502,22 @@ def _int_dims(key, x: Tensor) -> set[int] | None:
 
 
 def _symbolic_rows(k: object, x: Tensor) -> bool:
-    """`a[i * M:i * M + M, :]` of a parameter with static shapes: rows at the loop's index,
-    the token tiles of a kernel written with static shapes (PyPTO's operator tests)."""
-    return x._param is not None and isinstance(k, slice) and isinstance(k.start, Sym)
+    """`a[i * M:i * M + M, :]` of a parameter in a kernel of static shapes (PyPTO's
+    operator tests): rows at the loop's index, its token tiles. Every parameter so
+    sliced has the token rows: as many as the first (in a kernel with a DYNAMIC axis, a
+    static table sliced so is not tokens: the index has no value to slice it with)."""
+    if x._param is None or not isinstance(k, slice) or not isinstance(k.start, Sym):
+        return False
+    tr = current("slicing a tensor")
+    if not tr.static:
+        return False
+    rows, name = tr.static_rows = tr.static_rows or (x.shape[0], x.name)
+    if x.shape[0] != rows:
+        refuse(
+            f"parameter '{x.name}' has {x.shape[0]} rows, '{name}' {rows}: the rows sliced at the loop's "
+            "index are the tokens, one count"
+        )
+    return True
 
 
 def _static_window(keys, dims: list) -> tuple[list, list] | None:

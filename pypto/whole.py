@@ -39,12 +39,13 @@ def token_params(shapes: list[list]) -> list[set[int]]:
 def first_trace(
     attempt: Callable[[set[int]], R], tokens: list[set[int]], token_loop: Callable[[], bool], first, looped: bool
 ) -> R:
-    """The first of `attempt`'s traces as one tile with each set of token parameters in
-    turn that succeeds; a parameter whose rows are as many as the tokens may be a weight
-    all the same (a [K, N] one with K = T), so each set is also tried without each of its
-    inputs but the first. The error said is the first set's; if the kernel meets a token
-    loop after all (`token_loop`), or has loops of known trip counts (`looped`: its first
-    trace took one for the token loop), the error `first` of its first trace."""
+    """Trace the kernel as one tile (`attempt`) with each set of token parameters in turn,
+    and each set without each of its members but the first (a parameter whose rows are
+    as many as the tokens may be a weight all the same: a [K, N] one with K = T); the
+    first trace that succeeds is the kernel's. If none does, the error said is the first
+    one-tile trace's; but `first`, the error of the kernel's trace with its loops, if a
+    one-tile trace meets a token loop (`token_loop`) or the kernel has loops of known trip
+    counts (`looped`: that trace took one for its token loop)."""
     error: BuildError | None = None
     for token in tokens:
         for drop in [None, *sorted(token)[1:]]:

@@ -266,6 +266,34 @@ func.func @int8_output(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64
 
 // -----
 
+// Or it plus an i32 tensor (PyPTO's test_onboard_new_front `matmul_add`): integers all
+// the way, exact, the standard form.
+// CHECK-LABEL: func.func @int8_output_plus_i32
+// CHECK-SAME: pto.form = #pto.form<standard>
+func.func @int8_output_plus_i32(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>, %c: tensor<?x64xi32>) -> tensor<?x64xi32> {
+  %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  %s = pto.add %y, %c : tensor<?x64xi32>, tensor<?x64xi32> -> tensor<?x64xi32>
+  func.return %s : tensor<?x64xi32>
+}
+
+// -----
+
+// A ReLU and a per-tensor scale after the i32 product (and an i32 bias): PyPTO's
+// matmul `extend_params={"bias_tensor": b, "scale": s, "relu_type": RELU}`, the quant form.
+// CHECK-LABEL: func.func @int8_fixpipe_dequant
+// CHECK-SAME: pto.form = #pto.form<quant>
+func.func @int8_fixpipe_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>, %b: tensor<1x64xi32>) -> tensor<?x64xf16> {
+  %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  %yb = pto.add %y, %b : tensor<?x64xi32>, tensor<1x64xi32> -> tensor<?x64xi32>
+  %f = pto.cast %yb rint : tensor<?x64xi32> -> tensor<?x64xf32>
+  %r = pto.maxs %f, 0.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %d = pto.muls %r, 0.375 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %h = pto.cast %d rint : tensor<?x64xf32> -> tensor<?x64xf16>
+  func.return %h : tensor<?x64xf16>
+}
+
+// -----
+
 func.func @int8_no_dequant(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xf32> {
   // expected-error@+1 {{an int8 matmul in SK-03 (the AT-11 quant form) needs a pto.dequant of its result: its i32 values cast to f32 (rint) times the [M, 1] activation scale, then the weight scale (or the weight scale first)}}
   %y = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>

@@ -396,7 +396,7 @@ def test_an_int8_matmul_dequantised_by_its_fixpipe(tokens: int) -> None:
           m: int):  # fmt: skip
         pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64])
         for i in pypto.loop(0, (m + m_view - 1) // m_view, 1, idx_name="i"):
-            ext = {"bias_tensor": bias, "scale": scale, "relu_type": pypto.ReLuType.RELU}
+            ext = {"bias_tensor": bias, "scale": np.float32(scale), "relu_type": pypto.ReLuType.RELU}
             y = pypto.matmul(
                 a[i * m_view : i * m_view + m_view, 0:H], b, pypto.DT_FP16, b_trans=True, extend_params=ext
             )
@@ -431,18 +431,55 @@ def test_a_k_that_no_k_tile_divides_is_one_k_tile() -> None:
     assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64).T)
 
 
-def test_an_int8_matmul_to_a_float_needs_a_dequant_scale() -> None:
+@pytest.mark.parametrize(
+    "ext, out_dtype, message",
+    [
+        ({"relu_type": pypto.ReLuType.RELU}, pypto.DT_FP16, "int8 to DT_FP16 needs a dequant scale"),
+        ({"scale": 0.5}, pypto.DT_INT32, r"scale dequantises to DT_FP16, DT_BF16, DT_FP32, got DT_INT32"),
+        ({"scale": 0.5}, pypto.DT_INT8, r"got DT_INT8 \(a requant is not modelled\)"),
+        ({"relu_type": pypto.ReLuType.RELU}, pypto.DT_INT32, "relu_type on an int32 result is not modelled"),
+    ],
+)
+def test_an_int8_matmul_fixpipe_it_does_not_model_is_refused(ext, out_dtype, message: str) -> None:
+    """A dequant needs a scale and writes a float; a requant to int8 (the fixpipe
+    saturates) and a ReLU of the raw int32 products are not modelled."""
+    np_out = {pypto.DT_FP16: np.float16, pypto.DT_INT32: np.int32, pypto.DT_INT8: np.int8}[out_dtype]
+
     @pypto.frontend.jit
     def k(a: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_INT8), b: pypto.Tensor([N, H], pypto.DT_INT8),
-          out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_FP16)):  # fmt: skip
+          out: pypto.Tensor([pypto.DYNAMIC, N], out_dtype)):  # fmt: skip
         for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[8, 1]):
-            ext = {"relu_type": pypto.ReLuType.RELU}
-            y = pypto.matmul(pypto.view(a, [p, H], [i, 0]), b, pypto.DT_FP16, b_trans=True, extend_params=ext)
+            y = pypto.matmul(pypto.view(a, [p, H], [i, 0]), b, out_dtype, b_trans=True, extend_params=ext)
             pypto.assemble(y, [i, 0], out)
 
     a, b = np.ones((3, H), np.int8), np.ones((N, H), np.int8)
-    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*int8 to DT_FP16 needs a dequant scale"):
-        k(a, b, np.zeros((3, N), np.float16))
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_forms.py:\d+: .*" + message):
+        k(a, b, np.zeros((3, N), np_out))
+
+
+def test_a_loop_count_that_is_a_number_holds_at_the_call_s_token_count_only() -> None:
+    """`pypto.loop(0, 2)` of 16-row tiles over a DYNAMIC axis: checked at the call's 20
+    tokens; at 40 (rows past its tiles) and 10 (a tile past the rows) it is refused, also
+    after a first call (the kernel is kept per token count), and tuned at 20 only."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, H], FP32), w: pypto.Tensor([N, H], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, N], FP32)):  # fmt: skip
+        for i in pypto.loop(0, 2, 1, idx_name="i"):
+            t = pypto.view(x, [16, H], [i * 16, 0], valid_shape=[pypto.min(16, x.shape[0] - i * 16), H])
+            pypto.assemble(pypto.matmul(t, w, FP32, b_trans=True), [i * 16, 0], out)
+
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((N, H)).astype(np.float32)
+    x = rng.standard_normal((20, H)).astype(np.float32)
+    out = np.zeros((20, N), np.float32)
+    k(x, w, out)
+    assert check(out, x @ w.T).ok
+    for t, message in ((40, "takes whole 16-row tiles only"), (10, "does not tile the token axis")):
+        with pytest.raises(pypto.BuildError, match=message):
+            k(np.ones((t, H), np.float32), w, np.zeros((t, N), np.float32))
+    with pytest.raises(pypto.BuildError, match=r"checked at 20 tokens only: tune it at tokens=\[20\]"):
+        k.tune(x, w, out, tokens=[16, 128])
 
 
 @pytest.mark.parametrize(

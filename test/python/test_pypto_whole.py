@@ -106,7 +106,9 @@ def test_a_kernel_with_a_dynamic_axis_and_no_loop_is_still_refused() -> None:
         out[:] = pypto.matmul(a, b, FP32)
 
     a, b, out = np.ones((4, 64), np.float32), np.ones((64, 32), np.float32), np.zeros((4, 32), np.float32)
-    with pytest.raises(pypto.BuildError, match=r"out\[:\] = y on a parameter"):
+    with pytest.raises(
+        pypto.BuildError, match=r"out\[:\] = y on a parameter outside the token loop \(a kernel with a DYNAMIC"
+    ):
         k(a, b, out)
 
 
@@ -139,3 +141,66 @@ def test_a_kernel_with_no_token_loop_may_loop_over_n_tiles() -> None:
     out = np.zeros((6, 128), np.float32)
     k(a, w, out)
     assert check(out, a @ w).ok
+
+
+def test_a_square_weight_is_not_read_as_tokens() -> None:
+    """`x @ w^T` with w [M, K] as many rows as x: its first reading (w a token parameter)
+    is a product of two token tiles, refused at once, so w is read as a weight."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], FP32), w: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(x, w, FP32, b_trans=True)
+
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal((32, 64)).astype(np.float32)
+    out = np.zeros((32, 32), np.float32)
+    k(x, w, out)
+    assert check(out, x @ w.T).ok
+
+
+def test_rows_sliced_at_the_loop_index_are_one_count() -> None:
+    """In a kernel of static shapes every parameter sliced at the loop's index has the
+    token rows; in one with a DYNAMIC axis a static table sliced so is refused at its line."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), r: pypto.Tensor(), w: pypto.Tensor(), out: pypto.Tensor()):
+        for i in pypto.loop(0, 3, 1, idx_name="i"):
+            y = pypto.matmul(x[i * 4 : i * 4 + 4, :], w, FP32, b_trans=True)
+            out[i * 4 : i * 4 + 4, :] = y + r[i * 4 : i * 4 + 4, :]
+
+    x, w, out = np.ones((10, 64), np.float32), np.ones((32, 64), np.float32), np.zeros((10, 32), np.float32)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_whole.py:\d+: .*parameter 'r' has 12 rows, 'x' 10"):
+        k(x, np.ones((12, 32), np.float32), w, out)
+
+    @pypto.frontend.jit
+    def d(x: pypto.Tensor([pypto.DYNAMIC, 64], FP32), cos: pypto.Tensor([64, 32], FP32),
+          w: pypto.Tensor([32, 64], FP32), out: pypto.Tensor([pypto.DYNAMIC, 32], FP32)):  # fmt: skip
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            out[i : i + p, :] = pypto.matmul(x[i : i + p, :], w, FP32, b_trans=True) * cos[i : i + p, :]
+
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_whole.py:\d+: .*annotate the token axis pypto.DYNAMIC"):
+        d(x, np.ones((64, 32), np.float32), w, out)
+
+
+def test_an_output_moved_into_in_a_one_trip_loop() -> None:
+    """PyPTO's test_onboard_new_front `matmul_add`: STATIC annotations, a one-trip
+    `pypto.loop(1)`, whole-tensor views and `d.move(add(matmul(a, b, INT32), c))`: all
+    of d's rows, the int32 products plus c exactly."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_INT8),
+          b: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_INT8),
+          c: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_INT32),
+          d: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_INT32)):  # fmt: skip
+        pypto.set_vec_tile_shapes(32, 32)
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        for _ in pypto.loop(1, name="s0", idx_name="i"):
+            a0 = pypto.view(a, [a.shape[0], a.shape[1]], [0, 0])
+            b0 = pypto.view(b, [b.shape[0], b.shape[1]], [0, 0])
+            d.move(pypto.add(pypto.matmul(a0, b0, pypto.DT_INT32), c))
+
+    rng = np.random.default_rng(12)
+    a, b = rng.integers(-9, 10, (13, 64)).astype(np.int8), rng.integers(-9, 10, (64, 96)).astype(np.int8)
+    c, d = rng.integers(-999, 999, (13, 96)).astype(np.int32), np.zeros((13, 96), np.int32)
+    k(a, b, c, d)
+    assert np.array_equal(d, a.astype(np.int32) @ b.astype(np.int32) + c)
