@@ -45,16 +45,16 @@ def matmul(
         return tcols.matmul(input, mat2, out_dtype, bool(a_trans), bool(b_trans), matmul)
     a, w = _tensor(input, "pypto.matmul's input"), _tensor(mat2, "pypto.matmul's mat2")
     out = elem(out_dtype, "pypto.matmul's out_dtype")
-    if a._tok and w._tok:
-        # (in a kernel of static shapes traced as one tile, a square weight read as tokens:
-        # refused here, so that the next reading of its parameters is tried, pypto/whole.py)
-        refuse(f"pypto.matmul of two token tiles {a.shape} and {w.shape}: a product over the tokens is not SK-03")
     if c_matrix_nz:
         refuse("pypto.matmul's c_matrix_nz is not modelled")
     if extend_params is not None and (params := _extend_params(extend_params)):
         return _matmul_fixpipe(a, w, out_dtype, bool(a_trans), bool(b_trans), params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
+    if a._tok and w._tok:
+        # (in a kernel of static shapes traced as one tile, a square weight read as tokens:
+        # refused here, so that the next reading of its parameters is tried, pypto/whole.py)
+        refuse(f"pypto.matmul of two token tiles {a.shape} and {w.shape}: a product over the tokens is not SK-03")
     if not w._tok and w._body >= 0 and (at := _computed_at(w)) is not None:
         # (a weight stage runs once per launch: it has no body to run in)
         lowering_warning(
