@@ -5,11 +5,12 @@ PyPTO's operator tests and tutorials write static shapes and no loop at all
 the whole tensors, tiled by the tile shapes. Here such a body is traced as the one body
 of a `pypto.loop(1)` whose token tile is every row: each parameter with the token rows
 is seen through its whole-rows view, and a write of a whole output (`out[:] = y`,
-`out[0:M, :] = y`, `assemble(y, [0, 0], out)`) is that tile's rows of it. The token
-parameters are those of rank 2 or more whose rows are as many as the first such
-parameter's (the activation comes first in PyPTO's signatures), or failing that as many as
-another's; the token count is static, so the kernel is specialised to it, as PyPTO's
-is to its static shapes.
+`out.move(y)`, `out[0:M, :] = y`, `out[:, a:b] = y`, `assemble(y, [0, 0], out)`) is that
+tile's rows of it. A `pypto.loop` of numbers in such a body (over N tiles, or a one-trip
+`pypto.loop(1)`) is unrolled in it. The token parameters are those of rank 2 or more
+whose rows are as many as the first such parameter's (the activation comes first in
+PyPTO's signatures), or failing that as many as another's; the token count is static,
+so the kernel is specialised to it, as PyPTO's is to its static shapes.
 """
 
 from __future__ import annotations
