@@ -58,12 +58,13 @@ class Sites:
     options: dict[str, Site | None]  # per pass option: the set_pass_options call that set it last
     tiles: dict[Operation, tuple[Site | None, Site | None]]  # per op: its vec and cube tile's set call
     args: tuple  # what the kernel was traced for (a copy of its file is traced for them too)
+    whole: bool = False  # the kernel has no token loop: one tile of all its rows (pypto/whole.py)
 
     @classmethod
     def of(cls, fn: Callable, tr: Trace, args: tuple) -> Sites:
-        assert tr.loop is not None  # (a kernel without one is refused)
+        assert tr.loop is not None  # (a kernel without one is traced as one tile)
         cache = {tr.names[i]: s for i, s in tr.cache_at.items()}
-        return cls(fn, tr.loop, cache, dict(tr.option_at), dict(tr.tiles_at), args)
+        return cls(fn, tr.loop, cache, dict(tr.option_at), dict(tr.tiles_at), args, tr.whole)
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,12 @@ def _unroll(sp: _Spelling, own: func.FuncOp, won: func.FuncOp) -> list[Suggestio
     if new is None:
         return [sp.suggest("unroll_list", "(none: the passes choose)", lp.at, _no_removal("the unroll list"))]
     factors = ints(new)
+    if sp.sites.whole:
+        why = (
+            f"the kernel has no token loop (it runs as one tile of all its rows): write one, "
+            f"pypto.loop_unroll(0, T, 1, unroll_list={factors}) with views of p rows at idx"
+        )
+        return [sp.suggest("unroll_list", f"unroll_list={factors}", lp.at, _unwritable(why))]
     if lp.kind == "loop":
         spelled = f"{factors[0]} rows" if len(factors) == 1 else f"unroll_list={factors}"
         return [sp.suggest("the pypto.loop tile", spelled, lp.tile_at, partial(_loop_tile, sp, lp, factors))]

@@ -204,3 +204,18 @@ def test_an_output_moved_into_in_a_one_trip_loop() -> None:
     c, d = rng.integers(-999, 999, (13, 96)).astype(np.int32), np.zeros((13, 96), np.int32)
     k(a, b, c, d)
     assert np.array_equal(d, a.astype(np.int32) @ b.astype(np.int32) + c)
+
+
+def test_tuning_a_kernel_with_no_token_loop_says_to_write_one() -> None:
+    """The winner's unroll list cannot be applied to a kernel with no token loop: the
+    suggestion says so, at its def line, and what to write."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([], FP32), w: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(a, w, FP32, b_trans=True)
+
+    a, w, out = np.ones((40, 256), np.float32), np.ones((128, 256), np.float32), np.zeros((40, 128), np.float32)
+    r = k.tune(a, w, out, tokens=[40], budget=2, jobs=1)
+    unroll = [s for s in r.suggestions if s.hint == "unroll_list"]
+    assert unroll and unroll[0].line == k.fn.__code__.co_firstlineno, r.suggestions
+    assert "the kernel has no token loop" in (unroll[0].manual or ""), unroll[0]
