@@ -176,7 +176,17 @@ def _misses(op: Operation) -> Iterator[tuple[str, Callable[[], object]]]:
     elif isinstance(op, pto.CastOp) and _elem(op.result) == "i8" and _after_max(op):
         yield "pto.quant", lambda: _quant(op)
     elif isinstance(op, pto.CastOp) and _elem(op.input) == "i32" and isinstance(op.input.owner, pto.MatmulOp):
-        yield "pto.dequant", lambda: _dequant(op)
+        if not _by_a_number(op):
+            yield "pto.dequant", lambda: _dequant(op)
+
+
+def _by_a_number(cast: pto.CastOp) -> bool:
+    """The i32 result's f32 cast times one number, a ReLU before it or not: a matmul's
+    fixpipe dequant (PyPTO's `extend_params` scale), not an attempt at the AT-11 dequant."""
+    use = cast.result.get_user_of_unique_use() if cast.result.has_one_use() else None
+    if isinstance(use, pto.MaxsOp) and use.scalar.value.data == 0.0:
+        use = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
+    return isinstance(use, pto.MulsOp)
 
 
 def remark_misses(module: ModuleOp) -> None:

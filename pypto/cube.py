@@ -51,6 +51,11 @@ def matmul(
         return _matmul_fixpipe(a, w, out_dtype, bool(a_trans), bool(b_trans), params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
+    if a_trans and a._tok:
+        refuse(
+            f"pypto.matmul with a_trans of a token tile {a.shape} (its tokens on dim 1) is not supported: "
+            "pass the activation as [tokens, K]"
+        )
     if a._tok and w._tok:
         # (in a kernel of static shapes traced as one tile, a square weight read as tokens:
         # refused here, so that the next reading of its parameters is tried, pypto/whole.py)

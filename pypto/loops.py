@@ -366,6 +366,18 @@ def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> b
     )
 
 
+def _narrowed_weight(tr: Trace, x: Tensor, shape: list, valid: list) -> bool:
+    """A window of a weight parameter whose valid_shape (numbers) narrows it: its valid
+    part is the window (the rest is never read)."""
+    p = x._param if x._param is not None else x._view_of
+    return (
+        p is not None
+        and p not in tr.token
+        and not x._tok
+        and all(_is_int(v) and _is_int(s) and 1 <= v <= s for v, s in zip(valid, shape, strict=True))
+    )
+
+
 def _reshaped_window(tr: Trace, x: Tensor, shape: list, offsets: list) -> Tensor:
     """A window of an in-place reshape of a weight that only adds or drops dims of size 1
     (`reshape(scale, [3, 1], inplace=True)[0:1, :]`): the window of the weight itself,
@@ -478,6 +490,9 @@ def view(
             return row_loops.view(tr, input, offsets[0])
         if valid is not None and shape[0] == input.shape[0] and _tile_valid(tr, input, valid, shape):
             valid = None  # columns of a tile of the body, with the valid rows it has
+        if valid is not None and _narrowed_weight(tr, input, shape, valid):
+            # (a loop over N tiles of a weight whose last runs past N: PyPTO reads the valid part)
+            shape, valid = list(valid), None
         if _columns(input, shape, offsets, valid):  # of a weight too: a hand-written split-K's K slice
             return split_k.column_view(input, offsets[-1], offsets[-1] + shape[-1])
         if _weight_window(tr, input, shape, offsets, valid) and input._param is None:

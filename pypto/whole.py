@@ -41,23 +41,31 @@ def first_trace(
     attempt: Callable[[set[int]], R], tokens: list[set[int]], token_loop: Callable[[], bool], first, looped: bool
 ) -> R:
     """Trace the kernel as one tile (`attempt`) with each set of token parameters in turn,
-    and each set without each of its members but the first (a parameter whose rows are
-    as many as the tokens may be a weight all the same: a [K, N] one with K = T); the
-    first trace that succeeds is the kernel's. If none does, the error said is the first
-    one-tile trace's; but `first`, the error of the kernel's trace with its loops, if a
-    one-tile trace meets a token loop (`token_loop`) or the kernel has loops of known trip
-    counts (`looped`: that trace took one for its token loop)."""
+    and each set without each of its members (a parameter whose rows are as many as the
+    tokens may be a weight all the same: a [K, N] one with K = T, even the first); the
+    first trace that succeeds is the kernel's. If none does, the error said is that of
+    the one-tile trace that got furthest in the kernel's source (the earliest of those:
+    a reading of the parameters that fails sooner is likelier the wrong one); but `first`,
+    the error of the kernel's trace with its loops, if a one-tile trace meets a token
+    loop (`token_loop`) or the kernel has loops of known trip counts (`looped`: that
+    trace took one for its token loop)."""
     error: BuildError | None = None
     for token in tokens:
-        for drop in [None, *sorted(token)[1:]]:
+        for drop in [None, *sorted(token)]:
             try:
                 return attempt(token - {drop})
             except BuildError as e:
                 if token_loop():
                     raise first from None
-                error = error or e
+                if error is None or _line(e) > _line(error):
+                    error = e
     assert error is not None
     raise first if looped else error
+
+
+def _line(e: BuildError) -> int:
+    """Where in the kernel's file an error stopped its trace (0 if nowhere)."""
+    return e.where[1] if e.where else 0
 
 
 def run(tr: Trace, call: Callable[[dict], None], at: Site) -> None:

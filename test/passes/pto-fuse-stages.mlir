@@ -924,3 +924,18 @@ func.func @static_quant_no_remark(%y: tensor<?x128xf32>, %s: tensor<1x128xf32>, 
   %q = pto.cast %h rint sat : tensor<?x128xf16> -> tensor<?x128xi8>
   func.return %q : tensor<?x128xi8>
 }
+
+// -----
+
+// A matmul's fixpipe dequant (PyPTO's extend_params scale and ReLU): the i32 result's f32
+// cast, a ReLU, one number; no AT-11 dequant attempt, so no remark and nothing fused.
+// CHECK-LABEL: func.func @fixpipe_dequant_no_remark
+// CHECK-NOT:     pto.dequant
+// CHECK:         pto.muls %r, 3.750000e-01
+func.func @fixpipe_dequant_no_remark(%q: tensor<?x64xi8>, %w: tensor<64x64xi8>) -> tensor<?x64xf32> {
+  %acc = pto.matmul %q, %w : tensor<?x64xi8>, tensor<64x64xi8> -> tensor<?x64xi32>
+  %f = pto.cast %acc rint : tensor<?x64xi32> -> tensor<?x64xf32>
+  %r = pto.maxs %f, 0.0 : tensor<?x64xf32> -> tensor<?x64xf32>
+  %d = pto.muls %r, 0.375 : tensor<?x64xf32> -> tensor<?x64xf32>
+  func.return %d : tensor<?x64xf32>
+}

@@ -219,3 +219,49 @@ def test_tuning_a_kernel_with_no_token_loop_says_to_write_one() -> None:
     unroll = [s for s in r.suggestions if s.hint == "unroll_list"]
     assert unroll and unroll[0].line == k.fn.__code__.co_firstlineno, r.suggestions
     assert "the kernel has no token loop" in (unroll[0].manual or ""), unroll[0]
+
+
+def test_a_square_weight_first_in_the_signature_is_not_read_as_tokens() -> None:
+    """`k(w, x, out)` with w [64, 64] at 64 tokens: every parameter has the token rows,
+    the first (w) too; the reading without it traces."""
+
+    @pypto.frontend.jit
+    def k(w: pypto.Tensor([], FP32), x: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(x, w, FP32, b_trans=True)
+
+    rng = np.random.default_rng(13)
+    w, x = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal((64, 64)).astype(np.float32)
+    out = np.zeros((64, 64), np.float32)
+    k(w, x, out)
+    assert check(out, x @ w.T).ok
+
+
+def test_a_transposed_activation_is_refused_naming_a_trans() -> None:
+    """`matmul(xt, w, a_trans=True)` with xt [K, T]: its tokens on dim 1, said so (not as a
+    product of two token tiles, the reading where w's K rows are taken for tokens)."""
+
+    @pypto.frontend.jit
+    def k(xt: pypto.Tensor([], FP32), w: pypto.Tensor([], FP32), out: pypto.Tensor([], FP32)):
+        out[:] = pypto.matmul(xt, w, FP32, a_trans=True)
+
+    xt, w, out = np.ones((64, 40), np.float32), np.ones((64, 56), np.float32), np.zeros((40, 56), np.float32)
+    with pytest.raises(pypto.BuildError, match=r"test_pypto_whole.py:\d+: .*a_trans of a token tile \[64, 40\]"):
+        k(xt, w, out)
+
+
+def test_weight_windows_whose_last_runs_past_n_take_their_valid_columns() -> None:
+    """A loop over 32-column windows of an 80-column weight, the last narrowed by its
+    valid_shape to 16 columns: that window is the weight's last 16 columns."""
+    n, nv = 80, 32
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), w: pypto.Tensor(), out: pypto.Tensor()):
+        for ni in pypto.loop((n + nv - 1) // nv, name="n", idx_name="ni"):
+            wb = pypto.view(w, [64, nv], [0, ni * nv], valid_shape=[64, pypto.min(nv, n - ni * nv)])
+            pypto.assemble(pypto.matmul(x, wb, FP32), [0, ni * nv], out)
+
+    rng = np.random.default_rng(14)
+    x, w = rng.standard_normal((9, 64)).astype(np.float32), rng.standard_normal((64, n)).astype(np.float32)
+    out = np.zeros((9, n), np.float32)
+    k(x, w, out)
+    assert check(out, x @ w).ok
