@@ -51,15 +51,6 @@ def matmul(
         return _matmul_fixpipe(a, w, out_dtype, bool(a_trans), bool(b_trans), params)
     if len(a.shape) != 2 or len(w.shape) != 2:
         refuse(f"pypto.matmul takes rank-2 tensors here, got {a.shape} and {w.shape}")
-    if a_trans and a._tok:
-        refuse(
-            f"pypto.matmul with a_trans of a token tile {a.shape} (its tokens on dim 1) is not supported: "
-            "pass the activation as [tokens, K]"
-        )
-    if a._tok and w._tok:
-        # (in a kernel of static shapes traced as one tile, a square weight read as tokens:
-        # refused here, so that the next reading of its parameters is tried, pypto/whole.py)
-        refuse(f"pypto.matmul of two token tiles {a.shape} and {w.shape}: a product over the tokens is not SK-03")
     if not w._tok and w._body >= 0 and (at := _computed_at(w)) is not None:
         # (a weight stage runs once per launch: it has no body to run in)
         lowering_warning(
@@ -74,6 +65,15 @@ def matmul(
             f"pypto.matmul's operands disagree on K: the input {a.shape} has {ka} (a_trans={bool(a_trans)}), "
             f"mat2 {w.shape} has {kw} (b_trans={bool(b_trans)})"
         )
+    if a_trans and a._tok:
+        refuse(
+            f"pypto.matmul with a_trans of a token tile {a.shape} (its tokens on dim 1) is not supported: "
+            "pass the activation as [tokens, K]"
+        )
+    if a._tok and w._tok:
+        # (in a kernel of static shapes traced as one tile, a square weight read as tokens:
+        # refused here, so that the next reading of its parameters is tried, pypto/whole.py)
+        refuse(f"pypto.matmul of two token tiles {a.shape} and {w.shape}: a product over the tokens is not SK-03")
     m = a.shape[1] if a_trans else a.shape[0]
     n = w.shape[0] if b_trans else w.shape[1]
     return _result("matmul", [a, w], [m, n], out_dtype, lambda x, y: b.matmul(x, y, bool(a_trans), bool(b_trans), out))
