@@ -44,8 +44,8 @@ def first_trace(
     and each set without each of its members (a parameter whose rows are as many as the
     tokens may be a weight all the same: a [K, N] one with K = T, even the first); the
     first trace that succeeds is the kernel's. If none does, the error said is that of
-    the one-tile trace that got furthest in the kernel's source (the earliest of those:
-    a reading of the parameters that fails sooner is likelier the wrong one); but `first`,
+    the likeliest set's trace that got furthest in the kernel's source (the earliest of
+    those: a reading of its parameters that fails sooner is likelier the wrong one); but `first`,
     the error of the kernel's trace with its loops, if a one-tile trace meets a token
     loop (`token_loop`) or the kernel has loops of known trip counts (`looped`: that
     trace took one for its token loop)."""
@@ -57,7 +57,7 @@ def first_trace(
             except BuildError as e:
                 if token_loop():
                     raise first from None
-                if error is None or _line(e) > _line(error):
+                if error is None or token is tokens[0] and _line(e) > _line(error):
                     error = e
     assert error is not None
     raise first if looped else error
