@@ -114,8 +114,14 @@ def _extend_params(params) -> dict:
     scale = params.get("scale", 0.0)
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         refuse(f"pypto.matmul's scale must be a number, got {scale!r}")
-    out = {"bias": params.get("bias_tensor"), "scale": float(scale), "relu": relu is ReLuType.RELU}
-    return {k: v for k, v in out.items() if v}
+    out: dict = {}
+    if params.get("bias_tensor") is not None:
+        out["bias"] = params["bias_tensor"]
+    if scale != 0:
+        out["scale"] = float(scale)
+    if relu is ReLuType.RELU:
+        out["relu"] = True
+    return out
 
 
 def _matmul_fixpipe(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_trans: bool, params: dict) -> Tensor:
@@ -142,7 +148,8 @@ def _matmul_fixpipe(a: Tensor, w: Tensor, out_dtype: DataType, a_trans: bool, b_
             refuse(f"pypto.matmul's bias_tensor must be [{n}] or [1, {n}] (the output's columns), got {bias.shape}")
         want = DataType.DT_INT32 if quant else DataType.DT_FP32
         if quant and bias._dtype is not want:
-            refuse(f"pypto.matmul's bias_tensor of an int8 matmul is DT_INT32 (its accumulator's), got {bias._dtype}")
+            got = bias.known_dtype.name
+            refuse(f"pypto.matmul's bias_tensor of an int8 matmul is DT_INT32 (its accumulator's), got {got}")
         y = add(y, bias if quant else cast(bias, want))
     if quant and out_dtype is DataType.DT_INT32:
         if params.get("relu"):
