@@ -13,6 +13,7 @@ from xdsl.passes import ModulePass
 from pto.diagnostics import DiagnosticError, Note
 from pto.dialects import pto
 from pto.dialects.common import Form, FormAttr, elem_name
+from pto.passes.fuse_stages.quant import by_a_number
 from pto.passes.pto_join_n_windows import covers, window_groups
 
 # The mhc_pre recognition rule of SK03.md.
@@ -173,11 +174,9 @@ def _static_dequant_of(v: SSAValue) -> bool:
         use = v.get_user_of_unique_use() if v.has_one_use() else None
     if not (isinstance(use, pto.CastOp) and elem_name(pto.tensor_type(use.result).element_type) == "f32"):
         return False
-    mul = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
-    if isinstance(mul, pto.MaxsOp) and mul.scalar.value.data == 0.0:
-        mul = mul.result.get_user_of_unique_use() if mul.result.has_one_use() else None
-    if isinstance(mul, pto.MulsOp):
+    if by_a_number(use.result):
         return True
+    mul = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
     if not isinstance(mul, pto.MulOp):
         return False
     n = pto.tensor_type(v).get_shape()[-1]

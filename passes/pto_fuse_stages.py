@@ -120,7 +120,7 @@ from pto.diagnostics import remark
 from pto.dialects import pto
 from pto.dialects.common import ReduceKind
 from pto.passes.fuse_stages.match import Miss, _elem, _other, _same
-from pto.passes.fuse_stages.quant import DequantPattern, QuantPattern, _dequant, _quant
+from pto.passes.fuse_stages.quant import DequantPattern, QuantPattern, _dequant, _quant, by_a_number
 from pto.passes.fuse_stages.rms_norm import RmsNormOperandsPattern, RmsNormPattern, _rms_norm
 
 # ------------------------------------------------------------------ remarks
@@ -176,17 +176,8 @@ def _misses(op: Operation) -> Iterator[tuple[str, Callable[[], object]]]:
     elif isinstance(op, pto.CastOp) and _elem(op.result) == "i8" and _after_max(op):
         yield "pto.quant", lambda: _quant(op)
     elif isinstance(op, pto.CastOp) and _elem(op.input) == "i32" and isinstance(op.input.owner, pto.MatmulOp):
-        if not _by_a_number(op):
+        if not by_a_number(op.result):
             yield "pto.dequant", lambda: _dequant(op)
-
-
-def _by_a_number(cast: pto.CastOp) -> bool:
-    """The i32 result's f32 cast times one number, a ReLU before it or not: a matmul's
-    fixpipe dequant (PyPTO's `extend_params` scale), not an attempt at the AT-11 dequant."""
-    use = cast.result.get_user_of_unique_use() if cast.result.has_one_use() else None
-    if isinstance(use, pto.MaxsOp) and use.scalar.value.data == 0.0:
-        use = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
-    return isinstance(use, pto.MulsOp)
 
 
 def remark_misses(module: ModuleOp) -> None:

@@ -351,14 +351,17 @@ def _tile_valid(tr: Trace, x: Tensor, valid, dims: list | None = None) -> bool:
     return lp.tile is not None and tails.check_valid(tr, valid[0], rows, total)
 
 
+def _of_weight(tr: Trace, x: Tensor) -> bool:
+    """`x` is a weight parameter or an in-place reshape of one."""
+    p = x._param if x._param is not None else x._view_of
+    return p is not None and p not in tr.token and not x._tok
+
+
 def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> bool:
     """A static window of a weight parameter (or of its in-place reshape), read in place
     (`pto.view`)."""
-    p = x._param if x._param is not None else x._view_of
     return (
-        p is not None
-        and p not in tr.token
-        and not x._tok
+        _of_weight(tr, x)
         and x._lazy is None
         and all(_is_int(d) for d in [*x.shape, *shape, *offsets])
         and valid in (None, shape)
@@ -369,13 +372,8 @@ def _weight_window(tr: Trace, x: Tensor, shape: list, offsets: list, valid) -> b
 def _narrowed_weight(tr: Trace, x: Tensor, shape: list, valid: list) -> bool:
     """A window of a weight parameter whose valid_shape (numbers) narrows it: its valid
     part is the window (the rest is never read)."""
-    p = x._param if x._param is not None else x._view_of
-    return (
-        p is not None
-        and p not in tr.token
-        and not x._tok
-        and all(_is_int(v) and _is_int(s) and 1 <= v <= s for v, s in zip(valid, shape, strict=True))
-    )
+    narrows = all(_is_int(v) and _is_int(s) and 1 <= v <= s for v, s in zip(valid, shape, strict=True))
+    return narrows and _of_weight(tr, x)
 
 
 def _reshaped_window(tr: Trace, x: Tensor, shape: list, offsets: list) -> Tensor:

@@ -230,11 +230,9 @@ class Tensor:
         dtype)`, no value yet) becomes `value`, as a `@frontend.function` helper hands
         back its result. No data moves: the name now stands for the value. Of a parameter
         of a kernel with no token loop (PyPTO's tests: `d.move(add(a, b))`): all its rows."""
-        from pto.pypto import whole
-
         current("Tensor.move")
-        if whole.is_whole(self):
-            return _outputs().assemble(src, [0] * len(self.shape), whole.target(self))
+        if self._wrote_all_rows(src):
+            return None
         if self._param is not None:
             refuse(
                 f"{self.name}.move(...) of a kernel parameter: write an output's token rows with "
@@ -255,14 +253,20 @@ class Tensor:
         self._lazy, self._body, self._view_of, self.nz = src._lazy, src._body, src._view_of, src.nz
         self._kslice = src._kslice
 
+    def _wrote_all_rows(self, src: object) -> bool:
+        """Of a parameter of a kernel with no token loop (pypto/whole.py), `x[:] = y` and
+        `x.move(y)` write all its rows, the one tile's: written, or False if it is not one."""
+        if not _whole().is_whole(self):
+            return False
+        _outputs().assemble(src, [0] * len(self.shape), _whole().target(self))
+        return True
+
     def _move_all(self, src: object) -> None:
         """`x[:] = y`, PyPTO's move: a declared tensor takes its value (`move`); a value the
         kernel computed is the name of `y` from now on, whatever its shape and dtype
         (DeepSeek-V3.2's `q[:] = dequant(q, ...)` of its int32 matmul result)."""
-        from pto.pypto import whole
-
-        if whole.is_whole(self):  # a kernel with no loop: its output's rows are the one tile's
-            return _outputs().assemble(src, [0] * len(self.shape), whole.target(self))
+        if self._wrote_all_rows(src):
+            return None
         if self._param is not None and current("out[:] = y").loop is None:
             refuse(
                 "out[:] = y on a parameter outside the token loop (a kernel with a DYNAMIC axis, or a loop_unroll, "
@@ -404,13 +408,14 @@ class Tensor:
     def __setitem__(self, key, value):
         """`out[i:i + p, :] = y`: PyPTO's `pypto.assemble(y, [i, 0], out)`; with the ends
         left out (`out[i:, c:] = y`), the window is y's shape at those starts, as in PyPTO."""
-        from pto.pypto import whole
         from pto.pypto.outputs import assemble
+
+        whole = _whole()
 
         if key == slice(None) or key is Ellipsis:  # PyPTO's `x[:] = y`: x.move(y)
             return self._move_all(value)
-        if whole.target(self) is not self:  # an output's whole-rows tile in a kernel with no loop: the output
-            return whole.target(self).__setitem__(key, value)
+        if (out := whole.target(self)) is not self:  # an output's whole-rows tile in a kernel with no loop
+            return out.__setitem__(key, value)
         key = _no_ellipsis(key, len(self.shape))
         if isinstance(key, tuple) and len(key) == 3 and _is_int(key[0]) and isinstance(self.shape[1], Sym):
             from pto.pypto import heads_first  # `out[h, i:i + p, :] = y`: head h of an [H, T, D] output
@@ -555,6 +560,12 @@ def _select():
     from pto.pypto import select
 
     return select
+
+
+def _whole():
+    from pto.pypto import whole
+
+    return whole
 
 
 def _outputs():

@@ -65,6 +65,16 @@ def _w_scale_source(ws: SSAValue, n: int) -> SSAValue:
 _Dequant = tuple[list[Operation], SSAValue, SSAValue, SSAValue | None, bool, bool, SSAValue]
 
 
+def by_a_number(v: SSAValue) -> bool:
+    """`v` (an int8 matmul's result cast to f32) read only by one multiply by a number, a
+    ReLU (`maxs` 0) before it or not: a matmul's fixpipe dequant (PyPTO's `extend_params`
+    scale and relu_type), which runs as written, not an attempt at the AT-11 dequant."""
+    use = v.get_user_of_unique_use() if v.has_one_use() else None
+    if isinstance(use, pto.MaxsOp) and use.scalar.value.data == 0.0:
+        use = use.result.get_user_of_unique_use() if use.result.has_one_use() else None
+    return isinstance(use, pto.MulsOp)
+
+
 def _dequant(cast: pto.CastOp) -> _Dequant:
     """(the ops, acc, act scale, weight scale, weight scale first, scales' product, the
     value replaced) of `f32(acc) * act scale [* weight scale]`, with the weight scale
