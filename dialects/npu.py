@@ -879,6 +879,7 @@ class _CopyBase(IRDLOperation):
     src_offsets = var_operand_def(IndexType)
     dst_offsets = var_operand_def(IndexType)
     rows = opt_operand_def(IndexType)
+    cols = opt_operand_def(IndexType)
     static_src = prop_def(DenseArrayBase)
     static_dst = prop_def(DenseArrayBase)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -897,6 +898,9 @@ class _CopyBase(IRDLOperation):
         if self.rows is not None:
             printer.print_string(" rows ")
             printer.print_operand(self.rows)
+        if self.cols is not None:
+            printer.print_string(" cols ")
+            printer.print_operand(self.cols)
 
     @staticmethod
     def _parse_ends(parser: Parser):
@@ -906,11 +910,12 @@ class _CopyBase(IRDLOperation):
         dst = parser.parse_unresolved_operand()
         ds, dd = parse_index_list(parser)
         rows = parser.parse_unresolved_operand() if parser.parse_optional_keyword("rows") else None
-        return src, ss, sd, dst, ds, dd, rows
+        cols = parser.parse_unresolved_operand() if parser.parse_optional_keyword("cols") else None
+        return src, ss, sd, dst, ds, dd, rows, cols
 
     @staticmethod
     def _resolve(parser: Parser, ends, st: Attribute, dt: Attribute):
-        src, ss, sd, dst, ds, dd, rows = ends
+        src, ss, sd, dst, ds, dd, rows, cols = ends
         idx = IndexType()
         return (
             parser.resolve_operand(src, st),
@@ -920,6 +925,7 @@ class _CopyBase(IRDLOperation):
             ds,
             [parser.resolve_operand(o, idx) for o in dd],
             None if rows is None else parser.resolve_operand(rows, idx),
+            None if cols is None else parser.resolve_operand(cols, idx),
         )
 
     def verify_ends(self, transposed: bool) -> None:
@@ -935,7 +941,8 @@ class DmaOp(_CopyBase):
     """`npu.dma mte2 %x[%r, 0] -> %a1[0, 0] rows %n cache none_cacheable : !src -> !dst`:
     copy one tile on a DMA pipe. The tile's shape is the on-chip side's (the destination
     for a load, the source for a store); offsets index both ends. `rows` limits a tail
-    copy to that many rows (a load zero-fills the rest); `transpose` reads the source
+    copy to that many rows and `cols` to that many columns of the on-chip tile's last
+    axis (a ragged tail of K or N; a load zero-fills the rest); `transpose` reads the source
     tile transposed (a strided, slower read); `cache` is the L2 policy of the GM side."""
 
     name = "npu.dma"
@@ -954,13 +961,14 @@ class DmaOp(_CopyBase):
         rows: SSAValue | None = None,
         cache: CachePolicy | None = None,
         transpose: bool = False,
+        cols: SSAValue | None = None,
     ):
         props: dict[str, Attribute] = {"pipe": PipeAttr(pipe)}
         if cache is not None:
             props["cache"] = CachePolicyAttr(cache)
         if transpose:
             props["transpose"] = UnitAttr()
-        _init_copy(self, src, src_offsets, dst, dst_offsets, rows, props)
+        _init_copy(self, src, src_offsets, dst, dst_offsets, rows, cols, props)
 
     def extent(self) -> tuple[int, ...]:
         s, d = buf(self.src), buf(self.dst)
@@ -975,8 +983,8 @@ class DmaOp(_CopyBase):
         cache = parser.parse_str_enum(CachePolicy) if parser.parse_optional_keyword("cache") else None
         transpose = parser.parse_optional_keyword("transpose") is not None
         attrs, st, dt = parse_types_tail(parser)
-        src, ss, sd, dst, ds, dd, rows = cls._resolve(parser, ends, st, dt)
-        op = cls(pipe, src, _merge(ss, sd), dst, _merge(ds, dd), rows, cache, transpose)
+        src, ss, sd, dst, ds, dd, rows, cols = cls._resolve(parser, ends, st, dt)
+        op = cls(pipe, src, _merge(ss, sd), dst, _merge(ds, dd), rows, cache, transpose, cols)
         op.attributes.update(attrs)
         return op
 
@@ -1013,7 +1021,7 @@ def _merge(static: Sequence[int], dyn: Sequence[SSAValue]) -> list[int | SSAValu
     return [next(it) if s == DYN else s for s in static]
 
 
-def _init_copy(op: _CopyBase, src, src_offsets, dst, dst_offsets, rows, props) -> None:
+def _init_copy(op: _CopyBase, src, src_offsets, dst, dst_offsets, rows, cols, props) -> None:
     def split(offs):
         return [DYN if isinstance(o, SSAValue) else o for o in offs], [o for o in offs if isinstance(o, SSAValue)]
 
@@ -1021,7 +1029,7 @@ def _init_copy(op: _CopyBase, src, src_offsets, dst, dst_offsets, rows, props) -
     ds, dd = split(dst_offsets)
     props["static_src"] = DenseArrayBase.from_list(i64, ss)
     props["static_dst"] = DenseArrayBase.from_list(i64, ds)
-    IRDLOperation.__init__(op, operands=[src, dst, sd, dd, rows], properties=props)
+    IRDLOperation.__init__(op, operands=[src, dst, sd, dd, rows, cols], properties=props)
 
 
 # Fixpipe conversions out of L0C: accumulator type -> output types.
@@ -1034,7 +1042,8 @@ class FixpipeOp(_CopyBase):
     !npu.buf<128x256xf32, l0c> -> !npu.buf<?x1024xbf16, gm>`: move an L0C tile out on
     the FIXPIPE, converting to the destination's element type (`round` mode when it
     narrows), optionally multiplying by a scalar dequant scale `deq`, and with
-    `atomic_add` adding into the destination (split-K partial sums)."""
+    `atomic_add` adding into the destination (split-K partial sums). `rows` and `cols`
+    limit a tail tile's store, as a DMA's."""
 
     name = "npu.fixpipe"
 
@@ -1052,6 +1061,7 @@ class FixpipeOp(_CopyBase):
         round: RoundMode | None = None,
         deq: float | None = None,
         atomic_add: bool = False,
+        cols: SSAValue | None = None,
     ):
         props: dict[str, Attribute] = {}
         if round is not None:
@@ -1060,7 +1070,7 @@ class FixpipeOp(_CopyBase):
             props["deq"] = FloatAttr(deq, f32)
         if atomic_add:
             props["atomic_add"] = UnitAttr()
-        _init_copy(self, src, src_offsets, dst, dst_offsets, rows, props)
+        _init_copy(self, src, src_offsets, dst, dst_offsets, rows, cols, props)
 
     def extent(self) -> tuple[int, ...]:
         return buf(self.src).get_shape()
@@ -1072,8 +1082,8 @@ class FixpipeOp(_CopyBase):
         deq = parser.parse_float() if parser.parse_optional_keyword("deq") else None
         atomic = parser.parse_optional_keyword("atomic_add") is not None
         attrs, st, dt = parse_types_tail(parser)
-        src, ss, sd, dst, ds, dd, rows = cls._resolve(parser, ends, st, dt)
-        op = cls(src, _merge(ss, sd), dst, _merge(ds, dd), rows, rnd, deq, atomic)
+        src, ss, sd, dst, ds, dd, rows, cols = cls._resolve(parser, ends, st, dt)
+        op = cls(src, _merge(ss, sd), dst, _merge(ds, dd), rows, rnd, deq, atomic, cols)
         op.attributes.update(attrs)
         return op
 

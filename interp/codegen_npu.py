@@ -116,9 +116,10 @@ class NpuEmitter(Emitter):
     def generic_copy(self, op: npu.DmaOp | npu.FixpipeOp, cold: bool = False) -> None:
         fn = "dma" if isinstance(op, npu.DmaOp) else "fixpipe"
         rows = self.as_int(op.rows) if op.rows is not None else "None"
+        cols = self.as_int(op.cols) if op.cols is not None else "None"
         s = self.spec(op)
         so, do = self.offsets(s.src_static, op.src_offsets), self.offsets(s.dst_static, op.dst_offsets)
-        args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}"
+        args = f"{self.use(op.src)}, {self.use(op.dst)}, ({so}), ({do}), {rows}, {cols}"
         self.flush()
         copy = [f"gm = ops.{fn}(m, core, {self.const(op)}, {self.const(s)}, {args})"]
         if Space.GM in (mem(op.src), mem(op.dst)):
@@ -133,7 +134,9 @@ class NpuEmitter(Emitter):
         src, dst = self.static(op.src), self.static(op.dst)
         s = self.spec(op)
         sext = tuple(reversed(s.ext)) if s.transpose else s.ext
-        if src is None or dst is None or s.has_rows or not (len(sext) == src.ndim and len(s.ext) == dst.ndim):
+        if src is None or dst is None or s.has_rows or s.has_cols:
+            return False
+        if not (len(sext) == src.ndim and len(s.ext) == dst.ndim):
             return False
         so = self.offset_list(s.src_static, op.src_offsets)
         do = self.offset_list(s.dst_static, op.dst_offsets)
@@ -200,11 +203,15 @@ class NpuEmitter(Emitter):
         return True
 
     def valid_extent(self, op: npu.DmaOp | npu.FixpipeOp, s: ops.CopySpec) -> list[str]:
-        """The extent the copy moves: of a partial tile (`rows`), its valid rows."""
+        """The extent the copy moves: of a partial tile (`rows`, `cols`), its valid rows
+        and columns."""
         ext = [self.num(e) for e in s.ext]
         if op.rows is not None:
             rows, ext[0] = ext[0], f"o{len(self.lines)}_rows"
             self.emit(f"{ext[0]} = max(0, min({self.as_int(op.rows)}, {rows}))")
+        if op.cols is not None:
+            cols, ext[-1] = ext[-1], f"o{len(self.lines)}_cols"
+            self.emit(f"{ext[-1]} = max(0, min({self.as_int(op.cols)}, {cols}))")
         return ext
 
     def gm_dma_body(
@@ -223,6 +230,9 @@ class NpuEmitter(Emitter):
         if load and op.rows is not None:  # the rows past the valid ones are zeroed
             self.emit(f"    if {ext[0]} < {self.num(s.ext[0])}:")
             self.emit(f"        {dst}.array[{self.window(do, s.ext)}][{ext[0]}:] = 0")
+        if load and op.cols is not None:  # and the columns
+            self.emit(f"    if {ext[-1]} < {self.num(s.ext[-1])}:")
+            self.emit(f"        {dst}.array[{self.window(do, s.ext)}][..., {ext[-1]}:] = 0")
         offs, extent = tuple(map(_value, gm_offs)), tuple(map(Rt, ext))
         if not load:
             where = f"({''.join(f'{o}, ' for o in gm_offs)}), ({''.join(f'{e}, ' for e in ext)})"
@@ -249,7 +259,8 @@ class NpuEmitter(Emitter):
         if isinstance(op, npu.FixpipeOp):  # (`ops.fixpipe`'s: rows, columns, L0C element bytes)
             acc = self.static(op.src)
             assert acc is not None
-            copy["drain"] = (extent[0], math.prod(s.ext[1:]), acc.dtype.itemsize)
+            cols = math.prod(s.ext[1:]) if op.cols is None else extent[-1]
+            copy["drain"] = (extent[0], cols, acc.dtype.itemsize)
         self.write(ops.gm_copy, MACHINE, CORE, Obj(None, copy))
 
     # -- compute ------------------------------------------------------------------------

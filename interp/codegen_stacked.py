@@ -175,6 +175,8 @@ class StackedEmitter:
         self.nested(op.body, carried)
 
     def copy(self, op: npu.DmaOp | npu.FixpipeOp) -> None:
+        if op.cols is not None:  # (a ragged K or N tail: the per-task numerics run it)
+            raise NotStackable("a copy of valid columns")
         s = ops.CopySpec.of(op)
         so, do = self.offsets(s.src_static, op.src_offsets), self.offsets(s.dst_static, op.dst_offsets)
         rows = self.use(op.rows) if op.rows is not None else "None"

@@ -228,6 +228,7 @@ class CopySpec:
     n_dst: int
     has_rows: bool
     ext: tuple[int, ...]
+    has_cols: bool = False
     # A DMA's attributes, read once (an xDSL attribute read costs a DMA's own bookkeeping)
     pipe: Pipe = Pipe.FIXPIPE
     transpose: bool = False
@@ -242,6 +243,7 @@ class CopySpec:
             len(op.dst_offsets),
             op.rows is not None,
             op.extent(),
+            op.cols is not None,
         )
         if not isinstance(op, npu.DmaOp):
             return CopySpec(*ends)
@@ -249,12 +251,23 @@ class CopySpec:
         return CopySpec(*ends, op.pipe.data, op.transpose is not None, cacheable)
 
     def split(self, args) -> tuple:
-        """(src, dst, src offsets, dst offsets, rows) from the op's operand values."""
+        """(src, dst, src offsets, dst offsets, rows, cols) from the op's operand values."""
         ns, nd = self.n_src, self.n_dst
         so = merge(self.src_static, args[2 : 2 + ns])
         do = merge(self.dst_static, args[2 + ns : 2 + ns + nd])
-        rows = int(args[-1]) if self.has_rows else None
-        return args[0], args[1], so, do, rows
+        rest = iter(args[2 + ns + nd :])
+        rows = int(next(rest)) if self.has_rows else None
+        cols = int(next(rest)) if self.has_cols else None
+        return args[0], args[1], so, do, rows, cols
+
+
+def valid_extent(ext: tuple[int, ...], rows: int | None, cols: int | None) -> tuple[int, ...]:
+    """The part of a tile of `ext` a copy with `rows` and `cols` moves."""
+    if rows is not None:
+        ext = (max(0, min(rows, ext[0])), *ext[1:])
+    if cols is not None:
+        ext = (*ext[:-1], max(0, min(cols, ext[-1])))
+    return ext
 
 
 @dataclass
@@ -276,15 +289,11 @@ class GmCopy:
     rows_unit: int = 1  # a copy into L1: charged for its rows rounded up to this many
 
 
-def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
+def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, rows, cols=None) -> GmCopy | None:
     """The numerics of a DMA; an on-chip one is booked here, a GM one is returned."""
     transpose = s.transpose
     ext = s.ext
-    if rows is None:
-        valid, vext = ext[0], ext
-    else:
-        valid = max(0, min(rows, ext[0]))
-        vext = (valid, *ext[1:])
+    vext = ext if rows is None and cols is None else valid_extent(ext, rows, cols)
     sext = tuple(reversed(vext)) if transpose else vext
     if m.numerics:
         data = tile(op, src, so, sext, "source")
@@ -293,10 +302,11 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
     else:
         nbytes = tile_bytes(op, src, so, sext, "source")
         check(op, dst, do, vext, "destination")
-    if valid < ext[0] and isinstance(dst, Buf):
+    if vext != ext and isinstance(dst, Buf):  # a load's rows and columns past the valid ones
         zeros = tile(op, dst, do, ext, "destination")
         if m.numerics:
-            zeros[valid:] = 0
+            zeros[vext[0] :] = 0
+            zeros[..., vext[-1] :] = 0
     gm = src if isinstance(src, GmTensor) else dst if isinstance(dst, GmTensor) else None
     if gm is None:
         onchip_copy_time(core, op, s.pipe, src, dst, nbytes, transpose)
@@ -367,16 +377,16 @@ def cross_set(m: Machine, core: Core, flag: int) -> None:
     m.cross.setdefault(flag, []).append(core.end())
 
 
-def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so, do, rows) -> GmCopy | None:
+def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so, do, rows, cols=None) -> GmCopy | None:
     """The numerics of a fixpipe; one to L1 is booked here, one to GM is returned."""
-    valid = s.ext[0] if rows is None else max(0, min(rows, s.ext[0]))
-    vext = (valid, *s.ext[1:])
+    vext = valid_extent(s.ext, rows, cols)
+    valid = vext[0]
     acc = tile(op, src, so, vext, "source")
     out = tile(op, dst, do, vext, "destination")
     if m.numerics:
         fixpipe_value(op, acc, out)
     reads, writes = (src.key,), (dst.key,)
-    drain = (valid, math.prod(s.ext[1:]), acc.itemsize)
+    drain = (valid, math.prod(vext[1:]), acc.itemsize)
     if isinstance(dst, GmTensor):
         atomic = op.atomic_add is not None
         if not atomic:  # atomic adds accumulate: not counted as writes

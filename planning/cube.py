@@ -4,7 +4,7 @@ one unit of a cube task covers (`l1_reuse`), and the tiles tile-assign-shapes ch
 
 from __future__ import annotations
 
-from pto.dialects.common import ELEM_BYTES, CubeTileAttr
+from pto.dialects.common import CubeTileAttr
 from pto.targets import Target
 
 # Cube tile policy (the seed's SK03.md settings, not hardware limits): L0 tiles at most
@@ -103,63 +103,38 @@ def fit(
     t: CubeTileAttr, k: int, n: int, in_bytes: int, target: Target, acc: str = "f32"
 ) -> tuple[CubeTileAttr, list[str]]:
     """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
-    (PyPTO cuts ragged tails and does not bound its L1 tiles by L1's size), made to fit,
-    with what changed: nL0 to the largest fractal multiple dividing N (else to N, kL0 then
-    halved while that L0B tile does not fit), the L1 K tiles to the largest multiple of
-    kL0 dividing K (else, where its L0 tiles fit, kL0 and kL1 to all of K), then halved
-    while mL0 x kL1 + nL0 x kL1 does not fit L1; split-K off for an `acc` (accumulator)
-    of i32, whose partial sums tile-to-npu does not add (the same numbers: i32 sums are
-    exact). Tiles that already fit come back unchanged."""
+    (PyPTO does not bound its L1 tiles by L1's size), made to fit, with what changed: kL0
+    halved while kL0 x nL0 does not fit L0B, then the L1 K tiles halved (on kL0 multiples)
+    while mL0 x kL1 + nL0 x kL1 does not fit L1;
+    split-K off for an `acc` (accumulator) of i32, whose partial sums tile-to-npu does not
+    add (the same numbers: i32 sums are exact), and where N or K ends in a ragged tail
+    tile (the runs' partial tiles are whole tiles). Ragged tails are cut as PyPTO cuts
+    them: the last tile holds the rest. Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
+    n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
+    k1s = [min(v, k) for v in ax["k"][1:]] or [k0]
     split = t.is_split_k
     if split and acc != "f32":
         said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")
         split = False
-    n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
-    n1 = max(ax["n"][-1], n0)
-    if n % n0:
-        # (no fractal multiple divides N: one tile of all N columns, its last fractal partial)
-        best = max((d for d in range(fr, n0 + 1, fr) if n % d == 0), default=n)
-        if best != n0:
-            said.append(f"nL0 {n0} -> {best} (N = {n} is not a multiple of {n0})")
-            n0, n1 = best, max(best, n1 - n1 % best)
+    if split and (n % n0 or any(k % v for v in k1s)):
+        said.append(f"split-K off (N = {n} or K = {k} ends in a ragged tail tile: runs of whole tiles are modelled)")
+        split = False
+
     k0_was = k0
-    while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and k0 // 2 >= fr and k % (k0 // 2) == 0:
-        k0 //= 2  # (an nL0 of all of a ragged N, which PyPTO cuts into tiles and a tail)
+    while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and k0 // 2 >= fr:
+        k0 //= 2
     if k0 != k0_was:
         said.append(f"kL0 {k0_was} -> {k0} (L0B holds {target.capacity('l0b')} bytes: kL0 x {n0} columns must fit)")
-    k1s = [min(v, k) for v in ax["k"][1:]] or [k0]
-    for i, k1 in enumerate(k1s):
-        if k % k1 and k1 % k0 == 0:
-            best = max((d for d in range(k0, k1 + 1, k0) if k % d == 0), default=k1)
-            if best != k1:
-                said.append(f"kL1 {k1} -> {best} (K = {k} is not a multiple of {k1})")
-                k1s[i] = best
-    m0 = ax["m"][0]
-    if n % ax["n"][0]:  # (an nL0 of all of a ragged N: the L0C tile of its rows may not fit)
-        m_was = m0
-        while pad(m0, fr) * pad(n0, fr) * ELEM_BYTES[acc] > target.capacity("l0c") and m0 // 2 >= fr:
-            m0 //= 2
-        if m0 != m_was:
-            said.append(f"mL0 {m_was} -> {m0} (L0C holds {target.capacity('l0c')} bytes: mL0 x {n0} columns must fit)")
-    whole_k = pad(m0, fr) * pad(k, fr) * in_bytes <= target.capacity("l0a") and (
-        pad(k, fr) * pad(n0, fr) * in_bytes <= target.capacity("l0b")
-    )
-    if any(k % v for v in k1s) and whole_k:
-        # (no multiple of kL0 divides K, PyPTO's tests' K = 255: one K tile, its last fractal partial)
-        said.append(f"kL0 {k0}, kL1 {k1s[-1]} -> {k} (K = {k} has no multiple of {k0} dividing it: one K tile)")
-        k0, k1s = k, [k] * len(k1s)
 
     def l1(ks: list[int]) -> int:
-        return (pad(m0, fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes
+        return (pad(ax["m"][0], fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes
 
     before = list(k1s)
-    while l1(k1s) > target.capacity("l1") and all(
-        v // 2 >= k0 and (v // 2) % k0 == 0 and k % (v // 2) == 0 for v in k1s
-    ):
+    while l1(k1s) > target.capacity("l1") and all(v // 2 >= k0 and (v // 2) % k0 == 0 for v in k1s):
         k1s = [v // 2 for v in k1s]
     if k1s != before:
         said.append(f"kL1 {before[-1]} -> {k1s[-1]} (L1 holds {target.capacity('l1')} bytes)")
     if not said:
         return t, said
-    return CubeTileAttr([m0, *ax["m"][1:]], [k0, *k1s], [n0, n1], split_k=split), said
+    return CubeTileAttr(ax["m"], [k0, *k1s], ax["n"], split_k=split), said

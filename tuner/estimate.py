@@ -108,15 +108,15 @@ def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
     m = body_m(_get(c, "m", info, p), p, info.target.cube.fractal)
     (k0, k1), split = _get(c, "k", info, p), _get(c, "split_k", info, p)
     n = min(_get(c, "n", info, p), _pad(info, info.n))  # a tile wider than the data is cut to it
-    # Pinned tiles that do not fit are cut as tile-assign-shapes cuts them (an L0B tile of
-    # a wide N halves kL0, then L1 kL1): tasks and split-K runs are counted on those.
+    # Pinned tiles that do not fit are cut as tile-assign-shapes cuts them (L1's kL1):
+    # tasks and split-K runs are counted on those, a ragged tail as a tile.
     tiles = CubeTileAttr([m, m], [k0, k1], [n, n], split_k=split)
     tiles, _ = fit(tiles, info.k, info.n, ELEM_BYTES[info.a_elem], info.target, info.acc_elem)
     (k0, k1), n, split = tiles.axes["k"], tiles.axes["n"][0], tiles.is_split_k
     rows = -(-p // m)
     runs = split_runs(info.k, k1, info.a_elem) if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)
-    return Cube(m, n, k1, k0, reuse, rows // reuse * -(-info.n // n) * runs, info.k // k1 // runs, runs)
+    return Cube(m, n, k1, k0, reuse, rows // reuse * -(-info.n // n) * runs, -(-info.k // k1) // runs, runs)
 
 
 def _transposed(c: Config, info: KernelInfo) -> bool:

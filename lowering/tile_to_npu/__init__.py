@@ -15,8 +15,8 @@ An NZ weight (`tile.load ... layout nz`) becomes an argument marked `npu.layout 
 #pto.layout<nz>`. A `host_transpose` weight becomes an argument passed [K, N]
 (`npu.host_transpose`), an in-place reshape of a loaded tensor a GM view
 (`npu.reshape`); a reshape of a computed tile a view of its UB buffer. Not supported
-(rejected): split-K with an i32 accumulator, N or K not a multiple of its tile (nL0,
-kL1), kL1 not a multiple of kL0, a_trans, rank-3 tiles other than a reshape or
+(rejected): split-K with an i32 accumulator or a ragged tail, kL1 not a multiple of
+kL0, a_trans, rank-3 tiles other than a reshape or
 transpose in UB. Vector tiles
 narrower than a row are column-tiled when the phase allows it, else processed as whole
 rows (with a warning).

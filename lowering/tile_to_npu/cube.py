@@ -75,11 +75,11 @@ def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
     n1 = n0 = min(n0, n)
     k1 = min(k1, k)
     k0 = min(k0, k1)
-    bad = [f"N = {n} not a multiple of its tile nL0 = {n1}"] if n % n1 else []
-    bad += [f"K = {k} not a multiple of its tile kL1 = {k1}"] if k % k1 else []
-    bad += [f"kL1 = {k1} not a multiple of kL0 = {k0}"] if k1 % k0 else []
-    if bad:
-        raise unsupported(st, ", ".join(bad))
+    if k1 % k0:
+        raise unsupported(st, f"kL1 = {k1} not a multiple of kL0 = {k0}")
+    if st.tiles.is_split_k and (n % n1 or k % k1):
+        # (the runs' partial tiles and the sum group's are whole tiles)
+        raise unsupported(st, f"split-K with a ragged tail (N = {n}, nL0 = {n1}; K = {k}, kL1 = {k1})")
     splits = split_runs(k, k1, elem_name(tensor_type(mm.lhs).element_type)) if st.tiles.is_split_k else 1
     return Tiles(m0, m1, n0, n1, k0, k1, k, n, splits)
 
@@ -123,7 +123,7 @@ class CubeStage:
         self.t = tiles(st, lowering.target.cube.fractal)
         self.l1b_free = ev.l1b_free(lowering.target.sync.event_ids)
         self.mt = -(-body.rows // self.t.m1)
-        self.nt = self.t.n // self.t.n1
+        self.nt = -(-self.t.n // self.t.n1)  # (the last column tile may be a ragged tail)
         mm = st.matmul
         self.a_el, self.b_el = tensor_type(mm.lhs).element_type, tensor_type(mm.rhs).element_type
         self.acc_name = MMAD_OUT[elem_name(self.a_el)]
@@ -144,7 +144,7 @@ class CubeStage:
         the second): with one split run, whole tasks of whole columns, and L1 room for the
         group's whole K beside the streaming copies and the kept weight slices."""
         t = self.t
-        if self.per_task == 1 or t.splits > 1 or self.nt % self.per_task or t.k // t.k1 > MAX_KEPT_SLICES:
+        if self.per_task == 1 or t.splits > 1 or self.nt % self.per_task or t.k // t.k1 > MAX_KEPT_SLICES or t.k % t.k1:
             return False
         a1_bytes = self.block_size(self.types()[0])
         return self.l1_layout()[-1] + self.g * (t.k // t.k1) * a1_bytes <= self.lowering.target.capacity("l1")
@@ -366,7 +366,8 @@ class CubeStage:
         if act is None:
             npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
         if act is None or load_act:
-            npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid)
+            kcols = self.valid_k(kk, t.k1)
+            npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid, cols=kcols)
         parts = 1 if kept is not None else self.parts
         kb = t.k1 // parts
         for h in range(parts):
@@ -376,12 +377,15 @@ class CubeStage:
             if kept is None:
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
             if kept is None or load:
+                kv, nv = self.valid_k(at, kb), self.valid_n(col)
                 npu.DmaOp(
                     Pipe.MTE2,
                     self.lowering.gm[mm.rhs],
                     [col, at] if self.bt else [at, col],
                     b1,
                     [0, 0],
+                    rows=nv if self.bt else kv,
+                    cols=kv if self.bt else nv,
                     cache=self.lowering.cache_of(mm.rhs),
                 )
             sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
@@ -390,6 +394,23 @@ class CubeStage:
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
         if act is None:
             npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
+
+    def valid_k(self, at: SSAValue, width: int) -> SSAValue | None:
+        """Of a K slice of `width` from `at`, the columns inside K: a ragged K's last slice
+        (PyPTO's tail tile, zero-filled past K in L1), else None (all of them)."""
+        if self.t.k % self.t.k1 == 0:
+            return None
+        v = valid_rows(at, index_const(self.t.k), width)
+        v.name_hint = "kcols"
+        return v
+
+    def valid_n(self, col: SSAValue) -> SSAValue | None:
+        """Of the column tile from `col`, the columns inside N (a ragged N's last tile)."""
+        if self.t.n % self.t.n1 == 0:
+            return None
+        v = valid_rows(col, index_const(self.t.n), self.t.n1)
+        v.name_hint = "ncols"
+        return v
 
     def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int) -> None:
         """The kL0 steps over columns lo .. lo + width of the activation slice, which are
@@ -427,5 +448,5 @@ class CubeStage:
         for dst in self.outs:
             d_el = elem_name(npu.buf(dst).element_type)
             rnd = self.round_mode() if d_el != self.acc_name else None
-            npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd)
+            npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd, cols=self.valid_n(col))
         sync(Pipe.FIXPIPE, Pipe.CUBE, ev.ACC_FREE)

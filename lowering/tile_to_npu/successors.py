@@ -54,7 +54,7 @@ def cube_tasks(cs, reads: bool) -> Footprints:
             si, rest = divmod(u, cs.units)
             ni, mg = cs.place(rest)
             rws = range(mg * cs.g * t.m1, min(rows, (mg + 1) * cs.g * t.m1))
-            cols = range(si * span, (si + 1) * span) if reads else range(ni * t.n1, (ni + 1) * t.n1)
+            cols = range(si * span, (si + 1) * span) if reads else range(ni * t.n1, min(t.n, (ni + 1) * t.n1))
             rects.append((rws, cols))
         out.append(rects)
     return out

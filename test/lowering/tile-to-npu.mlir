@@ -382,17 +382,43 @@ func.func @m_sub_tiles(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor
 
 // -----
 
-func.func @n_not_multiple(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>, %out: tensor<?x48xf32> {pto.output}) {
+func.func @ragged_tails(%x: tensor<?x72xf32>, %w: tensor<72x48xf32>, %out: tensor<?x48xf32> {pto.output}) {
   %c0 = arith.constant 0 : index
-  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %t = tensor.dim %x, %c0 : tensor<?x72xf32>
   tile.token_loop %i = %c0 to %t step 16 {
-    %xt = tile.load %x[%i] : tensor<?x64xf32> -> tensor<16x64xf32>
-    // expected-error@+1 {{tile-to-npu does not support N = 48 not a multiple of its tile nL0 = 32 yet}}
+    %xt = tile.load %x[%i] : tensor<?x72xf32> -> tensor<16x72xf32>
     %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 64], n = [32, 32]> -> (tensor<16x48xf32>) {
-      %m = tile.matmul %xt, %w : tensor<16x64xf32>, tensor<64x48xf32> -> tensor<16x48xf32>
+      %m = tile.matmul %xt, %w : tensor<16x72xf32>, tensor<72x48xf32> -> tensor<16x48xf32>
       tile.yield %m : tensor<16x48xf32>
     }
     tile.store %y, %out[%i] : tensor<16x48xf32> -> tensor<?x48xf32>
+  }
+  func.return
+}
+// N = 48 in nL0 = 32 tiles and K = 72 in kL1 = 64 slices, as PyPTO cuts them: the last
+// tile of each holds the rest (16 columns, 8 of K), its loads zero-fill past them and the
+// fixpipe stores only them.
+// CONST-LABEL: func.func @ragged_tails
+// CONST: npu.tasks "linear.16" cube (%body, %task) in (%bodies16, 2) succ 0 {
+// CONST: %kcols = arith.minui
+// CONST: npu.dma mte2 %x[%row, %{{.*}}] -> %{{.*}}[0, 0] rows %rows cols %kcols : !npu.buf<?x72xf32, gm> -> !npu.buf<16x64xf32, l1>
+// CONST: %ncols = arith.minui
+// CONST: npu.dma mte2 %w[%{{.*}}, %col] -> %{{.*}}[0, 0] rows %kcols_1 cols %ncols : !npu.buf<72x48xf32, gm> -> !npu.buf<64x32xf32, l1>
+// CONST: npu.fixpipe %{{.*}}[0, 0] -> %out[%row, %col] rows %rows cols %{{.*}} : !npu.buf<16x32xf32, l0c> -> !npu.buf<?x48xf32, gm>
+
+// -----
+
+func.func @split_ragged(%x: tensor<?x72xf32>, %w: tensor<72x32xf32>, %out: tensor<?x32xf32> {pto.output}) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x72xf32>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x72xf32> -> tensor<16x72xf32>
+    // expected-error@+1 {{tile-to-npu does not support split-K with a ragged tail (N = 32, nL0 = 32; K = 72, kL1 = 32) yet}}
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 32], n = [32, 32], split_k> -> (tensor<16x32xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x72xf32>, tensor<72x32xf32> -> tensor<16x32xf32>
+      tile.yield %m : tensor<16x32xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x32xf32> -> tensor<?x32xf32>
   }
   func.return
 }

@@ -1,4 +1,4 @@
-// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-assign-shapes > /dev/null
+// RUN: pto-opt %s --split-input-file --verify-diagnostics -p tile-assign-shapes | filecheck %s --check-prefix=RAGGED
 // RUN: pto-opt %S/../../examples/sk03_standard.mlir -p pto-classify-skeleton,pto-to-tile,tile-unroll,tile-annotate-cache,tile-apply-settings,tile-assign-shapes | filecheck %s --check-prefix=STD
 // RUN: pto-opt %S/../lowering/Inputs/w8a16.mlir -p pto-classify-skeleton,pto-to-tile,tile-assign-shapes 2>&1 | filecheck %s --check-prefix=W8
 // RUN: pto-opt %S/Inputs/weight_stage.mlir -p tile-assign-shapes | filecheck %s --check-prefix=WS
@@ -170,63 +170,39 @@ func.func @split_k_i32(%x: tensor<?x2048xi8>, %w: tensor<2048x256xi8>, %out: ten
 
 // -----
 
-// N = 1000: no fractal multiple divides it (PyPTO runs 128-column tiles and a tail), so
-// one tile of all 1000 columns (2000 bytes of f16: not whole 32-byte blocks, but the
-// whole axis), kL0 halved until that L0B tile fits 64 KiB, kL1 until L1 holds its tiles.
-func.func @ragged_n(%x: tensor<?x1024xf16>, %w: tensor<1024x1000xf16>, %out: tensor<?x1000xf32>) {
-  %c0 = arith.constant 0 : index
-  %t = tensor.dim %x, %c0 : tensor<?x1024xf16>
-  tile.token_loop %i = %c0 to %t step 16 {
-    %xt = tile.load %x[%i] : tensor<?x1024xf16> -> tensor<16x1024xf16>
-    // expected-warning@+3 {{cube stage 'linear': pinned tiles changed to run here: nL0 128 -> 1000 (N = 1000 is not a multiple of 128)}}
-    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 256 -> 32 (L0B holds 65536 bytes: kL0 x 1000 columns must fit)}}
-    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: kL1 512 -> 256 (L1 holds 524288 bytes)}}
-    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [256, 512], n = [128, 128]> -> (tensor<16x1000xf32>) {
-      %m = tile.matmul %xt, %w : tensor<16x1024xf16>, tensor<1024x1000xf16> -> tensor<16x1000xf32>
-      tile.yield %m : tensor<16x1000xf32>
-    }
-    tile.store %y, %out[%i] : tensor<16x1000xf32> -> tensor<?x1000xf32>
-  }
-  func.return
-}
-
-// -----
-
-// N = 513 (PyPTO's test_matmul_l0c2ub): the L0C tile of 64 rows of all 513 columns
-// (528 padded) does not fit 128 KiB either: its rows are halved too.
-func.func @ragged_n_rows(%x: tensor<?x256xf16>, %w: tensor<256x513xf16>, %out: tensor<?x513xf32>) {
-  %c0 = arith.constant 0 : index
-  %t = tensor.dim %x, %c0 : tensor<?x256xf16>
-  tile.token_loop %i = %c0 to %t step 128 {
-    %xt = tile.load %x[%i] : tensor<?x256xf16> -> tensor<128x256xf16>
-    // expected-warning@+3 {{cube stage 'linear': pinned tiles changed to run here: nL0 64 -> 513 (N = 513 is not a multiple of 64)}}
-    // expected-warning@+2 {{cube stage 'linear': pinned tiles changed to run here: kL0 128 -> 32 (L0B holds 65536 bytes: kL0 x 513 columns must fit)}}
-    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: mL0 64 -> 32 (L0C holds 131072 bytes: mL0 x 513 columns must fit)}}
-    %y = tile.cube_stage "linear" tiles <m = [64, 128], k = [128, 128], n = [64, 128]> -> (tensor<128x513xf32>) {
-      %m = tile.matmul %xt, %w : tensor<128x256xf16>, tensor<256x513xf16> -> tensor<128x513xf32>
-      tile.yield %m : tensor<128x513xf32>
-    }
-    tile.store %y, %out[%i] : tensor<128x513xf32> -> tensor<?x513xf32>
-  }
-  func.return
-}
-
-// -----
-
-// K = 255 (PyPTO's test_matmul_quant): no multiple of kL0 = 64 divides it, and one K
-// tile of all 255 (256 padded) fits L0A and L0B: kL0 and kL1 are all of K, its last
-// fractal partial.
-func.func @ragged_k(%x: tensor<?x255xi8>, %w: tensor<512x255xi8>, %out: tensor<?x512xi32>) {
+// N = 1000, N = 513 (PyPTO's test_matmul_l0c2ub) and K = 255 (its test_matmul_quant):
+// no tile divides them, and the pinned tiles are kept as PyPTO keeps them, the last tile
+// of each axis a ragged tail (tile-to-npu cuts it): no warning.
+func.func @ragged_tails(%x: tensor<?x255xi8>, %w: tensor<1000x255xi8>, %out: tensor<?x1000xi32>) {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x255xi8>
   tile.token_loop %i = %c0 to %t step 64 {
     %xt = tile.load %x[%i] : tensor<?x255xi8> -> tensor<64x255xi8>
-    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: kL0 64, kL1 128 -> 255 (K = 255 has no multiple of 64 dividing it: one K tile)}}
-    %y = tile.cube_stage "linear" tiles <m = [64, 64], k = [64, 128], n = [128, 128]> -> (tensor<64x512xi32>) {
-      %m = tile.matmul %xt, %w b_trans : tensor<64x255xi8>, tensor<512x255xi8> -> tensor<64x512xi32>
-      tile.yield %m : tensor<64x512xi32>
+    %y = tile.cube_stage "linear" tiles <m = [64, 64], k = [64, 128], n = [128, 128]> -> (tensor<64x1000xi32>) {
+      %m = tile.matmul %xt, %w b_trans : tensor<64x255xi8>, tensor<1000x255xi8> -> tensor<64x1000xi32>
+      tile.yield %m : tensor<64x1000xi32>
     }
-    tile.store %y, %out[%i] : tensor<64x512xi32> -> tensor<?x512xi32>
+    tile.store %y, %out[%i] : tensor<64x1000xi32> -> tensor<?x1000xi32>
+  }
+  func.return
+}
+// RAGGED-LABEL: func.func @ragged_tails
+// RAGGED: tile.cube_stage "linear" tiles <m = [64, 64], k = [64, 128], n = [128, 128]>
+
+// -----
+
+// Split-K of a ragged K is off (the runs' partial tiles are modelled as whole tiles).
+func.func @split_ragged(%x: tensor<?x1000xf16>, %w: tensor<1000x128xf16>, %out: tensor<?x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x1000xf16>
+  tile.token_loop %i = %c0 to %t step 16 {
+    %xt = tile.load %x[%i] : tensor<?x1000xf16> -> tensor<16x1000xf16>
+    // expected-warning@+1 {{cube stage 'linear': pinned tiles changed to run here: split-K off (N = 128 or K = 1000 ends in a ragged tail tile: runs of whole tiles are modelled)}}
+    %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [128, 256], n = [128, 128], split_k> -> (tensor<16x128xf32>) {
+      %m = tile.matmul %xt, %w : tensor<16x1000xf16>, tensor<1000x128xf16> -> tensor<16x128xf32>
+      tile.yield %m : tensor<16x128xf32>
+    }
+    tile.store %y, %out[%i] : tensor<16x128xf32> -> tensor<?x128xf32>
   }
   func.return
 }

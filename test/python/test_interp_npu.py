@@ -158,6 +158,42 @@ def test_reshape_dim_and_tail_rows() -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("numerics", [True, False])
+def test_tail_columns(engine: str, numerics: bool) -> None:
+    """`cols`: a load of a ragged tail's valid columns zero-fills the rest of the tile
+    (and `rows` its rows), a store writes only them, and the L2 and HBM figures count
+    only their lines."""
+    text = kernel(
+        """
+      %c3 = arith.constant 3 : index
+      %c40 = arith.constant 40 : index
+      %a = npu.alloc ub [0] : !npu.buf<4x512xf32, ub>
+      npu.vdup 9.0 -> %a : !npu.buf<4x512xf32, ub>
+      npu.dma mte2 %x[0, 0] -> %a[0, 0] rows %c3 cols %c40 : !npu.buf<8x512xf32, gm> -> !npu.buf<4x512xf32, ub>
+      npu.vadds %a, 1.0 -> %a : !npu.buf<4x512xf32, ub> -> !npu.buf<4x512xf32, ub>
+      npu.dma mte3 %a[0, 0] -> %out[2, 0] : !npu.buf<4x512xf32, ub> -> !npu.buf<8x512xf32, gm>
+      %c2 = arith.constant 2 : index
+      %c6 = arith.constant 6 : index
+      npu.dma mte3 %a[0, 0] -> %out[%c6, 0] rows %c2 cols %c40 : !npu.buf<4x512xf32, ub> -> !npu.buf<8x512xf32, gm>""",
+        "%x: !npu.buf<8x512xf32, gm>, %out: !npu.buf<8x512xf32, gm> {pto.output}",
+    )
+    x = np.arange(8 * 512, dtype=np.float32).reshape(8, 512)
+    r = run_ir(text, x, engine=engine, numerics=numerics)
+    want = np.zeros((8, 512), np.int32)
+    want[2:6], want[6:, :40] = 1, 1
+    np.testing.assert_array_equal(r.write_counts[0], want)
+    t = r.report.tensors
+    # three runs of 160 bytes, one 512-byte L2 line each (of the rows' four)
+    assert (t["x"]["hits"] + t["x"]["misses"], t["x"]["bursts"]) == (3, 3)
+    if numerics:
+        got = r.outputs[0]
+        np.testing.assert_array_equal(got[2:5, :40], x[:3, :40] + 1)
+        np.testing.assert_array_equal(got[2:6, 40:], 1.0)  # zero-filled columns, plus one
+        np.testing.assert_array_equal(got[5], 1.0)  # and a zero-filled row
+        np.testing.assert_array_equal(got[6:, :40], x[:2, :40] + 1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_writes_through_a_reshape_of_an_output_are_counted_where_they_land(engine: str) -> None:
     """A tile written through a reshaped view counts on the output's own elements."""
     text = kernel(

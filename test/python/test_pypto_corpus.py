@@ -30,8 +30,6 @@ REFUSED: dict[str, str] = {
     "c140_qat_fakequant_linear": "an SK-03 kernel has one token loop",
     # a constant tensor: concat([b, full(0), ...]) building a block-diagonal weight
     "c143_blockdiag_small_proj": "pypto.full's result is supported only as an operand",
-    # PyPTO's int8 matmul test with K = 255 and N = 511: ragged K and N tiles in one cube task
-    "c148_matmul_quant_pertensor_relu": "K = 255 not a multiple of its tile kL1 = 128",
 }
 # Kernels too slow for the suite at 200 tokens (16384 columns per token): a remainder
 # and a count past 128 that costs less.

@@ -412,23 +412,28 @@ def test_an_int8_matmul_dequantised_by_its_fixpipe(tokens: int) -> None:
     assert np.array_equal(out, want)
 
 
-def test_a_k_that_no_k_tile_divides_is_one_k_tile() -> None:
-    """K = 255 (PyPTO's test_matmul_quant): no multiple of kL0 divides it; one K tile of
-    all of it fits L0A and L0B, its last fractal partial: the exact int32 products."""
+def test_ragged_k_and_n_tiles_are_cut_as_pypto_cuts_them() -> None:
+    """K = 255 in kL1 = 128 slices and N = 200 in nL0 = 64 tiles (PyPTO's
+    test_matmul_quant's odd sizes): the last slice and the last column tile hold the rest,
+    zero-filled past K and N in L1, the fixpipe storing only N's: the exact int32
+    products, and no tile changed."""
 
     @pypto.frontend.jit
-    def k(a: pypto.Tensor([pypto.DYNAMIC, 255], pypto.DT_INT8), b: pypto.Tensor([N, 255], pypto.DT_INT8),
-          out: pypto.Tensor([pypto.DYNAMIC, N], pypto.DT_INT32)):  # fmt: skip
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 255], pypto.DT_INT8), b: pypto.Tensor([200, 255], pypto.DT_INT8),
+          out: pypto.Tensor([pypto.DYNAMIC, 200], pypto.DT_INT32)):  # fmt: skip
         pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64])
         for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[8, 1]):
             pypto.assemble(pypto.matmul(pypto.view(a, [p, 255], [i, 0]), b, pypto.DT_INT32, b_trans=True), [i, 0], out)
 
     rng = np.random.default_rng(9)
-    a, b = rng.integers(-128, 128, (11, 255)).astype(np.int8), rng.integers(-128, 128, (N, 255)).astype(np.int8)
-    out = np.zeros((11, N), np.int32)
-    with pytest.warns(pypto.LoweringWarning, match=r"kL0 64, kL1 128 -> 255 \(K = 255 has no multiple of 64"):
+    a, b = rng.integers(-128, 128, (11, 255)).astype(np.int8), rng.integers(-128, 128, (200, 255)).astype(np.int8)
+    out = np.zeros((11, 200), np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pypto.LoweringWarning)
         k(a, b, out)
     assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64).T)
+    text = pto.compile(k.trace(a, b, out)).text("npu")
+    assert "cols %kcols" in text and "cols %ncols" in text
 
 
 @pytest.mark.parametrize(
@@ -708,25 +713,26 @@ def test_unsqueeze_and_a_rank3_slice_assignment() -> None:
         assert check(out, y).ok, t
 
 
-def test_pinned_cube_tiles_this_model_cannot_take_are_made_to_fit() -> None:
-    """N = 96 with a pinned nL0 of 64 (PyPTO cuts the ragged last tile) and L1 tiles
-    larger than L1 (PyPTO does not bound them): nL0 and kL1 are cut, each with a warning."""
+def test_a_pinned_nl0_that_does_not_divide_n_is_kept_with_a_ragged_tail() -> None:
+    """N = 96 with a pinned nL0 of 64: PyPTO cuts a 64-column tile and a 32-column tail,
+    and so does this model, with no warning (K = 1000 ends in a tail slice too)."""
 
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([T, 1024], BF16), w: pypto.Tensor([1024, 96], BF16), out: pypto.Tensor([T, 96], FP32)):
+    def k(x: pypto.Tensor([T, 1000], BF16), w: pypto.Tensor([1000, 96], BF16), out: pypto.Tensor([T, 96], FP32)):
         for i, p in pypto.loop_unroll(0, T, 1, unroll_list=[32, 1]):
-            pypto.set_cube_tile_shapes([32, 32], [128, 1024], [64, 64])
-            pypto.assemble(pypto.matmul(pypto.view(x, [p, 1024], [i, 0]), w, FP32), [i, 0], out)
+            pypto.set_cube_tile_shapes([32, 32], [128, 256], [64, 64])
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, 1000], [i, 0]), w, FP32), [i, 0], out)
 
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((40, 1024)).astype(ml_dtypes.bfloat16)
-    w = (rng.standard_normal((1024, 96)) * 0.05).astype(ml_dtypes.bfloat16)
+    x = rng.standard_normal((40, 1000)).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((1000, 96)) * 0.05).astype(ml_dtypes.bfloat16)
     out = np.zeros((40, 96), np.float32)
-    with pytest.warns(pypto.LoweringWarning, match=r"nL0 64 -> 48 \(N = 96 is not a multiple of 64\)"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pypto.LoweringWarning)
         k(x, w, out)
     assert check(out, x.astype(np.float64) @ w.astype(np.float64)).ok
     text = pto.compile(k.trace(x, w, out)).text("tile")
-    assert "n = [48, " in text
+    assert "n = [64, 64]" in text
 
 
 def test_pinned_l1_tiles_larger_than_l1_are_halved() -> None:
@@ -743,14 +749,18 @@ def test_pinned_l1_tiles_larger_than_l1_are_halved() -> None:
     assert fit(got, 4096, 8192, 2, target) == (got, [])  # what fits is kept
 
 
-def test_a_pinned_nl0_no_fractal_multiple_of_which_divides_n_becomes_n() -> None:
-    """hc_pre's prefill pins n = [16, 16] on its 24 mixes: one tile of all 24 columns."""
+def test_pinned_tiles_that_fit_are_kept_however_n_and_k_divide() -> None:
+    """hc_pre's prefill pins n = [16, 16] on its 24 mixes: a 16-column tile and an
+    8-column tail, as PyPTO cuts them; a wide nL0 halves kL0 until L0B holds it."""
     from pto.dialects.common import CubeTileAttr
     from pto.planning.cube import fit
     from pto.targets import load_target
 
-    got, said = fit(CubeTileAttr([32, 32], [256, 1024], [16, 16]), 16384, 24, 4, load_target("ascend910b1"))
-    assert got.axes["n"] == (24, 24) and said == ["nL0 16 -> 24 (N = 24 is not a multiple of 16)"]
+    t = CubeTileAttr([32, 32], [256, 1024], [16, 16])
+    assert fit(t, 16384, 24, 4, load_target("ascend910b1")) == (t, [])
+    got, said = fit(CubeTileAttr([16, 16], [256, 512], [512, 512]), 1000, 1000, 2, load_target("ascend910b1"))
+    assert got.axes["k"] == (64, 256)
+    assert said[0] == "kL0 256 -> 64 (L0B holds 65536 bytes: kL0 x 512 columns must fit)"
 
 
 @pytest.mark.parametrize("make", [pypto.Tensor, pypto.tensor], ids=["Tensor", "tensor"])

@@ -696,7 +696,7 @@ func.func @f() {
 func.func @f(%g: !npu.buf<?x64xf32, gm>) {
   %u = npu.alloc ub [0] : !npu.buf<4x64xf32, ub>
   // expected-error@+1 {{'npu.dma' source: dynamic offsets and operands disagree}}
-  "npu.dma"(%g, %u) <{pipe = #npu.pipe<mte2>, static_src = array<i64: -9223372036854775808, 0>, static_dst = array<i64: 0, 0>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (!npu.buf<?x64xf32, gm>, !npu.buf<4x64xf32, ub>) -> ()
+  "npu.dma"(%g, %u) <{pipe = #npu.pipe<mte2>, static_src = array<i64: -9223372036854775808, 0>, static_dst = array<i64: 0, 0>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}> : (!npu.buf<?x64xf32, gm>, !npu.buf<4x64xf32, ub>) -> ()
   func.return
 }
 

@@ -30,6 +30,8 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     npu.cross_core_wait 1, %t
     // CHECK: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %{{.*}}[0, 0] rows %{{.*}} : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
     npu.dma mte2 %ws[%core, 0] -> %a1[0, 0] rows %t : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
+    // CHECK: npu.dma mte2 %{{.*}}[%{{.*}}, 0] -> %{{.*}}[0, 0] rows %{{.*}} cols %{{.*}} : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
+    npu.dma mte2 %ws[%core, 0] -> %a1[0, 0] rows %t cols %t : !npu.buf<?x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
     // CHECK: npu.dma mte2 %{{.*}}[0, 0] -> %{{.*}}[0, 0] cache none_cacheable : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
     npu.dma mte2 %w[0, 0] -> %b1[0, 0] cache none_cacheable : !npu.buf<1024x4096xbf16, gm> -> !npu.buf<128x1024xbf16, l1>
     // CHECK: npu.dma mte1 %{{.*}}[0, 256] -> %{{.*}}[0, 0] : !npu.buf<128x1024xbf16, l1> -> !npu.buf<128x128xbf16, l0a>
@@ -50,6 +52,8 @@ func.func @kernel(%x: !npu.buf<?x4096xbf16, gm>, %w: !npu.buf<1024x4096xbf16, gm
     npu.wait_flag cube -> fixpipe, 1
     // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, 128] rows %{{.*}} round rint : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
     npu.fixpipe %acc[0, 0] -> %out[%core, 128] rows %t round rint : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
+    // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, 128] cols %{{.*}} round rint : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
+    npu.fixpipe %acc[0, 0] -> %out[%core, 128] cols %t round rint : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xbf16, gm>
     // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[%{{.*}}, 0] atomic_add : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xf32, gm>
     npu.fixpipe %acc[0, 0] -> %acc32[%core, 0] atomic_add : !npu.buf<128x128xf32, l0c> -> !npu.buf<?x1024xf32, gm>
     // CHECK: npu.fixpipe %{{.*}}[0, 0] -> %{{.*}}[0, 0] : !npu.buf<128x128xf32, l0c> -> !npu.buf<128x1024xf32, l1>
