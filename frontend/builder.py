@@ -58,6 +58,7 @@ from pto.frontend.checks import (
     Symbol as Symbol,
 )
 from pto.frontend.checks import (
+    Where,
     _check_bool,
     _check_label,
     _check_name,
@@ -224,7 +225,8 @@ class Kernel:
         self._not_built()
         where = caller()
         if where is not None:
-            op.location = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(1))
+            col = where.col if isinstance(where, Where) else 1
+            op.location = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(col))
         op.attributes.update(hints or {})
         try:
             op.verify()

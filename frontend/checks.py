@@ -4,6 +4,7 @@ what it may be, before any IR is built."""
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import os
 import sys
@@ -45,12 +46,31 @@ def _generated_here(f) -> bool:
 _API_PACKAGES = ("pto.frontend", "pto.pypto", "pto.tracebacks")
 
 
-def caller() -> tuple[str, int] | None:
+class Where(tuple):
+    """(file, line) of the user's code, as every site is, with `col`, the 1-based column
+    of the expression running there (the call that built the op: a diagnostic's caret
+    points at it, as MLIR's do)."""
+
+    col: int
+
+    def __new__(cls, file: str, line: int, col: int = 1) -> Where:
+        self = super().__new__(cls, (file, line))
+        self.col = col
+        return self
+
+
+def caller() -> Where | None:
     """The first stack frame outside the Python API: where the user built the op."""
     f: FrameType | None = sys._getframe(1)
     while f is not None and in_api(f):
         f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+    return Where(f.f_code.co_filename, f.f_lineno, _column(f)) if f is not None else None
+
+
+def _column(f: FrameType) -> int:
+    """The 1-based column of the instruction `f` runs (Python's co_positions), else 1."""
+    pos = next(itertools.islice(f.f_code.co_positions(), f.f_lasti // 2, None), None)
+    return pos[2] + 1 if pos is not None and pos[0] == f.f_lineno and pos[2] is not None else 1
 
 
 def in_api(f: FrameType) -> bool:

@@ -117,8 +117,10 @@ def fit(
     if split and acc != "f32":
         said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")
         split = False
-    if split and (n % n0 or any(k % v for v in k1s)):
-        said.append(f"split-K off (N = {n} or K = {k} ends in a ragged tail tile: runs of whole tiles are modelled)")
+    ragged = [f"N = {n} by nL0 = {n0}"] if n % n0 else []
+    ragged += [f"K = {k} by kL1 = {v}" for v in dict.fromkeys(k1s) if k % v]
+    if split and ragged:
+        said.append(f"split-K off ({', '.join(ragged)} ends in a ragged tile: runs of whole tiles are modelled)")
         split = False
 
     k0_was = k0

@@ -23,7 +23,7 @@ from pto.frontend import views
 from pto.frontend.checks import BuildError, _is_int, caller
 from pto.pypto import expand, ops, perm, row_loops, split_k, tails, tcols, windows
 from pto.pypto.errors import not_modelled, refuse
-from pto.pypto.sym import Sym, evaluate, no_value
+from pto.pypto.sym import KnownIndex, Sym, evaluate, no_value
 from pto.pypto.tensor import Loop, Tensor, Trace, current
 from pto.pypto.types import elem
 from pto.targets import load_target
@@ -107,8 +107,10 @@ def loop(*args, **kwargs) -> Iterator[Sym | int]:
 
 def _n_tiles(steps: range) -> Iterator[int]:
     """A loop of a known trip count in the body (over N tiles): unrolled, the same work as
-    PyPTO's loop of it (a matmul per N window of one weight is joined by pto-join-n-windows)."""
-    yield from steps
+    PyPTO's loop of it (a matmul per N window of one weight is joined by pto-join-n-windows).
+    Its index keeps PyPTO's SymbolicScalar methods (`KnownIndex`)."""
+    for i in steps:
+        yield KnownIndex(i)
 
 
 def _entered(tr: Trace, numbers: bool) -> None:

@@ -190,6 +190,37 @@ def evaluate(v: object, env: Mapping[str, int]) -> int:
     return v.eval(env) if isinstance(v, Sym) else v  # type: ignore[return-value]
 
 
+class KnownIndex(int):
+    """The index of a loop of numbers unrolled in the body (`pypto.loop(0, 3, 1)` over N
+    windows): an integer, as it is at each iteration, that keeps PyPTO's SymbolicScalar
+    methods through arithmetic (`(N - i * NW).min(NW)`)."""
+
+    def min(self, other: int | Sym) -> Sym | int:
+        return _known(sym_min(int(self), other))
+
+    def max(self, other: int | Sym) -> Sym | int:
+        return _known(sym_max(int(self), other))
+
+
+def _arith(name: str):
+    op = getattr(int, name)
+
+    def method(self, *other):
+        got = op(self, *other)
+        return KnownIndex(got) if type(got) is int else got
+
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
+              "__rfloordiv__", "__mod__", "__rmod__", "__neg__", "__pos__", "__abs__"):  # fmt: skip
+    setattr(KnownIndex, _name, _arith(_name))
+
+
+def _known(v: Sym | int) -> Sym | int:
+    return KnownIndex(v) if type(v) is int else v
+
+
 def sym_min(a: int | Sym, b: int | Sym) -> Sym | int:
     """`pypto.min` of two integers or symbolic integers."""
     if not isinstance(a, Sym) and not isinstance(b, Sym):

@@ -2,7 +2,9 @@
 
 import dataclasses
 import importlib.util
+import linecache
 import pathlib
+import re
 import sys
 import warnings
 
@@ -266,6 +268,27 @@ def test_a_stage_the_kernel_labelled_keeps_its_label_in_warnings() -> None:
     assert _in_kernel_words("vector stage 'rmsnorm': x", set()) == "the norm before the matmul (vector stage): x"
 
 
+def test_an_op_built_in_a_kernel_is_located_at_its_call_s_column() -> None:
+    """The ops' locations carry the column of the call that built them (Python's
+    positions): a pass's warning about the matmul points at `pypto.matmul(`."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, 40], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, 40], FP32)):  # fmt: skip
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            pypto.set_cube_tile_shapes([16, 16], [K, K], [16, 16], enable_split_k=True)
+            y = pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, FP32)
+            pypto.assemble(y, [i, 0], out)
+
+    with pytest.warns(pypto.LoweringWarning) as seen:
+        k(np.ones((5, K), np.float32), np.ones((K, 40), np.float32), np.zeros((5, 40), np.float32))
+    said = next(str(w.message) for w in seen if "split-K off" in str(w.message))
+    where = re.search(r"(\S+\.py):(\d+):(\d+): warning: the matmul", said)
+    assert where is not None, said
+    text = linecache.getline(where[1], int(where[2]))
+    assert text.index("pypto.matmul(") + 1 == int(where[3]), (text, said)
+
+
 def test_a_warning_shows_once_under_the_default_filter() -> None:
     """A kernel made and called again (the models' kernel factories compile at each call)
     warns once, as `warnings.warn` at one line does under the default filter."""
@@ -287,7 +310,7 @@ def test_a_warning_shows_once_under_the_default_filter() -> None:
         warnings.simplefilter("default")
         for t in (1, 5):
             make()(np.ones((t, K), np.float32), np.ones((K, 96), np.float32), np.zeros((t, 96), np.float32))
-    cut = [str(w.message) for w in seen if "split-K off (N = 96" in str(w.message)]
+    cut = [str(w.message) for w in seen if "split-K off (N = 96 by nL0 = 64" in str(w.message)]
     assert len(cut) == 1 and "the matmul (cube stage): pinned tiles changed" in cut[0], cut
 
 

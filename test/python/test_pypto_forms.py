@@ -713,6 +713,31 @@ def test_unsqueeze_and_a_rank3_slice_assignment() -> None:
         assert check(out, y).ok, t
 
 
+def test_the_index_of_a_loop_of_numbers_has_symbolicscalar_methods() -> None:
+    """corpus34's k330: N windows of a constant-bound `pypto.loop` in the token loop, the
+    last one partial, its width `(N - n_idx * NW).min(NW)`: PyPTO's index is a
+    SymbolicScalar, and so is its arithmetic here (the loop is unrolled)."""
+    kk, nn, nw = 64, 40, 16
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, kk], FP32), w: pypto.Tensor([kk, nn], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, nn], FP32)):  # fmt: skip
+        t = x.shape[0]
+        for idx in pypto.loop(0, (t + 15) // 16, 1, name="TOK", idx_name="idx"):
+            xv = pypto.view(x, [16, kk], [idx * 16, 0], valid_shape=[(t - idx * 16).min(16), kk])
+            for n_idx in pypto.loop(0, (nn + nw - 1) // nw, 1, name="NWIN", idx_name="n_idx"):
+                n_off = n_idx * nw
+                wv = pypto.view(w, [kk, nw], [0, n_off], valid_shape=[kk, (nn - n_off).min(nw)])
+                pypto.set_cube_tile_shapes([16, 16], [32, 64], [16, 16])
+                pypto.assemble(pypto.matmul(xv, wv, FP32), [idx * 16, n_off], out)
+
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((21, kk)).astype(np.float32), rng.standard_normal((kk, nn)).astype(np.float32)
+    out = np.zeros((21, nn), np.float32)
+    k(x, w, out)
+    assert check(out, x.astype(np.float64) @ w).ok
+
+
 def test_a_pinned_nl0_that_does_not_divide_n_is_kept_with_a_ragged_tail() -> None:
     """N = 96 with a pinned nL0 of 64: PyPTO cuts a 64-column tile and a 32-column tail,
     and so does this model, with no warning (K = 1000 ends in a tail slice too)."""
