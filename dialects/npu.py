@@ -856,14 +856,16 @@ def print_index_list(printer: Printer, static: Sequence[int], dyn: Sequence[SSAV
 
 
 def _check_index_list(
-    op: Operation, what: str, t: BufferType, static: Sequence[int], ndyn: int, extent: Sequence[int]
+    op: Operation, what: str, t: BufferType, static: Sequence[int], ndyn: int, extent: Sequence[int], limited=()
 ) -> None:
+    """Offsets of `t` for a tile of `extent`; an axis in `limited` (a `rows` or `cols`
+    count) may hold fewer, checked when the copy runs."""
     if len(static) != len(t.get_shape()):
         raise VerifyException(f"'{op.name}' {what} needs {len(t.get_shape())} offsets, got {len(static)}")
     if sum(1 for s in static if s == DYN) != ndyn:
         raise VerifyException(f"'{op.name}' {what}: dynamic offsets and operands disagree")
     for ax, (off, ext, dim) in enumerate(zip(static, extent, t.get_shape(), strict=False)):
-        if dim != DYNAMIC_INDEX and (ext > dim or (off != DYN and off + ext > dim)):
+        if dim != DYNAMIC_INDEX and ax not in limited and (ext > dim or (off != DYN and off + ext > dim)):
             raise VerifyException(
                 f"'{op.name}' {what}: rows/cols [{'?' if off == DYN else off}, +{ext}) of axis {ax} "
                 f"exceed its size {dim}"
@@ -932,8 +934,12 @@ class _CopyBase(IRDLOperation):
         s, d = buf(self.src), buf(self.dst)
         ext = self.extent()
         src_ext = tuple(reversed(ext)) if transposed else ext
-        _check_index_list(self, "source", s, self.static_src.get_values(), len(self.src_offsets), src_ext)
-        _check_index_list(self, "destination", d, self.static_dst.get_values(), len(self.dst_offsets), ext)
+        last = len(ext) - 1
+        limited = {0} if self.rows is not None else set()
+        limited |= {last} if self.cols is not None else set()
+        src_limited = {last - a for a in limited} if transposed else limited
+        _check_index_list(self, "source", s, self.static_src.get_values(), len(self.src_offsets), src_ext, src_limited)
+        _check_index_list(self, "destination", d, self.static_dst.get_values(), len(self.dst_offsets), ext, limited)
 
 
 @irdl_op_definition
@@ -1043,7 +1049,8 @@ class FixpipeOp(_CopyBase):
     the FIXPIPE, converting to the destination's element type (`round` mode when it
     narrows), optionally multiplying by a scalar dequant scale `deq`, and with
     `atomic_add` adding into the destination (split-K partial sums). `rows` and `cols`
-    limit a tail tile's store, as a DMA's."""
+    limit a tail tile's store to its valid rows and columns (the rest of the
+    destination is left as it was)."""
 
     name = "npu.fixpipe"
 

@@ -418,6 +418,8 @@ class Machine:
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
         l2 = self.l2
+        if 0 in extent:  # (a ragged tail's copy that holds nothing: the half of a slice past K)
+            return 0, 0, 0
         if t.nz_c0:
             first, pattern = nz_lines(t, offsets, extent, l2.line)
         elif len(offsets) == 2:  # (most tiles: `sum(map(...))` cost more than the rest of this)

@@ -74,10 +74,11 @@ def choose(
     m0 = min(M_L0_MAX, pad(m, fr))
     n0 = min(N_L0_MAX, pad(n, fr))
     tasks = lambda n0: -(-m // m0) * -(-n // n0)  # noqa: E731
+    # (halves kept whole fractals: N = 200 is 208, 112, 64 columns, the last tile ragged)
     while n0 > N_L0_MIN_SPLIT and tasks(n0) < CORE_SHARE * target.cube_cores:
-        n0 //= 2
+        n0 = pad(n0 // 2, fr)
     while pad(m0, fr) * pad(n0, fr) * acc_bytes * nbuf > target.capacity("l0c") and n0 > fr:
-        n0 //= 2
+        n0 = pad(n0 // 2, fr)
     k0 = next(
         (
             c
@@ -112,7 +113,7 @@ def fit(
     them: the last tile holds the rest. Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
     n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
-    k1s = [min(v, k) for v in ax["k"][1:]] or [k0]
+    k1s = [min(v, pad(k, k0)) for v in ax["k"][1:]] or [k0]  # (a kL1 past K: its kL0 steps that hold K)
     split = t.is_split_k
     if split and acc != "f32":
         said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")

@@ -73,7 +73,8 @@ def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
         raise DiagnosticError(st, f"tile-to-npu: M tile {m0} taller than the body ({m} rows): run tile-assign-shapes")
     m1 = m0
     n1 = n0 = min(n0, n)
-    k1 = min(k1, k)
+    k0 = min(k0, k)
+    k1 = min(k1, pad(k, k0))  # (a kL1 past K: the kL0 steps that hold K, the last one ragged)
     k0 = min(k0, k1)
     if k1 % k0:
         raise unsupported(st, f"kL1 = {k1} not a multiple of kL0 = {k0}")
@@ -141,10 +142,13 @@ class CubeStage:
         load each activation slice once (PyPTO 0.2.0, cube_nbuffer_setting 2 with
         cube_l1_reuse_setting 2, measured on stdx `_cnb2`: 16 activation copies for its 2 x 2
         output tiles of 8 K slices, 27 weight copies, i.e. 11 for the first unit and 16 for
-        the second): with one split run, whole tasks of whole columns, and L1 room for the
-        group's whole K beside the streaming copies and the kept weight slices."""
+        the second): with one split run, whole tasks of whole columns, K in whole kL1 slices
+        (no ragged tail), and L1 room for the group's whole K beside the streaming copies
+        and the kept weight slices."""
         t = self.t
-        if self.per_task == 1 or t.splits > 1 or self.nt % self.per_task or t.k // t.k1 > MAX_KEPT_SLICES or t.k % t.k1:
+        if self.per_task == 1 or t.splits > 1 or self.nt % self.per_task or t.k // t.k1 > MAX_KEPT_SLICES:
+            return False
+        if t.k % t.k1:  # (`kept_k_loop` runs whole K slices, straight-line)
             return False
         a1_bytes = self.block_size(self.types()[0])
         return self.l1_layout()[-1] + self.g * (t.k // t.k1) * a1_bytes <= self.lowering.target.capacity("l1")
@@ -414,19 +418,22 @@ class CubeStage:
 
     def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int) -> None:
         """The kL0 steps over columns lo .. lo + width of the activation slice, which are
-        columns 0 .. width of `b1`."""
+        columns 0 .. width of `b1`: of a ragged K's last slice only those that start
+        inside K (PyPTO's tail tile is that much shorter)."""
         t, nb = self.t, len(bufs["a0"])
+        at = arith.AddiOp(kk, index_const(lo)).result if lo else kk
+        ub = self.valid_k(at, width) or index_const(width)
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
             k = inner.args[0]
             unrolled(
                 nb,
                 lambda q: arith.AddiOp(k, index_const(q * t.k0)).result if q else k,
-                index_const(width),
+                ub,
                 lambda k_q, q: self.l0_step(bufs, a1, b1, valid, kk, kstart, k_q, lo, q),
             )
             scf.YieldOp()
-        scf.ForOp(index_const(0), index_const(width), index_const(nb * t.k0), [], Region(inner))
+        scf.ForOp(index_const(0), ub, index_const(nb * t.k0), [], Region(inner))
 
     def l0_step(self, bufs, a1, b1, valid, kk, kstart, k_b: SSAValue, lo: int, j: int) -> None:
         """One kL0 step into L0 copy j: column k_b of `b1`, lo + k_b of the slice."""

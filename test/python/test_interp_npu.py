@@ -194,6 +194,21 @@ def test_tail_columns(engine: str, numerics: bool) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_an_empty_tail_copy_touches_no_line(engine: str) -> None:
+    """A copy of 0 valid columns (the second half of a ragged K's last weight slice, past
+    K) moves nothing: no L2 line, no HBM byte, no burst, though its rows start mid-line."""
+    text = kernel(
+        """
+      %c0 = arith.constant 0 : index
+      %a = npu.alloc ub [0] : !npu.buf<8x16xf32, ub>
+      npu.dma mte2 %x[0, 50] -> %a[0, 0] cols %c0 : !npu.buf<8x100xf32, gm> -> !npu.buf<8x16xf32, ub>""",
+        "%x: !npu.buf<8x100xf32, gm>, %out: !npu.buf<8x64xf32, gm> {pto.output}",
+    )
+    got = run_ir(text, np.ones((8, 100), np.float32), engine=engine).report.tensors["x"]
+    assert (got["hits"], got["misses"], got["hbm_read"], got["bursts"]) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_writes_through_a_reshape_of_an_output_are_counted_where_they_land(engine: str) -> None:
     """A tile written through a reshaped view counts on the output's own elements."""
     text = kernel(

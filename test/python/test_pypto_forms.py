@@ -412,16 +412,17 @@ def test_an_int8_matmul_dequantised_by_its_fixpipe(tokens: int) -> None:
     assert np.array_equal(out, want)
 
 
-def test_ragged_k_and_n_tiles_are_cut_as_pypto_cuts_them() -> None:
-    """K = 255 in kL1 = 128 slices and N = 200 in nL0 = 64 tiles (PyPTO's
-    test_matmul_quant's odd sizes): the last slice and the last column tile hold the rest,
-    zero-filled past K and N in L1, the fixpipe storing only N's: the exact int32
-    products, and no tile changed."""
+@pytest.mark.parametrize("k_tile", [[64, 128], [64, 256]])
+def test_ragged_k_and_n_tiles_are_cut_as_pypto_cuts_them(k_tile: list[int]) -> None:
+    """K = 255 in kL1 = 128 slices (or one kL1 = 256 past it) and N = 200 in nL0 = 64
+    tiles (PyPTO's test_matmul_quant's odd sizes): the last slice and the last column
+    tile hold the rest, zero-filled past K and N in L1, the fixpipe storing only N's: the
+    exact int32 products, and no tile changed."""
 
     @pypto.frontend.jit
     def k(a: pypto.Tensor([pypto.DYNAMIC, 255], pypto.DT_INT8), b: pypto.Tensor([200, 255], pypto.DT_INT8),
           out: pypto.Tensor([pypto.DYNAMIC, 200], pypto.DT_INT32)):  # fmt: skip
-        pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64])
+        pypto.set_cube_tile_shapes([16, 16], k_tile, [64, 64])
         for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[8, 1]):
             pypto.assemble(pypto.matmul(pypto.view(a, [p, 255], [i, 0]), b, pypto.DT_INT32, b_trans=True), [i, 0], out)
 
