@@ -108,20 +108,14 @@ def fit(
     halved while kL0 x nL0 does not fit L0B, then the L1 K tiles halved (on kL0 multiples)
     while mL0 x kL1 + nL0 x kL1 does not fit L1;
     split-K off for an `acc` (accumulator) of i32, whose partial sums tile-to-npu does not
-    add (the same numbers: i32 sums are exact), and where N or K ends in a ragged tail
-    tile (the runs' partial tiles are whole tiles). Ragged tails are cut as PyPTO cuts
-    them: the last tile holds the rest. Tiles that already fit come back unchanged."""
+    add (the same numbers: i32 sums are exact). Ragged tails are cut as PyPTO cuts them:
+    the last tile holds the rest. Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
     n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
     k1s = [min(v, pad(k, k0)) for v in ax["k"][1:]] or [k0]  # (a kL1 past K: its kL0 steps that hold K)
     split = t.is_split_k
     if split and acc != "f32":
         said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")
-        split = False
-    ragged = [f"N = {n} by nL0 = {n0}"] if n % n0 else []
-    ragged += [f"K = {k} by kL1 = {v}" for v in dict.fromkeys(k1s) if k % v]
-    if split and ragged:
-        said.append(f"split-K off ({', '.join(ragged)} ends in a ragged tile: runs of whole tiles are modelled)")
         split = False
 
     k0_was = k0

@@ -440,6 +440,7 @@ class Tensor:
         if not all(isinstance(k, slice) and k.step in (None, 1) for k in key):
             return None
         if not self._tok and not _symbolic_rows(key[0], self):  # a weight: a static window of each dim
+            _no_symbolic_columns(key, self)
             return _static_window(key, self.shape)
         r, *rest = key
         win = _static_window(rest, self.shape[1:])
@@ -523,6 +524,18 @@ def _symbolic_rows(k: object, x: Tensor) -> bool:
             "index are the tokens, one count"
         )
     return True
+
+
+def _no_symbolic_columns(key: tuple, x: Tensor) -> None:
+    """A slice of a static tensor's other dims at the loop's index: tokens on the columns
+    (PyPTO's operator tests pass A as [K, M] for a_trans=True), which SK-03 does not take."""
+    at = next((v for k in key[1:] for v in (k.start, k.stop) if isinstance(v, Sym)), None)
+    if at is not None:
+        refuse(
+            f"a slice of '{x.name}' along dim 1 or later at {at}, the loop's index: the loop takes tokens as "
+            "rows (dim 0); tokens on another axis (an activation stored [K, tokens] for a_trans=True) are not "
+            "supported: pass the activation as [tokens, K]"
+        )
 
 
 def _static_window(keys, dims: list) -> tuple[list, list] | None:

@@ -15,8 +15,7 @@ An NZ weight (`tile.load ... layout nz`) becomes an argument marked `npu.layout 
 #pto.layout<nz>`. A `host_transpose` weight becomes an argument passed [K, N]
 (`npu.host_transpose`), an in-place reshape of a loaded tensor a GM view
 (`npu.reshape`); a reshape of a computed tile a view of its UB buffer. Not supported
-(rejected): split-K with an i32 accumulator or a ragged tail, kL1 not a multiple of
-kL0, a_trans, rank-3 tiles other than a reshape or
+(rejected): split-K with an i32 accumulator, kL1 not a multiple of kL0, a_trans, rank-3 tiles other than a reshape or
 transpose in UB. Vector tiles
 narrower than a row are column-tiled when the phase allows it, else processed as whole
 rows (with a warning).
@@ -321,7 +320,7 @@ class Lowering:
         out = successors.cube_tasks(cs, reads=False)  # what the cube stage's tasks write
         if cs.psum is not None:
             r = emit_sum_group(self, cs, label + ".sum", after, dests[cube.results[0]], cs.round_mode())
-            sums = successors.sum_reads(body.rows, r, cs.t.n1, cs.t.n // cs.t.n1)
+            sums = successors.sum_reads(body.rows, r, cs.t.n1, -(-cs.t.n // cs.t.n1))
             counts[(label, label + ".sum")] = successors.overlaps(out, sums)
             needs[(label, label + ".sum")] = successors.needs(out, sums)
             after = [label + ".sum"]

@@ -55,6 +55,7 @@ class Tiles:
     k: int
     n: int
     splits: int
+    span: int  # the K columns of a split-K run (all of K without split-K)
 
 
 def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
@@ -78,19 +79,21 @@ def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
     k0 = min(k0, k1)
     if k1 % k0:
         raise unsupported(st, f"kL1 = {k1} not a multiple of kL0 = {k0}")
-    if st.tiles.is_split_k and (n % n1 or k % k1):
-        # (the runs' partial tiles and the sum group's are whole tiles)
-        raise unsupported(st, f"split-K with a ragged tail (N = {n}, nL0 = {n1}; K = {k}, kL1 = {k1})")
-    splits = split_runs(k, k1, elem_name(tensor_type(mm.lhs).element_type)) if st.tiles.is_split_k else 1
-    return Tiles(m0, m1, n0, n1, k0, k1, k, n, splits)
+    span = split_span(k, k1, elem_name(tensor_type(mm.lhs).element_type)) if st.tiles.is_split_k else k
+    return Tiles(m0, m1, n0, n1, k0, k1, k, n, -(-k // span), span)
+
+
+def split_span(k: int, k1: int, elem: str) -> int:
+    """Split-K as PyPTO cuts it (measured): runs of kL1 elements of f32 size, i.e. kL1
+    for f32 inputs, 2 kL1 for bf16; one kL1 slice each where that does not divide K (a
+    ragged K's last run its last, ragged slice)."""
+    chunk = min(k, k1 * ELEM_BYTES["f32"] // ELEM_BYTES[elem])
+    return chunk if k % chunk == 0 else k1
 
 
 def split_runs(k: int, k1: int, elem: str) -> int:
-    """Split-K as PyPTO cuts it (measured): runs of kL1 elements of f32 size, i.e. kL1
-    for f32 inputs, 2 kL1 for bf16; one kL1 slice each where that does not divide K.
-    (pto-tune's estimate counts the runs with it too.)"""
-    chunk = min(k, k1 * ELEM_BYTES["f32"] // ELEM_BYTES[elem])
-    return k // (chunk if k % chunk == 0 else k1)
+    """The runs of `split_span` (pto-tune's estimate counts them with it too)."""
+    return -(-k // split_span(k, k1, elem))
 
 
 def merge_counts(st: tile.CubeStageOp) -> tuple[int, int]:
@@ -288,7 +291,7 @@ class CubeStage:
         col = arith.MuliOp(ni, index_const(t.n1)).result
         col.name_hint = "col"
         first = arith.AddiOp(start, arith.MuliOp(mg, index_const(self.g * t.m1))).result
-        kstart = arith.MuliOp(si, index_const(t.k // t.splits)).result
+        kstart = arith.MuliOp(si, index_const(t.span)).result
         # A split-K run writes its partial sums into its block of the workspace.
         base = arith.MuliOp(si, self.tokens).result if split else None
         for r in range(self.g):
@@ -318,7 +321,9 @@ class CubeStage:
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         for s_ in range(kept):
             self.k_slice(bufs, member, col, kstart, index_const(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
-        kend = arith.AddiOp(kstart, index_const(t.k // t.splits)).result
+        kend = arith.AddiOp(kstart, index_const(t.span)).result
+        if t.k % t.span:  # (a ragged K's last run)
+            kend = arith.MinUIOp(kend, index_const(t.k)).result
         kbody = Block(arg_types=[idx])
         with ImplicitBuilder(kbody):
             k = kbody.args[0]

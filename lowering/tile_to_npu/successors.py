@@ -46,7 +46,7 @@ def cube_tasks(cs, reads: bool) -> Footprints:
     by its output columns."""
     t, rows = cs.t, cs.body.rows
     count = cs.units * t.splits
-    span = t.k // t.splits
+    span = t.span
     out: Footprints = []
     for c in range(-(-count // cs.per_task)):
         rects = []
@@ -54,7 +54,7 @@ def cube_tasks(cs, reads: bool) -> Footprints:
             si, rest = divmod(u, cs.units)
             ni, mg = cs.place(rest)
             rws = range(mg * cs.g * t.m1, min(rows, (mg + 1) * cs.g * t.m1))
-            cols = range(si * span, (si + 1) * span) if reads else range(ni * t.n1, min(t.n, (ni + 1) * t.n1))
+            cols = range(si * span, min(t.k, (si + 1) * span)) if reads else range(ni * t.n1, min(t.n, (ni + 1) * t.n1))
             rects.append((rws, cols))
         out.append(rects)
     return out

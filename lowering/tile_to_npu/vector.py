@@ -226,7 +226,7 @@ def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAVal
     r = min(t.m1, lowering.target.capacity("ub") // per_row)
     if r < 1:
         raise DiagnosticError(lowering.f, f"tile-to-npu: a row of the split-K sum ({per_row} bytes) does not fit in ub")
-    row_tiles, col_tiles = -(-body.rows // r), t.n // t.n1
+    row_tiles, col_tiles = -(-body.rows // r), -(-t.n // t.n1)
     region = Region(Block(arg_types=[idx, idx]))
     with ImplicitBuilder(region.block):
         b, i = region.block.args
@@ -237,13 +237,14 @@ def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAVal
         col = arith.MuliOp(arith.RemUIOp(i, index_const(col_tiles)), index_const(t.n1)).result
         col.name_hint = "col"
         valid = valid_rows(row, end, r)
+        ncols = cs.valid_n(col)  # (a ragged N's last column tile)
         ub = UbAllocator(lowering.target)
         acc = ub.alloc([r, t.n1], f32, UnknownLoc())
         part = ub.alloc([r, t.n1], f32, UnknownLoc())
-        npu.DmaOp(Pipe.MTE2, cs.psum, [row, col], acc, [0, 0], rows=valid)
+        npu.DmaOp(Pipe.MTE2, cs.psum, [row, col], acc, [0, 0], rows=valid, cols=ncols)
         for run in range(1, runs):
             at = arith.AddiOp(arith.MuliOp(cs.tokens, index_const(run)), row).result
-            npu.DmaOp(Pipe.MTE2, cs.psum, [at, col], part, [0, 0], rows=valid)
+            npu.DmaOp(Pipe.MTE2, cs.psum, [at, col], part, [0, 0], rows=valid, cols=ncols)
             sync(Pipe.MTE2, Pipe.VECTOR, events.VEC_LOADED)
             npu.VAddOp(acc, part, acc)
             sync(Pipe.VECTOR, Pipe.MTE2, events.VEC_STORED)  # the next partial may overwrite `part`
@@ -257,6 +258,6 @@ def emit_sum_group(lowering, cs, label: str, after: list[str], dsts: list[SSAVal
             outs.append(out)
         sync(Pipe.VECTOR, Pipe.MTE3, events.VEC_COMPUTED)
         for d, out in zip(dsts, outs, strict=True):
-            npu.DmaOp(Pipe.MTE3, out, [0, 0], d, [row, col], rows=valid)
+            npu.DmaOp(Pipe.MTE3, out, [0, 0], d, [row, col], rows=valid, cols=ncols)
     npu.TasksOp(label, "vector", body.count, row_tiles * col_tiles, after, region)
     return r

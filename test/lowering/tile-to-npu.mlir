@@ -413,7 +413,6 @@ func.func @split_ragged(%x: tensor<?x72xf32>, %w: tensor<72x32xf32>, %out: tenso
   %t = tensor.dim %x, %c0 : tensor<?x72xf32>
   tile.token_loop %i = %c0 to %t step 16 {
     %xt = tile.load %x[%i] : tensor<?x72xf32> -> tensor<16x72xf32>
-    // expected-error@+1 {{tile-to-npu does not support split-K with a ragged tail (N = 32, nL0 = 32; K = 72, kL1 = 32) yet}}
     %y = tile.cube_stage "linear" tiles <m = [16, 16], k = [16, 32], n = [32, 32], split_k> -> (tensor<16x32xf32>) {
       %m = tile.matmul %xt, %w : tensor<16x72xf32>, tensor<72x32xf32> -> tensor<16x32xf32>
       tile.yield %m : tensor<16x32xf32>
@@ -422,6 +421,12 @@ func.func @split_ragged(%x: tensor<?x72xf32>, %w: tensor<72x32xf32>, %out: tenso
   }
   func.return
 }
+// Split-K of K = 72 in kL1 = 32 slices (f32: runs of one slice, PyPTO's cut): three runs,
+// the last one's 8 columns of K ragged, then the sum group.
+// CONST-LABEL: func.func @split_ragged
+// CONST: npu.tasks "linear.16" cube (%body, %task) in (%bodies16, 3) succ 1 {
+// CONST: npu.dma mte2 %x[%row, %{{.*}}] -> %{{.*}}[0, 0] rows %rows cols %kcols : !npu.buf<?x72xf32, gm> -> !npu.buf<16x32xf32, l1>
+// CONST: npu.tasks "linear.16.sum" vector (%body_1, %task_1) in (%bodies16, 1) after ["linear.16"] succ 0 {
 
 // -----
 

@@ -459,28 +459,30 @@ def test_engines_agree_on_cube_ops() -> None:
     np.testing.assert_array_equal(got.outputs[1], 2 * run(plain, [a, b]).outputs[1])
 
 
-@pytest.mark.parametrize("bt", [True, False])
-def test_engines_agree_on_ragged_k_and_n_tiles(bt: bool) -> None:
+@pytest.mark.parametrize(("bt", "split"), [(True, False), (False, False), (True, True)])
+def test_engines_agree_on_ragged_k_and_n_tiles(bt: bool, split: bool) -> None:
     """K = 255 in 128-wide slices and N = 200 in 64-column tiles: the tail copies of valid
     columns (`cols`), zero-filled past them, and the fixpipe's tail store, run per task
     (the stacked numerics leave them out) and timed alike; a [K, N] weight's K tail is its
-    rows."""
+    rows; with split-K (K = 1000) the last run holds the ragged slice and the sum group's last
+    column tile is ragged too."""
     import pto.pypto as pypto
 
-    w_shape = [200, 255] if bt else [255, 200]
+    kk = 1000 if split else 255  # (split-K: runs of one 128 slice, the last 104 wide)
+    w_shape = [200, kk] if bt else [kk, 200]
 
     @pypto.frontend.jit
-    def k(a: pypto.Tensor([pypto.DYNAMIC, 255], pypto.DT_BF16), b: pypto.Tensor(w_shape, pypto.DT_BF16),
+    def k(a: pypto.Tensor([pypto.DYNAMIC, kk], pypto.DT_BF16), b: pypto.Tensor(w_shape, pypto.DT_BF16),
           out: pypto.Tensor([pypto.DYNAMIC, 200], pypto.DT_FP32)):  # fmt: skip
-        pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64])
+        pypto.set_cube_tile_shapes([16, 16], [64, 128], [64, 64], enable_split_k=split)
         for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[16, 1]):
-            pypto.assemble(pypto.matmul(pypto.view(a, [p, 255], [i, 0]), b, pypto.DT_FP32, b_trans=bt), [i, 0], out)
+            pypto.assemble(pypto.matmul(pypto.view(a, [p, kk], [i, 0]), b, pypto.DT_FP32, b_trans=bt), [i, 0], out)
 
     rng = np.random.default_rng(4)
-    a = rng.standard_normal((37, 255)).astype(ml_dtypes.bfloat16)
+    a = rng.standard_normal((37, kk)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal(w_shape).astype(ml_dtypes.bfloat16)
     npu_m = api.compile(k.trace(a, b, np.zeros((37, 200), np.float32))).npu
-    assert "cols %ncols" in str(npu_m)
+    assert "cols %ncols" in str(npu_m) and ('.sum" vector' in str(npu_m)) == split
     ref, got = both(npu_m, [a, b])
     same(ref, got)
     want = a.astype(np.float64) @ (b.astype(np.float64).T if bt else b.astype(np.float64))

@@ -19,6 +19,7 @@ from pto.interp.golden import check
 
 K, N = 64, 32
 BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
+I8, I32 = pypto.DT_INT8, pypto.DT_INT32
 
 
 def example(name: str):
@@ -273,15 +274,15 @@ def test_an_op_built_in_a_kernel_is_located_at_its_call_s_column() -> None:
     positions): a pass's warning about the matmul points at `pypto.matmul(`."""
 
     @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, K], FP32), w: pypto.Tensor([K, 40], FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, 40], FP32)):  # fmt: skip
+    def k(x: pypto.Tensor([pypto.DYNAMIC, K], I8), w: pypto.Tensor([K, 40], I8),
+          out: pypto.Tensor([pypto.DYNAMIC, 40], I32)):  # fmt: skip
         for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
-            pypto.set_cube_tile_shapes([16, 16], [K, K], [16, 16], enable_split_k=True)
-            y = pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, FP32)
+            pypto.set_cube_tile_shapes([16, 16], [K, K], [32, 32], enable_split_k=True)
+            y = pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, I32)
             pypto.assemble(y, [i, 0], out)
 
     with pytest.warns(pypto.LoweringWarning) as seen:
-        k(np.ones((5, K), np.float32), np.ones((K, 40), np.float32), np.zeros((5, 40), np.float32))
+        k(np.ones((5, K), np.int8), np.ones((K, 40), np.int8), np.zeros((5, 40), np.int32))
     said = next(str(w.message) for w in seen if "split-K off" in str(w.message))
     where = re.search(r"(\S+\.py):(\d+):(\d+): warning: the matmul", said)
     assert where is not None, said
@@ -296,21 +297,21 @@ def test_a_warning_shows_once_under_the_default_filter() -> None:
     def make():
         @pypto.frontend.jit
         def k(
-            x: pypto.Tensor([pypto.DYNAMIC, K], FP32),
-            w: pypto.Tensor([K, 96], FP32),
-            out: pypto.Tensor([pypto.DYNAMIC, 96], FP32),
+            x: pypto.Tensor([pypto.DYNAMIC, K], I8),
+            w: pypto.Tensor([K, 96], I8),
+            out: pypto.Tensor([pypto.DYNAMIC, 96], I32),
         ):
             for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
                 pypto.set_cube_tile_shapes([16, 16], [K, K], [64, 64], enable_split_k=True)
-                pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, FP32), [i, 0], out)
+                pypto.assemble(pypto.matmul(pypto.view(x, [p, K], [i, 0]), w, I32), [i, 0], out)
 
         return k
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("default")
         for t in (1, 5):
-            make()(np.ones((t, K), np.float32), np.ones((K, 96), np.float32), np.zeros((t, 96), np.float32))
-    cut = [str(w.message) for w in seen if "split-K off (N = 96 by nL0 = 64" in str(w.message)]
+            make()(np.ones((t, K), np.int8), np.ones((K, 96), np.int8), np.zeros((t, 96), np.int32))
+    cut = [str(w.message) for w in seen if "split-K off (partial sums of an i32" in str(w.message)]
     assert len(cut) == 1 and "the matmul (cube stage): pinned tiles changed" in cut[0], cut
 
 

@@ -714,6 +714,23 @@ def test_unsqueeze_and_a_rank3_slice_assignment() -> None:
         assert check(out, y).ok, t
 
 
+def test_an_activation_sliced_on_its_columns_at_the_loop_index_is_refused_saying_so() -> None:
+    """corpus34's k333, PyPTO's operator-test a_trans form: A passed [K, M], its columns
+    sliced at the loop's index. Refused at the slice, saying where the tokens must be."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        m = a.shape[1]
+        pypto.set_cube_tile_shapes([32, 32], [32, 64], [32, 32])
+        for m_idx in pypto.loop(0, (m + 31) // 32, 1, name="LOOP_M", idx_name="m_idx"):
+            r = pypto.matmul(a[:, m_idx * 32 : m_idx * 32 + 32], b, out_dtype=FP32, a_trans=True)
+            out[m_idx * 32 : m_idx * 32 + 32, :] = r
+
+    a, b = np.ones((64, 40), np.float16), np.ones((64, 32), np.float16)
+    with pytest.raises(pypto.BuildError, match=r"a slice of 'a' along dim 1 or later at \(m_idx \* 32\), the loop"):
+        k(a, b, np.zeros((40, 32), np.float32))
+
+
 def test_the_index_of_a_loop_of_numbers_has_symbolicscalar_methods() -> None:
     """corpus34's k330: N windows of a constant-bound `pypto.loop` in the token loop, the
     last one partial, its width `(N - n_idx * NW).min(NW)`: PyPTO's index is a
