@@ -5,6 +5,7 @@ what it may be, before any IR is built."""
 from __future__ import annotations
 
 import itertools
+import linecache
 import numbers
 import os
 import sys
@@ -53,10 +54,15 @@ class Where(tuple):
 
     col: int
 
-    def __new__(cls, file: str, line: int, col: int = 1) -> Where:
+    def __new__(cls, file, line: int | None = None, col: int = 1) -> Where:
+        if line is None:  # (rebuilt from its items, as `dataclasses.asdict` does)
+            file, line = file
         self = super().__new__(cls, (file, line))
         self.col = col
         return self
+
+    def __getnewargs__(self) -> tuple[str, int, int]:  # (copy and pickle keep the column)
+        return self[0], self[1], self.col
 
 
 def caller() -> Where | None:
@@ -68,9 +74,13 @@ def caller() -> Where | None:
 
 
 def _column(f: FrameType) -> int:
-    """The 1-based column of the instruction `f` runs (Python's co_positions), else 1."""
+    """The 1-based column, in characters, of the instruction `f` runs (Python's
+    co_positions counts UTF-8 bytes: a name in Chinese before it would move it), else 1."""
     pos = next(itertools.islice(f.f_code.co_positions(), f.f_lasti // 2, None), None)
-    return pos[2] + 1 if pos is not None and pos[0] == f.f_lineno and pos[2] is not None else 1
+    if pos is None or pos[0] != f.f_lineno or pos[2] is None:
+        return 1
+    text = linecache.getline(f.f_code.co_filename, f.f_lineno).encode()
+    return len(text[: pos[2]].decode(errors="replace")) + 1 if text else pos[2] + 1
 
 
 def in_api(f: FrameType) -> bool:

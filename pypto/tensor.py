@@ -534,7 +534,7 @@ def _no_symbolic_columns(key: tuple, x: Tensor) -> None:
         refuse(
             f"a slice of '{x.name}' along dim 1 or later at {at}, the loop's index: the loop takes tokens as "
             "rows (dim 0); tokens on another axis (an activation stored [K, tokens] for a_trans=True) are not "
-            "supported: pass the activation as [tokens, K]"
+            "supported: pass the activation as [tokens, K] (weight windows: in a pypto.loop of numbers)"
         )
 
 

@@ -303,3 +303,34 @@ def test_numbers_on_either_side_of_a_tensor() -> None:
     ws = np.random.default_rng(6).standard_normal((32, 64), dtype=np.float32)
     y = (np.float32(3.0) - ((np.float32(2.0) * xs + np.float32(1.0)) - np.float32(0.5))).astype(np.float32)
     assert np.array_equal(pto.run(c, [xs, ws], level="pto").outputs[0], y @ ws.T)
+
+
+def test_a_site_keeps_its_column_through_copy_and_pickle() -> None:
+    """`caller()`'s sites are (file, line) tuples with the call's column: copied, deep
+    copied and pickled whole (the kernel's loop records and tuning results hold them)."""
+    import copy
+    import pickle
+
+    from pto.frontend.checks import Where
+
+    w = Where("k.py", 7, 13)
+    for got in (copy.copy(w), copy.deepcopy(w), pickle.loads(pickle.dumps(w))):
+        assert got == ("k.py", 7) and got.col == 13
+    assert Where(("k.py", 7)) == w  # (rebuilt from its items, as dataclasses.asdict does)
+
+
+def test_a_column_counts_characters_not_bytes(tmp_path) -> None:
+    """A name in Chinese before the call on its line: the column is the call's character."""
+    import importlib.util
+
+    src = tmp_path / "cjk_kernel.py"
+    src.write_text(
+        "from pto.frontend.checks import caller\n标签 = 1; w = caller()\n",
+        encoding="utf-8",
+    )
+    spec = importlib.util.spec_from_file_location("cjk_kernel", src)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    line = src.read_text(encoding="utf-8").splitlines()[1]
+    assert mod.w.col == line.index("caller()") + 1, mod.w.col
