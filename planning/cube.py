@@ -105,11 +105,11 @@ def fit(
 ) -> tuple[CubeTileAttr, list[str]]:
     """Pinned tiles that PyPTO runs but this model's cube tasks cannot take as they are
     (PyPTO does not bound its L1 tiles by L1's size), made to fit, with what changed: kL0
-    halved while kL0 x nL0 does not fit L0B, then the L1 K tiles halved (on kL0 multiples)
-    while mL0 x kL1 + nL0 x kL1 does not fit L1;
-    split-K off for an `acc` (accumulator) of i32, whose partial sums tile-to-npu does not
-    add (the same numbers: i32 sums are exact). Ragged tails are cut as PyPTO cuts them:
-    the last tile holds the rest. Tiles that already fit come back unchanged."""
+    halved while kL0 x nL0 does not fit L0B, then the L1 K tiles halved (on kL0
+    multiples) while mL0 x kL1 + nL0 x kL1 does not fit L1; split-K off for an `acc`
+    (accumulator) of i32, whose partial sums tile-to-npu does not add (the same numbers:
+    i32 sums are exact). A K or N that the tiles do not divide is kept, cut as PyPTO
+    cuts it: the last tile holds the rest. Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
     n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
     k1s = [min(v, pad(k, k0)) for v in ax["k"][1:]] or [k0]  # (a kL1 past K: its kL0 steps that hold K)
@@ -117,7 +117,6 @@ def fit(
     if split and acc != "f32":
         said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")
         split = False
-
     k0_was = k0
     while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and k0 // 2 >= fr:
         k0 //= 2

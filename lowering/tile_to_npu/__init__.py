@@ -15,10 +15,10 @@ An NZ weight (`tile.load ... layout nz`) becomes an argument marked `npu.layout 
 #pto.layout<nz>`. A `host_transpose` weight becomes an argument passed [K, N]
 (`npu.host_transpose`), an in-place reshape of a loaded tensor a GM view
 (`npu.reshape`); a reshape of a computed tile a view of its UB buffer. Not supported
-(rejected): split-K with an i32 accumulator, kL1 not a multiple of kL0, a_trans, rank-3 tiles other than a reshape or
-transpose in UB. Vector tiles
-narrower than a row are column-tiled when the phase allows it, else processed as whole
-rows (with a warning).
+(rejected): split-K with an i32 accumulator, kL1 not a multiple of kL0, a_trans,
+rank-3 tiles other than a reshape or transpose in UB. A K or N that its tile does not
+divide ends in a ragged tile (`cube.py`). Vector tiles narrower than a row are
+column-tiled when the phase allows it, else processed as whole rows (with a warning).
 """
 
 from __future__ import annotations
