@@ -112,16 +112,16 @@ def fit(
     cuts it: the last tile holds the rest. Tiles that already fit come back unchanged."""
     fr, ax, said = target.cube.fractal, t.axes, []
     n0, k0 = min(ax["n"][0], n), min(ax["k"][0], k)
-    k1s = [min(v, pad(k, k0)) for v in ax["k"][1:]] or [k0]  # (a kL1 past K: its kL0 steps that hold K)
     split = t.is_split_k
     if split and acc != "f32":
         said.append(f"split-K off (partial sums of an {acc} accumulator are not modelled; the same numbers)")
         split = False
     k0_was = k0
-    while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and k0 // 2 >= fr:
-        k0 //= 2
+    while pad(k0, fr) * pad(n0, fr) * in_bytes > target.capacity("l0b") and pad(k0, fr) // 2 >= fr:
+        k0 = pad(k0, fr) // 2  # (whole fractals: a kL0 clipped to K = 255 halves to 128)
     if k0 != k0_was:
         said.append(f"kL0 {k0_was} -> {k0} (L0B holds {target.capacity('l0b')} bytes: kL0 x {n0} columns must fit)")
+    k1s = [min(v, pad(k, k0)) for v in ax["k"][1:]] or [k0]  # (a kL1 past K: its kL0 steps that hold K)
 
     def l1(ks: list[int]) -> int:
         return (pad(ax["m"][0], fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes

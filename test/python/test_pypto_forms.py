@@ -778,6 +778,26 @@ def test_a_pinned_nl0_that_does_not_divide_n_is_kept_with_a_ragged_tail() -> Non
     assert "n = [64, 64]" in text
 
 
+def test_a_kl0_clipped_to_an_odd_k_halves_on_whole_fractals() -> None:
+    """K = 255 with a pinned kL0 = kL1 = 256 of f32: kL0 is clipped to 255, whose L0B tile
+    of 128 columns does not fit; it halves to 128 (not 127), and kL1 is the two kL0
+    steps that hold K, the last ragged."""
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 255], FP32), b: pypto.Tensor([255, 128], FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, 128], FP32)):  # fmt: skip
+        pypto.set_cube_tile_shapes([16, 16], [256, 256], [128, 128])
+        for i, p in pypto.loop_unroll(0, a.shape[0], 1, unroll_list=[8, 1]):
+            pypto.assemble(pypto.matmul(pypto.view(a, [p, 255], [i, 0]), b, FP32), [i, 0], out)
+
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((9, 255)).astype(np.float32), rng.standard_normal((255, 128)).astype(np.float32)
+    out = np.zeros((9, 128), np.float32)
+    with pytest.warns(pypto.LoweringWarning, match=r"kL0 255 -> 128 \(L0B holds 65536 bytes"):
+        k(a, b, out)
+    assert check(out, a.astype(np.float64) @ b).ok
+
+
 def test_pinned_l1_tiles_larger_than_l1_are_halved() -> None:
     """lightning_indexer-style `m = [32, 32], k = [128, 1024], n = [256, 256]` in bf16:
     32 x 1024 + 256 x 1024 elements (576 KiB) do not fit the 512 KiB L1."""
