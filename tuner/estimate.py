@@ -108,7 +108,7 @@ def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
     m = body_m(_get(c, "m", info, p), p, info.target.cube.fractal)
     (k0, k1), split = _get(c, "k", info, p), _get(c, "split_k", info, p)
     n = min(_get(c, "n", info, p), _pad(info, info.n))  # a tile wider than the data is cut to it
-    # Pinned tiles that do not fit are cut as tile-assign-shapes cuts them (L1's kL1):
+    # Pinned tiles that do not fit are cut as tile-assign-shapes cuts them (kL0, kL1):
     # tasks and split-K runs are counted on those, a ragged tail as a tile.
     tiles = CubeTileAttr([m, m], [k0, k1], [n, n], split_k=split)
     tiles, _ = fit(tiles, info.k, info.n, ELEM_BYTES[info.a_elem], info.target, info.acc_elem)
