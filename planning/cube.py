@@ -52,6 +52,15 @@ def clip_to_body(t: CubeTileAttr, rows: int, fractal: int) -> CubeTileAttr:
     return CubeTileAttr([m0 if m % m0 == 0 else m, m], ax["k"], ax["n"], split_k=t.is_split_k)
 
 
+def clip_k(k0: int, k1: int, k: int) -> tuple[int, int]:
+    """The K tiles (kL0, kL1) a cube task of K columns runs: none wider than K, a kL1
+    past K the kL0 steps that hold K (the last one ragged). tile-to-npu cuts them so and
+    pto-tune's estimate counts them so."""
+    k0 = min(k0, k)
+    k1 = min(k1, pad(k, k0))
+    return min(k0, k1), k1
+
+
 def group_size(row_tiles: int, reuse: int) -> int:
     """The row tiles of one unit: the most (a divisor of the body's `row_tiles`, at most
     `reuse`, PyPTO's `cube_l1_reuse_setting`) that share one load of a weight tile."""

@@ -25,7 +25,7 @@ from pto.lowering.tile_to_npu.cube import MAX_KEPT_SLICES, split_runs
 from pto.passes.tile_annotate_cache import weight_policy
 from pto.passes.tile_apply_settings import TileApplySettingsPass, parse_setting, pick_setting
 from pto.passes.tile_unroll import SEED_CANDIDATES, normalise, schedule
-from pto.planning.cube import BUFFERS, body_m, choose, fit, mhc_tiles, pad
+from pto.planning.cube import BUFFERS, body_m, choose, clip_k, fit, mhc_tiles, pad
 from pto.planning.vector import VEC_ROWS, max_copies
 from pto.targets import Target
 from pto.tuner.kernel import KernelInfo
@@ -113,6 +113,7 @@ def cube_shape(c: Config, info: KernelInfo, p: int) -> Cube:
     tiles = CubeTileAttr([m, m], [k0, k1], [n, n], split_k=split)
     tiles, _ = fit(tiles, info.k, info.n, ELEM_BYTES[info.a_elem], info.target, info.acc_elem)
     (k0, k1), n, split = tiles.axes["k"], tiles.axes["n"][0], tiles.is_split_k
+    k0, k1 = clip_k(k0, k1, info.k)
     rows = -(-p // m)
     runs = split_runs(info.k, k1, info.a_elem) if split else 1
     reuse = 1 if split else max(g for g in range(1, min(_get(c, "l1_reuse", info), rows) + 1) if rows % g == 0)

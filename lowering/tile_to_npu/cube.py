@@ -34,7 +34,7 @@ from pto.dialects.npu import MMAD_OUT, BufferType, Pipe, Space
 from pto.dialects.pto import tensor_type
 from pto.lowering.npu_build import index_const, sync, unrolled, unsupported, valid_rows
 from pto.lowering.tile_to_npu import events as ev
-from pto.planning.cube import group_size, pad
+from pto.planning.cube import clip_k, group_size, pad
 
 idx = IndexType()
 
@@ -74,9 +74,7 @@ def tiles(st: tile.CubeStageOp, fractal: int) -> Tiles:
         raise DiagnosticError(st, f"tile-to-npu: M tile {m0} taller than the body ({m} rows): run tile-assign-shapes")
     m1 = m0
     n1 = n0 = min(n0, n)
-    k0 = min(k0, k)
-    k1 = min(k1, pad(k, k0))  # (a kL1 past K: the kL0 steps that hold K, the last one ragged)
-    k0 = min(k0, k1)
+    k0, k1 = clip_k(k0, k1, k)
     if k1 % k0:
         raise unsupported(st, f"kL1 = {k1} not a multiple of kL0 = {k0}")
     span = split_span(k, k1, elem_name(tensor_type(mm.lhs).element_type)) if st.tiles.is_split_k else k

@@ -145,3 +145,20 @@ def test_estimate_spreads_equal_tasks_in_whole_waves():
 
     assert _spread([Task(24, 1000.0)], 24, 100.0) == 1100.0  # the work over the cores, with its turnarounds
     assert _spread([Task(25, 1000.0)], 24, 100.0) == 2100.0  # two tasks back to back on one core
+
+
+def test_estimate_counts_a_kl1_past_k_as_tile_to_npu_cuts_it():
+    """K = 256 with a pinned kL1 of 512: tile-to-npu's L1 slices are K's 256 columns
+    (`planning.cube.clip_k`), and so are the estimate's (it counted 512)."""
+    import re
+
+    from pto.frontend.api import compile
+    from pto.tuner.estimate import cube_shape
+    from pto.tuner.evaluate import _parsed
+    from pto.tuner.pin import pin
+
+    c = {**REREAD, "k": [64, 512]}
+    npu_ir = str(compile(pin(_parsed(SMALL, "small"), c)).levels["npu"])
+    l1 = {int(k) for k in re.findall(r"!npu.buf<\d+x(\d+)xbf16, l1>", npu_ir)}
+    got = cube_shape(c, _info(), 64)
+    assert (got.k0, got.k1) == (64, 256) and max(l1) == 256, l1
