@@ -58,7 +58,6 @@ from pto.frontend.checks import (
     Symbol as Symbol,
 )
 from pto.frontend.checks import (
-    Where,
     _check_bool,
     _check_label,
     _check_name,
@@ -225,8 +224,7 @@ class Kernel:
         self._not_built()
         where = caller()
         if where is not None:
-            col = where.col if isinstance(where, Where) else 1
-            op.location = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(col))
+            op.location = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(where.col))
         op.attributes.update(hints or {})
         try:
             op.verify()

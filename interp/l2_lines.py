@@ -101,6 +101,8 @@ def _nd_runs(inner: tuple[int, ...], extent: tuple[int, ...]) -> int:
 def _lines(
     base: int, shape: tuple[int, ...], offsets: tuple[int, ...], extent: tuple[int, ...], elem_bytes: int, line: int
 ) -> np.ndarray:
+    if 0 in extent:  # (an empty tile, a ragged tail's half past K: no line; each row would count one)
+        return np.zeros(0, np.int64)
     strides = np.ones(len(shape), np.int64)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]

@@ -418,9 +418,6 @@ class Machine:
         misses evicted). What that costs is `CostModel.gm_transfer`'s, priced from the
         DMA's start."""
         l2 = self.l2
-        if 0 in extent:  # (a tail's copy that holds nothing: rows past the tokens, a half past K)
-            l2.tensor_id(t.name)
-            return 0, 0, 0
         if t.nz_c0:
             first, pattern = nz_lines(t, offsets, extent, l2.line)
         elif len(offsets) == 2:  # (most tiles: `sum(map(...))` cost more than the rest of this)

@@ -293,7 +293,7 @@ def dma(m: Machine, core: Core, op: npu.DmaOp, s: CopySpec, src, dst, so, do, ro
     """The numerics of a DMA; an on-chip one is booked here, a GM one is returned."""
     transpose = s.transpose
     ext = s.ext
-    vext = ext if rows is None and cols is None else valid_extent(ext, rows, cols)
+    vext = valid_extent(ext, rows, cols)
     sext = tuple(reversed(vext)) if transpose else vext
     if m.numerics:
         data = tile(op, src, so, sext, "source")

@@ -288,6 +288,7 @@ class CubeStage:
             ni, mg = arith.DivUIOp(rest, index_const(per_col)).result, arith.RemUIOp(rest, index_const(per_col)).result
         col = arith.MuliOp(ni, index_const(t.n1)).result
         col.name_hint = "col"
+        cols = (col, self.valid_n(col))  # (its columns inside N, once for the unit's loads)
         first = arith.AddiOp(start, arith.MuliOp(mg, index_const(self.g * t.m1))).result
         kstart = arith.MuliOp(si, index_const(t.span)).result
         # A split-K run writes its partial sums into its block of the workspace.
@@ -297,12 +298,12 @@ class CubeStage:
             row.name_hint = "row"
             valid = valid_rows(row, end, t.m1)
             if self.act_kept:
-                self.kept_k_loop(bufs, (row, valid), col, bufs["act"][r], lead, load_kept=r == 0)
+                self.kept_k_loop(bufs, (row, valid), cols, bufs["act"][r], lead, load_kept=r == 0)
             else:
-                self.k_loop(bufs, (row, valid), col, kstart, load_kept=r == 0)
-            self.out(bufs["acc"], arith.AddiOp(base, row).result if base else row, col, valid)
+                self.k_loop(bufs, (row, valid), cols, kstart, load_kept=r == 0)
+            self.out(bufs["acc"], arith.AddiOp(base, row).result if base else row, cols, valid)
 
-    def k_loop(self, bufs, member, col, kstart, load_kept: bool) -> None:
+    def k_loop(self, bufs, member, cols, kstart, load_kept: bool) -> None:
         """Stream K for one row tile: slice s into activation copy s % (its copies) and
         weight copy s % (its copies) ("set after use, wait before reuse" on MTE1 -> MTE2),
         each slice in kL0 steps through the L0 copies. The first slices of the weight
@@ -318,7 +319,7 @@ class CubeStage:
         for j in range(nb):
             npu.SetFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
         for s_ in range(kept):
-            self.k_slice(bufs, member, col, kstart, index_const(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
+            self.k_slice(bufs, member, cols, kstart, index_const(s_ * t.k1), s_, bufs["kept"][s_], load_kept)
         kend = arith.AddiOp(kstart, index_const(t.span)).result
         if t.k % t.span:  # (a ragged K's last run)
             kend = arith.MinUIOp(kend, index_const(t.k)).result
@@ -329,7 +330,7 @@ class CubeStage:
                 slices,
                 lambda j: arith.AddiOp(k, index_const(j * t.k1)).result if j else k,
                 kend,
-                lambda kj, j: self.k_slice(bufs, member, col, kstart, kj, j),
+                lambda kj, j: self.k_slice(bufs, member, cols, kstart, kj, j),
             )
             scf.YieldOp()
         lb = arith.AddiOp(kstart, index_const(kept * t.k1)).result if kept else kstart
@@ -341,7 +342,7 @@ class CubeStage:
         for j in range(nb):
             npu.WaitFlagOp(Pipe.CUBE, Pipe.MTE1, ev.L0_FREE + j)
 
-    def kept_k_loop(self, bufs, member, col, act: list[SSAValue], lead: bool, load_kept: bool) -> None:
+    def kept_k_loop(self, bufs, member, cols, act: list[SSAValue], lead: bool, load_kept: bool) -> None:
         """Stream K for one row tile whose activation slices stay in L1 across the task's
         units (`act_kept`): straight-line, loaded by the first unit; the first unit's
         first weight slices in their kept space (as `k_loop`), every other through the
@@ -356,26 +357,27 @@ class CubeStage:
         for s_ in range(t.k // t.k1):
             w = bufs["kept"][s_] if s_ < kept else None
             kk = index_const(s_ * t.k1)
-            self.k_slice(bufs, member, col, k0, kk, s_, w, load_kept, act=act[s_], load_act=lead)
+            self.k_slice(bufs, member, cols, k0, kk, s_, w, load_kept, act=act[s_], load_act=lead)
         for f in flags:
             npu.WaitFlagOp(*f)
 
     def k_slice(
-        self, bufs, member, col, kstart, kk: SSAValue, j: int, kept=None, load=True, act=None, load_act=True
+        self, bufs, member, cols, kstart, kk: SSAValue, j: int, kept=None, load=True, act=None, load_act=True
     ) -> None:
         """Slice j: the activation into its copy (or into its kept space `act`, if
         `load_act`: else it is there already), then the weight part by part, each into its
         copy (or the whole slice into its kept space, if `load`) and consumed in kL0
-        steps."""
+        steps. `member` is the row tile (row, valid rows), `cols` its column tile (col,
+        columns inside N or None)."""
         t, mm = self.t, self.st.matmul
-        (row, valid), ja = member, j % len(bufs["a1"])
+        (row, valid), (col, ncols), ja = member, cols, j % len(bufs["a1"])
         a1 = bufs["a1"][ja] if act is None else act
         if act is None:
             npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, ev.L1A_FREE + ja)
-        if act is None or load_act:
-            kcols = self.valid_k(kk, t.k1)
-            npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid, cols=kcols)
         parts = 1 if kept is not None else self.parts
+        kcols = self.valid_k(kk, t.k1) if act is None or load_act or parts == 1 else None
+        if act is None or load_act:
+            npu.DmaOp(Pipe.MTE2, self.lowering.gm[mm.lhs], [row, kk], a1, [0, 0], rows=valid, cols=kcols)
         kb = t.k1 // parts
         for h in range(parts):
             at = arith.AddiOp(kk, index_const(h * kb)).result if h else kk
@@ -383,20 +385,20 @@ class CubeStage:
             b1 = kept if kept is not None else bufs["b1"][jb]
             if kept is None:
                 npu.WaitFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
+            kv = kcols if parts == 1 else self.valid_k(at, kb)
             if kept is None or load:
-                kv, nv = self.valid_k(at, kb), self.valid_n(col)
                 npu.DmaOp(
                     Pipe.MTE2,
                     self.lowering.gm[mm.rhs],
                     [col, at] if self.bt else [at, col],
                     b1,
                     [0, 0],
-                    rows=nv if self.bt else kv,
-                    cols=kv if self.bt else nv,
+                    rows=ncols if self.bt else kv,
+                    cols=kv if self.bt else ncols,
                     cache=self.lowering.cache_of(mm.rhs),
                 )
             sync(Pipe.MTE2, Pipe.MTE1, ev.L1_LOADED + ja * parts + h)
-            self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb)
+            self.l0_steps(bufs, a1, b1, valid, kk, kstart, h * kb, kb, kv)
             if kept is None:
                 npu.SetFlagOp(Pipe.MTE1, Pipe.MTE2, self.l1b_free + jb)
         if act is None:
@@ -419,13 +421,12 @@ class CubeStage:
         v.name_hint = "ncols"
         return v
 
-    def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int) -> None:
+    def l0_steps(self, bufs, a1, b1, valid, kk, kstart, lo: int, width: int, inside: SSAValue | None) -> None:
         """The kL0 steps over columns lo .. lo + width of the activation slice, which are
         columns 0 .. width of `b1`: of a ragged K's last slice only those that start
-        inside K (PyPTO's tail tile is that much shorter)."""
+        inside K, the `inside` first columns (PyPTO's tail tile is that much shorter)."""
         t, nb = self.t, len(bufs["a0"])
-        at = arith.AddiOp(kk, index_const(lo)).result if lo else kk
-        ub = self.valid_k(at, width) or index_const(width)
+        ub = inside or index_const(width)
         inner = Block(arg_types=[idx])
         with ImplicitBuilder(inner):
             k = inner.args[0]
@@ -453,10 +454,11 @@ class CubeStage:
 
     # -- out through the fixpipe -----------------------------------------------------------
 
-    def out(self, acc, row, col, valid) -> None:
+    def out(self, acc, row, cols, valid) -> None:
+        col, ncols = cols
         sync(Pipe.CUBE, Pipe.FIXPIPE, ev.ACC_READY)
         for dst in self.outs:
             d_el = elem_name(npu.buf(dst).element_type)
             rnd = self.round_mode() if d_el != self.acc_name else None
-            npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd, cols=self.valid_n(col))
+            npu.FixpipeOp(acc, [0, 0], dst, [row, col], rows=valid, round=rnd, cols=ncols)
         sync(Pipe.FIXPIPE, Pipe.CUBE, ev.ACC_FREE)

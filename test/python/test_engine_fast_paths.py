@@ -136,7 +136,7 @@ def test_a_few_line_tile_in_one_call_is_the_plain_access(monkeypatch, seed: int)
     rng = np.random.default_rng(seed)
     for step in range(400):
         t = tensors[int(rng.integers(2))]
-        rows, cols = int(rng.integers(1, 5)), int(rng.integers(1, 40))  # (an empty tile touches nothing)
+        rows, cols = int(rng.integers(0, 5)), int(rng.integers(1, 40))
         at = (int(rng.integers(0, t.array.shape[0] - rows + 1)), int(rng.integers(0, t.array.shape[1] - cols + 1)))
         write, cacheable = step % 3 == 0, bool(rng.integers(4))
         first, pattern = tile_lines(t.base, t.array.shape, at, (rows, cols), 4, 512)
@@ -145,7 +145,7 @@ def test_a_few_line_tile_in_one_call_is_the_plain_access(monkeypatch, seed: int)
         want = (*plain.access(pattern.rel + first, t.name, write, cacheable), plain.written_back - before)
         assert m.gm_access(t, at, (rows, cols), write, cacheable) == want
     assert state(m.l2) == state(plain) and plain.written_back > 0
-    assert len(calls) > 50  # (the others: a never-cached tensor, or lines over more sets)
+    assert len(calls) > 100  # (the others: a never-cached tensor, or lines over more sets)
 
 
 def test_bf16_widens_to_f32_as_ml_dtypes_does_for_every_pattern() -> None:
