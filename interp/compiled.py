@@ -335,15 +335,24 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
         program = programs.get(g.region, g.label, hot=hot)
         groups.append((program, programs.free_values(program)))
 
-    def work(core: Core, worker: int) -> Generator:
-        return _tasks(machine, graph, core, worker, groups, programs)
-
     numbers = _stacked(machine, programs, graph)
     costs = programs.costs(graph) if numbers is not None else {}
     way = _way(costs) if numbers is not None else "per task"
     start = CLOCK()
+    # The per-task path's trial (`_way`) gives up once it has cost more than the stacked
+    # run did (sk03_standard at unroll [1], t=128: 1.2 s per task against 0.23 s stacked).
+    limit = start + costs["stacked"] if way == "per task" and "stacked" in costs else None
+
+    def work(core: Core, worker: int) -> Generator:
+        return _tasks(machine, graph, core, worker, groups, programs, limit)
+
     if way == "per task":  # each task's numerics as its program runs
-        graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+        try:
+            graph.run_on(EventScheduler(clocks=graph.clocks, version=graph.version), cube, vector, work)
+        except Slower:
+            costs[way] = CLOCK() - start  # (more than the stacked run's: not chosen)
+            costs[f"{way} runs"] = costs.get(f"{way} runs", 0) + 1
+            raise
     else:
         # Numbers by task group, timing by task: the timing model schedules every task
         # with no numerics, then each group computes its tasks' numbers at once. A run
@@ -375,7 +384,8 @@ def _way(costs: dict[str, float]) -> str:
     """How a graph that can be stacked runs: stacked the first time, per task the second,
     stacked again the third (a first run is cold: measured, its cost was up to 3x a
     later one's, which chose per task for graphs stacked runs faster), then the cheaper
-    of the two as measured (the cheapest run of each). Both give the same numbers and
+    of the two as measured (the cheapest run of each; a per-task trial is given up
+    once it costs more than the stacked run, `Slower`). Both give the same numbers and
     the same report; which is cheaper depends on the graph: stacking pays copies of
     every task's tiles, the per-task path Python per op per task."""
     if "stacked" not in costs:
@@ -397,8 +407,13 @@ WAYS = ("stacked", "per task")
 # body, 1.1-1.6x). The first run of a graph is stacked (`_way`): below this, it would
 # rarely repay that run. A graph with fewer is stacked if a group's program splits its
 # task axis (`stacked.Stack`): its tasks share tiles, which stacking loads and multiplies
-# once (mla_wqa_qrmsnorm, one body of 128 tokens: stacked 0.05 s, per task 0.07 s).
+# once (mla_wqa_qrmsnorm, one body of 128 tokens: stacked 0.05 s, per task 0.07 s); or
+# if a group has at least `STACK_TASKS` tasks: one numpy call per op then does the work
+# of that many per-task ones (the int8 example at unroll [1], t=128, one body of 16, 32
+# and 64 tasks: stacked 71 ms, per task 84 ms; mla_wkv_rmsnorm, 8 and 16: 43 and 46 ms),
+# where a graph of a few tasks (a decode step's) would pay the stacked pass's setup.
 STACK_BODIES = 4
+STACK_TASKS = 16
 
 
 def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[list, dict] | None:
@@ -415,11 +430,18 @@ def _stacked(machine: Machine, programs: Programs, graph: TaskGraph) -> tuple[li
         if prog is None and g.bodies * g.per_body:
             return None
         out.append(prog)
-    if max((g.bodies for g in graph.groups), default=0) < STACK_BODIES and not any(
-        p is not None and stacked.splits(p[2], g.per_body) for p, g in zip(out, graph.groups, strict=True)
+    if (
+        max((g.bodies for g in graph.groups), default=0) < STACK_BODIES
+        and max((g.bodies * g.per_body for g in graph.groups), default=0) < STACK_TASKS
+        and not any(p is not None and stacked.splits(p[2], g.per_body) for p, g in zip(out, graph.groups, strict=True))
     ):
         return None
     return out, above
+
+
+class Slower(Exception):
+    """A per-task trial run has cost more than the graph's stacked run: it is abandoned
+    and the run made again, stacked (`pto.interp.run`)."""
 
 
 def _tasks(
@@ -429,14 +451,18 @@ def _tasks(
     worker: int,
     groups: list[tuple[Program, tuple] | None],
     programs: Programs,
+    limit: float | None = None,
 ) -> Generator:
-    """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it."""
+    """A graph core's loop (`TaskGraph._work`'s): wait for a task, take it, run it;
+    `limit`: raise `Slower` at a task taken past this time of `CLOCK`."""
     wait = _Wait(partial(graph.may_take, core), graph.waits_for(core))  # the same each time
     while True:
         yield wait
         task = graph.take(core, worker)
         if task is None:
             return
+        if limit is not None and CLOCK() > limit:
+            raise Slower
         program, free = groups[task[0].index]  # type: ignore[misc]  # (a group with a task)
         yield from program.fn(m, core, free, programs.fallback, task[1], task[2])
         graph.finish(core, task)

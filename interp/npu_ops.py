@@ -428,10 +428,9 @@ def mmad(m: Machine, core: Core, op: npu.MmadOp, a: Buf, b: Buf, c: Buf, rows: i
 
 def mmad_value(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool) -> None:
     prod = nx.matmul(a, b)
-    if prod.dtype == np.int32:
-        c[...] = (c.astype(np.int64) + prod).astype(np.int32) if accumulate else prod
-    elif accumulate:
-        np.add(c, prod, out=c)  # the same sums as `c + prod`, without a temporary
+    if accumulate:
+        # (an int32 sum wraps mod 2^32 as the accumulator does; a float one is `c + prod`)
+        np.add(c, prod, out=c)
     else:
         c[...] = prod
 

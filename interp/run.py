@@ -25,6 +25,7 @@ from pto.dialects.npu import BufferType
 from pto.interp import blas
 from pto.interp import numerics as nx
 from pto.interp.arith import CheckedArithFunctions, FastIndexArithFunctions, IndexArithFunctions
+from pto.interp.compiled import Slower
 from pto.interp.machine import Machine, MachineError
 from pto.interp.npu import NpuFunctions
 from pto.interp.pto import PtoFunctions
@@ -229,11 +230,13 @@ def run(
     tgt = target if isinstance(target, Target) else load_target(target) if target else target_of(sig.func)
     if target:
         check_paths(module, tgt)
-    if engine == "compiled" and numerics:
+    while engine == "compiled" and numerics:
         try:  # numbers by task group (`pto.interp.stacked`), where they are the per-task ones
             return _run_npu(module, sig, inputs, tgt, l2_size, trace, engine, numerics, stacking=True)
         except Unstackable:
-            pass
+            break
+        except Slower:  # (a graph's per-task trial, now known slower: it runs stacked this time)
+            continue
     return _run_npu(module, sig, inputs, tgt, l2_size, trace, engine, numerics)
 
 

@@ -511,7 +511,7 @@ class Stack:
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:
-                # (int32 sums wrap as the per-task engine's int64 sums cast back to int32)
+                # (int32 sums wrap mod 2^32, as the per-task engine's)
                 prod, zero = np.add(acc, prod, dtype=np.int32), c.shape[0]
             elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
                 # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0

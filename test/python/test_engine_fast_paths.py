@@ -201,6 +201,18 @@ def test_an_mmad_accumulates_in_place_the_bits_of_a_plain_sum(elem: str) -> None
     assert np.array_equal(c.view(np.uint32), nx.matmul(a, b).view(np.uint32))
 
 
+def test_an_int32_accumulator_wraps_in_place() -> None:
+    """An int8 mmad added into an int32 accumulator near its top wraps mod 2^32, as the
+    sum taken in int64 and cast back does."""
+    from pto.interp.npu_ops import mmad_value
+
+    a = np.full((2, 64), -128, np.int8)
+    c = np.full((2, 2), 2**31 - 5, np.int32)
+    want = (c.astype(np.int64) + 64 * 2**14).astype(np.int32)
+    mmad_value(a, a.T.copy(), c, True)
+    assert np.array_equal(c, want) and int(c[0, 0]) < 0
+
+
 @pytest.mark.parametrize("elem", ["bf16", "f16", "f32", "i8", "i32"])
 def test_poison_fills_the_bits_a_plain_fill_gives(elem: str) -> None:
     dt = nx.DTYPES[elem]

@@ -19,9 +19,9 @@ from pto.interp.codegen_stacked import compile_stacked
 from pto.interp.machine import GmTensor
 from pto.interp.run import random_inputs, run, signature
 
-# An example whose graph the stacked pass runs with unroll [1] (hc_pre's column loop starts
-# at a column block chosen by the task: `stacked.loop`; the int8 kernel goes per task: its
-# buffers overlap with other types).
+# An example whose graph the stacked pass runs with unroll [1] at 37 tokens (hc_pre's column
+# loop starts at a column block chosen by the task: `stacked.loop`; the others' own unroll
+# hints leave them one body there).
 STACKED = ("sk03_standard.mlir", "hc_pre.mlir")
 
 
@@ -93,10 +93,11 @@ def _refuse(*a, **k):
     raise stacked.Unstackable("refused")
 
 
-@pytest.mark.parametrize(("cost", "stacked_runs"), [(100.0, 2), (-100.0, 3)])
+@pytest.mark.parametrize(("cost", "stacked_runs"), [(100.0, 2), (-100.0, 4)])
 def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked_runs: int) -> None:
     """Stacked the first time, per task the second, stacked the third (the first was
-    cold), then the cheaper of the two."""
+    cold), then the cheaper of the two; a per-task trial that costs more than the
+    stacked run is given up for a stacked one at once (cost -100: its first task)."""
     n = counted(monkeypatch)
     monkeypatch.setattr(compiled, "CLOCK", lambda: CLOCK[0])
     monkeypatch.setattr(sys.modules[__name__], "CLOCK", [0.0, cost])
@@ -107,6 +108,34 @@ def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked
     for _ in range(4):
         same(ref, run(npu_m, inputs, engine="compiled"))
     assert n == {"stacked": stacked_runs, "unstackable": 0}
+
+
+def test_a_per_task_trial_slower_than_the_stacked_run_is_given_up_midway(monkeypatch) -> None:
+    """The clock advances by one at each look and by 5 in a stacked pass: the stacked
+    run costs 6, the per-task trial passes that after six tasks, is abandoned, and the
+    run is made again stacked, with the interp engine's outputs and report."""
+    n = counted(monkeypatch)
+    monkeypatch.setattr(sys.modules[__name__], "CLOCK", [0.0, 5.0])
+
+    def clock() -> float:
+        CLOCK[0] += 1
+        return CLOCK[0]
+
+    monkeypatch.setattr(compiled, "CLOCK", clock)
+    finished = []
+    real = compiled.TaskGraph.finish
+    monkeypatch.setattr(compiled.TaskGraph, "finish", lambda g, *a: finished.append(1) or real(g, *a))
+    pto_m, npu_m = lowered_example("sk03_standard.mlir", "pto-sk03-pipeline{factors=1}")
+    npu_m = npu_m.clone()
+    inputs = random_inputs(signature(pto_m), 20, 0)
+    ref = run(npu_m, inputs, engine="interp")
+    tasks = []
+    for runs in (1, 2, 3):
+        finished.clear()
+        same(ref, run(npu_m, inputs, engine="compiled"))
+        assert n == {"stacked": runs, "unstackable": 0}
+        tasks.append(len(finished))
+    assert tasks[1] == tasks[0] + 6 and tasks[2] == tasks[0]  # (six tasks of the trial, then stacked)
 
 
 def test_a_loop_may_start_where_the_task_says_if_its_trips_do_not_differ() -> None:
@@ -306,6 +335,20 @@ def test_one_body_whose_tasks_split_is_stacked(monkeypatch) -> None:
     same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
     assert n == {"stacked": 1, "unstackable": 0}
     assert stacked.splits(2, 32) and not stacked.splits(1, 32) and not stacked.splits(3, 32)
+
+
+def test_one_body_of_many_tasks_is_stacked_and_a_few_tasks_are_not(monkeypatch) -> None:
+    """A graph of one body is stacked when a group has `STACK_TASKS` tasks (the int8
+    example at unroll [1], t=128: 16, 32 and 64), not when every group has fewer
+    (mla_wkv_rmsnorm at t=1: 4 and 1), and agrees with the interp engine either way."""
+    n = counted(monkeypatch)
+    for name, tokens, times in (("indexer_query_linear_int8.mlir", 128, 1), ("mla_wkv_rmsnorm.mlir", 1, 0)):
+        n.update(stacked=0, unstackable=0)
+        pto_m, npu_m = lowered_example(name, "pto-sk03-pipeline{factors=1}")
+        inputs = random_inputs(signature(pto_m), tokens, 8)
+        got = run(npu_m.clone(), inputs, trace=True, engine="compiled")
+        same(run(npu_m, inputs, trace=True, engine="interp"), got)
+        assert n == {"stacked": times, "unstackable": 0}
 
 
 def test_the_int8_kernel_stacks_and_agrees(monkeypatch) -> None:
