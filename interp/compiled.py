@@ -230,7 +230,9 @@ class Programs:
         return kept[hot]
 
     def ran_plain(self, region: Region) -> int:
-        """How many tasks the region's plain program was given so far (`count_plain`)."""
+        """How many tasks the region's plain program was given in the runs that ended so
+        far (`count_plain`; a run given up, `Slower`, or refused, `Unstackable`, is not
+        counted: its rerun is)."""
         return self._kept(region).get(_PLAIN_TASKS, 0)
 
     def count_plain(self, region: Region, tasks: int) -> None:
@@ -324,6 +326,7 @@ HOT_AGAIN = 16
 
 def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int, vector: int) -> None:
     groups: list[tuple[Program, tuple] | None] = []
+    plain: list[tuple[Region, int]] = []  # (counted when the run ends: a run given up counts none)
     for g in graph.groups:
         tasks = g.bodies * g.per_body
         if not tasks:  # (an unroll factor the token count leaves unused): not compiled
@@ -331,7 +334,7 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
             continue
         hot = tasks >= HOT or programs.ran_plain(g.region) >= HOT_AGAIN
         if not hot:
-            programs.count_plain(g.region, tasks)
+            plain.append((g.region, tasks))
         program = programs.get(g.region, g.label, hot=hot)
         groups.append((program, programs.free_values(program)))
 
@@ -373,6 +376,8 @@ def run_graph(machine: Machine, programs: Programs, graph: TaskGraph, cube: int,
     if numbers is not None:
         costs[way] = min(costs.get(way, INF), CLOCK() - start)
         costs[f"{way} runs"] = costs.get(f"{way} runs", 0) + 1
+    for region, tasks in plain:
+        programs.count_plain(region, tasks)
 
 
 # What a run's cost is measured on: the process's CPU time (a shared machine's other load

@@ -358,9 +358,6 @@ def test_a_region_whose_plain_program_ran_many_tasks_runs_hot_from_then_on(monke
     monkeypatch.setattr(compiled, "compile_region", compile_region)
     monkeypatch.setattr(compiled, "HOT", 10)
     monkeypatch.setattr(compiled, "HOT_AGAIN", 10)
-    # (a clock that stands still: no per-task trial is given up for a stacked rerun,
-    # `compiled.Slower`, which would give the plain programs a run's tasks twice)
-    monkeypatch.setattr(compiled, "CLOCK", lambda: 0.0)
     pto_m, _ = kernel("sk03_standard.mlir")
     npu_m = lowered(pto_m)
     inputs = random_inputs(signature(pto_m), 40, 4)

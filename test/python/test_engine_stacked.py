@@ -12,6 +12,7 @@ import pytest
 from kernels import SK03_NAMES, lowered_example
 from test_engine import same
 
+from pto.dialects import npu
 from pto.interp import compiled, stacked
 from pto.interp import npu_ops as ops
 from pto.interp import numerics as nx
@@ -113,9 +114,12 @@ def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked
 def test_a_per_task_trial_slower_than_the_stacked_run_is_given_up_midway(monkeypatch) -> None:
     """The clock advances by one at each look and by 5 in a stacked pass: the stacked
     run costs 6, the per-task trial passes that after six tasks, is abandoned, and the
-    run is made again stacked, with the interp engine's outputs and report."""
+    run is made again stacked, with the interp engine's outputs and report. The tasks
+    of the run given up are not counted toward a program going hot (`HOT_AGAIN`)."""
     n = counted(monkeypatch)
     monkeypatch.setattr(sys.modules[__name__], "CLOCK", [0.0, 5.0])
+    monkeypatch.setattr(compiled, "HOT", 10**6)
+    monkeypatch.setattr(compiled, "HOT_AGAIN", 10**6)
 
     def clock() -> float:
         CLOCK[0] += 1
@@ -136,6 +140,11 @@ def test_a_per_task_trial_slower_than_the_stacked_run_is_given_up_midway(monkeyp
         assert n == {"stacked": runs, "unstackable": 0}
         tasks.append(len(finished))
     assert tasks[1] == tasks[0] + 6 and tasks[2] == tasks[0]  # (six tasks of the trial, then stacked)
+    regions = [op.body for op in npu_m.walk() if isinstance(op, npu.TasksOp)]
+    plain = sum(
+        getattr(r, compiled._CACHED)[2].get(compiled._PLAIN_TASKS, 0) for r in regions if hasattr(r, compiled._CACHED)
+    )
+    assert plain == 3 * tasks[0]
 
 
 def test_a_loop_may_start_where_the_task_says_if_its_trips_do_not_differ() -> None:
