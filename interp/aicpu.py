@@ -65,6 +65,7 @@ class Schedulers:
     handed: dict[int, tuple[Task, float, float]] = field(default_factory=dict)  # worker -> task, hand-over, start
     hubs: list[Hub] = field(default_factory=list)
     left: int = 0  # tasks not yet resolved
+    engaged: int = 0  # workers whose state is not None (`any(state)` at every step was a scan)
 
     def __post_init__(self) -> None:
         per = {"cube": self.fig.cube_cores, "vector": self.fig.vector_cores}
@@ -82,19 +83,26 @@ class Schedulers:
         return self.handed.pop(worker)
 
     def ended(self, worker: int, task: Task, end: float) -> None:
-        self.state[worker] = ("ended", task, end)
+        self._set(worker, ("ended", task, end))
         self.advance()
+
+    def _set(self, worker: int, st: tuple | None) -> None:
+        self.engaged += (st is not None) - (self.state[worker] is not None)
+        self.state[worker] = st
 
     # -- the threads --------------------------------------------------------------------
 
     def advance(self) -> None:
         """Run the threads, earliest first, until the earliest waits for a task's end or
         every task is resolved and the end HUB has run."""
-        threads = self.threads
+        threads, ready = self.threads, self.graph.ready
         while self.left or self.hubs:
-            if not self.hubs and not any(self.state) and not any(self.graph.ready.values()):
+            if not self.hubs and not self.engaged and not any(ready.values()):
                 return  # nothing to poll or hand over: tasks held back (a stitch) come at an end
-            th = min(threads, key=lambda th: th.t)
+            th = threads[0]  # (the earliest, the first of a tie, as `min` picks)
+            for other in threads:
+                if other.t < th.t:
+                    th = other
             if not self.step(th):
                 return
 
@@ -114,14 +122,22 @@ class Schedulers:
             g, b, i = st[1]
             start = th.t + cost
             cost += fig.resolve_cycles * g.successors(i)
-            self.state[w] = None
+            self._set(w, None)
             th.t += cost
             th.pos += 1
             self.left -= 1
             self.graph.resolved(g, b, i, start, fig.resolve_cycles)
             return True
-        th.t += cost
-        th.pos += 1
+        # A poll that finds nothing only takes its time, and so do the ones after it up to
+        # the next core seen ended (which only this thread's polls change) or the round's
+        # end: they are one step, each poll's cycles added as its own, so that the steps
+        # that touch what others see still come in time order (most steps were these).
+        workers, seen, state = th.workers, th.seen, self.state
+        t, pos = th.t + cost, th.pos + 1
+        while pos < len(workers) and not (workers[pos] in seen and state[workers[pos]] is not None):
+            t += cost
+            pos += 1
+        th.t, th.pos = t, pos
         return True
 
     def begin_round(self, th: Thread) -> bool:
@@ -165,7 +181,7 @@ class Schedulers:
             at = th.t
             th.t += self.fig.dispatch_cycles
             task = (self.graph.groups[gi], b, i)
-            self.state[w] = ("busy", task, th.t)
+            self._set(w, ("busy", task, th.t))
             self.handed[w] = (task, at, th.t)
             self.graph.handed(w, th.t)
 

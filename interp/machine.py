@@ -39,6 +39,9 @@ _BUSY = operator.itemgetter(*PIPES)
 _NAMES = tuple(name for name, _ in PIPE_NAMES)
 # The trace track (thread) of a core that shows the graph tasks it ran.
 TASK_TRACK = "task"
+# Every pipe (ALL too) at 0.0, in the enum's order: a new core's `pipe_wait` is a copy
+# (iterating the enum itself, once per core of each graph, was 2% of a timing-only run).
+_PIPE_ZEROS = dict.fromkeys(Pipe, 0.0)
 
 
 class MachineError(Exception):
@@ -171,7 +174,7 @@ class Core:
     # Every pipe's, 0.0 until a flag is waited for; and per data-dependence key, when its
     # last writer and its last reader are done, 0.0 for a key never used: so that the
     # compiled engine's programs index them rather than call `get`.
-    pipe_wait: dict[Pipe, float] = field(default_factory=lambda: dict.fromkeys(Pipe, 0.0))
+    pipe_wait: dict[Pipe, float] = field(default_factory=_PIPE_ZEROS.copy)
     written: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     read: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     peak: dict[Space, int] = field(default_factory=dict)

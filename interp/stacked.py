@@ -511,8 +511,13 @@ class Stack:
         if u(accumulate):
             acc = c.read(())
             if prod.dtype == np.int32:
-                # (int32 sums wrap mod 2^32, as the per-task engine's)
-                prod, zero = np.add(acc, prod, dtype=np.int32), c.shape[0]
+                # (int32 sums wrap mod 2^32, as the per-task engine's; into the product's own
+                # new array where it has the sum's shape: no array a K step)
+                if np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
+                    np.add(acc, prod, out=prod)
+                else:
+                    prod = np.add(acc, prod, dtype=np.int32)
+                zero = c.shape[0]
             elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
                 # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0
                 zero = max(zero, c.live(()))

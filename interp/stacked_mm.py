@@ -189,9 +189,7 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     rest = by_kind["r"] + by_kind["1"]
     ys = _f32(y.transpose(*by_kind["n"], *rest, kn[0], *by_kind["c"], kn[1])).reshape(size["n"], k, size["c"] * n)
     out = _product(xs, ys)
-    if ints:
-        out = out.astype(np.int32)  # (exact integers within int32: `nx.matmul`'s)
-    elif not np.isfinite(out).all():
+    if not ints and not np.isfinite(out).all():
         return None
     # (n axes, r axes, M, c axes, N) -> (b, p1, p2, M, N)
     dims = [max(x.shape[d], y.shape[d]) for d in range(AXES)]
@@ -199,7 +197,11 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     out = out.reshape([m if a == "m" else n if a == "n" else dims[a] for a in order])
     perm = [order.index(a) for a in (*range(AXES), "m", "n") if a in order]
     full = [*dims, m, n]
-    return np.ascontiguousarray(out.transpose(perm)).reshape(full)
+    out = out.transpose(perm)
+    # (an int8 product's exact integers within int32, `nx.matmul`'s: cast as it is laid out)
+    laid = np.empty(out.shape, np.int32 if ints else np.float32)
+    np.copyto(laid, out, casting="unsafe")
+    return laid.reshape(full)
 
 
 def _packed(x: np.ndarray, y: np.ndarray, live_rows: int | None = None, rows_only: bool = False) -> np.ndarray | None:

@@ -253,6 +253,22 @@ def test_a_token_tails_products_are_packed_and_the_runs_agree(monkeypatch, name:
     assert packed and all(p for p, _ in packed) and all(z is not None and z < 16 for _, z in packed)
 
 
+def test_an_int32_accumulator_wraps_as_each_task_does() -> None:
+    """A stacked int8 product added into int32 accumulators near the top wraps mod 2^32,
+    as the per-task engine's `np.add(c, prod, out=c)` does, whatever array it is made in."""
+    st = stacked.Stack.__new__(stacked.Stack)
+    a, b = stacked.Slot((2, 256), np.dtype(np.int8)), stacked.Slot((256, 3), np.dtype(np.int8))
+    a.write((), np.full((4, 1, 1, 2, 256), 127, np.int8), (4, 1, 1))
+    b.write((), np.full((1, 1, 1, 256, 3), 127, np.int8), (1, 1, 1))
+    c = stacked.Slot((2, 3), np.dtype(np.int32))
+    start = np.arange(4, dtype=np.int32).reshape(4, 1, 1, 1, 1) + np.int32(2**31 - 8)
+    c.write((), np.broadcast_to(start, (4, 1, 1, 2, 3)).copy(), (4, 1, 1), own=True)
+    st.mmad(a, b, c, True)
+    want = np.array([(2**31 - 8 + i + 256 * 127 * 127) % 2**32 - 2**32 for i in range(4)], np.int64)
+    assert c.arr.dtype == np.int32 and c.arr.shape == (4, 1, 1, 2, 3)
+    assert np.array_equal(c.arr.astype(np.int64), np.broadcast_to(want.reshape(4, 1, 1, 1, 1), (4, 1, 1, 2, 3)))
+
+
 def test_a_write_of_whole_rows_by_columns_leaves_no_row_known_zero() -> None:
     """A window whose rows are `slice(None)` (`npu.vcopy`'s columns) covers every row."""
     slot = stacked.Slot((4, 3), np.dtype(np.float32))
