@@ -18,6 +18,13 @@ checked to be equal. Goals (issue 14): compiled <= 2x golden, compiled timing-on
 against the one-thread golden (issue 34's goals): with default hints at t=512 and with
 unroll [1] at t=128, each row the median of N interleaved runs: full, timing-only and
 full minus timing-only (what the numerics cost), each as a multiple of the golden.
+
+`--floors` (with `--every`'s configurations) says what those are made of: the stacked
+numerics pass and, of it, the mmads (the products at each tile's own shape and K step,
+which bit-for-bit agreement with the per-task engine requires), and the timing-only run
+per timed op (an op a trace shows: a pipe booking with its dependences and, for a GM
+copy, an L2 access and an HBM booking). "per task": the engine ran that graph per task
+(`compiled._way`: the cheaper way as measured), with no stacked pass to split.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from xdsl.context import Context
 from pto.driver.lower import lower
 from pto.driver.parse import LocatingParser
 from pto.driver.registry import load_dialects
-from pto.interp import blas
+from pto.interp import blas, stacked
 from pto.interp.run import ENGINES, random_inputs, run, signature
 from pto.tools import pto_run
 
@@ -80,9 +87,10 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=1024)
     ap.add_argument("--clock", choices=CLOCKS, default="wall")
     ap.add_argument("--every", action="store_true", help="every example, compiled engine, CPU clock")
+    ap.add_argument("--floors", action="store_true", help="every example: what its numerics and timing are made of")
     args = ap.parse_args()
-    if args.every:
-        every(args.repeat)
+    if args.every or args.floors:
+        (floors if args.floors else every)(args.repeat)
         return
     ctx = Context()
     load_dialects(ctx)
@@ -138,6 +146,71 @@ def table(args, med: dict[str, float]) -> None:
         print(f"goal: {row} <= {goal}x golden: {'met' if med[row] <= goal * gold else 'NOT met'}")
 
 
+def examples(ctx: Context):
+    """(example, configuration, pto module, npu module, inputs) of `EVERY`'s configurations."""
+    for path in sorted(EXAMPLES.glob("*.mlir")):
+        pto_m = LocatingParser(ctx, path.read_text(), str(path)).parse_module()
+        for config, pipeline, tokens in EVERY:
+            npu_m = pto_m.clone()
+            lower(ctx, npu_m, pipeline)
+            yield path.stem, config, pto_m, npu_m, random_inputs(signature(pto_m), tokens, 0)
+
+
+@contextlib.contextmanager
+def clocked(spent: dict[str, float], **fns: tuple[Any, str]):
+    """CPU time spent in each of `fns` (name: (owner, attribute)), added to `spent`."""
+    real = {name: getattr(owner, attr) for name, (owner, attr) in fns.items()}
+
+    def timer(name: str, fn: Callable) -> Callable:
+        def call(*a, **k):
+            start = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - start
+
+        return call
+
+    for name, (owner, attr) in fns.items():
+        setattr(owner, attr, timer(name, real[name]))
+    try:
+        yield
+    finally:
+        for name, (owner, attr) in fns.items():
+            setattr(owner, attr, real[name])
+
+
+def floors(repeat: int) -> None:
+    """`--floors`: per example and configuration, medians of `repeat` runs."""
+    ctx = Context()
+    load_dialects(ctx)
+    clock = time.process_time
+    print(f"compiled engine against the one-thread golden; CPU clock, median of {repeat}")
+    head = f"{'golden s':>9}{'numerics':>9}{'mmads':>7}{'timing':>8}{'timed ops':>10}{'per op':>9}"
+    print(f"{'example':<28}{'configuration':<20}{head}")
+    for name, config, pto_m, npu_m, inputs in examples(ctx):
+        traced = run(npu_m.clone(), inputs, engine="compiled", numerics=False, trace=True).report
+        assert traced is not None  # (an npu-level run has its report)
+        ops = len(traced.events)
+        for _ in range(3):  # warm up: the first run stacked, the second the per-task trial, then the cheaper
+            run(npu_m, inputs, engine="compiled")
+        gold, numbers, mmads, timing = [], [], [], []
+        for _ in range(repeat):
+            gold.append(timed(partial(golden_one_thread, pto_m, inputs), clock))
+            spent: dict[str, float] = {}
+            with clocked(spent, numerics=(stacked, "run_numerics"), mmads=(stacked.Stack, "mmad")):
+                run(npu_m, inputs, engine="compiled")
+            numbers.append(spent.get("numerics", 0.0))
+            mmads.append(spent.get("mmads", 0.0))
+            timing.append(timed(partial(run, npu_m, inputs, engine="compiled", numerics=False), clock))
+        g, t = statistics.median(gold), statistics.median(timing)
+        if statistics.median(numbers):
+            cells = f"{statistics.median(numbers) / g:>8.2f}x{statistics.median(mmads) / g:>6.2f}x{t / g:>7.2f}x"
+        else:  # the engine ran the graph per task, measured the cheaper way: no stacked pass
+            cells = f"{'per task':>16}{t / g:>7.2f}x"
+        print(f"{name:<28}{config:<20}{g:>9.3f}{cells}{ops:>10}{t / ops * 1e6:>6.2f} us")
+
+
 def every(repeat: int) -> None:
     """Each example in each of `EVERY`'s configurations: golden (one thread), compiled
     full and timing-only, CPU clock, medians of `repeat` interleaved runs."""
@@ -147,28 +220,23 @@ def every(repeat: int) -> None:
     print(f"compiled engine against the one-thread golden; CPU clock, median of {repeat}")
     head = f"{'golden s':>9}{'full s':>8}{'timing s':>9}{'full':>8}{'timing':>8}{'full-timing':>12}"
     print(f"{'example':<28}{'configuration':<20}{head}")
-    for path in sorted(EXAMPLES.glob("*.mlir")):
-        pto_m = LocatingParser(ctx, path.read_text(), str(path)).parse_module()
-        for config, pipeline, tokens in EVERY:
-            npu_m = pto_m.clone()
-            lower(ctx, npu_m, pipeline)
-            inputs = random_inputs(signature(pto_m), tokens, 0)
-            rows: dict[str, Callable[[], Any]] = {
-                "golden": partial(golden_one_thread, pto_m, inputs),
-                "full": partial(run, npu_m, inputs, engine="compiled"),
-                "timing": partial(run, npu_m, inputs, engine="compiled", numerics=False),
-            }
-            for fn in rows.values():  # warm up: compiled programs, imports
-                fn()
-            times: dict[str, list[float]] = {name: [] for name in rows}
-            for _ in range(repeat):
-                for name, fn in rows.items():
-                    times[name].append(timed(fn, clock))
-            med = {name: statistics.median(ts) for name, ts in times.items()}
-            gold = med["golden"]
-            full, timing = med["full"] / gold, med["timing"] / gold
-            seconds = f"{gold:>9.3f}{med['full']:>8.3f}{med['timing']:>9.3f}"
-            print(f"{path.stem:<28}{config:<20}{seconds}{full:>7.2f}x{timing:>7.2f}x{full - timing:>11.2f}x")
+    for name, config, pto_m, npu_m, inputs in examples(ctx):
+        rows: dict[str, Callable[[], Any]] = {
+            "golden": partial(golden_one_thread, pto_m, inputs),
+            "full": partial(run, npu_m, inputs, engine="compiled"),
+            "timing": partial(run, npu_m, inputs, engine="compiled", numerics=False),
+        }
+        for fn in rows.values():  # warm up: compiled programs, imports
+            fn()
+        times: dict[str, list[float]] = {name: [] for name in rows}
+        for _ in range(repeat):
+            for row, fn in rows.items():
+                times[row].append(timed(fn, clock))
+        med = {row: statistics.median(ts) for row, ts in times.items()}
+        gold = med["golden"]
+        full, timing = med["full"] / gold, med["timing"] / gold
+        seconds = f"{gold:>9.3f}{med['full']:>8.3f}{med['timing']:>9.3f}"
+        print(f"{name:<28}{config:<20}{seconds}{full:>7.2f}x{timing:>7.2f}x{full - timing:>11.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,32 @@
+"""bench/interp_speed.py's `--floors`: on one small example, its row splits the stacked
+numerics pass (and its mmads) from the timing-only run, and it leaves the engine as it
+found it."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+from pto.interp import stacked
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("bench_interp_speed", ROOT / "bench" / "interp_speed.py")
+assert spec is not None and spec.loader is not None
+speed = importlib.util.module_from_spec(spec)
+sys.modules["bench_interp_speed"] = speed
+spec.loader.exec_module(speed)
+
+
+def test_floors_splits_the_numerics_and_counts_the_timed_ops(monkeypatch, tmp_path, capsys) -> None:
+    shutil.copy(ROOT / "examples" / "sk03_standard.mlir", tmp_path)
+    monkeypatch.setattr(speed, "EXAMPLES", tmp_path)
+    monkeypatch.setattr(speed, "EVERY", (("default, t=40", "pto-sk03-pipeline", 40),))
+    real = (stacked.run_numerics, stacked.Stack.mmad)
+    speed.floors(1)
+    assert (stacked.run_numerics, stacked.Stack.mmad) == real
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("sk03_standard"))
+    numerics, mmads, _, ops, _, unit = row.split()[-6:]  # (from the right: the label has spaces)
+    assert 0 < float(mmads.rstrip("x")) < float(numerics.rstrip("x"))  # the mmads are part of the stacked pass
+    assert int(ops) > 100 and unit == "us"  # the timed ops of a traced run
