@@ -192,12 +192,13 @@ def floors(repeat: int) -> None:
         traced = run(npu_m.clone(), inputs, engine="compiled", numerics=False, trace=True).report
         assert traced is not None  # (an npu-level run has its report)
         ops = len(traced.events)
-        for _ in range(3):  # warm up: the first run stacked, the second the per-task trial, then the cheaper
+        for _ in range(3):  # warm up: stacked, per task, stacked (`compiled._way`); later runs, the cheaper
             run(npu_m, inputs, engine="compiled")
         gold, numbers, mmads, timing = [], [], [], []
         for _ in range(repeat):
             gold.append(timed(partial(golden_one_thread, pto_m, inputs), clock))
             spent: dict[str, float] = {}
+            gc.collect()  # (as `timed` does)
             with clocked(spent, numerics=(stacked, "run_numerics"), mmads=(stacked.Stack, "mmad")):
                 run(npu_m, inputs, engine="compiled")
             numbers.append(spent.get("numerics", 0.0))
