@@ -146,8 +146,13 @@ def table(args, med: dict[str, float]) -> None:
         print(f"goal: {row} <= {goal}x golden: {'met' if med[row] <= goal * gold else 'NOT met'}")
 
 
-def examples(ctx: Context):
-    """(example, configuration, pto module, npu module, inputs) of `EVERY`'s configurations."""
+def examples(repeat: int, head: str):
+    """(example, configuration, pto module, npu module, inputs) of `EVERY`'s configurations,
+    after the table's title and head (`head`: its columns past the configuration)."""
+    ctx = Context()
+    load_dialects(ctx)
+    print(f"compiled engine against the one-thread golden; CPU clock, median of {repeat}")
+    print(f"{'example':<28}{'configuration':<20}{head}")
     for path in sorted(EXAMPLES.glob("*.mlir")):
         pto_m = LocatingParser(ctx, path.read_text(), str(path)).parse_module()
         for config, pipeline, tokens in EVERY:
@@ -182,13 +187,9 @@ def clocked(spent: dict[str, float], **fns: tuple[Any, str]):
 
 def floors(repeat: int) -> None:
     """`--floors`: per example and configuration, medians of `repeat` runs."""
-    ctx = Context()
-    load_dialects(ctx)
     clock = time.process_time
-    print(f"compiled engine against the one-thread golden; CPU clock, median of {repeat}")
     head = f"{'golden s':>9}{'numerics':>9}{'mmads':>7}{'timing':>8}{'timed ops':>10}{'per op':>9}"
-    print(f"{'example':<28}{'configuration':<20}{head}")
-    for name, config, pto_m, npu_m, inputs in examples(ctx):
+    for name, config, pto_m, npu_m, inputs in examples(repeat, head):
         traced = run(npu_m.clone(), inputs, engine="compiled", numerics=False, trace=True).report
         assert traced is not None  # (an npu-level run has its report)
         ops = len(traced.events)
@@ -215,13 +216,9 @@ def floors(repeat: int) -> None:
 def every(repeat: int) -> None:
     """Each example in each of `EVERY`'s configurations: golden (one thread), compiled
     full and timing-only, CPU clock, medians of `repeat` interleaved runs."""
-    ctx = Context()
-    load_dialects(ctx)
     clock = time.process_time
-    print(f"compiled engine against the one-thread golden; CPU clock, median of {repeat}")
     head = f"{'golden s':>9}{'full s':>8}{'timing s':>9}{'full':>8}{'timing':>8}{'full-timing':>12}"
-    print(f"{'example':<28}{'configuration':<20}{head}")
-    for name, config, pto_m, npu_m, inputs in examples(ctx):
+    for name, config, pto_m, npu_m, inputs in examples(repeat, head):
         rows: dict[str, Callable[[], Any]] = {
             "golden": partial(golden_one_thread, pto_m, inputs),
             "full": partial(run, npu_m, inputs, engine="compiled"),
