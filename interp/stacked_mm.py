@@ -198,8 +198,10 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     perm = [order.index(a) for a in (*range(AXES), "m", "n") if a in order]
     full = [*dims, m, n]
     out = out.transpose(perm)
+    if not ints:
+        return np.ascontiguousarray(out).reshape(full)
     # (an int8 product's exact integers within int32, `nx.matmul`'s: cast as it is laid out)
-    laid = np.empty(out.shape, np.int32 if ints else np.float32)
+    laid = np.empty(out.shape, np.int32)
     np.copyto(laid, out, casting="unsafe")
     return laid.reshape(full)
 
