@@ -128,17 +128,20 @@ class Schedulers:
             self.left -= 1
             self.graph.resolved(g, b, i, start, fig.resolve_cycles)
             return True
-        # A poll that finds nothing only takes its time, and so do the ones after it up to
-        # the next core seen ended (which only this thread's polls change) or the round's
-        # end: they are one step, each poll's cycles added as its own, so that the steps
-        # that touch what others see still come in time order (most steps were these).
+        th.t, th.pos = self.idle_polls(th, th.t + cost, th.pos + 1, cost)
+        return True
+
+    def idle_polls(self, th: Thread, t: float, pos: int, cost: float) -> tuple[float, int]:
+        """After a poll that found nothing: the polls that find nothing either, up to the
+        next core seen ended (which only this thread's polls change) or the round's end,
+        in the same step; each poll's cycles added as its own, so that the steps that
+        touch what others see still come in time order (most steps were these). Returns
+        the thread's time and position after them."""
         workers, seen, state = th.workers, th.seen, self.state
-        t, pos = th.t + cost, th.pos + 1
         while pos < len(workers) and not (workers[pos] in seen and state[workers[pos]] is not None):
             t += cost
             pos += 1
-        th.t, th.pos = t, pos
-        return True
+        return t, pos
 
     def begin_round(self, th: Thread) -> bool:
         """A round sees the tasks of the thread's cores that have ended when it begins

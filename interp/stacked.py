@@ -510,16 +510,9 @@ class Stack:
         prod, zero = stacked_mm.product(x, y, a.live(()))  # (a new array; rows from `zero` on +0)
         if u(accumulate):
             acc = c.read(())
-            if prod.dtype == np.int32:
-                # (int32 sums wrap mod 2^32, as the per-task engine's; into the product's own
-                # new array where it has the sum's shape: no array a K step)
-                if np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
-                    np.add(acc, prod, out=prod)
-                else:
-                    prod = np.add(acc, prod, dtype=np.int32)
-                zero = c.shape[0]
-            elif np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
-                # the per-task engine's `np.add(c, prod, out=c)`; rows +0 in both stay +0
+            if np.broadcast_shapes(acc.shape, prod.shape) == prod.shape:
+                # the per-task engine's `np.add(c, prod, out=c)` (an int32 sum wraps mod 2^32
+                # alike), into the product's own new array; rows +0 in both stay +0
                 zero = max(zero, c.live(()))
                 live = upto(zero)
                 np.add(acc[live], prod[live], out=prod[live])

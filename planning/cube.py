@@ -130,7 +130,7 @@ def fit(
         k0 = pad(k0, fr) // 2  # (whole fractals: a kL0 clipped to K = 255 halves to 128)
     if k0 != k0_was:
         said.append(f"kL0 {k0_was} -> {k0} (L0B holds {target.capacity('l0b')} bytes: kL0 x {n0} columns must fit)")
-    k1s = [min(v, pad(k, k0)) for v in ax["k"][1:]] or [k0]  # (a kL1 past K: its kL0 steps that hold K)
+    k1s = [clip_k(k0, v, k)[1] for v in ax["k"][1:]] or [k0]
 
     def l1(ks: list[int]) -> int:
         return (pad(ax["m"][0], fr) * pad(ks[0], fr) + pad(n0, fr) * pad(ks[-1], fr)) * in_bytes

@@ -177,39 +177,27 @@ def text_of(body: str) -> str:
 
 
 def test_polls_that_find_nothing_are_one_step_with_the_same_times(monkeypatch) -> None:
-    """A thread's polls up to the next core seen ended take one step (`Schedulers.step`),
-    each poll's cycles added as its own: the tasks run as when every poll is a step of
-    its own (the reference below), in far fewer steps."""
+    """A thread's polls up to the next core seen ended take one step (`Schedulers.step`,
+    `idle_polls`), each poll's cycles added as its own: the tasks run as when every poll
+    is a step of its own (`idle_polls` taking none), in far fewer steps."""
     from pto.interp import aicpu
 
-    def one_poll(self, th) -> bool:  # one poll per step: the model as docs/model.md states it
-        if th.pos == len(th.workers):
-            self.round_end(th)
-            th.pos = 0
-            return True
-        if th.pos == 0 and not self.begin_round(th):
-            return False
-        w = th.workers[th.pos]
-        st = self.state[w]
-        if st is not None and w in th.seen:  # (a second `begin_round` at pos 0, at the same time, sees the same)
-            return real(self, th)
-        th.t += self.fig.poll_cycles
-        th.pos += 1
-        return True
-
     steps = []
-    real = aicpu.Schedulers.step
+    real_step, real_idle = aicpu.Schedulers.step, aicpu.Schedulers.idle_polls
 
     def counted(self, th) -> bool:
         steps[-1] += 1
-        return (one_poll if reference else real)(self, th)
+        return real_step(self, th)
 
     monkeypatch.setattr(aicpu.Schedulers, "step", counted)
     body = group("a", 6) + "\n" + group("b", 24, after='"a"') + "\n" + group("c", 5, after='"b"', extra=" hub")
     got = {}
-    for reference in (True, False):
+    for one_poll in (True, False):
+        monkeypatch.setattr(
+            aicpu.Schedulers, "idle_polls", (lambda self, th, t, pos, cost: (t, pos)) if one_poll else real_idle
+        )
         steps.append(0)
         r = run_graph(body, cube=2, vector=16)
-        got[reference] = ([vars(t) for t in r.report.task_runs], r.report.cycles)
+        got[one_poll] = ([vars(t) for t in r.report.task_runs], r.report.cycles)
     assert got[True] == got[False]
     assert steps[1] * 2 < steps[0]
