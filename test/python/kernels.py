@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -22,6 +25,19 @@ SK03_NAMES = [
     "indexer_query_linear_int8.mlir",
     "hc_pre.mlir",
 ]
+
+
+def bench(name: str, module: str | None = None) -> ModuleType:
+    """`bench/<name>.py` loaded as module `module` (`bench_<name>` unless given), put in
+    `sys.modules`: its dataclasses, and results pickled across workers, find their
+    module by name."""
+    module = module or f"bench_{name}"
+    spec = importlib.util.spec_from_file_location(module, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded
+    spec.loader.exec_module(loaded)
+    return loaded
 
 
 # A small standard kernel: RMSNorm -> cast -> matmul (b_trans) -> cast, K = 256, N = 128.

@@ -3,17 +3,15 @@ builds a kernel that lowers and runs (on a few tokens, so the test stays fast)."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
+from kernels import bench
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("fidelity", ROOT / "bench" / "fidelity.py")
-fidelity = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fidelity)
+fidelity = bench("fidelity", "fidelity")
 CONFIGS = json.loads((ROOT / "bench" / "fidelity" / "pypto_results.json").read_text())["configs"]
 
 

@@ -5,18 +5,14 @@ cases) is the bench: `python bench/fuzz.py --cases 10000 --jobs 2 --out DIR`."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from kernels import bench
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("fuzz", ROOT / "bench" / "fuzz.py")
-fuzz = importlib.util.module_from_spec(spec)
-sys.modules["fuzz"] = fuzz  # results cross from the workers by pickle, which finds classes by module
-spec.loader.exec_module(fuzz)
+fuzz = bench("fuzz", "fuzz")  # (results cross from the workers by pickle, which finds classes by module)
 
 CASES_PER_KIND = 60  # 300 cases: about 30 s on two cores
 

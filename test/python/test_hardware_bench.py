@@ -4,22 +4,16 @@ ratio is within 2x is what the bench reports (docs/model.md), not asserted here.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from kernels import bench
 
 from pto.targets import load_target
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("bench_hardware", ROOT / "bench" / "hardware.py")
-assert spec is not None and spec.loader is not None
-hardware = importlib.util.module_from_spec(spec)
-# Its dataclasses look their module up by name while the module is being executed.
-sys.modules["bench_hardware"] = hardware
-spec.loader.exec_module(hardware)
+hardware = bench("hardware")
 MEASUREMENTS = hardware.load()
 
 

@@ -5,10 +5,10 @@ of 64 columns, [4, 1024] cast tiles: 8 HUBs of 16 x 16, one per 1024 columns).""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from kernels import bench
 from xdsl.context import Context
 
 from pto.dialects import npu
@@ -18,9 +18,7 @@ from pto.driver.registry import load_dialects
 from pto.lowering.tile_to_npu import successors
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("fidelity", ROOT / "bench" / "fidelity.py")
-fidelity = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fidelity)
+fidelity = bench("fidelity", "fidelity")
 CONFIGS = {c["id"]: c for c in json.loads((ROOT / "bench" / "fidelity" / "pypto_results.json").read_text())["configs"]}
 
 

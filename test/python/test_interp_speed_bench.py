@@ -4,19 +4,15 @@ leaves the engine as it found it."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
+
+from kernels import bench
 
 from pto.interp import stacked
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("bench_interp_speed", ROOT / "bench" / "interp_speed.py")
-assert spec is not None and spec.loader is not None
-speed = importlib.util.module_from_spec(spec)
-sys.modules["bench_interp_speed"] = speed
-spec.loader.exec_module(speed)
+speed = bench("interp_speed")
 
 
 def test_floors_splits_the_numerics_and_counts_the_timed_ops(monkeypatch, tmp_path, capsys) -> None:

@@ -5,11 +5,11 @@ its 512 KiB (`model.l1_reuse_bytes`; measured: a merged C1 task keeps 5 of 16 sl
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
 
+from kernels import bench
 from xdsl.context import Context
 
 from pto.dialects import npu
@@ -18,9 +18,7 @@ from pto.driver.parse import LocatingParser
 from pto.driver.registry import load_dialects
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("fidelity", ROOT / "bench" / "fidelity.py")
-fidelity = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fidelity)
+fidelity = bench("fidelity", "fidelity")
 CONFIGS = {c["id"]: c for c in json.loads((ROOT / "bench" / "fidelity" / "pypto_results.json").read_text())["configs"]}
 
 
