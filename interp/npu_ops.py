@@ -399,22 +399,36 @@ def fixpipe(m: Machine, core: Core, op: npu.FixpipeOp, s: CopySpec, src, dst, so
 
 
 def fixpipe_value(op: npu.FixpipeOp, acc: np.ndarray, out: np.ndarray) -> None:
-    s_el, d_el = nx.NAMES[acc.dtype], nx.NAMES[out.dtype]
-    val: np.ndarray = acc
-    if op.deq is not None:
-        val, s_el = nx.f32(acc) * np.float32(op.deq.value.data), "f32"
-    mode = op.round.data if op.round is not None else RoundMode.RINT
-    if op.atomic_add is not None:
-        if d_el == s_el == "i32":  # an integer add: exact (and wraps)
-            out[...] = out + val
-        elif d_el != "f32":
-            out[...] = nx.cast(nx.f32(out) + nx.f32(val), "f32", d_el, mode)
-        else:
-            out[...] = out + nx.f32(val)
-    elif s_el != d_el:
-        out[...] = nx.cast(val, s_el, d_el, mode)
+    if op.atomic_add is None:
+        out[...] = fixpipe_converted(op, acc, out.dtype)
+        return
+    val, s_el = _dequantised(op, acc)
+    d_el, mode = nx.NAMES[out.dtype], _fixpipe_round(op)
+    if d_el == s_el == "i32":  # an integer add: exact (and wraps)
+        out[...] = out + val
+    elif d_el != "f32":
+        out[...] = nx.cast(nx.f32(out) + nx.f32(val), "f32", d_el, mode)
     else:
-        out[...] = val
+        out[...] = out + nx.f32(val)
+
+
+def fixpipe_converted(op: npu.FixpipeOp, acc: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """What a fixpipe without an atomic add writes for `acc` into a `dtype` destination:
+    `acc` itself, not a copy, when it neither dequantises nor converts (the stacked
+    pass stores it from there: the int8 example's 16 MB of int32 a run)."""
+    val, s_el = _dequantised(op, acc)
+    d_el = nx.NAMES[np.dtype(dtype)]
+    return val if s_el == d_el else nx.cast(val, s_el, d_el, _fixpipe_round(op))
+
+
+def _dequantised(op: npu.FixpipeOp, acc: np.ndarray) -> tuple[np.ndarray, str]:
+    if op.deq is not None:
+        return nx.f32(acc) * np.float32(op.deq.value.data), "f32"
+    return acc, nx.NAMES[acc.dtype]
+
+
+def _fixpipe_round(op: npu.FixpipeOp) -> RoundMode:
+    return op.round.data if op.round is not None else RoundMode.RINT
 
 
 # -- cube ----------------------------------------------------------------------------------

@@ -80,24 +80,45 @@ def _round_to_float(x: np.ndarray, dtype: np.dtype, mode: RoundMode) -> np.ndarr
     return _choose(x, lo, hi, nd, mode).astype(dtype)
 
 
+# The modes whose integral value of a float is exact in that float's type (ROUND's
+# floor(|x| + 0.5) is not: f32 would round the sum).
+_INTEGRAL = {RoundMode.RINT: np.rint, RoundMode.TRUNC: np.trunc, RoundMode.FLOOR: np.floor, RoundMode.CEIL: np.ceil}
+
+
 def _round_to_int(x: np.ndarray, mode: RoundMode) -> np.ndarray:
-    x = x.astype(np.float64)
-    if mode == RoundMode.RINT:
-        return np.rint(x)
+    x = x.astype(np.float64, copy=False)
     if mode == RoundMode.ROUND:
         return np.sign(x) * np.floor(np.abs(x) + 0.5)
-    if mode == RoundMode.TRUNC:
-        return np.trunc(x)
-    if mode == RoundMode.FLOOR:
-        return np.floor(x)
-    return np.ceil(x)
+    return _INTEGRAL.get(mode, np.ceil)(x)
+
+
+# The integers a float type holds exactly: those of magnitude up to 2^(its mantissa bits + 1).
+_EXACT_INT = {"f32": 2**24, "f16": 2**11, "bf16": 2**8}
+
+
+def _exact_ints(x: np.ndarray, dst: str, mode: RoundMode) -> bool:
+    """Whether numpy's own cast of integers `x` to float type `dst` is the conversion in
+    `mode`: every value converts exactly (then any mode's result is the value), or `dst`
+    is f32 rounding to nearest even, as numpy's integer -> f32 cast does. (Through f64
+    first, a dequant's 4M int32s took 2.75 ns each, against 0.7 directly.)"""
+    if dst == "f32" and mode in (RoundMode.RINT, RoundMode.NONE):
+        return True
+    return x.size == 0 or (-_EXACT_INT[dst] <= int(x.min()) and int(x.max()) <= _EXACT_INT[dst])
 
 
 def cast(x: np.ndarray, src: str, dst: str, mode: RoundMode, sat: bool = False) -> np.ndarray:
     """The hardware conversion `src -> dst` (the table of `pto.dialects.common.CASTS`), exactly."""
     out = DTYPES[dst]
+    if src in _INT_RANGE and dst in _EXACT_INT and _exact_ints(np.asarray(x), dst, mode):
+        return np.asarray(x).astype(out)
     if dst in _INT_RANGE:
         lo, hi = _INT_RANGE[dst]
+        if src not in _INT_RANGE and mode in _INTEGRAL:
+            # (found in f32, exactly, and cast as it is when every value is in range, which
+            # a NaN is not: a quant's f32 -> i32 took 4.3 ns an element through f64, 0.4 so)
+            v32 = _INTEGRAL[mode](f32(x))
+            if v32.size and lo <= float(v32.min()) and float(v32.max()) <= hi:  # (2^31 - 1 in f32 is 2^31)
+                return v32.astype(out)
         v = _round_to_int(np.asarray(x).astype(np.float64), mode if src not in _INT_RANGE else RoundMode.TRUNC)
         if sat or dst == "i32":
             return np.clip(v, lo, hi).astype(out)

@@ -132,8 +132,9 @@ class Slot:
     tasks: on-chip offsets are). `zero_from`: every row of `arr` from this one on is
     zeros in every task (a token tail's tile: one valid row of 16 at unroll [1]), so
     that a copy of the tile, a zero fill and a product skip them (`write_rows`).
-    `borrowed`: `arr` is a GM load's tiles as they are (a view of the tensor, which no
-    task of the group writes: `Tracker`), copied before the slot is written in place."""
+    `borrowed`: `arr` is an array the slot may not write in place, copied before it is:
+    a GM load's tiles as they are (a view of the tensor, which no task of the group
+    writes: `Tracker`), or a transposed view of a copy (`Stack.dma`)."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -164,7 +165,7 @@ class Slot:
         tasks' stack shape when they write it differently. `own`: `data` is a new array
         nothing else holds, which a write of the whole slot takes instead of a copy (a
         product's tiles: 8 MB a call for sk03_standard at unroll [1], t=128); `borrow`:
-        a GM load's tiles, which it takes as they are (`borrowed`)."""
+        an array it takes as it is but may not write in place (`borrowed`)."""
         self.clobber()
         grown = both(stack, lead(data))
         if (own or borrow) and not window and self._takes(data, grown, contiguous=own):
@@ -343,13 +344,15 @@ class Stack:
         win = window(list(map(u, so)), sext)
         data = src.read(win)
         do = list(map(u, do))
-        if transpose:  # (copied compact first: a transposed read across a wide buffer is 1.6x slower)
-            data = np.swapaxes(np.ascontiguousarray(data), -1, -2)
-        else:  # the rows past the valid ones are zeroed (and so are the source's zero rows)
+        if not transpose:  # the rows past the valid ones are zeroed (and so are the source's zero rows)
             return dst.write_rows(do, data[upto(src.live(win))], ext)
+        # A transposed tile is kept as a transposed view of a compact copy, which the
+        # product lays out in its own pass (`stacked_mm.product`): a transposing copy of
+        # every task's L0B tile was a tenth of the int8 example's stacked pass.
+        data = np.swapaxes(data.copy(), -1, -2)
         if valid < ext[0]:
             data = self._padded(data, ext)
-        dst.write(window(do, ext), data, lead(data))
+        dst.write_rows(do, data, ext, borrow=True)
 
     @staticmethod
     def _padded(data: np.ndarray, ext) -> np.ndarray:
@@ -365,8 +368,7 @@ class Stack:
         ext = spec.ext
         valid = ext[0] if rows is None else clip(rows, ext[0])
         acc = src.read(window(list(map(u, so)), (int(most(valid)), *ext[1:])))
-        out = np.empty(acc.shape, dst.array.dtype if isinstance(dst, GmTensor) else dst.dtype)
-        ops.fixpipe_value(op, acc, out)
+        out = ops.fixpipe_converted(op, acc, dst.array.dtype if isinstance(dst, GmTensor) else dst.dtype)
         if isinstance(dst, GmTensor):
             return self.store(dst, do, ext, rows, self._padded(out, ext))
         dst.write(window(list(map(u, do)), (u(valid), *ext[1:])), out, lead(out))

@@ -72,7 +72,11 @@ def product(
         stack = [max(a, b) for a, b in zip(x.shape[:AXES], y.shape[:AXES], strict=True)]
         return packed.reshape(*stack, *packed.shape[2:]), x.shape[-2] if live_rows is None else live_rows
     merged = _merged(x, y)
-    return (nx.matmul(x, y) if merged is None else merged), x.shape[-2]
+    if merged is not None:
+        return merged, x.shape[-2]
+    # (an operand may be a transposed view, `Stack.dma`: BLAS is given the per-task
+    # engine's layout, a compact tile, whose product's bits it is)
+    return nx.matmul(np.ascontiguousarray(x), np.ascontiguousarray(y)), x.shape[-2]
 
 
 def adds_into(acc: np.ndarray | None, x: np.ndarray, y: np.ndarray) -> bool:
@@ -187,7 +191,14 @@ def _merged(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     rest = by_kind["c"] + by_kind["1"]  # (x's axes of one tile)
     xs = _f32(x.transpose(*by_kind["n"], *by_kind["r"], *rest, *mk)).reshape(size["n"], size["r"] * m, k)
     rest = by_kind["r"] + by_kind["1"]
-    ys = _f32(y.transpose(*by_kind["n"], *rest, kn[0], *by_kind["c"], kn[1])).reshape(size["n"], k, size["c"] * n)
+    if ints and y.strides[-2] < y.strides[-1]:
+        # (a transposed tile, `Stack.dma`: cast in its memory's order and given to BLAS
+        # transposed, which an exact product allows; a cast across it was slower than the
+        # transposing copy it saves)
+        ys = _f32(y.transpose(*by_kind["n"], *rest, *by_kind["c"], kn[1], kn[0]))
+        ys = ys.reshape(size["n"], size["c"] * n, k).swapaxes(-1, -2)
+    else:
+        ys = _f32(y.transpose(*by_kind["n"], *rest, kn[0], *by_kind["c"], kn[1])).reshape(size["n"], k, size["c"] * n)
     out = _product(xs, ys)
     if not ints and not np.isfinite(out).all():
         return None

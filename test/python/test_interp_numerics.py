@@ -81,6 +81,49 @@ def test_a_cast_every_value_of_which_is_exact_is_the_plain_conversion_in_every_m
     assert got == want.get(mode, [2050, 2, -2050] if mode == R.ROUND else want_near)
 
 
+@pytest.mark.parametrize("mode", list(R))
+def test_an_int32_cast_to_f32_is_the_conversion_through_f64_in_every_mode(mode) -> None:
+    """numpy's own int32 -> f32 cast (taken for RINT, and for values f32 holds exactly)
+    against the neighbours' search on the exact f64 values: ties above 2^24 (2^24 + 1
+    lies between two f32s), the int32 extremes, random values over the whole range."""
+    rng = np.random.default_rng(33)
+    ties = np.array([2**24 + 1, 2**24 + 3, 2**25 + 2, 2**25 + 6, 2**31 - 64, 2**31 - 192], np.int64)
+    x = np.concatenate(
+        [ties, -ties, [2**31 - 1, -(2**31), 2**24, -(2**24), 0], rng.integers(-(2**31), 2**31, 100_000)]
+    ).astype(np.int32)
+    want = nx._round_to_float(x.astype(np.float64), np.dtype(np.float32), R.RINT if mode == R.NONE else mode)
+    got = nx.cast(x, "i32", "f32", mode)
+    assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    small = x[np.abs(x.astype(np.int64)) <= 2**24]
+    assert np.array_equal(nx.cast(small, "i32", "f32", mode), small.astype(np.float64))
+
+
+@pytest.mark.parametrize("mode", [R.RINT, R.TRUNC, R.FLOOR, R.CEIL, R.ROUND])
+def test_a_float_to_int_cast_is_the_conversion_through_f64_in_every_mode(mode) -> None:
+    """The integral value found in f32 (and cast as it is when every value is in range)
+    against rounding the exact f64 values: every f16 and bf16 bit pattern (infinities
+    and NaNs send an array the f64 way), f32s at halves, near 2^31 and random."""
+    rng = np.random.default_rng(34)
+    halves = np.arange(-300, 300, dtype=np.float32) / 2
+    f32s = np.concatenate([halves, [2.0**31 - 128, -(2.0**31), 2.0**31, 0.49999997, -0.0], rng.normal(0, 1e3, 10_000)])
+    patterns = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
+    arrays = {
+        "f16": [patterns.view(np.float16), halves.astype(np.float16)],
+        "bf16": [patterns.view(BF16), halves.astype(BF16)],
+        "f32": [f32s.astype(np.float32), halves],
+    }
+    for src, xs in arrays.items():
+        for x in xs:
+            for dst, sat in (("i8", True), ("i8", False), ("i32", False)):
+                lo, hi = nx._INT_RANGE[dst]
+                with np.errstate(invalid="ignore"):
+                    v = nx._round_to_int(x.astype(np.float64), mode)
+                    want = np.clip(v, lo, hi) if sat or dst == "i32" else v.astype(np.int64)
+                    want = want.astype(nx.DTYPES[dst])
+                    got = nx.cast(x, src, dst, mode, sat)
+                assert got.dtype == want.dtype and np.array_equal(got, want), (src, dst, sat)
+
+
 def test_saturation() -> None:
     h = np.array([300, -300, 127.9, -128.5], np.float16)
     assert nx.cast(h, "f16", "i8", R.TRUNC, sat=True).tolist() == [127, -128, 127, -128]
