@@ -93,7 +93,7 @@ def _round_to_int(x: np.ndarray, mode: RoundMode) -> np.ndarray:
 
 
 # The integers a float type holds exactly: those of magnitude up to 2^(its mantissa bits + 1).
-_EXACT_INT = {"f32": 2**24, "f16": 2**11, "bf16": 2**8}
+_EXACT_INT = {"f32": 2**24, "f16": 2**11}
 
 
 def _exact_ints(x: np.ndarray, dst: str, mode: RoundMode) -> bool:
