@@ -933,7 +933,10 @@ def test_a_hot_program_keeps_its_pipe_tables_in_locals(monkeypatch) -> None:
         core.written, core.read = Counted(float, core.written), Counted(float, core.read)
 
     monkeypatch.setattr(compiled, "HOT", 0)
-    pto_m, npu_m = kernel("sk03_standard.mlir")
+    # (a module of its own: the session's shared one keeps the programs other tests ran it
+    # with, compiled hot or not as their runs went)
+    pto_m = example("sk03_standard.mlir")
+    npu_m = lowered(pto_m)
     inputs = random_inputs(signature(pto_m), 40, 0)
     monkeypatch.setattr(machine.Core, "__post_init__", counted)
     got = run(npu_m, inputs, trace=True, engine="compiled")

@@ -111,6 +111,22 @@ def test_a_graph_runs_the_way_measured_cheaper(monkeypatch, cost: float, stacked
     assert n == {"stacked": stacked_runs, "unstackable": 0}
 
 
+def test_the_way_not_chosen_is_measured_again_at_each_doubling_of_the_runs() -> None:
+    """After the three trial runs `_way` picks the way measured cheaper, and the other
+    once when the graph's runs reach `RETRY`, twice that, and so on (its first measures
+    may have been cold); measured cheaper then, it is picked from then on."""
+    costs = {"stacked": 50.0, "stacked runs": 2, "per task": 10.0, "per task runs": 1}
+    picks = []
+    for _ in range(4 * compiled.RETRY):
+        way = compiled._way(costs)
+        picks.append((sum(costs[f"{w} runs"] for w in compiled.WAYS), way))
+        costs[f"{way} runs"] += 1
+    retried = [runs for runs, way in picks if way == "stacked"]
+    assert retried == [compiled.RETRY, 2 * compiled.RETRY, 4 * compiled.RETRY]
+    costs["stacked"] = 5.0  # (its warm cost, measured at the retry)
+    assert compiled._way(costs) == "stacked"
+
+
 def test_a_per_task_trial_slower_than_the_stacked_run_is_given_up_midway(monkeypatch) -> None:
     """The clock advances by one at each look and by 5 in a stacked pass: the stacked
     run costs 6, the per-task trial passes that after six tasks, is abandoned, and the
