@@ -134,7 +134,8 @@ class Slot:
     that a copy of the tile, a zero fill and a product skip them (`write_rows`).
     `borrowed`: `arr` is an array the slot may not write in place, copied before it is:
     a GM load's tiles as they are (a view of the tensor, which no task of the group
-    writes: `Tracker`), or a transposed view of a copy (`Stack.dma`)."""
+    writes: `Tracker`), a transposed view of a copy, or another slot's borrowed tiles
+    (`Stack.dma`)."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -202,7 +203,7 @@ class Slot:
         written again. `own`, `borrow`: as `write`'s."""
         v, r0 = data.shape[AXES], at[0]
         whole = all(o == 0 and e == n for o, e, n in zip(at[1:], ext[1:], self.shape[1:], strict=True))
-        if v == ext[0] and whole and (own or borrow):
+        if v == ext[0] and whole and r0 == 0 and v == self.shape[0] and (own or borrow):
             return self.write((), data, lead(data), own=own, borrow=borrow)
         if v == ext[0] or not (whole and r0 + ext[0] == self.shape[0]):
             return self.write(window(at, ext), Stack._padded(data, ext), lead(data))
@@ -345,10 +346,16 @@ class Stack:
         data = src.read(win)
         do = list(map(u, do))
         if not transpose:  # the rows past the valid ones are zeroed (and so are the source's zero rows)
-            return dst.write_rows(do, data[upto(src.live(win))], ext)
-        # A transposed tile is kept as a transposed view of a compact copy, which the
-        # product lays out in its own pass (`stacked_mm.product`): a transposing copy of
-        # every task's L0B tile was a tenth of the int8 example's stacked pass.
+            live = src.live(win)
+            if src.borrowed and valid == ext[0] and not any(do) and tuple(ext) == dst.shape:
+                # whole tiles of a GM load (which `src` copies before writing it in place) are
+                # borrowed as they are: mla_wqa_qrmsnorm's L1 -> L0B weight copies at unroll [1]
+                dst.write((), data, lead(data), borrow=True)
+                dst.zero_from = live  # (taken or copied, the rows past them are zeros)
+                return None
+            return dst.write_rows(do, data[upto(live)], ext)
+        # A transposed tile is a transposed view of a compact copy, laid out by the product's
+        # own pass (`stacked_mm.product`): its transposing copy was a tenth of int8's pass.
         data = np.swapaxes(data.copy(), -1, -2)
         if valid < ext[0]:
             data = self._padded(data, ext)

@@ -334,6 +334,28 @@ def test_a_task_picking_row_and_column_blocks_by_task_mod_and_div_stacks_each_ti
     assert shapes and all(xs[1] == 1 and xs[2] == 2 and ys[2] == 1 for xs, ys in shapes)
 
 
+def test_an_on_chip_copy_of_a_gm_loads_whole_tiles_borrows_them(monkeypatch) -> None:
+    """mla_wqa_qrmsnorm at unroll [1]: each weight tile's L1 -> L0B copy (a GM load's
+    tiles, whole) is the L1 slot's array, not a copy of it; the outputs and report are
+    the interp engine's."""
+    n = counted(monkeypatch)
+    shared = []
+    real = stacked.Stack.dma
+
+    def dma(st, spec, src, dst, so, do, rows):
+        real(st, spec, src, dst, so, do, rows)
+        if isinstance(src, stacked.Slot) and isinstance(dst, stacked.Slot) and src.borrowed:
+            shared.append(np.shares_memory(src.arr, dst.arr))
+
+    monkeypatch.setattr(stacked.Stack, "dma", dma)
+    monkeypatch.setattr(compiled, "_way", lambda costs: "stacked")
+    pto_m, npu_m = lowered_example("mla_wqa_qrmsnorm.mlir", "pto-sk03-pipeline{factors=1}")
+    inputs = random_inputs(signature(pto_m), 40, 2)
+    same(run(npu_m, inputs, trace=True, engine="interp"), run(npu_m.clone(), inputs, trace=True, engine="compiled"))
+    assert n == {"stacked": 1, "unstackable": 0}
+    assert shared and all(shared)
+
+
 def test_a_stack_split_loads_a_tile_alike_along_a_task_axis_once() -> None:
     a = np.arange(16 * 24, dtype=np.float32).reshape(16, 24)
     x = GmTensor("x", a, 0)
