@@ -17,6 +17,7 @@ import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
+from pto.dialects.common import CASTS
 from pto.frontend import builder as b
 from pto.frontend import views
 from pto.pypto import expand, heads, perm, row_loops, same_ops, scratch, split_k, tcols
@@ -448,8 +449,34 @@ def cast(
         return x  # as PyPTO: a cast to the same type does nothing
     if to == "i8" and x._dtype in (DataType.DT_FP32, DataType.DT_BF16):
         return _quantize(x, mode, satmode)
+    src = elem(x._dtype, "pypto.cast's input")
+    if (src, to) not in CASTS:
+        steps = _cast_chain(src, to)
+        if steps is None:
+            refuse(
+                f"pypto.cast from {x._dtype.name} to {dtype.name}: the hardware has no such conversion, "
+                "nor exact ones it can be made of with one that rounds last"
+            )
+        for step in steps[:-1]:
+            x = cast(x, from_elem(step))
+        return cast(x, dtype, mode, satmode)
     sat = satmode is SaturationMode.ON
     return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
+
+
+def _cast_chain(src: str, to: str) -> list[str] | None:
+    """The conversions a cast the hardware has no instruction for is made of, as the
+    device's compiler makes it: exact ones (i8 -> f16 -> f32, bf16 -> f32) and then the
+    one to `to`, the only one that may round, so that the chain's result is the single
+    conversion's in the cast's mode (a W8A16 kernel's int8 weight to bf16: i8 -> f16 ->
+    f32 -> bf16); None when there is no such chain (i32 -> bf16 would round twice)."""
+    paths = [[src]]
+    while paths:
+        path = paths.pop(0)
+        if (path[-1], to) in CASTS:
+            return [*path[1:], to]
+        paths += [[*path, c] for (a, c), exact in CASTS.items() if exact and a == path[-1] and c not in path]
+    return None
 
 
 def _unit_lead(x: object) -> bool:

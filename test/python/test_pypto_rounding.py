@@ -119,3 +119,52 @@ def test_the_casts_round_mode_and_saturation_go_to_their_steps() -> None:
     text = str(k.trace(x, wq, ws, np.zeros((3, N), np.float32)))
     assert "trunc : tensor<?x64xf32> -> tensor<?x64xi32>" in text
     assert "trunc : tensor<?x64xf16> -> tensor<?x64xi8>" in text and "sat" not in text
+
+
+@pytest.mark.parametrize("via", [None, pypto.DT_FP16, FP32])
+def test_a_cast_the_hardware_lacks_is_a_chain_of_exact_ones_and_one_that_rounds_last(via) -> None:
+    """A W8A16 weight cast to bf16 (int8 -> bf16 directly, or through fp16 or fp32, which
+    the hardware has no instruction for either): i8 -> f16 -> f32 -> bf16, each value
+    exact; the identity's rows carry the weight's rows to the output."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([H, N], INT8), out: pypto.Tensor([T, N], FP32)):
+        wb = pypto.cast(w if via is None else pypto.cast(w, via), BF16)
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [i, 0]), wb, FP32), [i, 0], out)
+
+    w = np.random.default_rng(5).integers(-128, 128, (H, N)).astype(np.int8)
+    x, out = EYE[:6].astype(ml_dtypes.bfloat16), np.zeros((6, N), np.float32)
+    k(x, w, out)
+    np.testing.assert_array_equal(out, w[:6].astype(np.float32))
+    text = str(k.trace(x, w, out))
+    for step in ("xi8> -> tensor", "xf16> -> tensor", "xf32> -> tensor"):
+        assert step in text
+
+
+def test_an_f16_cast_to_bf16_rounds_once_through_f32() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([H, N], pypto.DT_FP16), out: pypto.Tensor([T, N], FP32)):
+        wb = pypto.cast(w, BF16)
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4, 1]):
+            pypto.assemble(pypto.matmul(pypto.view(x, [p, H], [i, 0]), wb, FP32), [i, 0], out)
+
+    w = np.random.default_rng(6).standard_normal((H, N)).astype(np.float16)
+    x, out = EYE[:5].astype(ml_dtypes.bfloat16), np.zeros((5, N), np.float32)
+    k(x, w, out)
+    want = w[:5].astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)  # (f16 -> f32 exact; rint to bf16)
+    np.testing.assert_array_equal(out, want)
+    assert (want != w[:5].astype(np.float32)).any()  # (some of them round)
+
+
+def test_a_cast_that_would_round_twice_is_refused_at_the_users_line() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], INT32), w: pypto.Tensor([H, N], BF16), out: pypto.Tensor([T, N], FP32)):
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            xb = pypto.cast(pypto.view(x, [p, H], [i, 0]), BF16)
+            pypto.assemble(pypto.matmul(xb, w, FP32), [i, 0], out)
+
+    with pytest.raises(
+        pypto.BuildError, match=r"test_pypto_rounding.py:\d+: .*pto.pypto: pypto.cast from DT_INT32 to DT_BF16"
+    ):
+        k(np.zeros((4, H), np.int32), np.zeros((H, N), ml_dtypes.bfloat16), np.zeros((4, N), np.float32))
