@@ -465,11 +465,11 @@ def cast(
 
 
 def _cast_chain(src: str, to: str) -> list[str] | None:
-    """The conversions a cast the hardware has no instruction for is made of, as the
-    device's compiler makes it: exact ones (i8 -> f16 -> f32, bf16 -> f32) and then the
-    one to `to`, the only one that may round, so that the chain's result is the single
-    conversion's in the cast's mode (a W8A16 kernel's int8 weight to bf16: i8 -> f16 ->
-    f32 -> bf16); None when there is no such chain (i32 -> bf16 would round twice)."""
+    """The hardware conversions a cast it has no instruction for is made of: exact ones
+    (i8 -> f16 -> f32, bf16 -> f32) and then the one to `to`, the only one that may
+    round, so that the chain's result is the single conversion's in the cast's mode (a
+    W8A16 kernel's int8 weight to bf16: i8 -> f16 -> f32 -> bf16); None when there is
+    no such chain (i32 -> bf16 would round twice)."""
     paths = [[src]]
     while paths:
         path = paths.pop(0)
