@@ -454,7 +454,7 @@ def cast(
         steps = _cast_chain(src, to)
         if steps is None:
             refuse(
-                f"pypto.cast from {x._dtype.name} to {dtype.name}: the hardware has no such conversion, "
+                f"pypto.cast from {from_elem(src).name} to {dtype.name}: the hardware has no such conversion, "
                 "nor exact ones it can be made of with one that rounds last"
             )
         for step in steps[:-1]:
