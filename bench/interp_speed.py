@@ -147,7 +147,8 @@ def table(args, med: dict[str, float]) -> None:
 
 
 # A full run's first runs try its two ways (`compiled._way`: stacked, per task, stacked),
-# later ones run the cheaper: the tables time those, after the trials.
+# later ones run the cheaper: the tables time those, after the trials. (The graph's
+# `RETRY`th run tries the other way again: with --repeat 6 or more, one timed run.)
 TRIALS = 3
 
 

@@ -457,6 +457,9 @@ def cast(
                 f"pypto.cast from {from_elem(src).name} to {dtype.name}: the hardware has no such conversion, "
                 "nor exact ones it can be made of with one that rounds last"
             )
+        last = src if len(steps) == 1 else steps[-2]
+        if CASTS[(last, to)] and (mode is not CastMode.CAST_NONE or satmode is SaturationMode.ON):
+            refuse(f"pypto.cast from {from_elem(src).name} to {dtype.name} is exact: give it no mode or saturation")
         for step in steps[:-1]:
             x = cast(x, from_elem(step))
         return cast(x, dtype, mode, satmode)

@@ -444,3 +444,15 @@ def test_an_elementwise_kernel_reads_strided_tiles_where_they_lie() -> None:
     mul = partial(ops._binary, np.multiply)
     assert ops.layout_free(mul) and not ops.layout_free(partial(ops._binary, np.maximum))
     assert np.array_equal(mul(np.empty(0, np.float32), view, view), np.ascontiguousarray(view) ** 2)
+
+
+def test_a_gm_load_of_fewer_rows_than_the_slot_writes_its_rows_only() -> None:
+    """A one-row tile loaded at row 2 of a four-row slot is that row (the whole-slot
+    take was once made of it: the row broadcast to all four, each marked written)."""
+    a = np.arange(8 * 4, dtype=np.float32).reshape(8, 4)
+    gm = GmTensor("x", a, 0)
+    st = stacked.Stack(stacked.Tracker([gm], {0: set()}), 0, 1, 1)
+    s = stacked.Slot((4, 4), np.dtype(np.float32))
+    st.dma(ops.CopySpec((), 0, (), 0, False, (1, 4)), gm, s, [5, 0], [2, 0], None)
+    assert s.arr is not None and s.arr[0, 0, 0, 2].tolist() == a[5].tolist()
+    assert s.written.any(axis=1).tolist() == [False, False, True, False]

@@ -342,6 +342,28 @@ def test_the_merge_probe_sees_a_block_that_rounds_otherwise(monkeypatch) -> None
         stacked_mm.merges_exact.cache_clear()
 
 
+def test_the_merge_probe_multiplies_no_tile_of_zeros_only(monkeypatch) -> None:
+    """Every tile of the probe's left operand has a nonzero row, however few its rows
+    (with two rows, the fixed seed once made both zeros: a probe that cannot fail)."""
+    stacked_mm.merges_exact.cache_clear()
+    seen = []
+    real = np.matmul
+
+    def product(a, b):
+        seen.append(a.copy())
+        return real(a, b)
+
+    monkeypatch.setattr(stacked_mm, "_product", product)
+    try:
+        for m in (1, 2, 3, 16):
+            seen.clear()
+            stacked_mm.merges_exact(m, 32, 33, 4, 2)
+            merged = seen[0]  # (the merged call first, then one per block)
+            assert merged.shape[0] == 4 * m and all(merged[i : i + m].any() for i in range(0, 4 * m, m)), m
+    finally:
+        stacked_mm.merges_exact.cache_clear()
+
+
 def test_a_widened_vector_result_is_taken_not_copied() -> None:
     """A bf16 -> f32 cast's result is a view of its new widened bits (`nx.f32`): it is
     taken whole (hc_pre's cast of a 16 MB stack was copied); a view of part of an array,

@@ -102,14 +102,20 @@ def test_an_int32_cast_to_f32_is_the_conversion_through_f64_in_every_mode(mode) 
 def test_a_float_to_int_cast_is_the_conversion_through_f64_in_every_mode(mode) -> None:
     """The integral value found in f32 (and cast as it is when every value is in range)
     against rounding the exact f64 values: every f16 and bf16 bit pattern (infinities
-    and NaNs send an array the f64 way), f32s at halves, near 2^31 and random."""
+    and NaNs send an array the f64 way), and every finite one of magnitude up to 127
+    (each value in range for i8: the f32 way), f32s at halves, near 2^31 and random."""
     rng = np.random.default_rng(34)
     halves = np.arange(-300, 300, dtype=np.float32) / 2
     f32s = np.concatenate([halves, [2.0**31 - 128, -(2.0**31), 2.0**31, 0.49999997, -0.0], rng.normal(0, 1e3, 10_000)])
     patterns = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
+
+    def small(x: np.ndarray) -> np.ndarray:
+        wide = x.astype(np.float32)
+        return x[np.isfinite(wide) & (np.abs(wide) <= 127)]
+
     arrays = {
-        "f16": [patterns.view(np.float16), halves.astype(np.float16)],
-        "bf16": [patterns.view(BF16), halves.astype(BF16)],
+        "f16": [patterns.view(np.float16), small(patterns.view(np.float16)), halves.astype(np.float16)],
+        "bf16": [patterns.view(BF16), small(patterns.view(BF16)), halves.astype(BF16)],
         "f32": [f32s.astype(np.float32), halves],
     }
     for src, xs in arrays.items():

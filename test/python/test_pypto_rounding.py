@@ -168,3 +168,16 @@ def test_a_cast_that_would_round_twice_is_refused_at_the_users_line() -> None:
         pypto.BuildError, match=r"test_pypto_rounding.py:\d+: .*pto.pypto: pypto.cast from DT_INT32 to DT_BF16"
     ):
         k(np.zeros((4, H), np.int32), np.zeros((H, N), ml_dtypes.bfloat16), np.zeros((4, N), np.float32))
+
+
+def test_an_exact_chain_given_a_mode_is_refused_naming_the_users_cast() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([T, H], BF16), w: pypto.Tensor([H, N], INT8), out: pypto.Tensor([T, N], FP32)):
+        wf = pypto.cast(w, FP32, pypto.CastMode.CAST_RINT)
+        for i, p in pypto.loop_unroll(0, x.shape[0], 1, unroll_list=[4]):
+            pypto.assemble(pypto.matmul(pypto.cast(pypto.view(x, [p, H], [i, 0]), FP32), wf, FP32), [i, 0], out)
+
+    with pytest.raises(
+        pypto.BuildError, match=r"test_pypto_rounding.py:\d+: .*pypto.cast from DT_INT8 to DT_FP32 is exact"
+    ):
+        k(np.zeros((4, H), ml_dtypes.bfloat16), np.zeros((H, N), np.int8), np.zeros((4, N), np.float32))
