@@ -17,14 +17,13 @@ import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
-from pto.dialects.common import CASTS
 from pto.frontend import builder as b
 from pto.frontend import views
 from pto.pypto import expand, heads, perm, row_loops, same_ops, scratch, split_k, tcols
 from pto.pypto.errors import refuse
 from pto.pypto.sym import Sym
 from pto.pypto.tensor import Pinned, Tensor, Trace, current
-from pto.pypto.types import CastMode, DataType, SaturationMode, elem, from_elem
+from pto.pypto.types import CastMode, DataType, SaturationMode, cast_steps, elem, from_elem
 
 
 def _tensor(x: object, what: str) -> Tensor:
@@ -408,14 +407,9 @@ def zeros(*size, dtype: DataType | None = None) -> Tensor:
 # ------------------------------------------------------------------ the others
 
 
-_ROUND = {
-    CastMode.CAST_NONE: None,
-    CastMode.CAST_RINT: "rint",
-    CastMode.CAST_ROUND: "round",
-    CastMode.CAST_FLOOR: "floor",
-    CastMode.CAST_CEIL: "ceil",
-    CastMode.CAST_TRUNC: "trunc",
-}
+# The modes modelled: `pto.cast`'s round modes of their values' names (CAST_NONE: the
+# builder's default for the conversion).
+_MODES = tuple(m for m in CastMode if m is not CastMode.CAST_ODD)
 
 
 def cast(
@@ -441,45 +435,18 @@ def cast(
         return expand.expand_clone(cast(flat, dtype, mode, satmode), input.shape, _broadcast)
     x = _tensor(input, "pypto.cast's input")
     to = elem(dtype, "pypto.cast's dtype")
-    if mode not in _ROUND:
-        refuse(f"pypto.cast mode {mode!r} is not modelled (known: {', '.join(m.name for m in _ROUND)})")
+    if mode not in _MODES:
+        refuse(f"pypto.cast mode {mode!r} is not modelled (known: {', '.join(m.name for m in _MODES)})")
     if not isinstance(satmode, SaturationMode):
         refuse(f"pypto.cast's satmode must be a pypto.SaturationMode, got {satmode!r}")
     if dtype is x._dtype:
         return x  # as PyPTO: a cast to the same type does nothing
     if to == "i8" and x._dtype in (DataType.DT_FP32, DataType.DT_BF16):
         return _quantize(x, mode, satmode)
-    src = elem(x._dtype, "pypto.cast's input")
-    if (src, to) not in CASTS:
-        steps = _cast_chain(src, to)
-        if steps is None:
-            refuse(
-                f"pypto.cast from {from_elem(src).name} to {dtype.name}: the hardware has no such conversion, "
-                "nor exact ones it can be made of with one that rounds last"
-            )
-        last = src if len(steps) == 1 else steps[-2]
-        if CASTS[(last, to)] and (mode is not CastMode.CAST_NONE or satmode is SaturationMode.ON):
-            refuse(f"pypto.cast from {from_elem(src).name} to {dtype.name} is exact: give it no mode or saturation")
-        for step in steps[:-1]:
-            x = cast(x, from_elem(step))
-        return cast(x, dtype, mode, satmode)
-    sat = satmode is SaturationMode.ON
-    return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, _ROUND[mode], sat))
-
-
-def _cast_chain(src: str, to: str) -> list[str] | None:
-    """The hardware conversions a cast it has no instruction for is made of: exact ones
-    (i8 -> f16 -> f32, bf16 -> f32) and then the one to `to`, the only one that may
-    round, so that the chain's result is the single conversion's in the cast's mode (a
-    W8A16 kernel's int8 weight to bf16: i8 -> f16 -> f32 -> bf16); None when there is
-    no such chain (i32 -> bf16 would round twice)."""
-    paths = [[src]]
-    while paths:
-        path = paths.pop(0)
-        if (path[-1], to) in CASTS:
-            return [*path[1:], to]
-        paths += [[*path, c] for (a, c), exact in CASTS.items() if exact and a == path[-1] and c not in path]
-    return None
+    sat, rounds = satmode is SaturationMode.ON, None if mode is CastMode.CAST_NONE else mode.value
+    for step in cast_steps(elem(x._dtype, "pypto.cast's input"), to, bool(rounds) or sat):  # (no such instruction)
+        x = cast(x, step)
+    return _result("cast", [x], x.shape, dtype, lambda v: b.cast(v, to, rounds, sat))
 
 
 def _unit_lead(x: object) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 
+from pto.dialects.common import CASTS
 from pto.pypto.errors import refuse
 
 
@@ -49,6 +50,27 @@ def elem(dt: object, what: str, at: tuple[str, int] | None = None) -> str:
 
 def from_elem(name: str) -> DataType:
     return next(d for d in MODELLED if d.value == name)
+
+
+def cast_steps(src: str, to: str, mode_given: bool) -> list[DataType]:
+    """The types a cast from `src` to `to` (element types) goes through when the hardware
+    has no instruction for it (none when it has): exact conversions (i8 -> f16 -> f32,
+    bf16 -> f32), then the one to `to`, the only one that may round, so that the chain's
+    result is the single conversion's in the cast's mode (W8A16's int8 weight to bf16:
+    through f16 and f32). Refused when there is no such chain (i32 -> bf16 would round
+    twice), and when its last step is exact and a mode or saturation is given."""
+    if (src, to) in CASTS:
+        return []
+    names = f"pypto.cast from {from_elem(src).name} to {from_elem(to).name}"
+    paths = [[src]]
+    while paths:
+        path = paths.pop(0)
+        if (path[-1], to) in CASTS:
+            if CASTS[(path[-1], to)] and mode_given:
+                refuse(f"{names} is exact: give it no mode or saturation")
+            return [from_elem(step) for step in path[1:]]
+        paths += [[*path, c] for (a, c), exact in CASTS.items() if exact and a == path[-1] and c not in path]
+    refuse(f"{names}: the hardware has no such conversion, nor exact ones it can be made of with one that rounds last")
 
 
 class CastMode(enum.Enum):
